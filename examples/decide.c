@@ -1,0 +1,125 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * decide: print, for each seed scenario, what the engine decides and why,
+ * under the naive policy (TLBPOL_RULES_NONE), Linux's rules and the default
+ * rules.  The decisions come from tlbpol_decide(), nothing is hard-coded.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include <tlbpol/tlbpol.h>
+
+#define P TLBPOL_PTE_PRESENT
+#define W TLBPOL_PTE_WRITE
+#define U TLBPOL_PTE_USER
+#define A TLBPOL_PTE_ACCESSED
+#define D TLBPOL_PTE_DIRTY
+
+struct scenario {
+	const char *seed, *what;
+	uint32_t arch, kind, flags, old_pte, new_pte;
+	uint64_t nr_pages;
+};
+
+static const struct scenario scenarios[] = {
+	{ "000", "threads write one shared page (D set)", TLBPOL_ARCH_X86_64,
+	  TLBPOL_EV_FAULT, TLBPOL_EVF_WRITE, P | W | U | A, P | W | U | A | D, 1 },
+	{ "000", "spurious write fault, PTE unchanged", TLBPOL_ARCH_X86_64,
+	  TLBPOL_EV_FAULT, TLBPOL_EVF_WRITE, P | W | U | A | D, P | W | U | A | D, 1 },
+	{ "000", "COW reuse: read-only -> writable", TLBPOL_ARCH_X86_64,
+	  TLBPOL_EV_FAULT, TLBPOL_EVF_WRITE, P | U | A, P | W | U | A | D, 1 },
+	{ "001", "munmap of 8 pages", TLBPOL_ARCH_X86_64,
+	  TLBPOL_EV_UNMAP, 0, P | W | U | A, 0, 8 },
+	{ "002", "retried write fault, PTE installed", TLBPOL_ARCH_ARM64,
+	  TLBPOL_EV_FAULT, TLBPOL_EVF_WRITE | TLBPOL_EVF_TRIED, P | W | U | A, P | W | U | A | D, 1 },
+	{ "003", "reclaim a clean page", TLBPOL_ARCH_X86_64,
+	  TLBPOL_EV_RECLAIM, 0, P | W | U | A, 0, 1 },
+	{ "003", "reclaim a dirty page", TLBPOL_ARCH_X86_64,
+	  TLBPOL_EV_RECLAIM, 0, P | W | U | A | D, 0, 1 },
+	{ "004", "clear accessed bit for aging", TLBPOL_ARCH_X86_64,
+	  TLBPOL_EV_CLEAR_YOUNG, 0, P | W | U | A, P | W | U, 1 },
+	{ "004", "clear accessed bit for aging", TLBPOL_ARCH_ARM64,
+	  TLBPOL_EV_CLEAR_YOUNG, 0, P | W | U | A, P | W | U, 1 },
+	{ "-", "mprotect read-only (downgrade)", TLBPOL_ARCH_X86_64,
+	  TLBPOL_EV_PROTECT, 0, P | W | U | A, P | U | A, 4 },
+	{ "-", "fault on a not-present PTE", TLBPOL_ARCH_X86_64,
+	  TLBPOL_EV_FAULT, 0, 0, P | U | A, 1 },
+};
+
+static const char *arch_name(uint32_t arch)
+{
+	return arch == TLBPOL_ARCH_X86_64 ? "x86_64" : arch == TLBPOL_ARCH_ARM64 ? "arm64" : "generic";
+}
+
+static void no_flush(void *ctx, uint32_t cpu, const struct tlbpol_flush *f)
+{
+	(void)ctx, (void)cpu, (void)f;
+}
+
+static void no_ipi(void *ctx, uint32_t cpu, const struct tlbpol_cpuset *t)
+{
+	(void)ctx, (void)cpu, (void)t;
+}
+
+static int decide(uint32_t arch, uint64_t rules, const struct scenario *s,
+		  struct tlbpol_decision *d)
+{
+	static const struct tlbpol_ops ops = { sizeof(ops), 0, no_flush, no_ipi, NULL, NULL };
+	struct tlbpol_config cfg;
+	struct tlbpol_engine *eng;
+	struct tlbpol_as *as;
+	struct tlbpol_event ev = { sizeof(ev), s->kind, s->flags, 12, 0x7f0000000000ULL,
+				   s->nr_pages, s->old_pte, s->new_pte };
+	int err;
+
+	tlbpol_config_init(&cfg, 4, arch);
+	cfg.rules = rules;
+	cfg.ops = &ops;
+	err = tlbpol_engine_new(&cfg, &eng);
+	if (err)
+		return err;
+	err = tlbpol_as_open(eng, 1, &as);
+	if (!err)
+		err = tlbpol_decide(eng, as, 0, &ev, d);
+	tlbpol_engine_free(eng);
+	return err;
+}
+
+int main(void)
+{
+	static const struct { const char *name; uint64_t rules; } policies[] = {
+		{ "naive", TLBPOL_RULES_NONE },
+		{ "linux", TLBPOL_RULES_LINUX },
+		{ "default", TLBPOL_RULES_DEFAULT },
+	};
+
+	printf("libtlbpol %s: decisions for the seed scenarios\n\n", tlbpol_version());
+	printf("%-4s %-40s %-8s", "seed", "scenario", "arch");
+	for (size_t p = 0; p < 3; p++)
+		printf(" | %-36s", policies[p].name);
+	printf("\n");
+	for (size_t i = 0; i < sizeof(scenarios) / sizeof(scenarios[0]); i++) {
+		const struct scenario *s = &scenarios[i];
+
+		printf("%-4s %-40s %-8s", s->seed, s->what, arch_name(s->arch));
+		for (size_t p = 0; p < 3; p++) {
+			struct tlbpol_decision d;
+			char cell[64];
+			int err = decide(s->arch, policies[p].rules, s, &d);
+
+			if (err) {
+				fprintf(stderr, "decide: error %d\n", err);
+				return 1;
+			}
+			snprintf(cell, sizeof(cell), "%s/%s (%s)", tlbpol_action_str(d.action),
+				 tlbpol_deadline_str(d.deadline), tlbpol_reason_str(d.reason));
+			printf(" | %-36s", cell);
+		}
+		printf("\n");
+	}
+	printf("\naction/deadline (reason): none = no flush anywhere, local = this CPU only,\n"
+	       "shootdown = every CPU that may hold the entry; now / writeback / free / lazy\n"
+	       "= before the call returns / before writeback / before the frames are freed /\n"
+	       "eventually.\n");
+	return 0;
+}

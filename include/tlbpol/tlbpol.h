@@ -1,0 +1,717 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * libtlbpol: decide when a TLB must be flushed, and drive the flushes.
+ *
+ * This header is the whole public interface and its documentation.  It
+ * compiles as C99, C11, C++ and with -ffreestanding, and uses only fixed-width
+ * integer types so that language bindings can mirror it.
+ *
+ * Conventions (apply to every function below):
+ *  - Functions returning int return 0 (or a count >= 0) on success and a
+ *    negative errno value on failure: -EINVAL for a bad argument, -ERANGE for a
+ *    CPU, address or size out of range, -ENOMEM for too little memory, -EBUSY
+ *    for an object still in use, -EEXIST for a duplicate.  A failed call
+ *    changes nothing: no pending flush is lost and no counter moves.
+ *  - A CPU is an index 0 .. nr_cpus-1.  Calls made *for* one CPU (those taking
+ *    a `cpu` argument, except tlbpol_decide() and tlbpol_stats_read()) must not
+ *    run concurrently with each other, as in a kernel with preemption disabled
+ *    on that CPU.  Calls for different CPUs may run concurrently.
+ *  - The engine never blocks on a lock it does not own; where it waits for
+ *    other CPUs it spins on ops->relax and keeps serving the waiting CPU's own
+ *    incoming requests, so two CPUs that shoot each other down cannot
+ *    deadlock.  Callbacks are never invoked with an engine lock held.
+ *  - Structures passed in begin with a `size` field: set it to sizeof.
+ */
+#ifndef TLBPOL_TLBPOL_H
+#define TLBPOL_TLBPOL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <tlbpol/version.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#ifndef TLBPOL_API
+#if defined(TLBPOL_BUILDING) && defined(__GNUC__)
+#define TLBPOL_API __attribute__((visibility("default")))
+#else
+#define TLBPOL_API
+#endif
+#endif
+
+/**
+ * tlbpol_version() - the library's version as "MAJOR.MINOR.PATCH".
+ *
+ * Context: any.
+ * Return: a static string, never NULL.  It names the library that is linked,
+ * which may be newer than the TLBPOL_VERSION_* macros this program saw.
+ */
+TLBPOL_API const char *tlbpol_version(void);
+
+/* ------------------------------------------------------------------------ */
+/* Architecture profiles and rules                                          */
+/* ------------------------------------------------------------------------ */
+
+/**
+ * enum tlbpol_arch - what the engine may assume of the hardware.
+ * @TLBPOL_ARCH_GENERIC: nothing: no hardware A/D bits, no invalidation on a
+ *	fault, no broadcast invalidation.  Conservative.
+ * @TLBPOL_ARCH_X86_64: what the x86 architecture guarantees: the CPU sets
+ *	A/D bits itself and re-checks the PTE in memory before setting D; a page
+ *	fault invalidates the faulting CPU's entries for that address (Intel SDM
+ *	vol. 3A 4.10.4.1); no flush is needed when a PTE becomes more
+ *	permissive (SDM 4.10.4.3).  Page sizes 4 KiB, 2 MiB, 1 GiB.
+ * @TLBPOL_ARCH_ARM64: the Arm architecture: broadcast TLBI, AF and DBM
+ *	(hardware dirty state), no invalidation on a fault.  Page and block
+ *	sizes of the 4K, 16K and 64K granules, and contiguous hints.
+ */
+enum tlbpol_arch {
+	TLBPOL_ARCH_GENERIC = 0,
+	TLBPOL_ARCH_X86_64 = 1,
+	TLBPOL_ARCH_ARM64 = 2,
+};
+#define TLBPOL_ARCH_MAX 3
+
+/*
+ * Rule bits.  Each is one optimisation that can be switched off, measured
+ * alone and explained.  With a bit off the engine behaves as Linux did before
+ * the change that introduced it (see each bit's origin).
+ */
+/* No remote flush for a spurious fault (the PTE already allowed the access);
+ * x86: no flush at all, other arches: local only.  Seed 000. */
+#define TLBPOL_RULE_SPURIOUS_NOFLUSH (1ULL << 0)
+/* Flush the pages of a range instead of the whole address space, up to
+ * flush_ceiling pages.  Seed 001. */
+#define TLBPOL_RULE_RANGE_FLUSH (1ULL << 1)
+/* No access-flag update and no flush on a retried fault whose PTE is already
+ * installed (FAULT_FLAG_TRIED).  Seed 002. */
+#define TLBPOL_RULE_RETRY_NOFLUSH (1ULL << 2)
+/* Defer flushes of unmap/reclaim/migrate to the event's deadline and send one
+ * shootdown per batch.  Seed 003. */
+#define TLBPOL_RULE_BATCH (1ULL << 3)
+/* No synchronous flush when the accessed bit is cleared for aging.  Seed 004. */
+#define TLBPOL_RULE_AGING_NOFLUSH (1ULL << 4)
+/* No remote flush when a PTE only becomes more permissive.  x86: none at all;
+ * other arches: the initiating CPU flushes locally (a stale, stricter entry
+ * elsewhere is harmless and is fixed by that CPU's spurious fault). */
+#define TLBPOL_RULE_UPGRADE_NOFLUSH (1ULL << 5)
+/* Target only CPUs that may cache the address space (Linux mm_cpumask). */
+#define TLBPOL_RULE_FOOTPRINT (1ULL << 6)
+/* Do not interrupt idle/lazy CPUs; they flush when they next switch in,
+ * never when page tables were freed (Linux lazy TLB). */
+#define TLBPOL_RULE_LAZY_CPUS (1ULL << 7)
+/* Skip CPUs whose flushed generation covers the request (Linux tlb_gen). */
+#define TLBPOL_RULE_GEN_SKIP (1ULL << 8)
+/* A CPU receiving requests from several initiators serves them with one
+ * merged flush. */
+#define TLBPOL_RULE_RECEIVER_MERGE (1ULL << 9)
+/* Use ops->broadcast (INVLPGB, TLBI IS, a hypercall) where it is cheaper. */
+#define TLBPOL_RULE_BROADCAST (1ULL << 10)
+/* Interrupt one leader per NUMA node, which forwards within its node. */
+#define TLBPOL_RULE_NUMA_FANOUT (1ULL << 11)
+/* For events flagged TLBPOL_EVF_LAZY_OK, complete the flush at each CPU's next
+ * switch or tick with no interrupt (LATR). */
+#define TLBPOL_RULE_LAZY_UNMAP (1ULL << 12)
+/* A preempted vCPU is not interrupted; it flushes before it next runs (KVM PV
+ * flush). */
+#define TLBPOL_RULE_VCPU_DEFER (1ULL << 13)
+
+/* The naive policy: every change to a present PTE is a full flush on every
+ * CPU before the call returns. */
+#define TLBPOL_RULES_NONE 0ULL
+/* What Linux does today: the seed rules, footprint, lazy CPUs, generations. */
+#define TLBPOL_RULES_LINUX                                                      \
+	(TLBPOL_RULE_SPURIOUS_NOFLUSH | TLBPOL_RULE_RANGE_FLUSH |              \
+	 TLBPOL_RULE_RETRY_NOFLUSH | TLBPOL_RULE_BATCH |                       \
+	 TLBPOL_RULE_AGING_NOFLUSH | TLBPOL_RULE_UPGRADE_NOFLUSH |             \
+	 TLBPOL_RULE_FOOTPRINT | TLBPOL_RULE_LAZY_CPUS | TLBPOL_RULE_GEN_SKIP)
+/* Every rule.  Rules an arch cannot use safely are ignored for that arch. */
+#define TLBPOL_RULES_DEFAULT                                                    \
+	(TLBPOL_RULES_LINUX | TLBPOL_RULE_RECEIVER_MERGE |                     \
+	 TLBPOL_RULE_BROADCAST | TLBPOL_RULE_NUMA_FANOUT |                     \
+	 TLBPOL_RULE_LAZY_UNMAP | TLBPOL_RULE_VCPU_DEFER)
+/* Every rule bit this version knows; any other bit is rejected (-EINVAL). */
+#define TLBPOL_RULES_ALL TLBPOL_RULES_DEFAULT
+
+/* ------------------------------------------------------------------------ */
+/* CPU sets                                                                 */
+/* ------------------------------------------------------------------------ */
+
+/* The largest nr_cpus an engine accepts. */
+#define TLBPOL_MAX_CPUS 4096
+
+/**
+ * struct tlbpol_cpuset - a set of CPUs, one bit per CPU (bit c of bits[c/64]).
+ *
+ * Fixed size, so a binding can mirror it as an array of 64 uint64_t.  Bits at
+ * or above the engine's nr_cpus are always clear in sets the engine hands out.
+ */
+struct tlbpol_cpuset {
+	uint64_t bits[TLBPOL_MAX_CPUS / 64];
+};
+
+/**
+ * tlbpol_cpuset_test() - is @cpu in @set?
+ * Context: any.
+ * Return: 1 if it is, 0 if not, or if @set is NULL or @cpu >= TLBPOL_MAX_CPUS.
+ */
+TLBPOL_API int tlbpol_cpuset_test(const struct tlbpol_cpuset *set, uint32_t cpu);
+/**
+ * tlbpol_cpuset_count() - the number of CPUs in @set.
+ * Context: any.
+ * Return: the count (0 for NULL).
+ */
+TLBPOL_API int tlbpol_cpuset_count(const struct tlbpol_cpuset *set);
+/**
+ * tlbpol_cpuset_next() - iterate over a set.
+ * @cpu: the last CPU seen, or -1 to start.
+ * Context: any.
+ * Return: the next CPU in @set greater than @cpu, or -1 when there is none.
+ */
+TLBPOL_API int tlbpol_cpuset_next(const struct tlbpol_cpuset *set, int cpu);
+/**
+ * tlbpol_cpuset_zero() / tlbpol_cpuset_set() / tlbpol_cpuset_clear() - build
+ * a set (for callers and tests).  @cpu >= TLBPOL_MAX_CPUS is ignored.
+ * Context: any.
+ */
+TLBPOL_API void tlbpol_cpuset_zero(struct tlbpol_cpuset *set);
+TLBPOL_API void tlbpol_cpuset_set(struct tlbpol_cpuset *set, uint32_t cpu);
+TLBPOL_API void tlbpol_cpuset_clear(struct tlbpol_cpuset *set, uint32_t cpu);
+
+/* ------------------------------------------------------------------------ */
+/* Callbacks: how the engine drives real hardware                           */
+/* ------------------------------------------------------------------------ */
+
+/**
+ * struct tlbpol_range - nr_pages pages of 1 << page_shift bytes from va.
+ */
+struct tlbpol_range {
+	uint64_t va;
+	uint64_t nr_pages;
+	uint32_t page_shift;
+	uint32_t pad;
+};
+
+/**
+ * enum tlbpol_flush_kind - what a flush covers.
+ * @TLBPOL_FLUSH_PAGES: the ranges of struct tlbpol_flush (sorted, merged).
+ * @TLBPOL_FLUSH_AS: every non-global entry of the address space.
+ * @TLBPOL_FLUSH_ALL: everything, global entries too.  Used when a PTE that
+ *	was global is flushed past the ceiling: on x86 a CR3 write keeps global
+ *	entries (SDM 4.10.4.1), so a whole-AS flush would miss them.
+ */
+enum tlbpol_flush_kind {
+	TLBPOL_FLUSH_PAGES = 0,
+	TLBPOL_FLUSH_AS = 1,
+	TLBPOL_FLUSH_ALL = 2,
+};
+
+/* Paging-structure caches too: page-table pages under the range were freed. */
+#define TLBPOL_FLUSHF_TABLES (1U << 0)
+
+/**
+ * struct tlbpol_flush - one flush to perform on one CPU.
+ * @as_tag: the caller's tag of the address space (PCID, ASID, VMID...).
+ * @kind: enum tlbpol_flush_kind.
+ * @flags: TLBPOL_FLUSHF_*.
+ * @nr_ranges: entries in @ranges (0 unless @kind is TLBPOL_FLUSH_PAGES).
+ * @ranges: valid only during the callback.
+ */
+struct tlbpol_flush {
+	uint64_t as_tag;
+	uint32_t kind;
+	uint32_t flags;
+	uint32_t nr_ranges;
+	uint32_t pad;
+	const struct tlbpol_range *ranges;
+};
+
+/**
+ * struct tlbpol_ops - the host's hooks.  Set @size to sizeof.
+ * @flush_local: flush this CPU's TLB as @f describes.  Runs on @cpu itself:
+ *	from the call that needed it, or from tlbpol_handle_ipi().  A hypervisor
+ *	or unikernel issues invlpg / invpcid / a CR3 write here.  Required.
+ * @send_ipi: interrupt each CPU in @targets; that CPU's interrupt handler
+ *	calls tlbpol_handle_ipi().  May be called from any engine call made for
+ *	@from_cpu.  Required.
+ * @broadcast: optional (NULL if none): a flush that reaches all CPUs without
+ *	interrupts, complete when it returns (INVLPGB+TLBSYNC, TLBI IS + DSB, a
+ *	flush hypercall).
+ * @relax: optional: called while waiting for other CPUs (pause, yield,
+ *	deliver simulated interrupts).
+ *
+ * Callbacks may call tlbpol_handle_ipi() for their own CPU but must not call
+ * any other engine function for @cpu / @from_cpu.
+ */
+struct tlbpol_ops {
+	uint32_t size;
+	uint32_t pad;
+	void (*flush_local)(void *ctx, uint32_t cpu, const struct tlbpol_flush *f);
+	void (*send_ipi)(void *ctx, uint32_t from_cpu, const struct tlbpol_cpuset *targets);
+	void (*broadcast)(void *ctx, uint32_t from_cpu, const struct tlbpol_flush *f);
+	void (*relax)(void *ctx, uint32_t cpu);
+};
+
+/* ------------------------------------------------------------------------ */
+/* Configuration and lifecycle                                              */
+/* ------------------------------------------------------------------------ */
+
+#define TLBPOL_DEFAULT_FLUSH_CEILING 33 /* Linux tlb_single_page_flush_ceiling */
+#define TLBPOL_DEFAULT_BATCH_PAGES 512
+#define TLBPOL_DEFAULT_MAX_AS 64
+#define TLBPOL_MAX_BATCH_PAGES 65536
+#define TLBPOL_MAX_AS 65536
+
+/**
+ * struct tlbpol_config - how to build an engine.  Fill it with
+ * tlbpol_config_init(), then adjust.
+ * @size: sizeof(struct tlbpol_config).
+ * @nr_cpus: 1 .. TLBPOL_MAX_CPUS.
+ * @arch: enum tlbpol_arch.
+ * @max_as: address spaces open at once, 1 .. TLBPOL_MAX_AS.
+ * @rules: TLBPOL_RULES_DEFAULT, TLBPOL_RULES_LINUX, TLBPOL_RULES_NONE or any
+ *	mask of TLBPOL_RULE_* bits.
+ * @flush_ceiling: pages per address space above which one whole-AS flush is
+ *	used instead of per-page invalidations (default 33), >= 1.
+ * @batch_pages: deferred pages a CPU holds before it flushes by itself
+ *	(default 512), 1 .. TLBPOL_MAX_BATCH_PAGES.
+ * @cpu_node: NUMA node of each CPU (nr_cpus entries, copied), or NULL.
+ * @ops: the callbacks (copied; flush_local and send_ipi are required).
+ * @ops_ctx: passed to every callback.
+ */
+struct tlbpol_config {
+	uint32_t size;
+	uint32_t nr_cpus;
+	uint32_t arch;
+	uint32_t max_as;
+	uint64_t rules;
+	uint32_t flush_ceiling;
+	uint32_t batch_pages;
+	const uint16_t *cpu_node;
+	const struct tlbpol_ops *ops;
+	void *ops_ctx;
+};
+
+struct tlbpol_engine;
+struct tlbpol_as;
+
+/**
+ * tlbpol_config_init() - fill @cfg with defaults.
+ * Sets size, nr_cpus and arch as given, max_as TLBPOL_DEFAULT_MAX_AS, rules
+ * TLBPOL_RULES_DEFAULT, flush_ceiling 33, batch_pages 512, and NULL cpu_node,
+ * ops and ops_ctx.  Does nothing if @cfg is NULL.
+ * Context: any.
+ */
+TLBPOL_API void tlbpol_config_init(struct tlbpol_config *cfg, uint32_t nr_cpus, uint32_t arch);
+
+/**
+ * tlbpol_engine_size() - bytes of memory an engine for @cfg needs.
+ * Context: any.
+ * Return: the size, or 0 if @cfg is NULL or invalid (see tlbpol_engine_init()).
+ */
+TLBPOL_API size_t tlbpol_engine_size(const struct tlbpol_config *cfg);
+
+/**
+ * tlbpol_engine_init() - build an engine in caller-provided memory.
+ * @out: receives the engine.
+ * @mem: at least tlbpol_engine_size(@cfg) bytes, 64-byte aligned, that stay
+ *	valid and untouched by the caller until the engine is no longer used.
+ * @len: bytes at @mem.
+ * @cfg: the configuration (copied).
+ *
+ * This is the freestanding constructor: it allocates nothing.
+ * Context: any; no other thread may use @mem meanwhile.
+ * Return: 0; -EINVAL for a NULL argument, cfg->size too small, an unknown
+ * arch or rule bit, missing ops->flush_local or ops->send_ipi, a zero
+ * flush_ceiling or misaligned @mem; -ERANGE for nr_cpus, max_as, batch_pages
+ * or a cpu_node entry out of range; -ENOMEM if @len is too small.
+ */
+TLBPOL_API int tlbpol_engine_init(struct tlbpol_engine **out, void *mem, size_t len,
+				  const struct tlbpol_config *cfg);
+
+/**
+ * tlbpol_engine_new() - allocate and build an engine (hosted build only).
+ * Context: process context, may allocate.
+ * Return: 0, or the errors of tlbpol_engine_init(); -ENOMEM if allocation fails.
+ */
+TLBPOL_API int tlbpol_engine_new(const struct tlbpol_config *cfg, struct tlbpol_engine **out);
+
+/**
+ * tlbpol_engine_free() - free an engine made by tlbpol_engine_new() (hosted
+ * build only).  NULL is ignored.  Pending flushes and deferred frees are
+ * dropped: complete them first with tlbpol_flush(.., TLBPOL_BY_LAZY).
+ * Context: no other call may be running on the engine.
+ */
+TLBPOL_API void tlbpol_engine_free(struct tlbpol_engine *eng);
+
+/**
+ * tlbpol_engine_rules() - the rules in force: the configured mask less the
+ * rules this arch or these ops cannot use (e.g. RULE_BROADCAST without
+ * ops->broadcast).
+ * Context: any.
+ * Return: the mask, 0 for NULL.
+ */
+TLBPOL_API uint64_t tlbpol_engine_rules(const struct tlbpol_engine *eng);
+
+/* ------------------------------------------------------------------------ */
+/* Address spaces and CPU state                                             */
+/* ------------------------------------------------------------------------ */
+
+/**
+ * tlbpol_as_open() - start tracking an address space.
+ * @tag: the caller's tag (PCID, ASID, VMID...), passed back in every flush.
+ *	Tags of open address spaces are unique.
+ * Context: any; thread-safe.
+ * Return: 0; -EINVAL for NULL arguments; -EEXIST if an open address space has
+ * @tag; -ENOMEM if max_as are open.
+ */
+TLBPOL_API int tlbpol_as_open(struct tlbpol_engine *eng, uint64_t tag, struct tlbpol_as **out);
+
+/**
+ * tlbpol_as_close() - stop tracking an address space.
+ * Context: any; thread-safe.  No CPU may still run @as (switch away first).
+ * Return: 0; -EINVAL for NULL or an address space that is closed or belongs to
+ * another engine; -EBUSY while flushes are pending for it or a CPU runs it.
+ */
+TLBPOL_API int tlbpol_as_close(struct tlbpol_engine *eng, struct tlbpol_as *as);
+
+/**
+ * tlbpol_as_tag() - the tag @as was opened with (0 for NULL).
+ * Context: any.
+ */
+TLBPOL_API uint64_t tlbpol_as_tag(const struct tlbpol_as *as);
+
+/**
+ * tlbpol_switch() - @cpu now runs @next (NULL: idle/lazy kernel thread).
+ * @need_flush: may be NULL; set to 1 when the CPU must flush @next (kind AS)
+ *	before using it because flushes were skipped while it was away, else 0.
+ *	The caller does that flush as part of the switch (e.g. a CR3 write
+ *	without the no-flush bit); the engine then counts the CPU as caught up.
+ *
+ * Also serves this CPU's incoming requests and runs deferred frees that are due.
+ * Context: for @cpu.
+ * Return: 0; -EINVAL for NULL @eng or a closed/foreign @next; -ERANGE for @cpu.
+ */
+TLBPOL_API int tlbpol_switch(struct tlbpol_engine *eng, uint32_t cpu, struct tlbpol_as *next,
+			     int *need_flush);
+
+/**
+ * enum tlbpol_cpu_state - what a CPU is doing.
+ * @TLBPOL_CPU_RUNNING: running, takes interrupts.
+ * @TLBPOL_CPU_IDLE: idle; still takes interrupts (RULE_LAZY_CPUS may spare it).
+ * @TLBPOL_CPU_PREEMPTED: a vCPU that is not scheduled (RULE_VCPU_DEFER may
+ *	spare it).
+ * @TLBPOL_CPU_OFFLINE: holds no TLB entries and takes no interrupts; it is
+ *	never targeted and must call tlbpol_switch() (which reports need_flush)
+ *	before it uses an address space again.
+ */
+enum tlbpol_cpu_state {
+	TLBPOL_CPU_RUNNING = 0,
+	TLBPOL_CPU_IDLE = 1,
+	TLBPOL_CPU_PREEMPTED = 2,
+	TLBPOL_CPU_OFFLINE = 3,
+};
+
+/**
+ * tlbpol_cpu_state() - record what @cpu is doing.
+ *
+ * Going OFFLINE serves every request already posted to @cpu first (so nobody
+ * waits on it) and requires no pending deferred work on @cpu (flush it
+ * first).
+ * Context: for @cpu (the CPU itself, or whoever acts for it while it cannot,
+ * e.g. the hypervisor for a preempted vCPU).
+ * Return: 0; -EINVAL for NULL @eng or an unknown @state; -ERANGE for @cpu;
+ * -EBUSY when going OFFLINE with deferred work or deferred frees pending.
+ */
+TLBPOL_API int tlbpol_cpu_state(struct tlbpol_engine *eng, uint32_t cpu, uint32_t state);
+
+/**
+ * tlbpol_tick() - periodic work for @cpu: serves its incoming requests,
+ * completes its lazy (BY_LAZY) work and runs deferred frees that are due.
+ * Context: for @cpu.
+ * Return: 0; -EINVAL for NULL @eng; -ERANGE for @cpu.
+ */
+TLBPOL_API int tlbpol_tick(struct tlbpol_engine *eng, uint32_t cpu);
+
+/* ------------------------------------------------------------------------ */
+/* Events and decisions                                                     */
+/* ------------------------------------------------------------------------ */
+
+/**
+ * enum tlbpol_event_kind - what happened to the page tables.
+ * @TLBPOL_EV_FAULT: a page fault was resolved: PTE @old_pte -> @new_pte at va.
+ * @TLBPOL_EV_PROTECT: software changed permissions (mprotect, write-protect
+ *	for COW or dirty tracking).
+ * @TLBPOL_EV_UNMAP: PTEs cleared (munmap, zap, MADV_DONTNEED).
+ * @TLBPOL_EV_RECLAIM: a page unmapped for reclaim / swap-out.
+ * @TLBPOL_EV_MIGRATE: a page unmapped for migration or compaction.
+ * @TLBPOL_EV_CLEAR_YOUNG: accessed bit cleared for aging.
+ * @TLBPOL_EV_CLEAR_DIRTY: dirty bit cleared (writeback, dirty logging).
+ * @TLBPOL_EV_REMAP: PTEs moved away from va (mremap): the old addresses must go.
+ *
+ * The engine classifies an event by what changed between @old_pte and
+ * @new_pte as well as by its kind, so a mislabelled event is never flushed
+ * less than its PTE change needs (an UNMAP whose new PTE is present but
+ * read-only is treated as the downgrade it is).
+ */
+enum tlbpol_event_kind {
+	TLBPOL_EV_FAULT = 0,
+	TLBPOL_EV_PROTECT = 1,
+	TLBPOL_EV_UNMAP = 2,
+	TLBPOL_EV_RECLAIM = 3,
+	TLBPOL_EV_MIGRATE = 4,
+	TLBPOL_EV_CLEAR_YOUNG = 5,
+	TLBPOL_EV_CLEAR_DIRTY = 6,
+	TLBPOL_EV_REMAP = 7,
+};
+#define TLBPOL_EV_MAX 8
+
+/* Portable PTE bits, for old_pte / new_pte. */
+#define TLBPOL_PTE_PRESENT (1U << 0)
+#define TLBPOL_PTE_WRITE (1U << 1)
+#define TLBPOL_PTE_EXEC (1U << 2)
+#define TLBPOL_PTE_USER (1U << 3)
+#define TLBPOL_PTE_ACCESSED (1U << 4)
+#define TLBPOL_PTE_DIRTY (1U << 5)
+#define TLBPOL_PTE_GLOBAL (1U << 6)
+#define TLBPOL_PTE_ALL 0x7fU
+
+/* Event flags. */
+#define TLBPOL_EVF_WRITE (1U << 0)        /* fault: the access was a write */
+#define TLBPOL_EVF_EXEC (1U << 1)         /* fault: the access was an instruction fetch */
+#define TLBPOL_EVF_TRIED (1U << 2)        /* fault: a retried fault (FAULT_FLAG_TRIED) */
+#define TLBPOL_EVF_PFN_CHANGED (1U << 3)  /* the PTE now points to another frame */
+#define TLBPOL_EVF_TABLES_FREED (1U << 4) /* page-table pages under the range were freed */
+#define TLBPOL_EVF_LAZY_OK (1U << 5)      /* frames/addresses not reused before a deferred free runs */
+#define TLBPOL_EVF_ALL 0x3fU
+
+/**
+ * struct tlbpol_event - one page-table change.
+ * @size: sizeof(struct tlbpol_event).
+ * @kind: enum tlbpol_event_kind.
+ * @flags: TLBPOL_EVF_*.
+ * @page_shift: 12, 21, 30 ... one of the arch's page sizes: x86-64 12, 21,
+ *	30; ARM64 12, 14, 16, 21, 25, 29, 30, 34, 36, 42 (pages, blocks
+ *	and contiguous runs of the three granules); GENERIC 12 .. 47.
+ * @va: first address, aligned to 1 << page_shift.
+ * @nr_pages: >= 1; va + (nr_pages << page_shift) must not pass 2^64.
+ * @old_pte: the PTE bits before the change (TLBPOL_PTE_*).
+ * @new_pte: the PTE bits after it.
+ */
+struct tlbpol_event {
+	uint32_t size;
+	uint32_t kind;
+	uint32_t flags;
+	uint32_t page_shift;
+	uint64_t va;
+	uint64_t nr_pages;
+	uint32_t old_pte;
+	uint32_t new_pte;
+};
+
+/**
+ * enum tlbpol_action - what a decision asks for.
+ * @TLBPOL_ACT_NONE: no flush anywhere.
+ * @TLBPOL_ACT_LOCAL: flush the deciding CPU only.
+ * @TLBPOL_ACT_SHOOTDOWN: flush every CPU that may hold the entries.
+ */
+enum tlbpol_action {
+	TLBPOL_ACT_NONE = 0,
+	TLBPOL_ACT_LOCAL = 1,
+	TLBPOL_ACT_SHOOTDOWN = 2,
+};
+
+/**
+ * enum tlbpol_deadline - by when the flush must be complete.
+ * @TLBPOL_BY_NOW: before tlbpol_submit() returns.
+ * @TLBPOL_BY_WRITEBACK: before the pages' contents are written back or copied
+ *	(a stale writable entry could otherwise change them afterwards).
+ * @TLBPOL_BY_FREE: before the frames (or page tables) are freed or reused.
+ * @TLBPOL_BY_LAZY: eventually (next tick or switch); only stale accessed
+ *	bits or frames held back by a deferred free depend on it.
+ */
+enum tlbpol_deadline {
+	TLBPOL_BY_NOW = 0,
+	TLBPOL_BY_WRITEBACK = 1,
+	TLBPOL_BY_FREE = 2,
+	TLBPOL_BY_LAZY = 3,
+};
+
+/**
+ * enum tlbpol_reason - why a decision is what it is (TLBPOL_WHY_*).
+ * tlbpol_reason_str() names each.
+ */
+enum tlbpol_reason {
+	TLBPOL_WHY_NOT_PRESENT = 0,   /* old PTE not present: nothing cached */
+	TLBPOL_WHY_UNCHANGED = 1,     /* the PTE did not change */
+	TLBPOL_WHY_NAIVE = 2,         /* rules NONE: full flush everywhere, now */
+	TLBPOL_WHY_SPURIOUS = 3,      /* fault the PTE already allowed */
+	TLBPOL_WHY_RETRIED = 4,       /* retried fault, PTE already installed */
+	TLBPOL_WHY_ACCESS_FLAGS = 5,  /* fault only set the accessed/dirty bits */
+	TLBPOL_WHY_UPGRADE = 6,       /* permissions only grew */
+	TLBPOL_WHY_AGING = 7,         /* accessed bit cleared */
+	TLBPOL_WHY_UNMAP = 8,         /* PTEs cleared, frames freed later */
+	TLBPOL_WHY_RECLAIM_CLEAN = 9, /* clean page reclaimed */
+	TLBPOL_WHY_RECLAIM_DIRTY = 10, /* dirty page reclaimed: before writeback */
+	TLBPOL_WHY_MIGRATE_CLEAN = 11, /* clean page migrated */
+	TLBPOL_WHY_MIGRATE_DIRTY = 12, /* dirty page migrated: before the copy */
+	TLBPOL_WHY_PFN_CHANGE = 13,   /* PTE points to another frame */
+	TLBPOL_WHY_DOWNGRADE = 14,    /* a permission was removed */
+	TLBPOL_WHY_CLEAR_DIRTY = 15,  /* dirty bit cleared */
+	TLBPOL_WHY_REMAP = 16,        /* PTEs moved away from these addresses */
+	TLBPOL_WHY_MAX = 17,
+};
+
+/**
+ * struct tlbpol_decision - the answer to "does this need a flush?".
+ * @action: enum tlbpol_action.
+ * @deadline: enum tlbpol_deadline (BY_NOW for NONE and LOCAL).
+ * @reason: enum tlbpol_reason.
+ */
+struct tlbpol_decision {
+	uint32_t action;
+	uint32_t deadline;
+	uint32_t reason;
+	uint32_t pad;
+};
+
+/**
+ * tlbpol_decide() - what @ev needs, under @eng's arch and rules.  Pure:
+ * changes nothing, counts nothing.
+ * @as: the address space the event is in (checked, not otherwise used).
+ * @cpu: the CPU that made the change (checked).
+ * Context: any; may run concurrently with everything.
+ * Return: 0 and *@out filled; -EINVAL for a NULL argument, ev->size too small,
+ * an unknown kind or flag, an unknown PTE bit, nr_pages 0, a page_shift the
+ * arch does not have, va not aligned to it, or a closed/foreign @as; -ERANGE
+ * for @cpu out of range or a range that wraps past 2^64.
+ */
+TLBPOL_API int tlbpol_decide(const struct tlbpol_engine *eng, const struct tlbpol_as *as,
+			     uint32_t cpu, const struct tlbpol_event *ev,
+			     struct tlbpol_decision *out);
+
+/**
+ * tlbpol_submit() - decide and act.  NONE is counted; LOCAL flushes @cpu;
+ * a BY_NOW shootdown is flushed locally and remotely before the call returns;
+ * later deadlines join @cpu's batch (which flushes itself when it holds
+ * batch_pages pages: nothing is ever dropped).
+ * @out: may be NULL.
+ * Context: for @cpu.  May call every callback and wait for other CPUs.
+ * Return: 0, or the errors of tlbpol_decide().
+ */
+TLBPOL_API int tlbpol_submit(struct tlbpol_engine *eng, struct tlbpol_as *as, uint32_t cpu,
+			     const struct tlbpol_event *ev, struct tlbpol_decision *out);
+
+/**
+ * tlbpol_reason_str() - a short name for a TLBPOL_WHY_* code.
+ * Context: any.
+ * Return: a static string, never NULL ("unknown" for codes out of range).
+ */
+TLBPOL_API const char *tlbpol_reason_str(uint32_t reason);
+
+/**
+ * tlbpol_action_str() / tlbpol_deadline_str() - names for enum tlbpol_action
+ * and enum tlbpol_deadline.  Context: any.  Return: never NULL.
+ */
+TLBPOL_API const char *tlbpol_action_str(uint32_t action);
+TLBPOL_API const char *tlbpol_deadline_str(uint32_t deadline);
+
+/* ------------------------------------------------------------------------ */
+/* Batches, completion and safe freeing                                     */
+/* ------------------------------------------------------------------------ */
+
+/**
+ * tlbpol_flush() - complete every pending flush of @cpu whose deadline is <= @by.
+ * @by: TLBPOL_BY_WRITEBACK before writing back dirty pages, TLBPOL_BY_FREE
+ *	before freeing frames, TLBPOL_BY_LAZY for everything (BY_NOW is
+ *	accepted and completes nothing, since nothing is pending BY_NOW).
+ * Returns when every targeted CPU has flushed; then runs deferred frees that
+ * are due.
+ * Context: for @cpu.  May call every callback and wait for other CPUs.
+ * Return: the number of deferred pages (events) completed; -EINVAL for NULL
+ * @eng or an unknown @by; -ERANGE for @cpu.
+ */
+TLBPOL_API int tlbpol_flush(struct tlbpol_engine *eng, uint32_t cpu, uint32_t by);
+
+/**
+ * tlbpol_defer_free() - run fn(arg) once every flush pending on @cpu now has
+ * completed on every CPU it targets -- never earlier.  Free frames, page
+ * tables or reuse addresses there.
+ *
+ * If nothing is pending, @fn runs before this returns.  Otherwise it runs
+ * exactly once, on @cpu, from a later tlbpol_flush(), tlbpol_submit(),
+ * tlbpol_tick() or tlbpol_switch() for @cpu.  When @cpu's queue of deferred
+ * frees is full, the pending flushes are completed first (never -ENOMEM).
+ * Context: for @cpu.  @fn must not call the engine for @cpu.
+ * Return: 0; -EINVAL for NULL @eng or @fn; -ERANGE for @cpu.
+ */
+TLBPOL_API int tlbpol_defer_free(struct tlbpol_engine *eng, uint32_t cpu,
+				 void (*fn)(void *arg), void *arg);
+
+/**
+ * tlbpol_handle_ipi() - the shootdown interrupt handler of @cpu calls this:
+ * it serves every request waiting for @cpu, calls ops->flush_local, and
+ * acknowledges each.
+ * Context: on @cpu, in its interrupt handler or wherever the host delivers
+ * the interrupt; may nest inside an engine call of @cpu's own (e.g. from
+ * ops->relax).
+ * Return: the number of requests served (0 if none); -EINVAL for NULL @eng;
+ * -ERANGE for @cpu.
+ */
+TLBPOL_API int tlbpol_handle_ipi(struct tlbpol_engine *eng, uint32_t cpu);
+
+/* ------------------------------------------------------------------------ */
+/* Statistics                                                               */
+/* ------------------------------------------------------------------------ */
+
+/**
+ * struct tlbpol_stats - counters, per CPU or summed.
+ * @events: events submitted.
+ * @flushes_avoided: submitted events of a present PTE that changed and needed
+ *	no flush at all (the naive policy would have flushed everywhere).
+ * @local_flushes: flush_local calls made for this CPU's own decisions.
+ * @remote_flushes: flush_local calls made while serving other CPUs' requests.
+ * @ipis_sent: CPUs interrupted (each target of each send_ipi counts once).
+ * @broadcasts: ops->broadcast calls.
+ * @pages_flushed: pages in TLBPOL_FLUSH_PAGES flushes performed.
+ * @full_flushes: TLBPOL_FLUSH_AS / TLBPOL_FLUSH_ALL flushes performed.
+ * @coalesced: deferred events that shared a shootdown with an earlier one.
+ * @gen_skipped: CPUs skipped because their flush generation covered a request.
+ * @lazy_skipped: CPUs not interrupted because they were lazy or preempted.
+ * @deferred_frees: deferred frees run.
+ * @by_reason: submitted events per TLBPOL_WHY_* reason.
+ */
+struct tlbpol_stats {
+	uint64_t events;
+	uint64_t flushes_avoided;
+	uint64_t local_flushes;
+	uint64_t remote_flushes;
+	uint64_t ipis_sent;
+	uint64_t broadcasts;
+	uint64_t pages_flushed;
+	uint64_t full_flushes;
+	uint64_t coalesced;
+	uint64_t gen_skipped;
+	uint64_t lazy_skipped;
+	uint64_t deferred_frees;
+	uint64_t by_reason[TLBPOL_WHY_MAX];
+};
+
+/**
+ * tlbpol_stats_read() - read counters.
+ * @cpu: a CPU, or -1 for the sum over all CPUs.
+ * Counters are read without stopping the CPUs: each is exact, the set is not
+ * a snapshot while CPUs are running.
+ * Context: any.
+ * Return: 0; -EINVAL for a NULL argument; -ERANGE for @cpu.
+ */
+TLBPOL_API int tlbpol_stats_read(const struct tlbpol_engine *eng, int cpu, struct tlbpol_stats *out);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* TLBPOL_TLBPOL_H */

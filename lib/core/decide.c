@@ -1,0 +1,511 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * decide.c - the decision table: what each page-table change needs.
+ *
+ * An event is first classified by what changed between its old and new PTE
+ * (and, for removals, by why it was removed); the class then indexes
+ * decision_table[], where every row is written down once with the hardware
+ * rule or kernel source that justifies it.  Nothing else in the engine
+ * decides whether to flush.
+ *
+ * Classification looks at the PTE change before it looks at the event kind,
+ * so an event never gets less than its PTE change needs: a CLEAR_YOUNG that
+ * also drops the write bit is a downgrade, whatever it is called.
+ */
+#include "internal.h"
+
+#define NONE_NOW { TLBPOL_ACT_NONE, TLBPOL_BY_NOW }
+#define LOCAL_NOW { TLBPOL_ACT_LOCAL, TLBPOL_BY_NOW }
+#define SHOOT_NOW { TLBPOL_ACT_SHOOTDOWN, TLBPOL_BY_NOW }
+#define SHOOT_WB { TLBPOL_ACT_SHOOTDOWN, TLBPOL_BY_WRITEBACK }
+#define SHOOT_FREE { TLBPOL_ACT_SHOOTDOWN, TLBPOL_BY_FREE }
+#define SHOOT_LAZY { TLBPOL_ACT_SHOOTDOWN, TLBPOL_BY_LAZY }
+/* "Classify the event again as if this row did not exist." */
+#define RECLASSIFY { 0xff, 0xff }
+
+enum event_class {
+	CLS_NOT_PRESENT,
+	CLS_UNCHANGED,
+	CLS_NAIVE,
+	CLS_PFN_CHANGE,
+	CLS_REMAP,
+	CLS_UNMAP,
+	CLS_RECLAIM_CLEAN,
+	CLS_RECLAIM_DIRTY,
+	CLS_MIGRATE_CLEAN,
+	CLS_MIGRATE_DIRTY,
+	CLS_DOWNGRADE,
+	CLS_CLEAR_DIRTY,
+	CLS_AGING,
+	CLS_RETRIED,
+	CLS_SPURIOUS,
+	CLS_SET_YOUNG,
+	CLS_SET_DIRTY,
+	CLS_UPGRADE,
+	CLS_MAX
+};
+
+struct verdict {
+	uint8_t action;
+	uint8_t deadline;
+};
+
+struct decision_row {
+	uint64_t rule;                      /* 0: the row has no rule */
+	struct verdict with[TLBPOL_ARCH_MAX]; /* rule in force (or no rule) */
+	struct verdict without;             /* rule off: Linux before the rule */
+	uint32_t reason;
+};
+
+/* Index of with[]: GENERIC, X86_64, ARM64 (enum tlbpol_arch order). */
+#define ALL3(v) { v, v, v }
+
+static const struct decision_row decision_table[CLS_MAX] = {
+	/*
+	 * Old PTE not present: no TLB may hold a translation for it (x86 SDM
+	 * 4.10.2.3: only present entries are cached; Arm ARM D8.13: invalid
+	 * descriptors are never cached).  Never a flush, whatever the rules.
+	 */
+	[CLS_NOT_PRESENT] = { 0, ALL3(NONE_NOW), NONE_NOW, TLBPOL_WHY_NOT_PRESENT },
+
+	/*
+	 * Present PTE, nothing changed and no fault to fix (mprotect to the same
+	 * protection): nothing is stale.  Linux mm/mprotect.c change_pte_range()
+	 * asks pte_needs_flush(), which is false for an unchanged PTE.
+	 */
+	[CLS_UNCHANGED] = { 0, ALL3(NONE_NOW), NONE_NOW, TLBPOL_WHY_UNCHANGED },
+
+	/*
+	 * TLBPOL_RULES_NONE: the policy every seed improved on.  Every change to
+	 * a present PTE is flushed everywhere before the call returns; with
+	 * RULE_RANGE_FLUSH and RULE_FOOTPRINT off too, that is a whole-AS flush
+	 * on every online CPU.
+	 */
+	[CLS_NAIVE] = { 0, ALL3(SHOOT_NOW), SHOOT_NOW, TLBPOL_WHY_NAIVE },
+
+	/*
+	 * The PTE now points to another frame (COW break, migration done in
+	 * place): a stale entry reads or writes the old frame.  Every arch must
+	 * remove it everywhere before the new mapping is relied on: Linux
+	 * wp_page_copy() uses ptep_clear_flush(); Arm additionally requires
+	 * break-before-make for an output-address change (Arm ARM D8.14.1).
+	 */
+	[CLS_PFN_CHANGE] = { 0, ALL3(SHOOT_NOW), SHOOT_NOW, TLBPOL_WHY_PFN_CHANGE },
+
+	/*
+	 * mremap moved the PTEs: the old addresses must go before the move is
+	 * visible, or a thread keeps using the old address.  Linux
+	 * mm/mremap.c move_ptes() flushes the old range before it drops the
+	 * PTE lock when a present PTE moved.
+	 */
+	[CLS_REMAP] = { 0, ALL3(SHOOT_NOW), SHOOT_NOW, TLBPOL_WHY_REMAP },
+
+	/*
+	 * munmap / zap / MADV_DONTNEED: the frames are freed afterwards, and
+	 * only their reuse makes a stale entry harmful.  Linux gathers the
+	 * pages in an mmu_gather and flushes once before freeing them
+	 * (include/asm-generic/tlb.h, tlb_flush_mmu()); page-table pages are
+	 * freed after the same flush (tlb_remove_table()).  Rule off: flush
+	 * before the call returns.  Seed 003 extends the same window to reclaim.
+	 */
+	[CLS_UNMAP] = { TLBPOL_RULE_BATCH, ALL3(SHOOT_FREE), SHOOT_NOW, TLBPOL_WHY_UNMAP },
+
+	/*
+	 * Reclaim of a page that cannot have been written since it was last
+	 * clean: deferring the flush to before the frame is freed is safe
+	 * (seed 003: "TLB flush multiple pages with a single IPI"; Linux
+	 * mm/rmap.c set_tlb_ubc_flush_pending(), try_to_unmap_flush() in
+	 * shrink_folio_list() before the folios are freed).  Which pages count
+	 * as clean is an arch question, answered in classify_removal().
+	 */
+	[CLS_RECLAIM_CLEAN] = { TLBPOL_RULE_BATCH, ALL3(SHOOT_FREE), SHOOT_NOW,
+				TLBPOL_WHY_RECLAIM_CLEAN },
+
+	/*
+	 * Reclaim of a dirty page: a CPU still holding a writable entry could
+	 * change the page after it is written back, and the write would be
+	 * lost.  The flush is due before writeback (seed 003 v3: "Immediately
+	 * flush dirty PTEs to avoid corruption"; mm/rmap.c sets
+	 * tlb_ubc->writable for a dirty PTE and mm/vmscan.c calls
+	 * try_to_unmap_flush_dirty() before pageout()).
+	 */
+	[CLS_RECLAIM_DIRTY] = { TLBPOL_RULE_BATCH, ALL3(SHOOT_WB), SHOOT_NOW,
+				TLBPOL_WHY_RECLAIM_DIRTY },
+
+	/*
+	 * Migration of a page that cannot be written through a stale entry:
+	 * the old frame is freed after the copy, so the flush is due by then
+	 * (Linux mm/migrate.c migrate_pages_batch() unmaps with
+	 * TTU_BATCH_FLUSH and calls try_to_unmap_flush() before moving).
+	 */
+	[CLS_MIGRATE_CLEAN] = { TLBPOL_RULE_BATCH, ALL3(SHOOT_FREE), SHOOT_NOW,
+				TLBPOL_WHY_MIGRATE_CLEAN },
+
+	/*
+	 * Migration of a page that may be written through a stale entry: the
+	 * copy would miss the write.  Due before the copy, which is what
+	 * BY_WRITEBACK means ("before the contents are written back or
+	 * copied"); migrate_pages_batch() flushes before it copies any folio.
+	 */
+	[CLS_MIGRATE_DIRTY] = { TLBPOL_RULE_BATCH, ALL3(SHOOT_WB), SHOOT_NOW,
+				TLBPOL_WHY_MIGRATE_DIRTY },
+
+	/*
+	 * A permission was removed (write, exec, user, present outside an
+	 * unmap, or the global bit changed): a stale entry grants what the PTE
+	 * no longer does, on every arch.  x86 pte_needs_flush()
+	 * (arch/x86/include/asm/tlbflush.h) flushes whenever a permission bit
+	 * is cleared; Linux change_protection() flushes the range before
+	 * mprotect returns.
+	 */
+	[CLS_DOWNGRADE] = { 0, ALL3(SHOOT_NOW), SHOOT_NOW, TLBPOL_WHY_DOWNGRADE },
+
+	/*
+	 * Dirty bit cleared (writeback, dirty logging): a CPU holding an entry
+	 * with D set writes without setting D again, so the next write would be
+	 * missed by whoever relies on the bit (x86 SDM 4.8: D is set only when
+	 * the cached entry does not have it).  Linux page_mkclean_one() uses
+	 * ptep_clear_flush(); x86 pte_needs_flush() flushes when _PAGE_DIRTY is
+	 * cleared.
+	 */
+	[CLS_CLEAR_DIRTY] = { 0, ALL3(SHOOT_NOW), SHOOT_NOW, TLBPOL_WHY_CLEAR_DIRTY },
+
+	/*
+	 * Accessed bit cleared for aging.  A stale entry with A set only makes
+	 * aging inexact; it grants nothing (the spec's "stale accessed bit"
+	 * exception).
+	 *  x86: no flush at all (seed 004, x86 ptep_clear_flush_young(): "it
+	 *       will eventually be flushed by a context switch or a VM
+	 *       operation anyway").
+	 *  ARM64: Linux still issues a TLBI but without waiting for it
+	 *       (arm64 ptep_clear_flush_young(): flush_tlb_page_nosync(),
+	 *       completed by the DSB of the next context switch): a shootdown
+	 *       due BY_LAZY.
+	 *  GENERIC: assumes no hardware A bit handling, so it keeps a flush but
+	 *       lets it wait, as ARM64.
+	 * Rule off: ptep_clear_flush_young() as before seed 004: flush_tlb_page().
+	 */
+	[CLS_AGING] = { TLBPOL_RULE_AGING_NOFLUSH,
+			{ SHOOT_LAZY, NONE_NOW, SHOOT_LAZY },
+			SHOOT_NOW,
+			TLBPOL_WHY_AGING },
+
+	/*
+	 * A retried fault (FAULT_FLAG_TRIED) that finds its PTE already
+	 * installed and allowing the access is not a second access: it needs
+	 * no access-flag update and no flush, on any arch (seed 002, mm/memory.c
+	 * handle_pte_fault()).  Rule off: the fault is classified as if it were
+	 * a first try (spurious or access-flag update, below).
+	 */
+	[CLS_RETRIED] = { TLBPOL_RULE_RETRY_NOFLUSH, ALL3(NONE_NOW), RECLASSIFY,
+			  TLBPOL_WHY_RETRIED },
+
+	/*
+	 * A fault the PTE already allowed, with nothing to change: a stale,
+	 * stricter entry in the faulting CPU's TLB caused it.
+	 *  x86: the fault itself invalidated that entry (SDM 4.10.4.1: "if a
+	 *       page fault occurs, the processor invalidates entries for the
+	 *       faulting linear address"), so nothing is left to flush (seed
+	 *       000; x86 flush_tlb_fix_spurious_fault() is empty).
+	 *  ARM64, GENERIC: a fault does not invalidate, so the faulting CPU
+	 *       flushes its own entry; other CPUs' stricter entries are
+	 *       harmless and fault the same way.
+	 * Rule off: flush_tlb_fix_spurious_fault() as asm-generic defines it,
+	 * flush_tlb_page(): a shootdown (seed 000 before).
+	 */
+	[CLS_SPURIOUS] = { TLBPOL_RULE_SPURIOUS_NOFLUSH,
+			   { LOCAL_NOW, NONE_NOW, LOCAL_NOW },
+			   SHOOT_NOW,
+			   TLBPOL_WHY_SPURIOUS },
+
+	/*
+	 * A fault the PTE allowed, resolved by setting the accessed bit.
+	 *  x86: hardware sets A itself; software setting it changes no
+	 *       permission (ptep_set_access_flags() on x86 never flushes).
+	 *  ARM64: an entry with AF=0 is never cached (Arm ARM D8.5.1: an
+	 *       access flag fault is taken instead), so nothing is stale
+	 *       (arm64 __ptep_set_access_flags() flushes only when dirty).
+	 *  GENERIC: asm-generic ptep_set_access_flags() calls
+	 *       flush_tlb_fix_spurious_fault(): with the rule, the local flush
+	 *       of a spurious fault.
+	 * Rule off: the flush_tlb_page() of seed 000's "before".
+	 */
+	[CLS_SET_YOUNG] = { TLBPOL_RULE_SPURIOUS_NOFLUSH,
+			    { LOCAL_NOW, NONE_NOW, NONE_NOW },
+			    SHOOT_NOW,
+			    TLBPOL_WHY_ACCESS_FLAGS },
+
+	/*
+	 * A write fault the PTE allowed, resolved by setting the dirty bit
+	 * (seed 000's exact case: threads writing one shared page).
+	 *  x86: other CPUs' entries without D are harmless: before a write
+	 *       through them the CPU sets D with a locked access to the PTE in
+	 *       memory (SDM 4.8), so no software flush (seed 000).
+	 *  ARM64: Linux flushes every CPU: with hardware DBM a clean PTE is
+	 *       cached read-only, and arm64 __ptep_set_access_flags()
+	 *       "invalidate[s] a stale read-only entry" with flush_tlb_page()
+	 *       when dirty.  That is the flush seed 002 removes for retried
+	 *       faults; the spurious rule does not cover it on ARM64.
+	 *  GENERIC: the local flush of a spurious fault.
+	 */
+	[CLS_SET_DIRTY] = { TLBPOL_RULE_SPURIOUS_NOFLUSH,
+			    { LOCAL_NOW, NONE_NOW, SHOOT_NOW },
+			    SHOOT_NOW,
+			    TLBPOL_WHY_ACCESS_FLAGS },
+
+	/*
+	 * Permissions only grew (write or exec or user added; COW reuse,
+	 * mprotect to more access).  A stale entry is stricter than the PTE:
+	 * it can only cause a fault, never grant access.
+	 *  x86: that fault invalidates it (SDM 4.10.4.3, "no flush needed when
+	 *       going to more permissive", hpa in the seed 000 thread); x86
+	 *       pte_needs_flush() returns false.  No flush at all.
+	 *  ARM64, GENERIC: no invalidation on a fault, so the initiating CPU
+	 *       flushes its own entry; other CPUs fix theirs through the
+	 *       spurious-fault path.  Linux flushes everywhere here
+	 *       (asm-generic pte_needs_flush() is always true): rule off.
+	 */
+	[CLS_UPGRADE] = { TLBPOL_RULE_UPGRADE_NOFLUSH,
+			  { LOCAL_NOW, NONE_NOW, LOCAL_NOW },
+			  SHOOT_NOW,
+			  TLBPOL_WHY_UPGRADE },
+};
+
+/* Bits that grant access; losing any of them is a downgrade. */
+#define PERM_BITS (TLBPOL_PTE_PRESENT | TLBPOL_PTE_WRITE | TLBPOL_PTE_EXEC | TLBPOL_PTE_USER)
+
+/*
+ * May the page have been written through an entry some CPU still caches?
+ *  x86: only if D is set.  A write through an entry without D makes the CPU
+ *       set D with a locked read-modify-write of the PTE in memory, which
+ *       faults once the PTE is not present (SDM 4.8; the premise of Linux
+ *       mm/rmap.c set_tlb_ubc_flush_pending(): "if the PTE was dirty then
+ *       it's best to assume it's writable").
+ *  ARM64: only if D is set: with DBM the hardware update of the dirty state
+ *       is an atomic update of the descriptor in memory, which fails on an
+ *       invalid descriptor (Arm ARM D8.5.4).
+ *  GENERIC: a writable PTE may have been written without D ever being set
+ *       in memory, so writable counts as dirty.
+ */
+static int may_be_dirty(uint32_t arch, uint32_t old_pte)
+{
+	if (old_pte & TLBPOL_PTE_DIRTY)
+		return 1;
+	return arch == TLBPOL_ARCH_GENERIC && (old_pte & TLBPOL_PTE_WRITE);
+}
+
+static enum event_class classify_removal(const struct tlbpol_engine *eng,
+					 const struct tlbpol_event *ev)
+{
+	int dirty = may_be_dirty(eng->arch, ev->old_pte);
+
+	switch (ev->kind) {
+	case TLBPOL_EV_RECLAIM:
+		return dirty ? CLS_RECLAIM_DIRTY : CLS_RECLAIM_CLEAN;
+	case TLBPOL_EV_MIGRATE:
+		return dirty ? CLS_MIGRATE_DIRTY : CLS_MIGRATE_CLEAN;
+	case TLBPOL_EV_UNMAP:
+		return CLS_UNMAP;
+	default:
+		/* Losing PRESENT outside an unmap-like event: no frame-free
+		 * point is known, so treat it as the downgrade it is. */
+		return CLS_DOWNGRADE;
+	}
+}
+
+static enum event_class classify_fault(const struct tlbpol_event *ev, int first_try)
+{
+	uint32_t need = TLBPOL_PTE_PRESENT;
+	uint32_t gained = ev->new_pte & ~ev->old_pte;
+
+	if (ev->flags & TLBPOL_EVF_WRITE)
+		need |= TLBPOL_PTE_WRITE;
+	if (ev->flags & TLBPOL_EVF_EXEC)
+		need |= TLBPOL_PTE_EXEC;
+
+	if ((ev->old_pte & need) != need)
+		return CLS_UPGRADE; /* the fault added the permission it lacked */
+	if (!first_try && (ev->flags & TLBPOL_EVF_TRIED))
+		return CLS_RETRIED;
+	if (gained & PERM_BITS)
+		return CLS_UPGRADE;
+	if (gained & TLBPOL_PTE_DIRTY)
+		return CLS_SET_DIRTY;
+	if (gained & TLBPOL_PTE_ACCESSED)
+		return CLS_SET_YOUNG;
+	return CLS_SPURIOUS;
+}
+
+/*
+ * The order of the tests is the priority of the classes: what makes a stale
+ * entry grant the most decides.  @first_try ignores FAULT_FLAG_TRIED.
+ */
+static enum event_class classify(const struct tlbpol_engine *eng, const struct tlbpol_event *ev,
+				 int first_try)
+{
+	uint32_t old = ev->old_pte, new = ev->new_pte;
+	uint32_t lost = old & ~new;
+
+	if (!(old & TLBPOL_PTE_PRESENT))
+		return CLS_NOT_PRESENT;
+	if (old == new && ev->kind != TLBPOL_EV_FAULT && ev->kind != TLBPOL_EV_REMAP &&
+	    !(ev->flags & TLBPOL_EVF_PFN_CHANGED))
+		return CLS_UNCHANGED;
+	if (eng->rules == TLBPOL_RULES_NONE)
+		return CLS_NAIVE;
+	if (ev->kind == TLBPOL_EV_REMAP)
+		return CLS_REMAP;
+	if (!(new & TLBPOL_PTE_PRESENT))
+		return classify_removal(eng, ev);
+	if (ev->flags & TLBPOL_EVF_PFN_CHANGED)
+		return CLS_PFN_CHANGE;
+	if ((lost & PERM_BITS) || ((old ^ new) & TLBPOL_PTE_GLOBAL))
+		return CLS_DOWNGRADE;
+	if (lost & TLBPOL_PTE_DIRTY)
+		return CLS_CLEAR_DIRTY;
+	if (lost & TLBPOL_PTE_ACCESSED)
+		return CLS_AGING;
+	if (ev->kind == TLBPOL_EV_FAULT)
+		return classify_fault(ev, first_try);
+	return CLS_UPGRADE; /* only bits were gained */
+}
+
+void tlbpol__decide(const struct tlbpol_engine *eng, const struct tlbpol_event *ev,
+		    struct tlbpol_decision *out)
+{
+	enum event_class cls = classify(eng, ev, 0);
+	const struct decision_row *row = &decision_table[cls];
+	struct verdict v = row->with[eng->arch];
+
+	if (row->rule && !(eng->rules & row->rule)) {
+		v = row->without;
+		if (v.action == 0xff) {
+			cls = classify(eng, ev, 1);
+			row = &decision_table[cls];
+			v = (row->rule && !(eng->rules & row->rule)) ? row->without
+								      : row->with[eng->arch];
+		}
+	}
+
+	/*
+	 * LATR: a caller that promises not to reuse the frames or addresses
+	 * before a deferred free runs (EVF_LAZY_OK) turns "before the frames
+	 * are freed" into "before that deferred free", which tlbpol_tick() and
+	 * tlbpol_switch() complete without interrupts.  Only BY_FREE moves:
+	 * a dirty page's BY_WRITEBACK protects data, not frames.
+	 */
+	if (v.deadline == TLBPOL_BY_FREE && (ev->flags & TLBPOL_EVF_LAZY_OK) &&
+	    (eng->rules & TLBPOL_RULE_LAZY_UNMAP))
+		v.deadline = TLBPOL_BY_LAZY;
+
+	out->action = v.action;
+	out->deadline = v.deadline;
+	out->reason = row->reason;
+	out->pad = 0;
+}
+
+/* Page sizes per arch, as bitmasks of page_shift. */
+static uint64_t arch_page_shifts(uint32_t arch)
+{
+	switch (arch) {
+	case TLBPOL_ARCH_X86_64:
+		/* 4 KiB pages, 2 MiB and 1 GiB large pages (SDM 4.5). */
+		return (1ULL << 12) | (1ULL << 21) | (1ULL << 30);
+	case TLBPOL_ARCH_ARM64:
+		/* Arm ARM D8.2 and D8.7 (contiguous bit): the 4K granule has
+		 * pages 12 and blocks 21, 30 (contiguous runs 16, 25); the 16K
+		 * granule 14 and 25, 36 (runs 21, 30); the 64K granule 16 and
+		 * 29, 42 (runs 21, 34).  Each is a size one TLB entry may
+		 * cover, so each is a size a flush may have to name. */
+		return (1ULL << 12) | (1ULL << 14) | (1ULL << 16) | (1ULL << 21) |
+		       (1ULL << 25) | (1ULL << 29) | (1ULL << 30) | (1ULL << 34) |
+		       (1ULL << 36) | (1ULL << 42);
+	default:
+		/* Assume nothing: any power of two from 4 KiB to 128 TiB. */
+		return ((1ULL << 48) - 1) & ~((1ULL << 12) - 1);
+	}
+}
+
+int tlbpol__validate_event(const struct tlbpol_engine *eng, const struct tlbpol_event *ev)
+{
+	uint64_t size, end;
+
+	if (ev->size < sizeof(*ev))
+		return -E_INVAL;
+	if (ev->kind >= TLBPOL_EV_MAX)
+		return -E_INVAL;
+	if (ev->flags & ~TLBPOL_EVF_ALL)
+		return -E_INVAL;
+	if ((ev->old_pte | ev->new_pte) & ~TLBPOL_PTE_ALL)
+		return -E_INVAL;
+	if (ev->page_shift >= 64 || !((arch_page_shifts(eng->arch) >> ev->page_shift) & 1))
+		return -E_INVAL;
+	if (ev->nr_pages == 0)
+		return -E_INVAL;
+	size = 1ULL << ev->page_shift;
+	if (ev->va & (size - 1))
+		return -E_INVAL;
+	/* va + (nr_pages << page_shift) must stay below 2^64 (end is exclusive,
+	 * so the last page may end exactly at 2^64). */
+	if (ev->nr_pages > (~0ULL >> ev->page_shift))
+		return -E_RANGE;
+	end = ev->va + ((ev->nr_pages - 1) << ev->page_shift);
+	if (end < ev->va || end > ~0ULL - (size - 1))
+		return -E_RANGE;
+	return 0;
+}
+
+int tlbpol_decide(const struct tlbpol_engine *eng, const struct tlbpol_as *as, uint32_t cpu,
+		  const struct tlbpol_event *ev, struct tlbpol_decision *out)
+{
+	int err;
+
+	if (!eng || !ev || !out || !as || eng->magic != TLBPOL_MAGIC)
+		return -E_INVAL;
+	if (cpu >= eng->nr_cpus)
+		return -E_RANGE;
+	if (!tlbpol__as_valid(eng, as))
+		return -E_INVAL;
+	err = tlbpol__validate_event(eng, ev);
+	if (err)
+		return err;
+	tlbpol__decide(eng, ev, out);
+	return 0;
+}
+
+static const char *const reason_names[TLBPOL_WHY_MAX] = {
+	[TLBPOL_WHY_NOT_PRESENT] = "not-present",
+	[TLBPOL_WHY_UNCHANGED] = "unchanged",
+	[TLBPOL_WHY_NAIVE] = "naive",
+	[TLBPOL_WHY_SPURIOUS] = "spurious-fault",
+	[TLBPOL_WHY_RETRIED] = "retried-fault",
+	[TLBPOL_WHY_ACCESS_FLAGS] = "access-flags",
+	[TLBPOL_WHY_UPGRADE] = "upgrade",
+	[TLBPOL_WHY_AGING] = "aging",
+	[TLBPOL_WHY_UNMAP] = "unmap",
+	[TLBPOL_WHY_RECLAIM_CLEAN] = "reclaim-clean",
+	[TLBPOL_WHY_RECLAIM_DIRTY] = "reclaim-dirty",
+	[TLBPOL_WHY_MIGRATE_CLEAN] = "migrate-clean",
+	[TLBPOL_WHY_MIGRATE_DIRTY] = "migrate-dirty",
+	[TLBPOL_WHY_PFN_CHANGE] = "pfn-change",
+	[TLBPOL_WHY_DOWNGRADE] = "downgrade",
+	[TLBPOL_WHY_CLEAR_DIRTY] = "clear-dirty",
+	[TLBPOL_WHY_REMAP] = "remap",
+};
+
+const char *tlbpol_reason_str(uint32_t reason)
+{
+	return reason < TLBPOL_WHY_MAX ? reason_names[reason] : "unknown";
+}
+
+const char *tlbpol_action_str(uint32_t action)
+{
+	static const char *const names[] = { "none", "local", "shootdown" };
+	return action < 3 ? names[action] : "unknown";
+}
+
+const char *tlbpol_deadline_str(uint32_t deadline)
+{
+	static const char *const names[] = { "now", "writeback", "free", "lazy" };
+	return deadline < 4 ? names[deadline] : "unknown";
+}
