@@ -1,0 +1,276 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_decide: the decision table, every event kind under every arch
+ * profile, with the action, deadline and reason each must get and the source
+ * that says so.  Expectations are written here independently of
+ * lib/core/decide.c: a change to a cell of the table fails a row.
+ */
+#include "harness.h"
+
+#define GEN TLBPOL_ARCH_GENERIC
+#define X86 TLBPOL_ARCH_X86_64
+#define ARM TLBPOL_ARCH_ARM64
+#define NONE TLBPOL_ACT_NONE
+#define LOCAL TLBPOL_ACT_LOCAL
+#define SHOOT TLBPOL_ACT_SHOOTDOWN
+#define NOW TLBPOL_BY_NOW
+#define WB TLBPOL_BY_WRITEBACK
+#define FREE TLBPOL_BY_FREE
+#define LAZY TLBPOL_BY_LAZY
+#define DEF TLBPOL_RULES_DEFAULT
+#define LNX TLBPOL_RULES_LINUX
+#define RNONE TLBPOL_RULES_NONE
+
+#define EWR TLBPOL_EVF_WRITE
+#define ETRY TLBPOL_EVF_TRIED
+#define EPFN TLBPOL_EVF_PFN_CHANGED
+#define ELAZY TLBPOL_EVF_LAZY_OK
+#define ETAB TLBPOL_EVF_TABLES_FREED
+
+#define RW (P | W | U | A)
+#define RWD (RW | D)
+#define RO (P | U | A)
+
+struct row {
+	const char *what;
+	uint32_t arch, kind, flags, old_pte, new_pte;
+	uint64_t rules;
+	uint32_t action, deadline, reason;
+	const char *source;
+};
+
+#define R(what, arch, kind, fl, o, n, rules, act, dl, why, src)                 \
+	{ what, arch, TLBPOL_EV_##kind, fl, o, n, rules, act, dl, TLBPOL_WHY_##why, src }
+/* The same expectation on all three arches. */
+#define R3(what, kind, fl, o, n, rules, act, dl, why, src)                      \
+	R(what, GEN, kind, fl, o, n, rules, act, dl, why, src),                 \
+	R(what, X86, kind, fl, o, n, rules, act, dl, why, src),                 \
+	R(what, ARM, kind, fl, o, n, rules, act, dl, why, src)
+
+static const struct row rows[] = {
+	/* --- FAULT --- */
+	R3("fault on not-present PTE", FAULT, 0, 0, RO, DEF, NONE, NOW, NOT_PRESENT,
+	   "SDM 4.10.2.3 / Arm ARM: invalid entries are never cached"),
+	R3("fault on not-present PTE, naive", FAULT, 0, 0, RO, RNONE, NONE, NOW, NOT_PRESENT,
+	   "a not-present old PTE never needs a flush"),
+	R("spurious write fault", X86, FAULT, EWR, RWD, RWD, DEF, NONE, NOW, SPURIOUS,
+	  "seed 000; SDM 4.10.4.1 a #PF invalidates the faulting address"),
+	R("spurious write fault", ARM, FAULT, EWR, RWD, RWD, DEF, LOCAL, NOW, SPURIOUS,
+	  "Arm: no invalidation on fault; spec: others local only"),
+	R("spurious write fault", GEN, FAULT, EWR, RWD, RWD, DEF, LOCAL, NOW, SPURIOUS,
+	  "GENERIC: as Arm"),
+	R("write fault sets D (seed 000)", X86, FAULT, EWR, RW, RWD, DEF, NONE, NOW, ACCESS_FLAGS,
+	  "seed 000: x86 sets D itself with a locked PTE access (SDM 4.8)"),
+	R("write fault sets D", ARM, FAULT, EWR, RW, RWD, DEF, SHOOT, NOW, ACCESS_FLAGS,
+	  "arm64 __ptep_set_access_flags: flush_tlb_page when dirty (DBM read-only entry)"),
+	R("write fault sets D", GEN, FAULT, EWR, RW, RWD, DEF, LOCAL, NOW, ACCESS_FLAGS,
+	  "asm-generic ptep_set_access_flags -> flush_tlb_fix_spurious_fault, local by rule"),
+	R("read fault sets A", X86, FAULT, 0, P | U, RO, DEF, NONE, NOW, ACCESS_FLAGS,
+	  "x86 ptep_set_access_flags never flushes"),
+	R("read fault sets A", ARM, FAULT, 0, P | U, RO, DEF, NONE, NOW, ACCESS_FLAGS,
+	  "Arm: AF=0 entries are not cached"),
+	R("read fault sets A", GEN, FAULT, 0, P | U, RO, DEF, LOCAL, NOW, ACCESS_FLAGS,
+	  "asm-generic: spurious-fault fix, local by rule"),
+	R3("retried write fault, PTE installed", FAULT, EWR | ETRY, RW, RWD, DEF, NONE, NOW, RETRIED,
+	   "seed 002: mm/memory.c handle_pte_fault FAULT_FLAG_TRIED"),
+	R("retried fault that must still COW", X86, FAULT, EWR | ETRY, RO, RWD, DEF, NONE, NOW,
+	  UPGRADE, "seed 002 keeps do_wp_page for !pte_write: the upgrade row"),
+	R("retried fault that must still COW", ARM, FAULT, EWR | ETRY, RO, RWD, DEF, LOCAL, NOW,
+	  UPGRADE, "seed 002 keeps do_wp_page for !pte_write: the upgrade row"),
+	R("retried fault that must still COW", GEN, FAULT, EWR | ETRY, RO, RWD, DEF, LOCAL, NOW,
+	  UPGRADE, "seed 002 keeps do_wp_page for !pte_write: the upgrade row"),
+	R("upgrade RO->RW by fault (COW reuse)", X86, FAULT, EWR, RO, RWD, DEF, NONE, NOW, UPGRADE,
+	  "SDM 4.10.4.3; seed 000 thread (hpa); x86 pte_needs_flush"),
+	R("upgrade RO->RW by fault", ARM, FAULT, EWR, RO, RWD, DEF, LOCAL, NOW, UPGRADE,
+	  "stricter stale entry harmless; no invalidation on fault: local"),
+	R("upgrade RO->RW by fault", GEN, FAULT, EWR, RO, RWD, DEF, LOCAL, NOW, UPGRADE,
+	  "as Arm"),
+	R3("COW break: new frame", FAULT, EWR | EPFN, RO, RWD, DEF, SHOOT, NOW, PFN_CHANGE,
+	   "wp_page_copy: ptep_clear_flush"),
+	R3("fault that removes write", FAULT, 0, RW, RO, DEF, SHOOT, NOW, DOWNGRADE,
+	   "permission lost: pte_needs_flush"),
+
+	/* --- PROTECT --- */
+	R3("mprotect read-only", PROTECT, 0, RWD, RO | D, DEF, SHOOT, NOW, DOWNGRADE,
+	   "change_protection / x86 pte_needs_flush on _PAGE_RW clear"),
+	R3("mprotect no-exec", PROTECT, 0, RO | X, RO, DEF, SHOOT, NOW, DOWNGRADE,
+	   "NX added: pte_needs_flush"),
+	R3("kernel mapping made non-global", PROTECT, 0, RO | G, RO, DEF, SHOOT, NOW, DOWNGRADE,
+	   "global bit change: x86 pte_needs_flush flushes on _PAGE_GLOBAL change"),
+	R3("mprotect to the same protection", PROTECT, 0, RW, RW, DEF, NONE, NOW, UNCHANGED,
+	   "pte_needs_flush false for an unchanged PTE"),
+	R("mprotect RO->RW", X86, PROTECT, 0, RO, RW, DEF, NONE, NOW, UPGRADE,
+	  "x86 pte_needs_flush: permission added"),
+	R("mprotect RO->RW", ARM, PROTECT, 0, RO, RW, DEF, LOCAL, NOW, UPGRADE, "Arm: local"),
+	R("mprotect RO->RW", GEN, PROTECT, 0, RO, RW, DEF, LOCAL, NOW, UPGRADE, "GENERIC: local"),
+	R3("protect on a not-present PTE", PROTECT, 0, 0, 0, DEF, NONE, NOW, NOT_PRESENT,
+	   "nothing cached"),
+
+	/* --- UNMAP --- */
+	R3("munmap", UNMAP, 0, RWD, 0, DEF, SHOOT, FREE, UNMAP,
+	   "mmu_gather: include/asm-generic/tlb.h tlb_flush_mmu before free"),
+	R3("munmap, tables freed", UNMAP, ETAB, RW, 0, DEF, SHOOT, FREE, UNMAP,
+	   "tlb_remove_table: tables freed after the same flush"),
+	R3("munmap, LAZY_OK", UNMAP, ELAZY, RW, 0, DEF, SHOOT, LAZY, UNMAP, "LATR"),
+	R3("munmap, LAZY_OK under linux", UNMAP, ELAZY, RW, 0, LNX, SHOOT, FREE, UNMAP,
+	   "RULE_LAZY_UNMAP is not in RULES_LINUX"),
+	R3("unmap that leaves PTE present RO", UNMAP, 0, RW, RO, DEF, SHOOT, NOW, DOWNGRADE,
+	   "classified by the PTE change, not by the label"),
+
+	/* --- RECLAIM --- */
+	R3("reclaim dirty page", RECLAIM, 0, RWD, 0, DEF, SHOOT, WB, RECLAIM_DIRTY,
+	   "seed 003 v3; mm/rmap.c tlb_ubc->writable, try_to_unmap_flush_dirty"),
+	R("reclaim clean writable page", X86, RECLAIM, 0, RW, 0, DEF, SHOOT, FREE, RECLAIM_CLEAN,
+	  "seed 003; x86 re-checks the PTE to set D (SDM 4.8)"),
+	R("reclaim clean writable page", ARM, RECLAIM, 0, RW, 0, DEF, SHOOT, FREE, RECLAIM_CLEAN,
+	  "Arm DBM: hardware dirty update fails on an invalid descriptor"),
+	R("reclaim clean writable page", GEN, RECLAIM, 0, RW, 0, DEF, SHOOT, WB, RECLAIM_DIRTY,
+	  "GENERIC: writable may be written without D: treated dirty"),
+	R3("reclaim clean read-only page", RECLAIM, 0, RO, 0, DEF, SHOOT, FREE, RECLAIM_CLEAN,
+	   "seed 003: try_to_unmap_flush before free"),
+	R3("reclaim, LAZY_OK clean", RECLAIM, ELAZY, RO, 0, DEF, SHOOT, LAZY, RECLAIM_CLEAN,
+	   "LATR: BY_FREE becomes the deferred free"),
+	R3("reclaim, LAZY_OK dirty", RECLAIM, ELAZY, RWD, 0, DEF, SHOOT, WB, RECLAIM_DIRTY,
+	   "data, not frames: writeback deadline stays"),
+
+	/* --- MIGRATE --- */
+	R3("migrate dirty page", MIGRATE, 0, RWD, 0, DEF, SHOOT, WB, MIGRATE_DIRTY,
+	   "migrate_pages_batch: try_to_unmap_flush before copy"),
+	R3("migrate read-only page", MIGRATE, 0, RO, 0, DEF, SHOOT, FREE, MIGRATE_CLEAN,
+	   "no write possible; old frame freed after copy"),
+	R("migrate clean writable page", GEN, MIGRATE, 0, RW, 0, DEF, SHOOT, WB, MIGRATE_DIRTY,
+	  "GENERIC: writable treated dirty"),
+	R("migrate clean writable page", X86, MIGRATE, 0, RW, 0, DEF, SHOOT, FREE, MIGRATE_CLEAN,
+	  "x86: D re-check"),
+
+	/* --- CLEAR_YOUNG --- */
+	R("clear accessed bit", X86, CLEAR_YOUNG, 0, RW, P | W | U, DEF, NONE, NOW, AGING,
+	  "seed 004: x86 ptep_clear_flush_young"),
+	R("clear accessed bit", ARM, CLEAR_YOUNG, 0, RW, P | W | U, DEF, SHOOT, LAZY, AGING,
+	  "arm64 ptep_clear_flush_young: flush_tlb_page_nosync"),
+	R("clear accessed bit", GEN, CLEAR_YOUNG, 0, RW, P | W | U, DEF, SHOOT, LAZY, AGING,
+	  "GENERIC: keeps a flush, lazily"),
+	R3("clear accessed bit, A already clear", CLEAR_YOUNG, 0, P | U, P | U, DEF, NONE, NOW,
+	   UNCHANGED, "ptep_clear_flush_young flushes only if young"),
+	R3("clear accessed bit that also drops W", CLEAR_YOUNG, 0, RW, P | U, DEF, SHOOT, NOW,
+	   DOWNGRADE, "classified by the PTE change"),
+
+	/* --- CLEAR_DIRTY --- */
+	R3("clear dirty bit", CLEAR_DIRTY, 0, RWD, RW, DEF, SHOOT, NOW, CLEAR_DIRTY,
+	   "page_mkclean_one: ptep_clear_flush; x86 pte_needs_flush on _PAGE_DIRTY"),
+	R3("clean + write-protect", CLEAR_DIRTY, 0, RWD, RO, DEF, SHOOT, NOW, DOWNGRADE,
+	   "page_mkclean: wrprotect is a downgrade"),
+	R3("clear dirty bit, not dirty", CLEAR_DIRTY, 0, RW, RW, DEF, NONE, NOW, UNCHANGED,
+	   "nothing changed"),
+
+	/* --- REMAP --- */
+	R3("mremap away", REMAP, 0, RW, 0, DEF, SHOOT, NOW, REMAP,
+	   "mm/mremap.c move_ptes flushes the old range"),
+	R3("mremap away, not present", REMAP, 0, 0, 0, DEF, NONE, NOW, NOT_PRESENT,
+	   "nothing cached"),
+
+	/* --- naive: every change to a present PTE, everywhere, now --- */
+	R3("naive spurious fault", FAULT, EWR, RWD, RWD, RNONE, SHOOT, NOW, NAIVE, "RULES_NONE"),
+	R3("naive munmap", UNMAP, 0, RW, 0, RNONE, SHOOT, NOW, NAIVE, "RULES_NONE"),
+	R3("naive reclaim", RECLAIM, 0, RO, 0, RNONE, SHOOT, NOW, NAIVE, "RULES_NONE"),
+	R3("naive aging", CLEAR_YOUNG, 0, RW, P | W | U, RNONE, SHOOT, NOW, NAIVE, "RULES_NONE"),
+	R3("naive upgrade", PROTECT, 0, RO, RW, RNONE, SHOOT, NOW, NAIVE, "RULES_NONE"),
+	R3("naive remap", REMAP, 0, RW, 0, RNONE, SHOOT, NOW, NAIVE, "RULES_NONE"),
+	R3("naive unchanged", PROTECT, 0, RW, RW, RNONE, NONE, NOW, UNCHANGED,
+	   "not a change"),
+};
+
+static void check_row(const struct row *r)
+{
+	struct harness h;
+	struct tlbpol_as *as;
+	struct tlbpol_decision d;
+	struct tlbpol_event ev = h_event(r->kind, r->flags, 0x400000, 1, r->old_pte, r->new_pte);
+
+	h_engine(&h, 4, r->arch, r->rules);
+	assert_int_equal(tlbpol_as_open(h.eng, 7, &as), 0);
+	assert_int_equal(tlbpol_decide(h.eng, as, 1, &ev, &d), 0);
+	if (d.action != r->action || d.deadline != r->deadline || d.reason != r->reason)
+		fail_msg("%s (arch %u): got %s/%s/%s, want %s/%s/%s [%s]", r->what, r->arch,
+			 tlbpol_action_str(d.action), tlbpol_deadline_str(d.deadline),
+			 tlbpol_reason_str(d.reason), tlbpol_action_str(r->action),
+			 tlbpol_deadline_str(r->deadline), tlbpol_reason_str(r->reason),
+			 r->source);
+	tlbpol_engine_free(h.eng);
+}
+
+static void test_table(void **state)
+{
+	(void)state;
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++)
+		check_row(&rows[i]);
+}
+
+/* Every (kind, arch) pair is covered by at least one row above. */
+static void test_coverage(void **state)
+{
+	int seen[TLBPOL_EV_MAX][TLBPOL_ARCH_MAX] = { { 0 } };
+	int reasons[TLBPOL_WHY_MAX] = { 0 };
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		seen[rows[i].kind][rows[i].arch] = 1;
+		reasons[rows[i].reason] = 1;
+	}
+	for (int k = 0; k < TLBPOL_EV_MAX; k++)
+		for (int a = 0; a < TLBPOL_ARCH_MAX; a++)
+			if (!seen[k][a])
+				fail_msg("no row for kind %d arch %d", k, a);
+	for (int r = 0; r < TLBPOL_WHY_MAX; r++)
+		if (!reasons[r])
+			fail_msg("no row for reason %s", tlbpol_reason_str((uint32_t)r));
+}
+
+/* decide() is pure: no counter moves, nothing is queued. */
+static void test_decide_is_pure(void **state)
+{
+	struct harness h;
+	struct tlbpol_as *as;
+	struct tlbpol_decision d;
+	struct tlbpol_stats st;
+	struct tlbpol_event ev = h_event(TLBPOL_EV_UNMAP, 0, 0x1000, 1, RW, 0);
+
+	(void)state;
+	h_engine(&h, 2, X86, DEF);
+	assert_int_equal(tlbpol_as_open(h.eng, 1, &as), 0);
+	for (int i = 0; i < 10; i++)
+		assert_int_equal(tlbpol_decide(h.eng, as, 0, &ev, &d), 0);
+	assert_int_equal(tlbpol_stats_read(h.eng, -1, &st), 0);
+	assert_int_equal(st.events, 0);
+	assert_int_equal(tlbpol_flush(h.eng, 0, TLBPOL_BY_LAZY), 0);
+	assert_int_equal(h.flushes_on[0] + h.flushes_on[1], 0);
+	tlbpol_engine_free(h.eng);
+}
+
+static void test_strings(void **state)
+{
+	(void)state;
+	for (uint32_t r = 0; r < TLBPOL_WHY_MAX; r++) {
+		assert_non_null(tlbpol_reason_str(r));
+		assert_string_not_equal(tlbpol_reason_str(r), "unknown");
+		for (uint32_t q = 0; q < r; q++)
+			assert_string_not_equal(tlbpol_reason_str(r), tlbpol_reason_str(q));
+	}
+	assert_string_equal(tlbpol_reason_str(TLBPOL_WHY_MAX), "unknown");
+	assert_string_equal(tlbpol_reason_str(~0u), "unknown");
+	assert_string_equal(tlbpol_action_str(TLBPOL_ACT_SHOOTDOWN), "shootdown");
+	assert_string_equal(tlbpol_action_str(9), "unknown");
+	assert_string_equal(tlbpol_deadline_str(TLBPOL_BY_WRITEBACK), "writeback");
+	assert_string_equal(tlbpol_deadline_str(9), "unknown");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_table),
+		cmocka_unit_test(test_coverage),
+		cmocka_unit_test(test_decide_is_pure),
+		cmocka_unit_test(test_strings),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
