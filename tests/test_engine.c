@@ -478,6 +478,43 @@ static void test_handle_ipi_count(void **s)
 	tlbpol_engine_free(h.eng);
 }
 
+/* Reusing an address whose deferred flush is still pending completes it
+ * first (flush_tlb_batched_pending): precisely for this CPU's own entries,
+ * with one whole-AS shootdown for other CPUs' (whose ranges are not known). */
+static void test_address_reuse_settles_pending(void **s)
+{
+	struct harness h;
+	struct tlbpol_as *as = setup(&h, 3, 9);
+	struct tlbpol_decision d;
+
+	(void)s;
+	submit(&h, as, 0, h_event(TLBPOL_EV_UNMAP, 0, 0x10000, 4, RW, 0));
+	h_reset_log(&h);
+	/* Elsewhere in the AS: nothing to settle. */
+	submit(&h, as, 0, h_event(TLBPOL_EV_FAULT, 0, 0x80000, 1, 0, RW));
+	assert_int_equal(h.nr_log, 0);
+	/* Same CPU, overlapping: its batch is flushed as ranges. */
+	assert_int_equal(tlbpol_submit(h.eng, as, 0,
+				       &(struct tlbpol_event){ sizeof(struct tlbpol_event),
+							       TLBPOL_EV_FAULT, 0, 12, 0x12000, 1,
+							       0, RW },
+				       &d), 0);
+	assert_int_equal(d.action, TLBPOL_ACT_NONE);
+	assert_int_equal(h.nr_log, 3);
+	assert_int_equal(h.log[0].kind, TLBPOL_FLUSH_PAGES);
+	assert_int_equal(h.log[0].pages, 4);
+	assert_int_equal(tlbpol_flush(h.eng, 0, TLBPOL_BY_LAZY), 0);
+	/* Another CPU's pending work: a whole-AS shootdown before the install. */
+	submit(&h, as, 1, h_event(TLBPOL_EV_UNMAP, 0, 0x20000, 1, RW, 0));
+	h_reset_log(&h);
+	submit(&h, as, 2, h_event(TLBPOL_EV_FAULT, 0, 0x20000, 1, 0, RW));
+	assert_int_equal(h.nr_log, 3);
+	assert_int_equal(h.log[0].kind, TLBPOL_FLUSH_AS);
+	/* The pending entry itself is still completed later (never lost). */
+	assert_int_equal(tlbpol_flush(h.eng, 1, TLBPOL_BY_FREE), 1);
+	tlbpol_engine_free(h.eng);
+}
+
 static void test_stats_avoided(void **s)
 {
 	struct harness h;
@@ -520,6 +557,7 @@ int main(void)
 		cmocka_unit_test(test_tick_completes_lazy),
 		cmocka_unit_test(test_offline),
 		cmocka_unit_test(test_handle_ipi_count),
+		cmocka_unit_test(test_address_reuse_settles_pending),
 		cmocka_unit_test(test_stats_avoided),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -598,6 +598,14 @@ TLBPOL_API int tlbpol_decide(const struct tlbpol_engine *eng, const struct tlbpo
  * a BY_NOW shootdown is flushed locally and remotely before the call returns;
  * later deadlines join @cpu's batch (which flushes itself when it holds
  * batch_pages pages: nothing is ever dropped).
+ *
+ * Submit every page-table change, installs (old PTE not present) included,
+ * before releasing the lock that serialises changes to that PTE.  An install
+ * in an address space with deferred flushes pending completes them first
+ * where they may cover the reused address (this CPU's overlapping entries
+ * early, other CPUs' with one whole-AS shootdown, as Linux
+ * flush_tlb_batched_pending()): a CPU must never keep the old frame's
+ * translation once a new frame is mapped there.
  * @out: may be NULL.
  * Context: for @cpu.  May call every callback and wait for other CPUs.
  * Return: 0, or the errors of tlbpol_decide().

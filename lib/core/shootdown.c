@@ -318,6 +318,56 @@ static void enqueue(struct tlbpol_engine *eng, struct tlbpol_as *as, uint32_t cp
 		tlbpol__flush_batch(eng, cpu, TLBPOL_BY_WRITEBACK, TLBPOL_BY_LAZY);
 }
 
+/* Last byte (inclusive) of @nr pages of 1 << @shift from @va; validated
+ * events and queued entries never wrap. */
+static uint64_t range_last(uint64_t va, uint64_t nr, uint32_t shift)
+{
+	return va + ((nr - 1) << shift) + ((1ULL << shift) - 1);
+}
+
+/*
+ * An address is being reused (a PTE installed where none was) while
+ * deferred flushes are pending in its address space.  A deferred entry may be
+ * exactly this address's old translation: if a CPU still caches it, that CPU
+ * would keep using the old frame after the new one is mapped, and writes
+ * would land in a frame the owner considers gone.  Linux has the same race
+ * between batched reclaim and a parallel mprotect/munmap/fault, closed by
+ * flush_tlb_batched_pending() (mm/rmap.c, commit 3ea277194daa "mm,
+ * mprotect: flush TLB if potentially racing with a parallel reclaim leaving
+ * stale TLB entries").  Here: this CPU's own overlapping entries are
+ * completed early (their ranges are known); entries of other CPUs are not
+ * visible, so, as Linux does, one whole-AS shootdown covers them.
+ */
+static void settle_reused_range(struct tlbpol_engine *eng, struct tlbpol_as *as, uint32_t cpu,
+				const struct tlbpol_event *ev)
+{
+	struct tlbpol_cpu *c = &eng->cpus[cpu];
+	uint64_t first = ev->va, last = range_last(ev->va, ev->nr_pages, ev->page_shift);
+	uint32_t own = 0, overlap = 0;
+
+	for (uint32_t i = 0; i < c->nr_pending; i++) {
+		const struct pending *p = &c->pending[i];
+
+		if (p->as_index != as->index)
+			continue;
+		own++;
+		if (p->va <= last && first <= range_last(p->va, p->nr_pages, p->page_shift))
+			overlap = 1;
+	}
+	if (overlap) {
+		tlbpol__flush_batch(eng, cpu, TLBPOL_BY_WRITEBACK, TLBPOL_BY_LAZY);
+		own = 0;
+	}
+	if (prim_load_acquire(&as->pending) > own) {
+		struct tlbpol_flush *f = single_request(eng, cpu, as, ev);
+
+		f->kind = TLBPOL_FLUSH_AS;
+		f->nr_ranges = 0;
+		f->ranges = 0;
+		shootdown(eng, cpu);
+	}
+}
+
 int tlbpol_submit(struct tlbpol_engine *eng, struct tlbpol_as *as, uint32_t cpu,
 		  const struct tlbpol_event *ev, struct tlbpol_decision *out)
 {
@@ -328,6 +378,8 @@ int tlbpol_submit(struct tlbpol_engine *eng, struct tlbpol_as *as, uint32_t cpu,
 	if (err)
 		return err;
 	c = &eng->cpus[cpu];
+	if (!(ev->old_pte & TLBPOL_PTE_PRESENT) && prim_load_acquire(&as->pending))
+		settle_reused_range(eng, as, cpu, ev);
 	prim_count(&c->cnt.task.events, 1);
 	prim_count(&c->cnt.task.by_reason[d.reason], 1);
 	if (d.action == TLBPOL_ACT_NONE && d.reason != TLBPOL_WHY_NOT_PRESENT &&

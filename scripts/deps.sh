@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Install what the build and the tests need, if missing (Debian, as root).
+set -euo pipefail
+
+pkgs=(meson ninja-build pkg-config gcc g++ libc6-dev libcmocka-dev libnuma-dev
+      liburcu-dev python3 binutils)
+missing=()
+for p in "${pkgs[@]}"; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||
+		missing+=("$p")
+done
+if ((${#missing[@]})); then
+	echo "deps: installing ${missing[*]}" >&2
+	if [ "$(id -u)" -ne 0 ]; then
+		echo "deps: run as root (or install: ${missing[*]})" >&2
+		exit 1
+	fi
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get update -qq
+	apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
