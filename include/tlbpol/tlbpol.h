@@ -639,7 +639,7 @@ TLBPOL_API const char *tlbpol_deadline_str(uint32_t deadline);
  * Returns when every targeted CPU has flushed; then runs deferred frees that
  * are due.
  * Context: for @cpu.  May call every callback and wait for other CPUs.
- * Return: the number of deferred pages (events) completed; -EINVAL for NULL
+ * Return: the number of deferred events completed; -EINVAL for NULL
  * @eng or an unknown @by; -ERANGE for @cpu.
  */
 TLBPOL_API int tlbpol_flush(struct tlbpol_engine *eng, uint32_t cpu, uint32_t by);
@@ -691,6 +691,10 @@ TLBPOL_API int tlbpol_handle_ipi(struct tlbpol_engine *eng, uint32_t cpu);
  * @lazy_skipped: CPUs not interrupted because they were lazy or preempted.
  * @deferred_frees: deferred frees run.
  * @by_reason: submitted events per TLBPOL_WHY_* reason.
+ *
+ * The structure has no size field (the API fixes it): a release that adds a
+ * reason, and so grows @by_reason, exports tlbpol_stats_read() under a new
+ * symbol version and keeps the old one writing the old size.
  */
 struct tlbpol_stats {
 	uint64_t events;

@@ -34,7 +34,7 @@ src=$(cd "$1" && pwd) || exit 1
 consumer=$(cd "$(dirname "$2")" && pwd)/$(basename "$2")
 want_version=${3:-}
 
-for tool in meson ninja gcc g++ pkg-config nm readelf find grep sed sort comm mktemp; do
+for tool in meson ninja gcc g++ pkg-config nm readelf find grep sed sort comm tr mktemp; do
 	if ! command -v "$tool" >/dev/null 2>&1; then
 		echo "SKIP: required tool '$tool' not found"
 		exit 77
@@ -48,6 +48,7 @@ fail() {
 }
 die() {
 	echo "FAIL: $*" >&2
+	status=1
 	exit 1
 }
 step() {
@@ -55,6 +56,7 @@ step() {
 }
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/tlbpol-install.XXXXXX") || die "mktemp"
+# shellcheck disable=SC2317 # called through the EXIT trap
 cleanup() {
 	if [ -n "${TLBPOL_KEEP_TMP:-}" ] || [ "$status" -ne 0 ]; then
 		echo "(temporary files kept in $tmp)"
@@ -116,6 +118,7 @@ case " $pc_libs " in
 esac
 
 # The header must come from the prefix (gcc -M lists what was included).
+# shellcheck disable=SC2086 # pkg-config output is a list of words
 deps=$(echo '#include <tlbpol/tlbpol.h>' | gcc -M -x c - $pc_cflags 2>&1) ||
 	die "including <tlbpol/tlbpol.h> with the installed cflags failed: $deps"
 case "$deps" in
@@ -133,7 +136,6 @@ build() {
 	local name=$1 compiler=$2
 	shift 2
 	echo "$compiler $* -o $name"
-	# shellcheck disable=SC2086 # pkg-config output is a list of words
 	"$compiler" "$@" -o "$tmp/$name" >"$tmp/$name.log" 2>&1
 	local rc=$?
 	if [ $rc -ne 0 ]; then
@@ -229,6 +231,7 @@ echo "exported: $(wc -l <"$tmp/exported") tlbpol_* symbols"
 # The functions the installed header declares TLBPOL_API: preprocess it with
 # TLBPOL_API defined to a marker (comments gone, macros resolved), then take
 # the identifier before the first '(' of each marked declaration.
+# shellcheck disable=SC2086
 gcc -E -P -x c -D'TLBPOL_API=__tlbpol_api_marker__' $pc_cflags "$incdir/tlbpol/tlbpol.h" \
 	>"$tmp/header.i" 2>"$tmp/header.err" || { cat "$tmp/header.err" >&2; die "cannot preprocess the installed header"; }
 tr '\n' ' ' <"$tmp/header.i" | grep -o '__tlbpol_api_marker__[^;]*;' |
@@ -239,8 +242,8 @@ echo "declared: $ndecl TLBPOL_API functions in the installed header"
 [ "$ndecl" -gt 0 ] || fail "found no TLBPOL_API declaration in the installed header"
 missing=$(comm -23 "$tmp/declared" "$tmp/exported")
 extra=$(comm -13 "$tmp/declared" "$tmp/exported")
-[ -z "$missing" ] || fail "declared TLBPOL_API but not exported: $(echo $missing)"
-[ -z "$extra" ] || fail "exported but not declared TLBPOL_API in the header: $(echo $extra)"
+[ -z "$missing" ] || fail "declared TLBPOL_API but not exported: $(echo "$missing" | tr '\n' ' ')"
+[ -z "$extra" ] || fail "exported but not declared TLBPOL_API in the header: $(echo "$extra" | tr '\n' ' ')"
 
 # ---------------------------------------------------------------------------
 if [ "$status" -eq 0 ]; then
