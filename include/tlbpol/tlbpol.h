@@ -260,6 +260,33 @@ struct tlbpol_ops {
 /* ------------------------------------------------------------------------ */
 
 #define TLBPOL_DEFAULT_FLUSH_CEILING 33 /* Linux tlb_single_page_flush_ceiling */
+/*
+ * The broadcast cost model (RULE_BROADCAST): a shootdown by interrupts costs
+ * the initiator cost_ipi_ns for its first target, cost_ipi_target_ns for each
+ * further target and cost_ipi_remote_ns more for each target on another NUMA
+ * node (Nadav Amit's measurements, LKML 2019: ~0.8 us first target, ~70 ns
+ * each further target on the socket, more across sockets); a broadcast costs
+ * cost_broadcast_ns plus cost_broadcast_page_ns per page it names (INVLPGB +
+ * TLBSYNC, TLBI IS + DSB: one instruction per page, one wait for all CPUs;
+ * assumed figures, tune them for the machine).  The engine broadcasts when
+ * that is cheaper.
+ */
+#define TLBPOL_DEFAULT_COST_IPI_NS 800
+#define TLBPOL_DEFAULT_COST_IPI_TARGET_NS 70
+#define TLBPOL_DEFAULT_COST_IPI_REMOTE_NS 200
+#define TLBPOL_DEFAULT_COST_BROADCAST_NS 1500
+#define TLBPOL_DEFAULT_COST_BROADCAST_PAGE_NS 40
+
+/*
+ * Config flags.
+ * TLBPOL_CFGF_RETAIN_AS: switching away from an address space keeps its TLB
+ * entries (x86 PCID, Arm ASID): a CPU that comes back to it after flushes
+ * were skipped must flush it (tlbpol_switch() reports need_flush).  Without
+ * it, a switch to another address space drops the old one's entries (a CR3
+ * write without PCID), and no flush is needed at switch-in.
+ */
+#define TLBPOL_CFGF_RETAIN_AS (1U << 0)
+#define TLBPOL_CFGF_ALL 0x1U
 #define TLBPOL_DEFAULT_BATCH_PAGES 512
 #define TLBPOL_DEFAULT_MAX_AS 64
 #define TLBPOL_MAX_BATCH_PAGES 65536
@@ -281,6 +308,10 @@ struct tlbpol_ops {
  * @cpu_node: NUMA node of each CPU (nr_cpus entries, copied), or NULL.
  * @ops: the callbacks (copied; flush_local and send_ipi are required).
  * @ops_ctx: passed to every callback.
+ * @flags: TLBPOL_CFGF_*.
+ * @cost_ipi_ns, @cost_ipi_target_ns, @cost_ipi_remote_ns, @cost_broadcast_ns,
+ * @cost_broadcast_page_ns: the broadcast cost model (see
+ *	TLBPOL_DEFAULT_COST_IPI_NS); 0 takes the default.
  */
 struct tlbpol_config {
 	uint32_t size;
@@ -293,6 +324,12 @@ struct tlbpol_config {
 	const uint16_t *cpu_node;
 	const struct tlbpol_ops *ops;
 	void *ops_ctx;
+	uint32_t flags;
+	uint32_t cost_ipi_ns;
+	uint32_t cost_ipi_target_ns;
+	uint32_t cost_ipi_remote_ns;
+	uint32_t cost_broadcast_ns;
+	uint32_t cost_broadcast_page_ns;
 };
 
 struct tlbpol_engine;
@@ -301,8 +338,9 @@ struct tlbpol_as;
 /**
  * tlbpol_config_init() - fill @cfg with defaults.
  * Sets size, nr_cpus and arch as given, max_as TLBPOL_DEFAULT_MAX_AS, rules
- * TLBPOL_RULES_DEFAULT, flush_ceiling 33, batch_pages 512, and NULL cpu_node,
- * ops and ops_ctx.  Does nothing if @cfg is NULL.
+ * TLBPOL_RULES_DEFAULT, flush_ceiling 33, batch_pages 512, the default cost
+ * model, and NULL cpu_node, ops and ops_ctx, no flags.  Does nothing if @cfg
+ * is NULL.
  * Context: any.
  */
 TLBPOL_API void tlbpol_config_init(struct tlbpol_config *cfg, uint32_t nr_cpus, uint32_t arch);
@@ -418,19 +456,33 @@ enum tlbpol_cpu_state {
 /**
  * tlbpol_cpu_state() - record what @cpu is doing.
  *
+ * With RULE_LAZY_CPUS an IDLE CPU, and with RULE_VCPU_DEFER a PREEMPTED one,
+ * is not interrupted for flushes of the address space it has loaded (an IDLE
+ * CPU still is when page tables were freed: it may walk them speculatively; a
+ * preempted vCPU executes nothing, as KVM's PV TLB flush assumes).  It
+ * catches up when it comes back: the call that returns it to RUNNING returns
+ * 1 when it must first flush its current address space (kind AS, paging-
+ * structure caches included, e.g. a CR3 write), as tlbpol_switch() reports
+ * need_flush.
+ *
  * Going OFFLINE serves every request already posted to @cpu first (so nobody
  * waits on it) and requires no pending deferred work on @cpu (flush it
  * first).
  * Context: for @cpu (the CPU itself, or whoever acts for it while it cannot,
  * e.g. the hypervisor for a preempted vCPU).
- * Return: 0; -EINVAL for NULL @eng or an unknown @state; -ERANGE for @cpu;
+ * Return: 0, or 1 when the CPU must flush its current address space before
+ * it uses it; -EINVAL for NULL @eng or an unknown @state; -ERANGE for @cpu;
  * -EBUSY when going OFFLINE with deferred work or deferred frees pending.
  */
 TLBPOL_API int tlbpol_cpu_state(struct tlbpol_engine *eng, uint32_t cpu, uint32_t state);
 
 /**
- * tlbpol_tick() - periodic work for @cpu: serves its incoming requests,
- * completes its lazy (BY_LAZY) work and runs deferred frees that are due.
+ * tlbpol_tick() - periodic work for @cpu: serves its incoming requests
+ * (including lazy ones posted without an interrupt), posts its own BY_LAZY
+ * work to its targets without interrupting them, and runs deferred frees that
+ * are due.  Lazy work completes only as CPUs tick or switch: call it
+ * periodically on every CPU (a timer tick), or force completion with
+ * tlbpol_flush(.., TLBPOL_BY_LAZY).
  * Context: for @cpu.
  * Return: 0; -EINVAL for NULL @eng; -ERANGE for @cpu.
  */

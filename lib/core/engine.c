@@ -22,13 +22,19 @@ void tlbpol_config_init(struct tlbpol_config *cfg, uint32_t nr_cpus, uint32_t ar
 	cfg->rules = TLBPOL_RULES_DEFAULT;
 	cfg->flush_ceiling = TLBPOL_DEFAULT_FLUSH_CEILING;
 	cfg->batch_pages = TLBPOL_DEFAULT_BATCH_PAGES;
+	cfg->cost_ipi_ns = TLBPOL_DEFAULT_COST_IPI_NS;
+	cfg->cost_ipi_target_ns = TLBPOL_DEFAULT_COST_IPI_TARGET_NS;
+	cfg->cost_ipi_remote_ns = TLBPOL_DEFAULT_COST_IPI_REMOTE_NS;
+	cfg->cost_broadcast_ns = TLBPOL_DEFAULT_COST_BROADCAST_NS;
+	cfg->cost_broadcast_page_ns = TLBPOL_DEFAULT_COST_BROADCAST_PAGE_NS;
 }
 
 int tlbpol__config_check(const struct tlbpol_config *cfg)
 {
 	if (!cfg || cfg->size < sizeof(*cfg))
 		return -E_INVAL;
-	if (cfg->arch >= TLBPOL_ARCH_MAX || (cfg->rules & ~TLBPOL_RULES_ALL))
+	if (cfg->arch >= TLBPOL_ARCH_MAX || (cfg->rules & ~TLBPOL_RULES_ALL) ||
+	    (cfg->flags & ~TLBPOL_CFGF_ALL))
 		return -E_INVAL;
 	if (!cfg->ops || cfg->ops->size < sizeof(struct tlbpol_ops) ||
 	    !cfg->ops->flush_local || !cfg->ops->send_ipi)

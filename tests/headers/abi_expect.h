@@ -19,7 +19,7 @@
  *                    24 broadcast, 32 relax                              = 40
  *   tlbpol_config    0 size, 4 nr_cpus, 8 arch, 12 max_as, 16 rules,
  *                    24 flush_ceiling, 28 batch_pages, 32 cpu_node,
- *                    40 ops, 48 ops_ctx                                  = 56
+ *                    40 ops, 48 ops_ctx, 56 flags, 60..76 cost_*         = 80
  *   tlbpol_event     0 size, 4 kind, 8 flags, 12 page_shift, 16 va,
  *                    24 nr_pages, 32 old_pte, 36 new_pte                 = 40
  *   tlbpol_decision  0 action, 4 deadline, 8 reason, 12 pad              = 16
@@ -82,7 +82,7 @@ ABI_OFF(struct tlbpol_ops, broadcast, 24);
 ABI_OFF(struct tlbpol_ops, relax, 32);
 
 /* struct tlbpol_config */
-ABI_SIZE(struct tlbpol_config, 56);
+ABI_SIZE(struct tlbpol_config, 80);
 ABI_ALIGN(struct tlbpol_config, 8);
 ABI_OFF(struct tlbpol_config, size, 0);
 ABI_OFF(struct tlbpol_config, nr_cpus, 4);
@@ -94,6 +94,12 @@ ABI_OFF(struct tlbpol_config, batch_pages, 28);
 ABI_OFF(struct tlbpol_config, cpu_node, 32);
 ABI_OFF(struct tlbpol_config, ops, 40);
 ABI_OFF(struct tlbpol_config, ops_ctx, 48);
+ABI_OFF(struct tlbpol_config, flags, 56);
+ABI_OFF(struct tlbpol_config, cost_ipi_ns, 60);
+ABI_OFF(struct tlbpol_config, cost_ipi_target_ns, 64);
+ABI_OFF(struct tlbpol_config, cost_ipi_remote_ns, 68);
+ABI_OFF(struct tlbpol_config, cost_broadcast_ns, 72);
+ABI_OFF(struct tlbpol_config, cost_broadcast_page_ns, 76);
 
 /* struct tlbpol_event */
 ABI_SIZE(struct tlbpol_event, 40);

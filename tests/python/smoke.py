@@ -98,7 +98,13 @@ class Config(Structure):
                 ("max_as", c_uint32), ("rules", c_uint64),
                 ("flush_ceiling", c_uint32), ("batch_pages", c_uint32),
                 ("cpu_node", POINTER(c_uint16)), ("ops", POINTER(Ops)),
-                ("ops_ctx", c_void_p)]
+                ("ops_ctx", c_void_p),
+                ("flags", c_uint32),
+                ("cost_ipi_ns", c_uint32),
+                ("cost_ipi_target_ns", c_uint32),
+                ("cost_ipi_remote_ns", c_uint32),
+                ("cost_broadcast_ns", c_uint32),
+                ("cost_broadcast_page_ns", c_uint32)]
 
 
 class Event(Structure):
@@ -121,7 +127,7 @@ class Stats(Structure):
 
 
 # The LP64 layouts of the C structures (tests/headers/abi_expect.h).
-EXPECTED_SIZES = {Range: 24, Flush: 32, CpuSet: 512, Ops: 40, Config: 56,
+EXPECTED_SIZES = {Range: 24, Flush: 32, CpuSet: 512, Ops: 40, Config: 80,
                   Event: 40, Decision: 16, Stats: (12 + TLBPOL_WHY_MAX) * 8}
 
 failures = []
