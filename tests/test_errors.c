@@ -310,8 +310,14 @@ static void test_as_limits(void **state)
 	/* A CPU running it keeps it open. */
 	assert_int_equal(tlbpol_switch(h.eng, 0, as[0], NULL), 0);
 	assert_int_equal(tlbpol_as_close(h.eng, as[0]), -EBUSY);
+	/* Lazy (switched to NULL) it is still loaded: still busy. */
+	assert_int_equal(tlbpol_unload(h.eng, 0), -EBUSY);
 	assert_int_equal(tlbpol_switch(h.eng, 0, NULL, NULL), 0);
+	assert_int_equal(tlbpol_as_close(h.eng, as[0]), -EBUSY);
+	assert_int_equal(tlbpol_unload(h.eng, 0), 0);
 	assert_int_equal(tlbpol_as_close(h.eng, as[0]), 0);
+	assert_int_equal(tlbpol_unload(NULL, 0), -EINVAL);
+	assert_int_equal(tlbpol_unload(h.eng, 1), -ERANGE);
 	assert_int_equal(tlbpol_as_close(h.eng, as[0]), -EINVAL);
 	assert_int_equal(tlbpol_as_open(h.eng, 12, &as[2]), 0);
 	assert_int_equal(tlbpol_as_tag(as[2]), 12);

@@ -410,7 +410,8 @@ TLBPOL_API int tlbpol_as_open(struct tlbpol_engine *eng, uint64_t tag, struct tl
 
 /**
  * tlbpol_as_close() - stop tracking an address space.
- * Context: any; thread-safe.  No CPU may still run @as (switch away first).
+ * Context: any; thread-safe.  No CPU may still have @as loaded, running or
+ * lazily (switch away, or tlbpol_unload() lazy CPUs, first).
  * Return: 0; -EINVAL for NULL or an address space that is closed or belongs to
  * another engine; -EBUSY while flushes are pending for it or a CPU runs it.
  */
@@ -424,6 +425,15 @@ TLBPOL_API uint64_t tlbpol_as_tag(const struct tlbpol_as *as);
 
 /**
  * tlbpol_switch() - @cpu now runs @next (NULL: idle/lazy kernel thread).
+ *
+ * Switching to NULL keeps the previous address space loaded (as Linux's lazy
+ * TLB mode keeps the old mm for a kernel thread): the CPU stays in its
+ * footprint, with RULE_LAZY_CPUS is spared interrupts for it (unless page
+ * tables were freed), and catches up when it switches back to it.  Switching
+ * to another address space leaves the old one's footprint (its entries go
+ * with the CR3 write, or, with TLBPOL_CFGF_RETAIN_AS, stay under their tag
+ * and are caught up on at the next switch back).  Call it as the hardware
+ * switches (the CR3 write follows at once), with interrupts off.
  * @need_flush: may be NULL; set to 1 when the CPU must flush @next (kind AS)
  *	before using it because flushes were skipped while it was away, else 0.
  *	The caller does that flush as part of the switch (e.g. a CR3 write
@@ -435,6 +445,17 @@ TLBPOL_API uint64_t tlbpol_as_tag(const struct tlbpol_as *as);
  */
 TLBPOL_API int tlbpol_switch(struct tlbpol_engine *eng, uint32_t cpu, struct tlbpol_as *next,
 			     int *need_flush);
+
+/**
+ * tlbpol_unload() - @cpu drops the address space it keeps loaded while lazy
+ * (after tlbpol_switch(.., NULL)) and leaves its footprint: the host switches
+ * it to page tables of its own (Linux: switch_mm() to init_mm), e.g. before
+ * the address space is closed and its page tables freed.
+ * Context: for @cpu.
+ * Return: 0; -EINVAL for NULL @eng; -ERANGE for @cpu; -EBUSY if @cpu is not
+ * lazy (it runs an address space: switch it to NULL first).
+ */
+TLBPOL_API int tlbpol_unload(struct tlbpol_engine *eng, uint32_t cpu);
 
 /**
  * enum tlbpol_cpu_state - what a CPU is doing.

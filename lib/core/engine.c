@@ -71,18 +71,38 @@ static size_t take(size_t *off, size_t bytes)
 
 #define AT(base, o) ((void *)((char *)(base) + (o)))
 
+static uint32_t nodes_of(const struct tlbpol_config *cfg)
+{
+	uint32_t n = 1;
+
+	if (cfg->cpu_node)
+		for (uint32_t i = 0; i < cfg->nr_cpus; i++)
+			if (cfg->cpu_node[i] + 1u > n)
+				n = cfg->cpu_node[i] + 1u;
+	return n;
+}
+
 static size_t layout(const struct tlbpol_config *cfg, struct tlbpol_engine *eng)
 {
 	uint32_t words = (cfg->nr_cpus + 63) / 64;
 	uint32_t flush_cap = cfg->batch_pages < cfg->max_as ? cfg->batch_pages : cfg->max_as;
-	size_t off = 0, cpus, as;
+	uint32_t recv_as_cap = cfg->max_as < 256 ? cfg->max_as : 256;
+	size_t off = 0, cpus, as, gens, masks = 0;
 
+	if (recv_as_cap < flush_cap)
+		recv_as_cap = flush_cap;
 	take(&off, sizeof(struct tlbpol_engine));
 	cpus = take(&off, (size_t)cfg->nr_cpus * sizeof(struct tlbpol_cpu));
 	as = take(&off, (size_t)cfg->max_as * sizeof(struct tlbpol_as));
+	gens = take(&off, (size_t)cfg->nr_cpus * cfg->max_as * sizeof(uint64_t));
+	if (cfg->cpu_node)
+		masks = take(&off, (size_t)nodes_of(cfg) * words * sizeof(uint64_t));
 	if (eng) {
 		eng->cpus = AT(eng, cpus);
 		eng->as = AT(eng, as);
+		eng->local_gen = AT(eng, gens);
+		if (cfg->cpu_node)
+			eng->node_mask = AT(eng, masks);
 	}
 	for (uint32_t a = 0; a < cfg->max_as; a++) {
 		size_t fp = take(&off, words * sizeof(uint64_t));
@@ -97,23 +117,28 @@ static size_t layout(const struct tlbpol_config *cfg, struct tlbpol_engine *eng)
 			eng->cpu_node = AT(eng, nodes);
 	}
 	for (uint32_t i = 0; i < cfg->nr_cpus; i++) {
-		size_t inbox = take(&off, words * sizeof(uint64_t));
-		size_t pending = take(&off, cfg->batch_pages * sizeof(struct pending));
-		size_t ranges = take(&off, cfg->batch_pages * sizeof(struct tlbpol_range));
-		size_t flushes = take(&off, flush_cap * sizeof(struct tlbpol_flush));
-		size_t meta = take(&off, flush_cap * sizeof(struct flush_meta));
-		size_t slot = take(&off, cfg->max_as * sizeof(uint32_t));
+		struct tlbpol_cpu *c = eng ? &eng->cpus[i] : 0;
+		size_t o;
 
-		if (eng) {
-			struct tlbpol_cpu *c = &eng->cpus[i];
-
-			c->inbox = AT(eng, inbox);
-			c->pending = AT(eng, pending);
-			c->req.ranges = AT(eng, ranges);
-			c->req.flushes = AT(eng, flushes);
-			c->meta = AT(eng, meta);
-			c->as_slot = AT(eng, slot);
+#define PLACE(field, bytes)                                                    	do {                                                                   		o = take(&off, (bytes));                                       		if (c)                                                         			c->field = AT(eng, o);                                 	} while (0)
+		PLACE(inbox, words * sizeof(uint64_t));
+		PLACE(pending, cfg->batch_pages * sizeof(struct pending));
+		PLACE(as_slot, cfg->max_as * sizeof(uint32_t));
+		PLACE(recv_slot, cfg->max_as * sizeof(uint32_t));
+		PLACE(recv_as, recv_as_cap * sizeof(struct recv_as));
+		PLACE(recv_ranges, cfg->batch_pages * sizeof(struct recv_range));
+		PLACE(recv_out, cfg->batch_pages * sizeof(struct tlbpol_range));
+		for (uint32_t k = 0; k < TLBPOL_SLOTS; k++) {
+			PLACE(slots[k].targets, words * sizeof(uint64_t));
+			PLACE(slots[k].leaders, words * sizeof(uint64_t));
+			PLACE(slots[k].flushes, flush_cap * sizeof(struct req_flush));
+			PLACE(slots[k].ranges, cfg->batch_pages * sizeof(struct tlbpol_range));
+		}
+#undef PLACE
+		if (c) {
 			c->flush_cap = flush_cap;
+			c->recv_as_cap = recv_as_cap;
+			c->recv_cap = cfg->batch_pages;
 		}
 	}
 	return off;
@@ -175,8 +200,23 @@ int tlbpol_engine_init(struct tlbpol_engine **out, void *mem, size_t len,
 	prim_copy(&eng->ops, cfg->ops, sizeof(eng->ops));
 	eng->ops.size = sizeof(eng->ops);
 	eng->ops_ctx = cfg->ops_ctx;
-	if (cfg->cpu_node)
+	eng->flags = cfg->flags;
+	eng->nr_nodes = nodes_of(cfg);
+	eng->cost_ipi = cfg->cost_ipi_ns ? cfg->cost_ipi_ns : TLBPOL_DEFAULT_COST_IPI_NS;
+	eng->cost_ipi_target =
+		cfg->cost_ipi_target_ns ? cfg->cost_ipi_target_ns : TLBPOL_DEFAULT_COST_IPI_TARGET_NS;
+	eng->cost_ipi_remote =
+		cfg->cost_ipi_remote_ns ? cfg->cost_ipi_remote_ns : TLBPOL_DEFAULT_COST_IPI_REMOTE_NS;
+	eng->cost_bcast =
+		cfg->cost_broadcast_ns ? cfg->cost_broadcast_ns : TLBPOL_DEFAULT_COST_BROADCAST_NS;
+	eng->cost_bcast_page = cfg->cost_broadcast_page_ns ? cfg->cost_broadcast_page_ns
+							   : TLBPOL_DEFAULT_COST_BROADCAST_PAGE_NS;
+	if (cfg->cpu_node) {
 		prim_copy(eng->cpu_node, cfg->cpu_node, cfg->nr_cpus * sizeof(uint16_t));
+		for (uint32_t i = 0; i < cfg->nr_cpus; i++)
+			eng->node_mask[(size_t)cfg->cpu_node[i] * eng->words + i / 64] |=
+				1ULL << (i % 64);
+	}
 	for (uint32_t a = 0; a < cfg->max_as; a++) {
 		eng->as[a].eng = eng;
 		eng->as[a].index = a;
@@ -226,8 +266,16 @@ int tlbpol_as_open(struct tlbpol_engine *eng, uint64_t tag, struct tlbpol_as **o
 		return -E_NOMEM;
 	}
 	slot->tag = tag;
-	prim_store_relaxed(&slot->running, 0u);
+	prim_store_relaxed(&slot->loaded, 0u);
 	prim_store_relaxed(&slot->pending, 0u);
+	prim_store_relaxed(&slot->pending_global, 0u);
+	/*
+	 * Generations never go back: CPUs keep what they flushed to for this
+	 * slot's earlier address space.  One step past it makes every CPU that
+	 * could still hold entries under a reused tag (ASID retention) flush
+	 * at its first switch in.
+	 */
+	prim_fetch_add(&slot->gen, 1ULL);
 	for (uint32_t w = 0; w < eng->words; w++)
 		prim_store_relaxed(&slot->footprint[w], 0ULL);
 	prim_store_release(&slot->state, (uint32_t)AS_OPEN);
@@ -245,7 +293,7 @@ int tlbpol_as_close(struct tlbpol_engine *eng, struct tlbpol_as *as)
 	prim_spin_lock(&eng->as_lock);
 	if (!tlbpol__as_valid(eng, as))
 		err = -E_INVAL;
-	else if (prim_load_acquire(&as->pending) || prim_load_acquire(&as->running))
+	else if (prim_load_acquire(&as->pending) || prim_load_acquire(&as->loaded))
 		err = -E_BUSY;
 	else
 		prim_store_release(&as->state, (uint32_t)AS_FREE);
@@ -263,16 +311,17 @@ uint64_t tlbpol_as_tag(const struct tlbpol_as *as)
 /*
  * Run the deferred frees whose flushes have all completed.  A free waits for
  * every entry that was pending when it was registered (seq <= after_seq);
- * entries complete out of order (BY_WRITEBACK before BY_FREE), so what
- * matters is the oldest entry still pending.
+ * entries complete out of order (BY_WRITEBACK before BY_FREE, lazy requests
+ * as their targets tick), so what matters is the oldest one still pending.
  */
-void tlbpol__run_dfrees(struct tlbpol_engine *eng, struct tlbpol_cpu *c)
+void tlbpol__run_dfrees(struct tlbpol_engine *eng, uint32_t cpu)
 {
-	uint64_t oldest = ~0ULL;
+	struct tlbpol_cpu *c = &eng->cpus[cpu];
+	uint64_t oldest;
 
-	for (uint32_t i = 0; i < c->nr_pending; i++)
-		if (c->pending[i].seq < oldest)
-			oldest = c->pending[i].seq;
+	if (!c->dfree_count)
+		return;
+	oldest = tlbpol__oldest_seq(eng, cpu);
 	while (c->dfree_count && c->dfree[c->dfree_head].after_seq < oldest) {
 		struct dfree d = c->dfree[c->dfree_head];
 
@@ -281,7 +330,14 @@ void tlbpol__run_dfrees(struct tlbpol_engine *eng, struct tlbpol_cpu *c)
 		prim_count(&c->cnt.task.deferred_frees, 1);
 		d.fn(d.arg);
 	}
-	(void)eng;
+}
+
+/* Complete everything @cpu has pending, lazy work included. */
+static void complete_all(struct tlbpol_engine *eng, uint32_t cpu)
+{
+	tlbpol__flush_batch(eng, cpu, TLBPOL_BY_WRITEBACK, TLBPOL_BY_LAZY);
+	tlbpol__force_lazy(eng, cpu);
+	tlbpol__run_dfrees(eng, cpu);
 }
 
 int tlbpol_defer_free(struct tlbpol_engine *eng, uint32_t cpu, void (*fn)(void *arg), void *arg)
@@ -294,9 +350,10 @@ int tlbpol_defer_free(struct tlbpol_engine *eng, uint32_t cpu, void (*fn)(void *
 	if (cpu >= eng->nr_cpus)
 		return -E_RANGE;
 	c = &eng->cpus[cpu];
+	tlbpol__reap(eng, cpu);
 	if (c->dfree_count == TLBPOL_DFREE_SLOTS)
-		tlbpol__flush_batch(eng, cpu, TLBPOL_BY_WRITEBACK, TLBPOL_BY_LAZY);
-	if (!c->nr_pending && !c->dfree_count) {
+		complete_all(eng, cpu);
+	if (!c->dfree_count && tlbpol__oldest_seq(eng, cpu) == ~0ULL) {
 		prim_count(&c->cnt.task.deferred_frees, 1);
 		fn(arg);
 		return 0;
@@ -309,9 +366,36 @@ int tlbpol_defer_free(struct tlbpol_engine *eng, uint32_t cpu, void (*fn)(void *
 	return 0;
 }
 
+/*
+ * @cpu is about to use @as: has it missed flushes (it was lazy, preempted or
+ * away with its entries retained)?  Called after the CPU published that it is
+ * back (footprint bit, lazy flag or state, all sequentially consistent), so a
+ * generation taken after this read finds it awake and interrupts it, and one
+ * taken before is seen here (Linux switch_mm_irqs_off(): "Start receiving
+ * IPIs and then read tlb_gen").  Returns 1 if the caller must flush @as; the
+ * CPU then counts as caught up to the generation read here.
+ */
+uint64_t tlbpol__catch_up(struct tlbpol_engine *eng, uint32_t cpu, struct tlbpol_as *as)
+{
+	uint64_t now = prim_load_seqcst(&as->gen);
+	uint64_t *mine = local_gen_of(eng, cpu, as->index);
+
+	if (prim_load_relaxed(mine) >= now)
+		return 0;
+	gen_raise(mine, now);
+	return 1;
+}
+
+static void leave(uint32_t cpu, struct tlbpol_as *as)
+{
+	prim_fetch_and(&as->footprint[cpu / 64], ~(1ULL << (cpu % 64)));
+	prim_fetch_sub_release(&as->loaded, 1u);
+}
+
 int tlbpol_switch(struct tlbpol_engine *eng, uint32_t cpu, struct tlbpol_as *next, int *need_flush)
 {
 	struct tlbpol_cpu *c;
+	int need = 0;
 
 	if (!eng || eng->magic != TLBPOL_MAGIC)
 		return -E_INVAL;
@@ -324,38 +408,75 @@ int tlbpol_switch(struct tlbpol_engine *eng, uint32_t cpu, struct tlbpol_as *nex
 	if (c->need_full_flush) {
 		/* Back from OFFLINE: requests were not sent to this CPU while it
 		 * was down, so whatever its TLB kept is suspect, globals too. */
-		struct tlbpol_flush f = { 0, TLBPOL_FLUSH_ALL, 0, 0, 0, 0 };
+		struct tlbpol_flush f = { 0, TLBPOL_FLUSH_ALL, TLBPOL_FLUSHF_TABLES, 0, 0, 0 };
 
 		eng->ops.flush_local(eng->ops_ctx, cpu, &f);
 		prim_count(&c->cnt.task.local_flushes, 1);
 		prim_count(&c->cnt.task.full_flushes, 1);
 		c->need_full_flush = 0;
 	}
-	if (c->current != next) {
-		if (next) {
-			uint64_t bit = 1ULL << (cpu % 64);
-
-			prim_fetch_add(&next->running, 1u);
-			/*
-			 * Join the footprint before this CPU can walk next's page
-			 * tables: an initiator changes a PTE and then reads the
-			 * footprint (after a full fence), so either it sees this
-			 * bit or this CPU's walk sees its PTE (the ordering Linux
-			 * switch_mm_irqs_off() gets from setting mm_cpumask
-			 * before loading CR3).
-			 */
-			if (!(prim_load_relaxed(&next->footprint[cpu / 64]) & bit))
-				prim_fetch_or(&next->footprint[cpu / 64], bit);
-			prim_fence();
-		}
-		if (c->current)
-			prim_fetch_sub_release(&c->current->running, 1u);
+	if (!next) {
+		/*
+		 * Lazy TLB mode: the hardware keeps the old address space
+		 * loaded (no CR3 write for a kernel thread), so the CPU stays
+		 * in its footprint; RULE_LAZY_CPUS spares it interrupts.
+		 */
+		if (c->loaded)
+			prim_store_seqcst(&c->lazy, 1u);
+		c->current = 0;
+	} else if (next == c->loaded) {
+		prim_store_seqcst(&c->lazy, 0u);
 		c->current = next;
+		need = (int)tlbpol__catch_up(eng, cpu, next);
+	} else {
+		uint64_t bit = 1ULL << (cpu % 64);
+
+		/*
+		 * Join the footprint before this CPU can walk next's page
+		 * tables: an initiator changes a PTE, takes a generation and
+		 * then reads the footprint, so either it sees this bit or our
+		 * read of the generation below sees its change.
+		 */
+		prim_fetch_add(&next->loaded, 1u);
+		prim_fetch_or(&next->footprint[cpu / 64], bit);
+		prim_store_seqcst(&c->lazy, 0u);
+		/*
+		 * Leave the old one: the switch drops its entries (a CR3 write
+		 * without PCID), or, with retention, keeps them under its tag
+		 * and this CPU catches up when it comes back.
+		 */
+		if (c->loaded)
+			leave(cpu, c->loaded);
+		if (eng->flags & TLBPOL_CFGF_RETAIN_AS)
+			need = (int)tlbpol__catch_up(eng, cpu, next);
+		else
+			gen_raise(local_gen_of(eng, cpu, next->index),
+				  prim_load_seqcst(&next->gen));
+		c->loaded = c->current = next;
 	}
 	if (need_flush)
-		*need_flush = 0;
+		*need_flush = need;
 	tlbpol__serve(eng, cpu);
-	tlbpol__run_dfrees(eng, c);
+	tlbpol__reap(eng, cpu);
+	tlbpol__run_dfrees(eng, cpu);
+	return 0;
+}
+
+int tlbpol_unload(struct tlbpol_engine *eng, uint32_t cpu)
+{
+	struct tlbpol_cpu *c;
+
+	if (!eng || eng->magic != TLBPOL_MAGIC)
+		return -E_INVAL;
+	if (cpu >= eng->nr_cpus)
+		return -E_RANGE;
+	c = &eng->cpus[cpu];
+	if (c->current)
+		return -E_BUSY;
+	if (c->loaded)
+		leave(cpu, c->loaded);
+	c->loaded = 0;
+	prim_store_seqcst(&c->lazy, 0u);
 	return 0;
 }
 
@@ -371,7 +492,8 @@ int tlbpol_cpu_state(struct tlbpol_engine *eng, uint32_t cpu, uint32_t state)
 	c = &eng->cpus[cpu];
 	old = prim_load_relaxed(&c->state);
 	if (state == TLBPOL_CPU_OFFLINE && old != TLBPOL_CPU_OFFLINE) {
-		if (c->nr_pending || c->dfree_count)
+		tlbpol__reap(eng, cpu);
+		if (c->nr_pending || c->dfree_count || tlbpol__oldest_seq(eng, cpu) != ~0ULL)
 			return -E_BUSY;
 		/*
 		 * Publish OFFLINE, then drain: an initiator sets its inbox bit
@@ -381,15 +503,19 @@ int tlbpol_cpu_state(struct tlbpol_engine *eng, uint32_t cpu, uint32_t state)
 		 */
 		prim_store_seqcst(&c->state, state);
 		tlbpol__serve(eng, cpu);
-		if (c->current) {
-			prim_fetch_sub_release(&c->current->running, 1u);
-			c->current = 0;
-		}
+		if (c->loaded)
+			leave(cpu, c->loaded);
+		c->loaded = c->current = 0;
+		prim_store_seqcst(&c->lazy, 0u);
 		return 0;
 	}
 	if (old == TLBPOL_CPU_OFFLINE && state != TLBPOL_CPU_OFFLINE)
 		c->need_full_flush = 1;
 	prim_store_seqcst(&c->state, state);
+	/* Back to work after flushes may have been skipped (lazy or preempted). */
+	if (state == TLBPOL_CPU_RUNNING &&
+	    (old == TLBPOL_CPU_IDLE || old == TLBPOL_CPU_PREEMPTED) && c->current)
+		return (int)tlbpol__catch_up(eng, cpu, c->current);
 	return 0;
 }
 
@@ -400,9 +526,9 @@ int tlbpol_tick(struct tlbpol_engine *eng, uint32_t cpu)
 	if (cpu >= eng->nr_cpus)
 		return -E_RANGE;
 	tlbpol__serve(eng, cpu);
-	if (eng->cpus[cpu].nr_pending)
-		tlbpol__flush_batch(eng, cpu, TLBPOL_BY_LAZY, TLBPOL_BY_LAZY);
-	tlbpol__run_dfrees(eng, &eng->cpus[cpu]);
+	tlbpol__reap(eng, cpu);
+	tlbpol__post_lazy_batch(eng, cpu);
+	tlbpol__run_dfrees(eng, cpu);
 	return 0;
 }
 

@@ -20,16 +20,33 @@
 #define E_RANGE 34
 
 #define TLBPOL_DFREE_SLOTS 64 /* deferred frees queued per CPU */
+/*
+ * Requests one initiator may have in flight: slot 0 is the synchronous one
+ * (the initiator waits for it), the others carry lazy work posted without an
+ * interrupt, completed as targets tick or switch.
+ */
+#define TLBPOL_SLOTS 3
+#define SLOT_SYNC 0
+/* Requests a receiver claims before it flushes and acknowledges them. */
+#define TLBPOL_CLAIM_MAX 64
 
 enum as_state { AS_FREE = 0, AS_OPEN = 1 };
 
 struct tlbpol_as {
 	struct tlbpol_engine *eng; /* owner: a foreign handle is refused */
 	uint64_t tag;
+	/*
+	 * Flush generation (Linux mm->context.tlb_gen, Xen's tlbflush_clock):
+	 * every shootdown request that CPUs may catch up on later takes the
+	 * next value, after its PTE changes and before its targets are chosen.
+	 */
+	uint64_t gen;     /* atomic */
 	uint32_t state;   /* enum as_state; written under eng->as_lock */
-	uint32_t running; /* atomic: CPUs whose current AS this is */
-	uint32_t pending; /* atomic: deferred entries that name it */
+	uint32_t loaded;  /* atomic: CPUs that have it loaded (running or lazy) */
+	uint32_t pending; /* atomic: deferred entries and in-flight requests naming it */
+	uint32_t pending_global; /* atomic: those of them for global PTEs */
 	uint32_t index;
+	uint32_t pad;
 	uint64_t *footprint; /* atomic words: CPUs that may cache it */
 };
 
@@ -38,18 +55,12 @@ struct pending {
 	uint64_t va;
 	uint64_t nr_pages;
 	uint64_t seq; /* order of arrival, for deferred frees */
+	uint32_t events; /* submitted events merged into it */
 	uint32_t as_index;
 	uint8_t page_shift;
 	uint8_t deadline;
 	uint8_t flush_flags; /* TLBPOL_FLUSHF_* */
 	uint8_t global;      /* old PTE was global: FOOTPRINT cannot narrow it */
-};
-
-/* What the batch builder knows of one address space's flush. */
-struct flush_meta {
-	uint64_t pages;
-	uint32_t as_index;
-	uint32_t global;
 };
 
 struct dfree {
@@ -58,17 +69,37 @@ struct dfree {
 	uint64_t after_seq; /* runs once no pending entry has seq <= this */
 };
 
+/* One address space's part of a request. */
+struct req_flush {
+	struct tlbpol_flush f;
+	uint64_t gen;      /* the generation this part brings the AS to */
+	uint64_t pages;    /* distinct pages named (before escalation) */
+	uint32_t as_index;
+	uint32_t global;
+	uint32_t entries;  /* batch entries it carries (as->pending) */
+	uint32_t global_entries; /* of which global (as->pending_global) */
+};
+
 /*
- * A shootdown request of one initiator.  It lives in the initiator's per-CPU
- * state and is read by targets between the set of their inbox bit and their
- * acknowledgement; the initiator does not touch it until `acks` reaches zero,
- * so no lock protects it.
+ * A request of one initiator.  The initiator fills it while it is idle
+ * (acks == 0), then publishes `targets` and sets its bit in each target's
+ * inbox.  A target claims the request by clearing its own bit in `targets`
+ * (an atomic RMW, so each target claims once, and the initiator can take back
+ * a bit it set for a CPU that went away), reads it, flushes and decrements
+ * `acks`.  Nothing is written between publication and the last ack.
  */
-struct request {
+struct slot {
+	uint32_t acks;        /* atomic: claimed-or-not targets still to ack */
+	uint32_t busy;        /* owner: armed and not yet reaped */
+	uint32_t lazy;        /* owner: posted without interrupts */
+	uint32_t fanout;      /* leaders forward to their node (NUMA_FANOUT) */
 	uint32_t nr_flushes;
 	uint32_t pad;
-	struct tlbpol_flush *flushes; /* one per address space */
-	struct tlbpol_range *ranges;  /* backing store of flushes[].ranges */
+	uint64_t min_seq;     /* oldest batch entry carried (~0: none) */
+	uint64_t *targets;    /* atomic words: targets that have not claimed */
+	uint64_t *leaders;    /* words: the CPU of each remote node that forwards */
+	struct req_flush *flushes;
+	struct tlbpol_range *ranges;
 };
 
 /* Counters with one writer each: `task` is written by the CPU's own engine
@@ -79,26 +110,58 @@ struct cpu_counters {
 	struct tlbpol_stats irq;
 };
 
+/* What a receiver gathers of one address space across claimed requests. */
+struct recv_as {
+	uint32_t as_index;
+	uint32_t kind;   /* the widest kind asked for */
+	uint32_t flags;
+	uint32_t global;
+	uint32_t nreq;
+	uint32_t first;  /* its ranges in recv_ranges, after sorting */
+	uint32_t count;
+	uint32_t pad;
+	uint64_t min_gen, max_gen;
+};
+
+struct recv_range {
+	uint64_t va;
+	uint64_t nr_pages;
+	uint32_t as_slot; /* index into recv_as */
+	uint32_t page_shift;
+};
+
 struct tlbpol_cpu {
 	/* --- read by other CPUs --- */
 	uint32_t state;  /* atomic: enum tlbpol_cpu_state */
-	uint32_t acks;   /* atomic: targets that still owe this CPU an ack */
-	uint64_t *inbox; /* atomic words: bit i = CPU i has a request for us */
-	struct request req;
+	uint32_t lazy;   /* atomic: switched to NULL, keeping `loaded` */
+	uint64_t *inbox; /* atomic words: bit i = CPU i may have a request for us */
+	struct slot slots[TLBPOL_SLOTS];
 
-	/* --- this CPU only --- */
-	struct tlbpol_as *current;
-	uint32_t need_full_flush; /* came back from OFFLINE: flush ALL at next switch */
+	/* --- this CPU's engine calls only --- */
+	struct tlbpol_as *current; /* NULL when idle/lazy */
+	struct tlbpol_as *loaded;  /* what the hardware has loaded */
+	uint32_t need_full_flush;  /* came back from OFFLINE: flush ALL at next switch */
 	uint32_t nr_pending;
 	uint32_t pending_pages;
+	uint32_t flush_cap;        /* entries in slot flushes[] */
 	uint64_t next_seq;
-	struct pending *pending; /* batch_pages entries */
+	struct pending *pending;   /* batch_pages entries */
 	struct dfree dfree[TLBPOL_DFREE_SLOTS];
 	uint32_t dfree_head, dfree_count;
+	uint32_t *as_slot;         /* scratch: as index -> flush index + 1 */
 	struct tlbpol_cpuset targets; /* scratch for send_ipi */
-	uint32_t *as_slot;            /* scratch: as index -> flush slot + 1 */
-	struct flush_meta *meta;      /* scratch: one per req.flushes[] */
-	uint32_t flush_cap;           /* entries in req.flushes[] and meta[] */
+
+	/* --- this CPU's tlbpol_handle_ipi() only --- */
+	uint32_t in_serve;         /* atomic: nesting guard */
+	uint32_t nr_claims;
+	uint32_t claims[TLBPOL_CLAIM_MAX]; /* initiator * TLBPOL_SLOTS + slot */
+	uint32_t *recv_slot;       /* as index -> recv_as index + 1 */
+	struct recv_as *recv_as;   /* TLBPOL_CLAIM_MAX * flush_cap at most, capped */
+	uint32_t recv_as_cap;
+	uint32_t recv_cap;         /* entries in recv_ranges */
+	struct recv_range *recv_ranges;
+	struct tlbpol_range *recv_out; /* merged ranges handed to flush_local */
+	struct tlbpol_cpuset fwd;  /* scratch for NUMA forwarding */
 
 	struct cpu_counters cnt;
 } __attribute__((aligned(TLBPOL_CACHELINE)));
@@ -114,14 +177,44 @@ struct tlbpol_engine {
 	uint32_t batch_pages;
 	uint32_t words; /* uint64_t words in a CPU bitmap */
 	uint32_t as_lock;
+	uint32_t flags; /* TLBPOL_CFGF_* */
+	uint32_t nr_nodes;
+	uint32_t cost_ipi, cost_ipi_target, cost_ipi_remote, cost_bcast, cost_bcast_page;
 	struct tlbpol_ops ops;
 	void *ops_ctx;
-	uint16_t *cpu_node; /* copy of cfg->cpu_node, or NULL */
+	uint16_t *cpu_node;   /* copy of cfg->cpu_node, or NULL */
+	uint64_t *node_mask;  /* nr_nodes bitmaps of `words` words */
+	uint64_t *local_gen;  /* [cpu * max_as + as]: generation cpu has flushed to */
 	struct tlbpol_cpu *cpus;
 	struct tlbpol_as *as;
 };
 
 #define TLBPOL_MAGIC 0x746c6270u /* "tlbp" */
+
+static inline int bitmap_test(const uint64_t *w, uint32_t bit)
+{
+	return (prim_load_relaxed(&w[bit / 64]) >> (bit % 64)) & 1;
+}
+
+static inline uint64_t *local_gen_of(const struct tlbpol_engine *eng, uint32_t cpu, uint32_t as)
+{
+	return &eng->local_gen[(size_t)cpu * eng->max_as + as];
+}
+
+/* Raise a single-writer generation; an interrupt that raised it meanwhile
+ * wins (a lower value is only ever conservative). */
+static inline void gen_raise(uint64_t *g, uint64_t v)
+{
+	if (prim_load_relaxed(g) < v)
+		prim_store_relaxed(g, v);
+}
+
+/* A CPU that is not using user addresses (Linux lazy TLB mode). */
+static inline int cpu_is_lazy(const struct tlbpol_engine *eng, uint32_t cpu)
+{
+	return prim_load_seqcst(&eng->cpus[cpu].lazy) ||
+	       prim_load_seqcst(&eng->cpus[cpu].state) == TLBPOL_CPU_IDLE;
+}
 
 /* decide.c */
 int tlbpol__validate_event(const struct tlbpol_engine *eng, const struct tlbpol_event *ev);
@@ -131,17 +224,30 @@ void tlbpol__decide(const struct tlbpol_engine *eng, const struct tlbpol_event *
 /* engine.c */
 int tlbpol__config_check(const struct tlbpol_config *cfg);
 int tlbpol__as_valid(const struct tlbpol_engine *eng, const struct tlbpol_as *as);
-void tlbpol__run_dfrees(struct tlbpol_engine *eng, struct tlbpol_cpu *c);
+void tlbpol__run_dfrees(struct tlbpol_engine *eng, uint32_t cpu);
+uint64_t tlbpol__catch_up(struct tlbpol_engine *eng, uint32_t cpu, struct tlbpol_as *as);
 
 /* shootdown.c */
 int tlbpol__serve(struct tlbpol_engine *eng, uint32_t cpu);
-/* Complete the pending entries of @cpu with from <= deadline <= to; then run
- * the deferred frees that became due.  Returns the entries completed. */
-int tlbpol__flush_batch(struct tlbpol_engine *eng, uint32_t cpu, uint32_t from, uint32_t to);
+void tlbpol__shoot(struct tlbpol_engine *eng, uint32_t cpu, struct slot *s);
+void tlbpol__post_lazy(struct tlbpol_engine *eng, uint32_t cpu, struct slot *s);
+struct slot *tlbpol__lazy_slot(struct tlbpol_engine *eng, uint32_t cpu);
+void tlbpol__force_lazy(struct tlbpol_engine *eng, uint32_t cpu);
+void tlbpol__reap(struct tlbpol_engine *eng, uint32_t cpu);
 
-static inline int bitmap_test(const uint64_t *w, uint32_t bit)
-{
-	return (prim_load_relaxed(&w[bit / 64]) >> (bit % 64)) & 1;
-}
+/* batch.c */
+/* Complete (SYNC) or post (lazy) the pending entries of @cpu with
+ * from <= deadline <= to; then run due deferred frees.  Returns the entries
+ * taken. */
+int tlbpol__flush_batch(struct tlbpol_engine *eng, uint32_t cpu, uint32_t from, uint32_t to);
+int tlbpol__post_lazy_batch(struct tlbpol_engine *eng, uint32_t cpu);
+void tlbpol__enqueue(struct tlbpol_engine *eng, struct tlbpol_as *as, uint32_t cpu,
+		     const struct tlbpol_event *ev, uint32_t deadline);
+void tlbpol__single(struct tlbpol_engine *eng, uint32_t cpu, struct slot *s,
+		    const struct tlbpol_as *as, const struct tlbpol_event *ev);
+void tlbpol__finalize_kind(const struct tlbpol_engine *eng, struct req_flush *rf);
+uint64_t tlbpol__oldest_seq(const struct tlbpol_engine *eng, uint32_t cpu);
+uint32_t tlbpol__merge_ranges(struct tlbpol_range *r, uint32_t n, uint64_t *pages);
+void tlbpol__slot_done(struct tlbpol_engine *eng, struct slot *s);
 
 #endif /* TLBPOL_INTERNAL_H */

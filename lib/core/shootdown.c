@@ -1,22 +1,30 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * shootdown.c - acting on decisions: local flushes, shootdowns with
- * acknowledgements, per-CPU batches of deferred flushes.
+ * shootdown.c - requests, interrupts, acknowledgements.
  *
- * Protocol.  Each CPU owns one request (struct request) and an ack counter.
- * To shoot down, the initiator fills its request, sets acks to the number of
- * targets, sets its bit in each target's inbox bitmap, calls ops->send_ipi,
- * and waits for acks to reach zero.  A target's tlbpol_handle_ipi() takes its
- * whole inbox with one exchange per word, performs each initiator's flushes
- * and decrements that initiator's acks.  The request is read only between
- * the inbox bit (set after the request is written) and the ack, and the
- * initiator does not touch it until every ack is in, so no lock is needed
- * and any number of initiators can post to one target at once.  While it
- * waits, an initiator keeps serving its own inbox, so two CPUs shooting each
- * other down both finish (the deadlock Linux avoids by running
- * flush_smp_call_function_queue() while waiting in smp_call_function_many()).
+ * Initiator side.  A request (struct slot) holds one part per address space.
+ * Each part takes the next flush generation of its address space after the
+ * PTE changes it covers, before its targets are chosen (Linux
+ * inc_mm_tlb_gen() in flush_tlb_mm_range()).  The targets are the CPUs that
+ * may cache the parts (footprints), less those the rules let catch up later
+ * instead: lazy CPUs (unless page tables were freed), preempted vCPUs, CPUs
+ * whose generation already covers the request.  The initiator flushes itself,
+ * publishes the request, sets its bit in each target's inbox and interrupts
+ * them (directly, or one leader per remote NUMA node that forwards), then
+ * waits, serving its own inbox meanwhile so that two CPUs shooting each other
+ * down both finish.  Lazy requests (BY_LAZY) are posted the same way with no
+ * interrupt and no wait: targets pick them up when they tick or switch.
+ *
+ * Receiver side.  tlbpol_handle_ipi() claims every request waiting for this
+ * CPU from any number of initiators (no lock: each claim is one atomic RMW on
+ * the request's target bitmap), merges them per address space into one
+ * flush, skips what its generation already covers, escalates to one whole-AS
+ * flush when it is behind by more than the claimed requests (Linux
+ * flush_tlb_func(): "we're behind by more than one generation, do a full
+ * flush"), and acknowledges each request.
  */
 #include "internal.h"
+#include "sort.h"
 
 static void count_flush(struct tlbpol_stats *s, const struct tlbpol_flush *f)
 {
@@ -31,48 +39,327 @@ static void count_flush(struct tlbpol_stats *s, const struct tlbpol_flush *f)
 	}
 }
 
-/*
- * May @cpu hold entries this flush removes?  Global entries live in every
- * CPU's TLB whatever address space it runs (they survive CR3 writes), so the
- * footprint cannot narrow them.  A CPU not yet in the footprint has not
- * walked the address space since the PTE changed (see tlbpol_switch()).
- */
-static int may_cache(const struct tlbpol_engine *eng, const struct flush_meta *m, uint32_t cpu)
+static uint64_t flushed_gen(const struct tlbpol_engine *eng, uint32_t cpu, uint32_t as)
 {
-	if (!(eng->rules & TLBPOL_RULE_FOOTPRINT) || m->global)
-		return 1;
-	return bitmap_test(eng->as[m->as_index].footprint, cpu);
+	return prim_load_relaxed(local_gen_of(eng, cpu, as));
 }
 
-int tlbpol__serve(struct tlbpol_engine *eng, uint32_t cpu)
+/*
+ * Flush @f on @cpu (which is the calling CPU) and account for it.  A whole-AS
+ * flush covers every change published before it: the generation read before
+ * it is what this CPU has caught up to.  A range flush of generation @gen
+ * advances the CPU only if it was exactly one behind.
+ */
+static void flush_on(struct tlbpol_engine *eng, uint32_t cpu, const struct tlbpol_flush *f,
+		     uint32_t as_index, uint64_t gen, struct tlbpol_stats *st)
 {
-	struct tlbpol_cpu *c = &eng->cpus[cpu];
-	int served = 0;
+	uint64_t *mine = local_gen_of(eng, cpu, as_index);
+	uint64_t now = 0;
+
+	if (f->kind != TLBPOL_FLUSH_PAGES)
+		now = prim_load_seqcst(&eng->as[as_index].gen);
+	eng->ops.flush_local(eng->ops_ctx, cpu, f);
+	count_flush(st, f);
+	if (f->kind != TLBPOL_FLUSH_PAGES)
+		gen_raise(mine, now);
+	else if (gen && prim_load_relaxed(mine) + 1 == gen)
+		gen_raise(mine, gen);
+}
+
+/*
+ * May @cpu hold entries of this part?  Global entries live in every CPU's
+ * TLB whatever it runs (they survive CR3 writes), so no footprint narrows
+ * them.  A CPU outside the footprint either never walked the address space
+ * since the change (it joins before it walks, see tlbpol_switch()), or left
+ * it: without ASID retention its entries went with the CR3 write, with
+ * retention its generation stays behind and it flushes when it comes back.
+ */
+static int may_cache(const struct tlbpol_engine *eng, uint32_t as_index, uint32_t global,
+		     uint32_t cpu)
+{
+	if (!(eng->rules & TLBPOL_RULE_FOOTPRINT) || global)
+		return 1;
+	return bitmap_test(eng->as[as_index].footprint, cpu);
+}
+
+static uint32_t node_of(const struct tlbpol_engine *eng, uint32_t cpu)
+{
+	return eng->cpu_node ? eng->cpu_node[cpu] : 0;
+}
+
+/* ======================================================================== */
+/* Receiving                                                                */
+/* ======================================================================== */
+
+static int recv_less(const void *a, const void *b)
+{
+	const struct recv_range *x = a, *y = b;
+
+	if (x->as_slot != y->as_slot)
+		return x->as_slot < y->as_slot;
+	if (x->page_shift != y->page_shift)
+		return x->page_shift < y->page_shift;
+	return x->va < y->va;
+}
+
+struct recv_round {
+	uint32_t nr_as;
+	uint32_t nr_ranges;
+};
+
+static uint32_t slot_ranges(const struct slot *s)
+{
+	uint32_t n = 0;
+
+	for (uint32_t k = 0; k < s->nr_flushes; k++)
+		if (s->flushes[k].f.kind == TLBPOL_FLUSH_PAGES)
+			n += s->flushes[k].f.nr_ranges;
+	return n;
+}
+
+/* NUMA fan-out: a leader interrupts the targets of its node that have not
+ * claimed the request yet; they acknowledge to the initiator themselves. */
+static void forward(struct tlbpol_engine *eng, uint32_t me, const struct slot *s)
+{
+	struct tlbpol_cpu *c = &eng->cpus[me];
+	const uint64_t *mask = &eng->node_mask[(size_t)node_of(eng, me) * eng->words];
+	uint32_t n = 0;
 
 	for (uint32_t w = 0; w < eng->words; w++) {
-		uint64_t bits;
+		c->fwd.bits[w] = prim_load_acquire(&s->targets[w]) & mask[w];
+		n += prim_popcount64(c->fwd.bits[w]);
+	}
+	if (c->fwd.bits[me / 64] & (1ULL << (me % 64))) {
+		c->fwd.bits[me / 64] &= ~(1ULL << (me % 64));
+		n--;
+	}
+	if (!n)
+		return;
+	eng->ops.send_ipi(eng->ops_ctx, me, &c->fwd);
+	prim_count(&c->cnt.irq.ipis_sent, n);
+}
 
-		if (!prim_load_relaxed(&c->inbox[w]))
+static void recv_add(struct tlbpol_engine *eng, uint32_t me, struct recv_round *rr,
+		     uint32_t from, uint32_t slot_index)
+{
+	struct tlbpol_cpu *c = &eng->cpus[me];
+	const struct slot *s = &eng->cpus[from].slots[slot_index];
+
+	if (s->fanout && bitmap_test(s->leaders, me))
+		forward(eng, me, s);
+	c->claims[c->nr_claims++] = from * TLBPOL_SLOTS + slot_index;
+	for (uint32_t k = 0; k < s->nr_flushes; k++) {
+		const struct req_flush *rf = &s->flushes[k];
+		struct recv_as *ra;
+
+		if (!c->recv_slot[rf->as_index]) {
+			ra = &c->recv_as[rr->nr_as];
+			prim_zero(ra, sizeof(*ra));
+			ra->as_index = rf->as_index;
+			ra->min_gen = ~0ULL;
+			c->recv_slot[rf->as_index] = ++rr->nr_as;
+		}
+		ra = &c->recv_as[c->recv_slot[rf->as_index] - 1];
+		ra->nreq++;
+		ra->flags |= rf->f.flags;
+		ra->global |= rf->global;
+		if (rf->f.kind > ra->kind)
+			ra->kind = rf->f.kind;
+		if (rf->gen < ra->min_gen)
+			ra->min_gen = rf->gen;
+		if (rf->gen > ra->max_gen)
+			ra->max_gen = rf->gen;
+		if (rf->f.kind != TLBPOL_FLUSH_PAGES)
 			continue;
-		bits = prim_xchg_acquire(&c->inbox[w], 0ULL);
-		while (bits) {
-			uint32_t from = w * 64 + prim_ctz64(bits);
-			struct tlbpol_cpu *init = &eng->cpus[from];
+		for (uint32_t i = 0; i < rf->f.nr_ranges; i++) {
+			struct recv_range *r = &c->recv_ranges[rr->nr_ranges++];
 
-			bits &= bits - 1;
-			for (uint32_t k = 0; k < init->req.nr_flushes; k++) {
-				const struct tlbpol_flush *f = &init->req.flushes[k];
-
-				if (!may_cache(eng, &init->meta[k], cpu))
-					continue;
-				eng->ops.flush_local(eng->ops_ctx, cpu, f);
-				prim_count(&c->cnt.irq.remote_flushes, 1);
-				count_flush(&c->cnt.irq, f);
-			}
-			prim_fetch_sub_release(&init->acks, 1u);
-			served++;
+			r->va = rf->f.ranges[i].va;
+			r->nr_pages = rf->f.ranges[i].nr_pages;
+			r->page_shift = rf->f.ranges[i].page_shift;
+			r->as_slot = c->recv_slot[rf->as_index] - 1;
 		}
 	}
+}
+
+/* Without RULE_RECEIVER_MERGE: each claimed request's parts, one by one. */
+static void recv_each(struct tlbpol_engine *eng, uint32_t me)
+{
+	struct tlbpol_cpu *c = &eng->cpus[me];
+	int gen_skip = !!(eng->rules & TLBPOL_RULE_GEN_SKIP);
+
+	for (uint32_t i = 0; i < c->nr_claims; i++) {
+		const struct slot *s = &eng->cpus[c->claims[i] / TLBPOL_SLOTS]
+						.slots[c->claims[i] % TLBPOL_SLOTS];
+
+		for (uint32_t k = 0; k < s->nr_flushes; k++) {
+			const struct req_flush *rf = &s->flushes[k];
+			uint64_t mine = flushed_gen(eng, me, rf->as_index);
+			struct tlbpol_flush f = rf->f;
+
+			if (!may_cache(eng, rf->as_index, rf->global, me))
+				continue;
+			if (gen_skip && mine >= rf->gen) {
+				prim_count(&c->cnt.irq.gen_skipped, 1);
+				continue;
+			}
+			if (gen_skip && rf->gen > mine + 1 && f.kind == TLBPOL_FLUSH_PAGES) {
+				f.kind = rf->global ? TLBPOL_FLUSH_ALL : TLBPOL_FLUSH_AS;
+				f.nr_ranges = 0;
+				f.ranges = 0;
+			}
+			flush_on(eng, me, &f, rf->as_index, rf->gen, &c->cnt.irq);
+			prim_count(&c->cnt.irq.remote_flushes, 1);
+		}
+	}
+}
+
+/*
+ * RULE_RECEIVER_MERGE: everything claimed for one address space becomes one
+ * flush: the union of the ranges, merged, or one whole-AS flush past the
+ * ceiling or when any request asked for one.
+ */
+static void recv_merged(struct tlbpol_engine *eng, uint32_t me, struct recv_round *rr)
+{
+	struct tlbpol_cpu *c = &eng->cpus[me];
+	int gen_skip = !!(eng->rules & TLBPOL_RULE_GEN_SKIP);
+	struct recv_range tmp;
+	uint32_t i = 0;
+
+	tlbpol_heapsort(c->recv_ranges, rr->nr_ranges, sizeof(tmp), &tmp, recv_less);
+	for (uint32_t a = 0; a < rr->nr_as; a++) {
+		struct recv_as *ra = &c->recv_as[a];
+		struct tlbpol_as *as = &eng->as[ra->as_index];
+		uint64_t mine = flushed_gen(eng, me, ra->as_index), pages = 0;
+		int contiguous = ra->min_gen == mine + 1 && ra->max_gen - mine == ra->nreq;
+		struct tlbpol_flush f;
+		uint32_t n = 0;
+
+		/* This AS's ranges, sorted: they are the next run. */
+		while (i < rr->nr_ranges && c->recv_ranges[i].as_slot == a) {
+			struct tlbpol_range *o = &c->recv_out[n++];
+
+			o->va = c->recv_ranges[i].va;
+			o->nr_pages = c->recv_ranges[i].nr_pages;
+			o->page_shift = c->recv_ranges[i].page_shift;
+			o->pad = 0;
+			i++;
+		}
+		if (!may_cache(eng, ra->as_index, ra->global, me))
+			continue;
+		if (gen_skip && mine >= ra->max_gen) {
+			prim_count(&c->cnt.irq.gen_skipped, ra->nreq);
+			continue;
+		}
+		f.as_tag = as->tag;
+		f.flags = ra->flags;
+		f.pad = 0;
+		f.kind = ra->kind;
+		f.nr_ranges = 0;
+		f.ranges = 0;
+		if (f.kind == TLBPOL_FLUSH_PAGES && !(gen_skip && !contiguous)) {
+			n = tlbpol__merge_ranges(c->recv_out, n, &pages);
+			if ((eng->rules & TLBPOL_RULE_RANGE_FLUSH) && pages <= eng->flush_ceiling) {
+				f.nr_ranges = n;
+				f.ranges = c->recv_out;
+			} else {
+				f.kind = TLBPOL_FLUSH_AS;
+			}
+		} else if (f.kind == TLBPOL_FLUSH_PAGES) {
+			f.kind = TLBPOL_FLUSH_AS; /* behind: catch up in one flush */
+		}
+		if (f.kind == TLBPOL_FLUSH_AS && ra->global)
+			f.kind = TLBPOL_FLUSH_ALL;
+		flush_on(eng, me, &f, ra->as_index, contiguous ? ra->max_gen : 0, &c->cnt.irq);
+		if (f.kind == TLBPOL_FLUSH_PAGES && contiguous)
+			gen_raise(local_gen_of(eng, me, ra->as_index), ra->max_gen);
+		prim_count(&c->cnt.irq.remote_flushes, 1);
+	}
+}
+
+/* Flush what this round claimed, then acknowledge every claimed request. */
+static void recv_finish(struct tlbpol_engine *eng, uint32_t me, struct recv_round *rr)
+{
+	struct tlbpol_cpu *c = &eng->cpus[me];
+
+	if (!c->nr_claims)
+		return;
+	if (eng->rules & TLBPOL_RULE_RECEIVER_MERGE)
+		recv_merged(eng, me, rr);
+	else
+		recv_each(eng, me);
+	for (uint32_t a = 0; a < rr->nr_as; a++)
+		c->recv_slot[c->recv_as[a].as_index] = 0;
+	for (uint32_t i = 0; i < c->nr_claims; i++) {
+		struct slot *s = &eng->cpus[c->claims[i] / TLBPOL_SLOTS]
+					  .slots[c->claims[i] % TLBPOL_SLOTS];
+
+		prim_fetch_sub_release(&s->acks, 1u);
+	}
+	c->nr_claims = 0;
+	rr->nr_as = 0;
+	rr->nr_ranges = 0;
+}
+
+static int inbox_empty(const struct tlbpol_engine *eng, uint32_t me)
+{
+	for (uint32_t w = 0; w < eng->words; w++)
+		if (prim_load_relaxed(&eng->cpus[me].inbox[w]))
+			return 0;
+	return 1;
+}
+
+/*
+ * Serve everything waiting for @me.  Re-entry (an interrupt arriving while
+ * this CPU is already serving, e.g. from a wait loop) returns at once: the
+ * outer call looks at the inbox again after it clears its guard, so what the
+ * nested call declined is still served.
+ */
+int tlbpol__serve(struct tlbpol_engine *eng, uint32_t me)
+{
+	struct tlbpol_cpu *c = &eng->cpus[me];
+	uint64_t mybit = 1ULL << (me % 64);
+	int served = 0;
+
+	do {
+		struct recv_round rr = { 0, 0 };
+
+		if (prim_load_relaxed(&c->in_serve))
+			return served;
+		prim_store_relaxed(&c->in_serve, 1u);
+		__asm__ __volatile__("" ::: "memory");
+		for (uint32_t w = 0; w < eng->words; w++) {
+			uint64_t bits;
+
+			if (!prim_load_relaxed(&c->inbox[w]))
+				continue;
+			bits = prim_xchg_acquire(&c->inbox[w], 0ULL);
+			while (bits) {
+				uint32_t from = w * 64 + prim_ctz64(bits);
+
+				bits &= bits - 1;
+				for (uint32_t k = 0; k < TLBPOL_SLOTS; k++) {
+					struct slot *s = &eng->cpus[from].slots[k];
+					uint64_t *tw = &s->targets[me / 64];
+
+					if (!(prim_load_acquire(tw) & mybit))
+						continue;
+					if (!(prim_fetch_and(tw, ~mybit) & mybit))
+						continue; /* taken back by its initiator */
+					if (c->nr_claims == TLBPOL_CLAIM_MAX ||
+					    rr.nr_as + s->nr_flushes > c->recv_as_cap ||
+					    rr.nr_ranges + slot_ranges(s) > c->recv_cap)
+						recv_finish(eng, me, &rr);
+					recv_add(eng, me, &rr, from, k);
+					served++;
+				}
+			}
+		}
+		recv_finish(eng, me, &rr);
+		__asm__ __volatile__("" ::: "memory");
+		prim_store_relaxed(&c->in_serve, 0u);
+		prim_fence();
+	} while (!inbox_empty(eng, me));
 	return served;
 }
 
@@ -85,337 +372,350 @@ int tlbpol_handle_ipi(struct tlbpol_engine *eng, uint32_t cpu)
 	return tlbpol__serve(eng, cpu);
 }
 
-static uint32_t cpu_state_of(const struct tlbpol_engine *eng, uint32_t cpu)
+/* ======================================================================== */
+/* Initiating                                                               */
+/* ======================================================================== */
+
+static int needs_tables(const struct slot *s)
 {
-	return prim_load_seqcst(&eng->cpus[cpu].state);
+	for (uint32_t k = 0; k < s->nr_flushes; k++)
+		if (s->flushes[k].f.flags & TLBPOL_FLUSHF_TABLES)
+			return 1;
+	return 0;
 }
 
 /*
- * Perform @cpu's request (req.flushes[0 .. nr_flushes)): locally where this
- * CPU may cache the entries, remotely on every other CPU that may, and wait
- * for every acknowledgement.
+ * CPUs that may cache a part of the request, @me and OFFLINE CPUs (which hold
+ * nothing and take no interrupt) excluded.  Returns how many.
  */
-static void shootdown(struct tlbpol_engine *eng, uint32_t cpu)
+static uint32_t candidates(struct tlbpol_engine *eng, uint32_t me, const struct slot *s,
+			   struct tlbpol_cpuset *t)
 {
-	struct tlbpol_cpu *c = &eng->cpus[cpu];
-	struct tlbpol_cpuset *t = &c->targets;
 	uint32_t words = eng->words, n = 0;
 	uint64_t tail = eng->nr_cpus % 64 ? (1ULL << (eng->nr_cpus % 64)) - 1 : ~0ULL;
-	uint64_t mybit = 1ULL << (cpu % 64);
 
-	/*
-	 * The caller changed the PTEs before calling us; order those stores
-	 * before the loads of footprints and CPU states below (a CPU joining
-	 * the footprint fences the other way in tlbpol_switch()).
-	 */
-	prim_fence();
 	for (uint32_t w = 0; w < words; w++)
 		t->bits[w] = 0;
-	for (uint32_t k = 0; k < c->req.nr_flushes; k++) {
-		const struct flush_meta *m = &c->meta[k];
-		const uint64_t *fp = eng->as[m->as_index].footprint;
-		int all = !(eng->rules & TLBPOL_RULE_FOOTPRINT) || m->global;
+	for (uint32_t k = 0; k < s->nr_flushes; k++) {
+		const struct req_flush *rf = &s->flushes[k];
+		const uint64_t *fp = eng->as[rf->as_index].footprint;
+		int all = !(eng->rules & TLBPOL_RULE_FOOTPRINT) || rf->global;
 
 		for (uint32_t w = 0; w < words; w++)
-			t->bits[w] |= all ? (w == words - 1 ? tail : ~0ULL)
-					  : prim_load_relaxed(&fp[w]);
-		if (may_cache(eng, m, cpu)) {
-			eng->ops.flush_local(eng->ops_ctx, cpu, &c->req.flushes[k]);
-			prim_count(&c->cnt.task.local_flushes, 1);
-			count_flush(&c->cnt.task, &c->req.flushes[k]);
-		}
+			t->bits[w] |= all ? (w == words - 1 ? tail : ~0ULL) : prim_load_relaxed(&fp[w]);
 	}
-	t->bits[cpu / 64] &= ~mybit;
-
-	/* An OFFLINE CPU holds nothing and takes no interrupt. */
+	t->bits[me / 64] &= ~(1ULL << (me % 64));
 	for (int i = tlbpol_cpuset_next(t, -1); i >= 0; i = tlbpol_cpuset_next(t, i)) {
-		if (cpu_state_of(eng, (uint32_t)i) == TLBPOL_CPU_OFFLINE)
+		if (prim_load_seqcst(&eng->cpus[i].state) == TLBPOL_CPU_OFFLINE)
 			t->bits[i / 64] &= ~(1ULL << (i % 64));
 		else
 			n++;
 	}
+	return n;
+}
+
+enum skip { SKIP_NO, SKIP_OFFLINE, SKIP_LAZY, SKIP_GEN };
+
+/*
+ * May @x be left out and catch up by itself?  Called after the request's
+ * generations were taken: a CPU leaving a lazy or preempted state stores its
+ * new state and then reads the generation, so either we see it awake here or
+ * it sees our generation and flushes (the Dekker pattern of Linux's
+ * cpu_tlbstate_shared.is_lazy and switch_mm_irqs_off()).
+ */
+static enum skip skippable(const struct tlbpol_engine *eng, uint32_t x, const struct slot *s,
+			   int tables, int check_gen)
+{
+	uint32_t st = prim_load_seqcst(&eng->cpus[x].state);
+
+	if (st == TLBPOL_CPU_OFFLINE)
+		return SKIP_OFFLINE;
+	/*
+	 * A preempted vCPU executes nothing, not even speculative walks, and
+	 * flushes before it runs again: KVM's PV TLB flush skips it even when
+	 * page tables were freed (arch/x86/kernel/kvm.c kvm_flush_tlb_multi()).
+	 */
+	if ((eng->rules & TLBPOL_RULE_VCPU_DEFER) && st == TLBPOL_CPU_PREEMPTED)
+		return SKIP_LAZY;
+	/*
+	 * A lazy CPU does not touch user addresses until it switches back, but
+	 * its MMU may still walk the loaded page tables speculatively: when
+	 * tables were freed it must flush its paging-structure caches now
+	 * (Linux flush_tlb_mm_range(): freed_tables disables the lazy skip).
+	 */
+#ifdef TLBPOL_PLANTED_BUG
+	(void)tables;
+	if ((eng->rules & TLBPOL_RULE_LAZY_CPUS) && cpu_is_lazy(eng, x))
+		return SKIP_LAZY;
+#else
+	if ((eng->rules & TLBPOL_RULE_LAZY_CPUS) && !tables && cpu_is_lazy(eng, x))
+		return SKIP_LAZY;
+#endif
+	if (check_gen && (eng->rules & TLBPOL_RULE_GEN_SKIP)) {
+		for (uint32_t k = 0; k < s->nr_flushes; k++)
+			if (flushed_gen(eng, x, s->flushes[k].as_index) < s->flushes[k].gen)
+				return SKIP_NO;
+		return SKIP_GEN;
+	}
+	return SKIP_NO;
+}
+
+static void count_skip(struct tlbpol_cpu *c, enum skip why)
+{
+	if (why == SKIP_LAZY)
+		prim_count(&c->cnt.task.lazy_skipped, 1);
+	else if (why == SKIP_GEN)
+		prim_count(&c->cnt.task.gen_skipped, 1);
+}
+
+/*
+ * RULE_BROADCAST: interrupts cost the initiator a first-target cost, a cost
+ * per further target and more per target on another node; a broadcast costs
+ * a fixed wait plus one instruction per page it names.  Take the cheaper.
+ */
+static int broadcast_cheaper(const struct tlbpol_engine *eng, uint32_t me, const struct slot *s,
+			     const struct tlbpol_cpuset *t, uint32_t n)
+{
+	uint64_t ipi, bc = 0;
+	uint32_t remote = 0;
+
+	if (!(eng->rules & TLBPOL_RULE_BROADCAST) || !n)
+		return 0;
+	if (eng->cpu_node)
+		for (int i = tlbpol_cpuset_next(t, -1); i >= 0; i = tlbpol_cpuset_next(t, i))
+			remote += node_of(eng, (uint32_t)i) != node_of(eng, me);
+	ipi = eng->cost_ipi + (uint64_t)(n - 1) * eng->cost_ipi_target +
+	      (uint64_t)remote * eng->cost_ipi_remote;
+	for (uint32_t k = 0; k < s->nr_flushes; k++)
+		bc += eng->cost_bcast + (s->flushes[k].f.kind == TLBPOL_FLUSH_PAGES
+						 ? s->flushes[k].pages * eng->cost_bcast_page
+						 : 0);
+	return bc < ipi;
+}
+
+/* Interrupt what is left of @t: directly on our node, through one leader per
+ * other node with RULE_NUMA_FANOUT. */
+static void send_ipis(struct tlbpol_engine *eng, uint32_t me, struct slot *s,
+		      struct tlbpol_cpuset *t)
+{
+	struct tlbpol_cpu *c = &eng->cpus[me];
+	uint32_t n = 0;
+
+	if (s->fanout) {
+		const uint64_t *mine = &eng->node_mask[(size_t)node_of(eng, me) * eng->words];
+
+		for (uint32_t w = 0; w < eng->words; w++)
+			t->bits[w] &= mine[w] | s->leaders[w];
+	}
+	for (uint32_t w = 0; w < eng->words; w++)
+		n += prim_popcount64(t->bits[w]);
 	if (!n)
 		return;
+	eng->ops.send_ipi(eng->ops_ctx, me, t);
+	prim_count(&c->cnt.task.ipis_sent, n);
+}
 
-	prim_store_seqcst(&c->acks, n);
+/*
+ * Choose one leader per remote node among @t (NUMA fan-out).  Returns 1 if
+ * any was chosen.
+ */
+static int choose_leaders(struct tlbpol_engine *eng, uint32_t me, struct slot *s,
+			  const struct tlbpol_cpuset *t)
+{
+	uint32_t words = eng->words, mynode = node_of(eng, me);
+	int any = 0;
+
+	if (!(eng->rules & TLBPOL_RULE_NUMA_FANOUT) || eng->nr_nodes < 2)
+		return 0;
+	for (uint32_t w = 0; w < words; w++)
+		s->leaders[w] = 0;
 	for (int i = tlbpol_cpuset_next(t, -1); i >= 0; i = tlbpol_cpuset_next(t, i)) {
-		uint64_t *slot = &eng->cpus[i].inbox[cpu / 64];
+		uint32_t node = node_of(eng, (uint32_t)i);
+		const uint64_t *nm = &eng->node_mask[(size_t)node * words];
+		int taken = 0;
 
-		prim_fetch_or(slot, mybit);
-		/*
-		 * The target may have gone OFFLINE after we looked: it then
-		 * drains its inbox after publishing OFFLINE (tlbpol_cpu_state()).
-		 * If our bit is still there, take it back and its ack with it.
-		 */
-		if (cpu_state_of(eng, (uint32_t)i) == TLBPOL_CPU_OFFLINE &&
-		    (prim_fetch_and(slot, ~mybit) & mybit)) {
-			t->bits[i / 64] &= ~(1ULL << (i % 64));
-			prim_fetch_sub_release(&c->acks, 1u);
-			n--;
+		if (node == mynode)
+			continue;
+		for (uint32_t w = 0; w < words && !taken; w++)
+			taken = (s->leaders[w] & nm[w]) != 0;
+		if (!taken) {
+			s->leaders[i / 64] |= 1ULL << (i % 64);
+			any = 1;
 		}
 	}
-	if (n) {
-		eng->ops.send_ipi(eng->ops_ctx, cpu, t);
-		prim_count(&c->cnt.task.ipis_sent, n);
+	return any;
+}
+
+/*
+ * Take generations, flush this CPU, choose and publish the targets, post to
+ * their inboxes, and (unless @lazy) interrupt them.  The caller waits.
+ */
+static void arm(struct tlbpol_engine *eng, uint32_t me, struct slot *s,
+		struct tlbpol_cpuset *t, int lazy)
+{
+	struct tlbpol_cpu *c = &eng->cpus[me];
+	uint64_t mybit = 1ULL << (me % 64);
+	int tables = needs_tables(s);
+	uint32_t n = 0;
+
+	for (uint32_t k = 0; k < s->nr_flushes; k++)
+		s->flushes[k].gen = prim_fetch_add(&eng->as[s->flushes[k].as_index].gen, 1ULL) + 1;
+	for (uint32_t k = 0; k < s->nr_flushes; k++) {
+		const struct req_flush *rf = &s->flushes[k];
+
+		if (!may_cache(eng, rf->as_index, rf->global, me))
+			continue;
+		flush_on(eng, me, &rf->f, rf->as_index, rf->gen, &c->cnt.task);
+		prim_count(&c->cnt.task.local_flushes, 1);
 	}
-	while (prim_load_acquire(&c->acks)) {
-		tlbpol__serve(eng, cpu);
+	for (int i = tlbpol_cpuset_next(t, -1); i >= 0; i = tlbpol_cpuset_next(t, i)) {
+		enum skip why = skippable(eng, (uint32_t)i, s, tables, 1);
+
+		if (why != SKIP_NO) {
+			t->bits[i / 64] &= ~(1ULL << (i % 64));
+			count_skip(c, why);
+		} else {
+			n++;
+		}
+	}
+	s->lazy = (uint32_t)lazy;
+	s->fanout = !lazy && n && choose_leaders(eng, me, s, t);
+	s->busy = 1;
+	prim_store_seqcst(&s->acks, n);
+	if (!n)
+		return;
+	for (uint32_t w = 0; w < eng->words; w++)
+		prim_store_seqcst(&s->targets[w], t->bits[w]);
+	for (int i = tlbpol_cpuset_next(t, -1); i >= 0; i = tlbpol_cpuset_next(t, i)) {
+		uint64_t xbit = 1ULL << (i % 64);
+		enum skip why;
+
+		prim_fetch_or(&eng->cpus[i].inbox[me / 64], mybit);
+		/*
+		 * The target may have gone offline, lazy or preempted after we
+		 * looked.  Take our request back if it has not claimed it; if
+		 * it has, it flushes and acknowledges as usual.
+		 */
+		why = skippable(eng, (uint32_t)i, s, tables, 0);
+		if (why != SKIP_NO && (prim_fetch_and(&s->targets[i / 64], ~xbit) & xbit)) {
+			t->bits[i / 64] &= ~xbit;
+			prim_fetch_sub_release(&s->acks, 1u);
+			count_skip(c, why);
+			/* A leader that went away: its node is interrupted
+			 * directly. */
+			if (s->fanout && (s->leaders[i / 64] & xbit)) {
+				const uint64_t *nm =
+					&eng->node_mask[(size_t)node_of(eng, (uint32_t)i) * eng->words];
+
+				for (uint32_t w = 0; w < eng->words; w++)
+					s->leaders[w] |= nm[w];
+			}
+		}
+	}
+	if (!lazy)
+		send_ipis(eng, me, s, t);
+}
+
+static void wait_acks(struct tlbpol_engine *eng, uint32_t me, struct slot *s)
+{
+	while (prim_load_acquire(&s->acks)) {
+		tlbpol__serve(eng, me);
 		if (eng->ops.relax)
-			eng->ops.relax(eng->ops_ctx, cpu);
+			eng->ops.relax(eng->ops_ctx, me);
 		else
 			prim_cpu_relax();
 	}
 }
 
-/*
- * Past the ceiling (or with range flushing off, as before seed 001) one
- * whole-AS flush is cheaper than the invalidations it replaces (Linux
- * flush_tlb_mm_range() and tlb_single_page_flush_ceiling, 33 by default).  A
- * global entry survives a whole-AS flush (a CR3 write keeps it, SDM 4.10.4.1),
- * so it needs FLUSH_ALL.
- */
-static void finalize_kind(const struct tlbpol_engine *eng, struct tlbpol_flush *f,
-			  const struct flush_meta *m)
+void tlbpol__shoot(struct tlbpol_engine *eng, uint32_t me, struct slot *s)
 {
-	if ((eng->rules & TLBPOL_RULE_RANGE_FLUSH) && m->pages <= eng->flush_ceiling)
+	struct tlbpol_cpu *c = &eng->cpus[me];
+	uint32_t n;
+
+	/*
+	 * The caller changed the PTEs before calling us; order those stores
+	 * before the loads of footprints and CPU states below (a CPU joining a
+	 * footprint fences the other way in tlbpol_switch()).
+	 */
+	prim_fence();
+	n = candidates(eng, me, s, &c->targets);
+	if (broadcast_cheaper(eng, me, s, &c->targets, n)) {
+		/*
+		 * The broadcast reaches every CPU, this one included, whatever
+		 * it runs or caches, and is complete when it returns: nobody
+		 * has to catch up on it, so it takes no generation.
+		 */
+		for (uint32_t k = 0; k < s->nr_flushes; k++) {
+			eng->ops.broadcast(eng->ops_ctx, me, &s->flushes[k].f);
+			prim_count(&c->cnt.task.broadcasts, 1);
+		}
 		return;
-	f->kind = m->global ? TLBPOL_FLUSH_ALL : TLBPOL_FLUSH_AS;
-	f->nr_ranges = 0;
-	f->ranges = 0;
+	}
+	arm(eng, me, s, &c->targets, 0);
+	wait_acks(eng, me, s);
+	s->busy = 0;
 }
 
-/* Build a one-event request in @cpu's request and return its flush. */
-static struct tlbpol_flush *single_request(struct tlbpol_engine *eng, uint32_t cpu,
-					   const struct tlbpol_as *as,
-					   const struct tlbpol_event *ev)
+/* A free lazy slot, completing the oldest in flight if all are busy. */
+struct slot *tlbpol__lazy_slot(struct tlbpol_engine *eng, uint32_t me)
 {
-	struct tlbpol_cpu *c = &eng->cpus[cpu];
-	struct tlbpol_flush *f = &c->req.flushes[0];
-	struct tlbpol_range *r = &c->req.ranges[0];
+	struct tlbpol_cpu *c = &eng->cpus[me];
 
-	r->va = ev->va;
-	r->nr_pages = ev->nr_pages;
-	r->page_shift = ev->page_shift;
-	r->pad = 0;
-	f->as_tag = as->tag;
-	f->kind = TLBPOL_FLUSH_PAGES;
-	f->flags = (ev->flags & TLBPOL_EVF_TABLES_FREED) ? TLBPOL_FLUSHF_TABLES : 0;
-	f->nr_ranges = 1;
-	f->pad = 0;
-	f->ranges = r;
-	c->meta[0].pages = ev->nr_pages;
-	c->meta[0].as_index = as->index;
-	c->meta[0].global = !!(ev->old_pte & TLBPOL_PTE_GLOBAL);
-	c->req.nr_flushes = 1;
-	finalize_kind(eng, f, &c->meta[0]);
-	return f;
+	tlbpol__reap(eng, me);
+	for (uint32_t i = 1; i < TLBPOL_SLOTS; i++)
+		if (!c->slots[i].busy)
+			return &c->slots[i];
+	tlbpol__force_lazy(eng, me);
+	return &c->slots[1];
 }
 
-int tlbpol__flush_batch(struct tlbpol_engine *eng, uint32_t cpu, uint32_t from, uint32_t to)
+void tlbpol__post_lazy(struct tlbpol_engine *eng, uint32_t me, struct slot *s)
 {
-	struct tlbpol_cpu *c = &eng->cpus[cpu];
-	uint32_t nf = 0, selected = 0, kept = 0, off = 0;
-	uint64_t pages = 0;
+	struct tlbpol_cpu *c = &eng->cpus[me];
 
-#define SELECTED(p) ((p)->deadline >= from && (p)->deadline <= to)
-	/* Group the selected entries by address space: one flush each. */
-	for (uint32_t i = 0; i < c->nr_pending; i++) {
-		struct pending *p = &c->pending[i];
-		uint32_t k;
+	if (!s->nr_flushes)
+		return;
+	prim_fence();
+	candidates(eng, me, s, &c->targets);
+	arm(eng, me, s, &c->targets, 1);
+	tlbpol__reap(eng, me);
+}
 
-		if (!SELECTED(p))
+/* Complete every lazy request in flight: interrupt whoever has not claimed
+ * it yet, and wait (tlbpol_flush(.., BY_LAZY)). */
+void tlbpol__force_lazy(struct tlbpol_engine *eng, uint32_t me)
+{
+	struct tlbpol_cpu *c = &eng->cpus[me];
+
+	for (uint32_t i = 1; i < TLBPOL_SLOTS; i++) {
+		struct slot *s = &c->slots[i];
+		uint32_t n = 0;
+
+		if (!s->busy)
 			continue;
-		if (!c->as_slot[p->as_index]) {
-			struct tlbpol_flush *f = &c->req.flushes[nf];
-
-			f->as_tag = eng->as[p->as_index].tag;
-			f->kind = TLBPOL_FLUSH_PAGES;
-			f->flags = 0;
-			f->nr_ranges = 0;
-			f->pad = 0;
-			c->meta[nf].pages = 0;
-			c->meta[nf].as_index = p->as_index;
-			c->meta[nf].global = 0;
-			c->as_slot[p->as_index] = ++nf;
+		for (uint32_t w = 0; w < eng->words; w++) {
+			c->targets.bits[w] = prim_load_acquire(&s->targets[w]);
+			n += prim_popcount64(c->targets.bits[w]);
 		}
-		k = c->as_slot[p->as_index] - 1;
-		c->req.flushes[k].flags |= p->flush_flags;
-		c->req.flushes[k].nr_ranges++;
-		c->meta[k].pages += p->nr_pages;
-		c->meta[k].global |= p->global;
-		selected++;
+		if (n) {
+			eng->ops.send_ipi(eng->ops_ctx, me, &c->targets);
+			prim_count(&c->cnt.task.ipis_sent, n);
+		}
+		wait_acks(eng, me, s);
 	}
-	if (!selected) {
-		tlbpol__run_dfrees(eng, c);
-		return 0;
-	}
-	/* Lay each address space's ranges out contiguously, then fill them. */
-	for (uint32_t k = 0; k < nf; k++) {
-		c->req.flushes[k].ranges = &c->req.ranges[off];
-		off += c->req.flushes[k].nr_ranges;
-		c->req.flushes[k].nr_ranges = 0;
-	}
-	for (uint32_t i = 0; i < c->nr_pending; i++) {
-		struct pending *p = &c->pending[i];
-		struct tlbpol_flush *f;
-		struct tlbpol_range *r;
+	tlbpol__reap(eng, me);
+}
 
-		if (!SELECTED(p))
-			continue;
-		f = &c->req.flushes[c->as_slot[p->as_index] - 1];
-		r = (struct tlbpol_range *)&f->ranges[f->nr_ranges++];
-		r->va = p->va;
-		r->nr_pages = p->nr_pages;
-		r->page_shift = p->page_shift;
-		r->pad = 0;
-	}
-	for (uint32_t k = 0; k < nf; k++) {
-		finalize_kind(eng, &c->req.flushes[k], &c->meta[k]);
-		c->as_slot[c->meta[k].as_index] = 0;
-	}
-	c->req.nr_flushes = nf;
+void tlbpol__reap(struct tlbpol_engine *eng, uint32_t me)
+{
+	struct tlbpol_cpu *c = &eng->cpus[me];
 
-	shootdown(eng, cpu);
+	for (uint32_t i = 1; i < TLBPOL_SLOTS; i++) {
+		struct slot *s = &c->slots[i];
 
-	for (uint32_t i = 0; i < c->nr_pending; i++) {
-		struct pending *p = &c->pending[i];
-
-		if (SELECTED(p)) {
-			pages += p->nr_pages;
-			prim_fetch_sub_release(&eng->as[p->as_index].pending, 1u);
-		} else {
-			c->pending[kept++] = *p;
+		if (s->busy && !prim_load_acquire(&s->acks)) {
+			s->busy = 0;
+			tlbpol__slot_done(eng, s);
 		}
 	}
-#undef SELECTED
-	c->nr_pending = kept;
-	c->pending_pages -= (uint32_t)pages;
-	prim_count(&c->cnt.task.coalesced, selected - 1);
-	tlbpol__run_dfrees(eng, c);
-	return (int)selected;
-}
-
-/* Queue a deferred shootdown; a batch that fills up flushes itself. */
-static void enqueue(struct tlbpol_engine *eng, struct tlbpol_as *as, uint32_t cpu,
-		    const struct tlbpol_event *ev, uint32_t deadline)
-{
-	struct tlbpol_cpu *c = &eng->cpus[cpu];
-	struct pending *p = &c->pending[c->nr_pending++];
-
-	p->va = ev->va;
-	p->nr_pages = ev->nr_pages;
-	p->seq = c->next_seq++;
-	p->as_index = as->index;
-	p->page_shift = (uint8_t)ev->page_shift;
-	p->deadline = (uint8_t)deadline;
-	p->flush_flags = (ev->flags & TLBPOL_EVF_TABLES_FREED) ? TLBPOL_FLUSHF_TABLES : 0;
-	p->global = !!(ev->old_pte & TLBPOL_PTE_GLOBAL);
-	c->pending_pages += (uint32_t)ev->nr_pages;
-	prim_fetch_add(&as->pending, 1u);
-	/* Entries hold >= 1 page each, so nr_pending <= pending_pages, and this
-	 * flush keeps both within batch_pages. */
-	if (c->pending_pages >= eng->batch_pages)
-		tlbpol__flush_batch(eng, cpu, TLBPOL_BY_WRITEBACK, TLBPOL_BY_LAZY);
-}
-
-/* Last byte (inclusive) of @nr pages of 1 << @shift from @va; validated
- * events and queued entries never wrap. */
-static uint64_t range_last(uint64_t va, uint64_t nr, uint32_t shift)
-{
-	return va + ((nr - 1) << shift) + ((1ULL << shift) - 1);
-}
-
-/*
- * An address is being reused (a PTE installed where none was) while
- * deferred flushes are pending in its address space.  A deferred entry may be
- * exactly this address's old translation: if a CPU still caches it, that CPU
- * would keep using the old frame after the new one is mapped, and writes
- * would land in a frame the owner considers gone.  Linux has the same race
- * between batched reclaim and a parallel mprotect/munmap/fault, closed by
- * flush_tlb_batched_pending() (mm/rmap.c, commit 3ea277194daa "mm,
- * mprotect: flush TLB if potentially racing with a parallel reclaim leaving
- * stale TLB entries").  Here: this CPU's own overlapping entries are
- * completed early (their ranges are known); entries of other CPUs are not
- * visible, so, as Linux does, one whole-AS shootdown covers them.
- */
-static void settle_reused_range(struct tlbpol_engine *eng, struct tlbpol_as *as, uint32_t cpu,
-				const struct tlbpol_event *ev)
-{
-	struct tlbpol_cpu *c = &eng->cpus[cpu];
-	uint64_t first = ev->va, last = range_last(ev->va, ev->nr_pages, ev->page_shift);
-	uint32_t own = 0, overlap = 0;
-
-	for (uint32_t i = 0; i < c->nr_pending; i++) {
-		const struct pending *p = &c->pending[i];
-
-		if (p->as_index != as->index)
-			continue;
-		own++;
-		if (p->va <= last && first <= range_last(p->va, p->nr_pages, p->page_shift))
-			overlap = 1;
-	}
-	if (overlap) {
-		tlbpol__flush_batch(eng, cpu, TLBPOL_BY_WRITEBACK, TLBPOL_BY_LAZY);
-		own = 0;
-	}
-	if (prim_load_acquire(&as->pending) > own) {
-		struct tlbpol_flush *f = single_request(eng, cpu, as, ev);
-
-		f->kind = TLBPOL_FLUSH_AS;
-		f->nr_ranges = 0;
-		f->ranges = 0;
-		shootdown(eng, cpu);
-	}
-}
-
-int tlbpol_submit(struct tlbpol_engine *eng, struct tlbpol_as *as, uint32_t cpu,
-		  const struct tlbpol_event *ev, struct tlbpol_decision *out)
-{
-	struct tlbpol_decision d;
-	struct tlbpol_cpu *c;
-	int err = tlbpol_decide(eng, as, cpu, ev, &d);
-
-	if (err)
-		return err;
-	c = &eng->cpus[cpu];
-	if (!(ev->old_pte & TLBPOL_PTE_PRESENT) && prim_load_acquire(&as->pending))
-		settle_reused_range(eng, as, cpu, ev);
-	prim_count(&c->cnt.task.events, 1);
-	prim_count(&c->cnt.task.by_reason[d.reason], 1);
-	if (d.action == TLBPOL_ACT_NONE && d.reason != TLBPOL_WHY_NOT_PRESENT &&
-	    d.reason != TLBPOL_WHY_UNCHANGED)
-		prim_count(&c->cnt.task.flushes_avoided, 1);
-
-	if (d.action == TLBPOL_ACT_LOCAL) {
-		struct tlbpol_flush *f = single_request(eng, cpu, as, ev);
-
-		eng->ops.flush_local(eng->ops_ctx, cpu, f);
-		prim_count(&c->cnt.task.local_flushes, 1);
-		count_flush(&c->cnt.task, f);
-	} else if (d.action == TLBPOL_ACT_SHOOTDOWN) {
-		if (d.deadline == TLBPOL_BY_NOW || ev->nr_pages >= eng->batch_pages) {
-			single_request(eng, cpu, as, ev);
-			shootdown(eng, cpu);
-		} else {
-			enqueue(eng, as, cpu, ev, d.deadline);
-		}
-	}
-	tlbpol__run_dfrees(eng, c);
-	if (out)
-		*out = d;
-	return 0;
-}
-
-int tlbpol_flush(struct tlbpol_engine *eng, uint32_t cpu, uint32_t by)
-{
-	if (!eng || eng->magic != TLBPOL_MAGIC || by > TLBPOL_BY_LAZY)
-		return -E_INVAL;
-	if (cpu >= eng->nr_cpus)
-		return -E_RANGE;
-	tlbpol__serve(eng, cpu);
-	if (by == TLBPOL_BY_NOW) {
-		tlbpol__run_dfrees(eng, &eng->cpus[cpu]);
-		return 0;
-	}
-	return tlbpol__flush_batch(eng, cpu, TLBPOL_BY_WRITEBACK, by);
 }

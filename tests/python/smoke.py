@@ -206,6 +206,7 @@ def main(argv):
         "tlbpol_as_open": (c_int, [c_void_p, c_uint64, POINTER(c_void_p)]),
         "tlbpol_as_close": (c_int, [c_void_p, c_void_p]),
         "tlbpol_switch": (c_int, [c_void_p, c_uint32, c_void_p, POINTER(c_int)]),
+        "tlbpol_unload": (c_int, [c_void_p, c_uint32]),
         "tlbpol_decide": (c_int, [c_void_p, c_void_p, c_uint32, POINTER(Event),
                                   POINTER(Decision)]),
         "tlbpol_submit": (c_int, [c_void_p, c_void_p, c_uint32, POINTER(Event),
@@ -353,6 +354,8 @@ def main(argv):
 
     # 7. Tear down.
     check(lib.tlbpol_switch(eng, 0, None, None) == 0, "tlbpol_switch(cpu 0 -> idle) -> 0")
+    check(lib.tlbpol_as_close(eng, as_) == -16, "tlbpol_as_close while lazily loaded -> -EBUSY")
+    check(lib.tlbpol_unload(eng, 0) == 0, "tlbpol_unload(cpu 0) -> 0")
     check(lib.tlbpol_as_close(eng, as_) == 0, "tlbpol_as_close -> 0")
     lib.tlbpol_engine_free(eng)
     lib.tlbpol_engine_free(None)  # NULL is ignored

@@ -1,0 +1,310 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * batch.c - per-CPU batches of deferred flushes (seed 003, RULE_BATCH).
+ *
+ * A CPU queues the shootdowns its events may defer, each with its deadline
+ * (BY_WRITEBACK < BY_FREE < BY_LAZY).  Completing a deadline turns every
+ * entry due by then into one request: one part per address space, its pages
+ * sorted, deduplicated and merged into ranges per page size (a 2 MiB page and
+ * the 4 KiB pages under it are different TLB entries and are named apart, as
+ * Linux's mmu_gather keeps a stride), and an address space past the ceiling
+ * escalated to one whole-AS flush.  One request means one interrupt per
+ * target for the whole batch, across address spaces.
+ */
+#include "internal.h"
+#include "sort.h"
+
+/* Last byte (inclusive) of @nr pages of 1 << @shift from @va: validated
+ * events never wrap, but may end exactly at 2^64. */
+static uint64_t range_last(uint64_t va, uint64_t nr, uint32_t shift)
+{
+	return va + ((nr - 1) << shift) + ((1ULL << shift) - 1);
+}
+
+static int range_less(const void *a, const void *b)
+{
+	const struct tlbpol_range *x = a, *y = b;
+
+	if (x->page_shift != y->page_shift)
+		return x->page_shift < y->page_shift;
+	return x->va < y->va;
+}
+
+/*
+ * Sort and merge @n ranges in place: same page size, overlapping or
+ * adjacent.  Returns the ranges left; *@pages gets the distinct pages.
+ */
+uint32_t tlbpol__merge_ranges(struct tlbpol_range *r, uint32_t n, uint64_t *pages)
+{
+	struct tlbpol_range tmp;
+	uint32_t out = 0;
+
+	tlbpol_heapsort(r, n, sizeof(*r), &tmp, range_less);
+	*pages = 0;
+	for (uint32_t i = 0; i < n; i++) {
+		if (out) {
+			struct tlbpol_range *p = &r[out - 1];
+			uint64_t last = range_last(p->va, p->nr_pages, p->page_shift);
+
+			if (p->page_shift == r[i].page_shift &&
+			    (r[i].va <= last || r[i].va == last + 1)) {
+				uint64_t nl = range_last(r[i].va, r[i].nr_pages, r[i].page_shift);
+
+				if (nl > last) {
+					*pages -= p->nr_pages;
+					p->nr_pages = ((nl - p->va) >> p->page_shift) + 1;
+					*pages += p->nr_pages;
+				}
+				continue;
+			}
+		}
+		r[out] = r[i];
+		*pages += r[out].nr_pages;
+		out++;
+	}
+	return out;
+}
+
+/*
+ * Past the ceiling (or with range flushing off, as before seed 001) one
+ * whole-AS flush is cheaper than the invalidations it replaces (Linux
+ * flush_tlb_mm_range() and tlb_single_page_flush_ceiling, 33 by default).  A
+ * global entry survives a whole-AS flush (a CR3 write keeps it, SDM 4.10.4.1),
+ * so it needs FLUSH_ALL.
+ */
+void tlbpol__finalize_kind(const struct tlbpol_engine *eng, struct req_flush *rf)
+{
+	if (rf->f.kind == TLBPOL_FLUSH_PAGES && (eng->rules & TLBPOL_RULE_RANGE_FLUSH) &&
+	    rf->pages <= eng->flush_ceiling)
+		return;
+	if (rf->f.kind == TLBPOL_FLUSH_PAGES)
+		rf->f.kind = TLBPOL_FLUSH_AS;
+	if (rf->global)
+		rf->f.kind = TLBPOL_FLUSH_ALL;
+	rf->f.nr_ranges = 0;
+	rf->f.ranges = 0;
+}
+
+static void init_part(struct req_flush *rf, const struct tlbpol_as *as)
+{
+	prim_zero(rf, sizeof(*rf));
+	rf->f.as_tag = as->tag;
+	rf->f.kind = TLBPOL_FLUSH_PAGES;
+	rf->as_index = as->index;
+}
+
+/* A one-event request in @s. */
+void tlbpol__single(struct tlbpol_engine *eng, uint32_t cpu, struct slot *s,
+		    const struct tlbpol_as *as, const struct tlbpol_event *ev)
+{
+	struct req_flush *rf = &s->flushes[0];
+	struct tlbpol_range *r = &s->ranges[0];
+
+	(void)cpu;
+	init_part(rf, as);
+	r->va = ev->va;
+	r->nr_pages = ev->nr_pages;
+	r->page_shift = ev->page_shift;
+	r->pad = 0;
+	rf->f.flags = (ev->flags & TLBPOL_EVF_TABLES_FREED) ? TLBPOL_FLUSHF_TABLES : 0;
+	rf->f.nr_ranges = 1;
+	rf->f.ranges = r;
+	rf->pages = ev->nr_pages;
+	rf->global = !!(ev->old_pte & TLBPOL_PTE_GLOBAL);
+	s->nr_flushes = 1;
+	s->min_seq = ~0ULL;
+	tlbpol__finalize_kind(eng, rf);
+}
+
+#define SELECTED(p) ((p)->deadline >= from && (p)->deadline <= to)
+
+/*
+ * Move @cpu's entries due in [from, to] into request @s.  Returns the
+ * events they carry (0: @s is untouched).
+ */
+static uint32_t build(struct tlbpol_engine *eng, uint32_t cpu, struct slot *s, uint32_t from,
+		      uint32_t to)
+{
+	struct tlbpol_cpu *c = &eng->cpus[cpu];
+	uint32_t nf = 0, selected = 0, off = 0, kept = 0;
+	uint64_t pages_in = 0;
+
+	s->min_seq = ~0ULL;
+	for (uint32_t i = 0; i < c->nr_pending; i++) {
+		struct pending *p = &c->pending[i];
+		struct req_flush *rf;
+
+		if (!SELECTED(p))
+			continue;
+		if (!c->as_slot[p->as_index]) {
+			init_part(&s->flushes[nf], &eng->as[p->as_index]);
+			c->as_slot[p->as_index] = ++nf;
+		}
+		rf = &s->flushes[c->as_slot[p->as_index] - 1];
+		rf->f.flags |= p->flush_flags;
+		rf->f.nr_ranges++;
+		rf->entries++;
+		rf->global_entries += p->global;
+		rf->global |= p->global;
+		if (p->seq < s->min_seq)
+			s->min_seq = p->seq;
+		selected += p->events;
+	}
+	if (!selected)
+		return 0;
+	for (uint32_t k = 0; k < nf; k++) {
+		s->flushes[k].f.ranges = &s->ranges[off];
+		off += s->flushes[k].f.nr_ranges;
+		s->flushes[k].f.nr_ranges = 0;
+	}
+	for (uint32_t i = 0; i < c->nr_pending; i++) {
+		struct pending *p = &c->pending[i];
+		struct req_flush *rf;
+		struct tlbpol_range *r;
+
+		if (!SELECTED(p)) {
+			c->pending[kept++] = *p;
+			continue;
+		}
+		rf = &s->flushes[c->as_slot[p->as_index] - 1];
+		r = (struct tlbpol_range *)&rf->f.ranges[rf->f.nr_ranges++];
+		r->va = p->va;
+		r->nr_pages = p->nr_pages;
+		r->page_shift = p->page_shift;
+		r->pad = 0;
+		pages_in += p->nr_pages;
+	}
+	c->nr_pending = kept;
+	c->pending_pages -= (uint32_t)pages_in;
+	for (uint32_t k = 0; k < nf; k++) {
+		struct req_flush *rf = &s->flushes[k];
+
+		rf->f.nr_ranges = tlbpol__merge_ranges((struct tlbpol_range *)rf->f.ranges,
+					       rf->f.nr_ranges, &rf->pages);
+		tlbpol__finalize_kind(eng, rf);
+		c->as_slot[rf->as_index] = 0;
+	}
+	s->nr_flushes = nf;
+	prim_count(&c->cnt.task.coalesced, selected - 1);
+	return selected;
+}
+#undef SELECTED
+
+/* The entries of a completed request are no longer pending in their ASes. */
+static void release_entries(struct tlbpol_engine *eng, struct slot *s)
+{
+	for (uint32_t k = 0; k < s->nr_flushes; k++) {
+		struct tlbpol_as *as = &eng->as[s->flushes[k].as_index];
+
+		if (s->flushes[k].global_entries)
+			prim_fetch_sub_release(&as->pending_global, s->flushes[k].global_entries);
+		if (s->flushes[k].entries)
+			prim_fetch_sub_release(&as->pending, s->flushes[k].entries);
+	}
+}
+
+int tlbpol__flush_batch(struct tlbpol_engine *eng, uint32_t cpu, uint32_t from, uint32_t to)
+{
+	struct slot *s = &eng->cpus[cpu].slots[SLOT_SYNC];
+	uint32_t n = build(eng, cpu, s, from, to);
+
+	if (n) {
+		tlbpol__shoot(eng, cpu, s);
+		release_entries(eng, s);
+	}
+	tlbpol__run_dfrees(eng, cpu);
+	return (int)n;
+}
+
+/* Post this CPU's BY_LAZY entries to their targets without interrupting
+ * anyone (LATR): they complete as the targets tick or switch. */
+int tlbpol__post_lazy_batch(struct tlbpol_engine *eng, uint32_t cpu)
+{
+	struct tlbpol_cpu *c = &eng->cpus[cpu];
+	struct slot *s;
+	uint32_t n;
+	int lazy = 0;
+
+	for (uint32_t i = 0; i < c->nr_pending && !lazy; i++)
+		lazy = c->pending[i].deadline == TLBPOL_BY_LAZY;
+	if (!lazy)
+		return 0;
+	s = tlbpol__lazy_slot(eng, cpu);
+	n = build(eng, cpu, s, TLBPOL_BY_LAZY, TLBPOL_BY_LAZY);
+	tlbpol__post_lazy(eng, cpu, s);
+	return (int)n;
+}
+
+/* Called by shootdown.c when a lazy request completes. */
+void tlbpol__slot_done(struct tlbpol_engine *eng, struct slot *s)
+{
+	release_entries(eng, s);
+}
+
+void tlbpol__enqueue(struct tlbpol_engine *eng, struct tlbpol_as *as, uint32_t cpu,
+		     const struct tlbpol_event *ev, uint32_t deadline)
+{
+	struct tlbpol_cpu *c = &eng->cpus[cpu];
+	uint8_t flags = (ev->flags & TLBPOL_EVF_TABLES_FREED) ? TLBPOL_FLUSHF_TABLES : 0;
+	uint8_t global = !!(ev->old_pte & TLBPOL_PTE_GLOBAL);
+	struct pending *p;
+
+	/*
+	 * The common case of an unmap walking a range page by page: the page
+	 * right after the last one queued, same address space, size and
+	 * deadline, extends that entry instead of taking a new one.
+	 */
+	if (c->nr_pending) {
+		p = &c->pending[c->nr_pending - 1];
+		if (p->as_index == as->index && p->page_shift == ev->page_shift &&
+		    p->deadline == deadline && p->flush_flags == flags && p->global == global &&
+		    p->va + (p->nr_pages << p->page_shift) == ev->va) {
+			/* Keep the entry's seq: it is as old as its oldest page,
+			 * which is what a deferred free waits for. */
+			p->nr_pages += ev->nr_pages;
+			p->events++;
+			c->next_seq++;
+			c->pending_pages += (uint32_t)ev->nr_pages;
+			goto full;
+		}
+	}
+	p = &c->pending[c->nr_pending++];
+	p->va = ev->va;
+	p->nr_pages = ev->nr_pages;
+	p->seq = c->next_seq++;
+	p->events = 1;
+	p->as_index = as->index;
+	p->page_shift = (uint8_t)ev->page_shift;
+	p->deadline = (uint8_t)deadline;
+	p->flush_flags = flags;
+	p->global = global;
+	c->pending_pages += (uint32_t)ev->nr_pages;
+	if (global)
+		prim_fetch_add(&as->pending_global, 1u);
+	prim_fetch_add(&as->pending, 1u);
+full:
+	/* Entries hold >= 1 page each, so nr_pending <= pending_pages, and this
+	 * keeps both within batch_pages: a full batch flushes itself. */
+	if (c->pending_pages >= eng->batch_pages) {
+		tlbpol__flush_batch(eng, cpu, TLBPOL_BY_WRITEBACK, TLBPOL_BY_FREE);
+		tlbpol__post_lazy_batch(eng, cpu);
+	}
+}
+
+/*
+ * The oldest batch entry @cpu still has pending, in its batch or in a lazy
+ * request not yet acknowledged by every target.
+ */
+uint64_t tlbpol__oldest_seq(const struct tlbpol_engine *eng, uint32_t cpu)
+{
+	const struct tlbpol_cpu *c = &eng->cpus[cpu];
+	uint64_t oldest = ~0ULL;
+
+	for (uint32_t i = 0; i < c->nr_pending; i++)
+		if (c->pending[i].seq < oldest)
+			oldest = c->pending[i].seq;
+	for (uint32_t i = 0; i < TLBPOL_SLOTS; i++)
+		if (c->slots[i].busy && c->slots[i].min_seq < oldest)
+			oldest = c->slots[i].min_seq;
+	return oldest;
+}

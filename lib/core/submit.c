@@ -1,0 +1,129 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * submit.c - acting on decisions: tlbpol_submit() and tlbpol_flush().
+ */
+#include "internal.h"
+
+/* Last byte (inclusive) of @nr pages of 1 << @shift from @va. */
+static uint64_t range_last(uint64_t va, uint64_t nr, uint32_t shift)
+{
+	return va + ((nr - 1) << shift) + ((1ULL << shift) - 1);
+}
+
+/*
+ * An address is being reused (a PTE installed where none was) while
+ * deferred flushes are pending in its address space.  A deferred entry may be
+ * exactly this address's old translation: if a CPU still caches it, that CPU
+ * would keep using the old frame after the new one is mapped, and writes
+ * would land in a frame the owner considers gone.  Linux has the same race
+ * between batched reclaim and a parallel mprotect/munmap/fault, closed by
+ * flush_tlb_batched_pending() (mm/rmap.c, commit 3ea277194daa "mm,
+ * mprotect: flush TLB if potentially racing with a parallel reclaim leaving
+ * stale TLB entries").  Here: this CPU's own lazy requests in flight and
+ * overlapping batch entries are completed early (their ranges are known);
+ * other CPUs' entries are not visible, so, as Linux does, one whole-AS
+ * shootdown covers them (FLUSH_ALL to every CPU if any was global).
+ */
+static void settle_reused_range(struct tlbpol_engine *eng, struct tlbpol_as *as, uint32_t cpu,
+				const struct tlbpol_event *ev)
+{
+	struct tlbpol_cpu *c = &eng->cpus[cpu];
+	uint64_t first = ev->va, last = range_last(ev->va, ev->nr_pages, ev->page_shift);
+	uint32_t own = 0, overlap = 0;
+
+	for (uint32_t i = 1; i < TLBPOL_SLOTS; i++)
+		if (c->slots[i].busy) {
+			tlbpol__force_lazy(eng, cpu);
+			break;
+		}
+	for (uint32_t i = 0; i < c->nr_pending; i++) {
+		const struct pending *p = &c->pending[i];
+
+		if (p->as_index != as->index)
+			continue;
+		own++;
+		if (p->va <= last && first <= range_last(p->va, p->nr_pages, p->page_shift))
+			overlap = 1;
+	}
+	if (overlap) {
+		tlbpol__flush_batch(eng, cpu, TLBPOL_BY_WRITEBACK, TLBPOL_BY_LAZY);
+		own = 0;
+	}
+	if (prim_load_acquire(&as->pending) > own) {
+		struct slot *s = &c->slots[SLOT_SYNC];
+		struct req_flush *rf = &s->flushes[0];
+
+		tlbpol__single(eng, cpu, s, as, ev);
+		rf->f.kind = TLBPOL_FLUSH_AS;
+		rf->f.nr_ranges = 0;
+		rf->f.ranges = 0;
+		if (prim_load_acquire(&as->pending_global)) {
+			rf->global = 1;
+			rf->f.kind = TLBPOL_FLUSH_ALL;
+		}
+		tlbpol__shoot(eng, cpu, s);
+	}
+}
+
+int tlbpol_submit(struct tlbpol_engine *eng, struct tlbpol_as *as, uint32_t cpu,
+		  const struct tlbpol_event *ev, struct tlbpol_decision *out)
+{
+	struct tlbpol_decision d;
+	struct tlbpol_cpu *c;
+	int err = tlbpol_decide(eng, as, cpu, ev, &d);
+
+	if (err)
+		return err;
+	c = &eng->cpus[cpu];
+	tlbpol__reap(eng, cpu);
+	if (!(ev->old_pte & TLBPOL_PTE_PRESENT) && prim_load_acquire(&as->pending))
+		settle_reused_range(eng, as, cpu, ev);
+	prim_count(&c->cnt.task.events, 1);
+	prim_count(&c->cnt.task.by_reason[d.reason], 1);
+	if (d.action == TLBPOL_ACT_NONE && d.reason != TLBPOL_WHY_NOT_PRESENT &&
+	    d.reason != TLBPOL_WHY_UNCHANGED)
+		prim_count(&c->cnt.task.flushes_avoided, 1);
+
+	if (d.action == TLBPOL_ACT_LOCAL) {
+		struct slot *s = &c->slots[SLOT_SYNC];
+
+		tlbpol__single(eng, cpu, s, as, ev);
+		eng->ops.flush_local(eng->ops_ctx, cpu, &s->flushes[0].f);
+		prim_count(&c->cnt.task.local_flushes, 1);
+		if (s->flushes[0].f.kind == TLBPOL_FLUSH_PAGES)
+			prim_count(&c->cnt.task.pages_flushed, ev->nr_pages);
+		else
+			prim_count(&c->cnt.task.full_flushes, 1);
+	} else if (d.action == TLBPOL_ACT_SHOOTDOWN) {
+		if (d.deadline == TLBPOL_BY_NOW || ev->nr_pages >= eng->batch_pages) {
+			struct slot *s = &c->slots[SLOT_SYNC];
+
+			tlbpol__single(eng, cpu, s, as, ev);
+			tlbpol__shoot(eng, cpu, s);
+		} else {
+			tlbpol__enqueue(eng, as, cpu, ev, d.deadline);
+		}
+	}
+	tlbpol__run_dfrees(eng, cpu);
+	if (out)
+		*out = d;
+	return 0;
+}
+
+int tlbpol_flush(struct tlbpol_engine *eng, uint32_t cpu, uint32_t by)
+{
+	int n = 0;
+
+	if (!eng || eng->magic != TLBPOL_MAGIC || by > TLBPOL_BY_LAZY)
+		return -E_INVAL;
+	if (cpu >= eng->nr_cpus)
+		return -E_RANGE;
+	tlbpol__serve(eng, cpu);
+	tlbpol__reap(eng, cpu);
+	if (by != TLBPOL_BY_NOW)
+		n = tlbpol__flush_batch(eng, cpu, TLBPOL_BY_WRITEBACK, by);
+	if (by == TLBPOL_BY_LAZY)
+		tlbpol__force_lazy(eng, cpu);
+	tlbpol__run_dfrees(eng, cpu);
+	return n;
+}
