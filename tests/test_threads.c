@@ -180,12 +180,16 @@ static void change_page(struct world *w, uint32_t cpu, uint32_t page, uint32_t o
 		assert_int_equal(tlbpol_defer_free(w->eng, cpu, on_free, fp), 0);
 		return;
 	}
-	default: /* COW-style move to a new frame: BY_NOW */
+	default: /* COW-style move to a new frame: break-before-make */
 		new = (atomic_fetch_add(&w->next_frame, 1) << FRAME_SHIFT) | (old & 0xff);
-		atomic_store(&w->pt[page], new);
+		atomic_store(&w->pt[page], 0);
 		ev = h_event(TLBPOL_EV_FAULT, TLBPOL_EVF_WRITE | TLBPOL_EVF_PFN_CHANGED,
 			     (uint64_t)page << 12, 1, old & 0xff, new & 0xff);
-		break;
+		assert_int_equal(tlbpol_submit(w->eng, w->as, cpu, &ev, &d), 0);
+		assert_int_equal(d.deadline, TLBPOL_BY_NOW);
+		oracle(w, page, "after submit (cleared)");
+		atomic_store(&w->pt[page], new);
+		return;
 	}
 	assert_int_equal(tlbpol_submit(w->eng, w->as, cpu, &ev, &d), 0);
 	if (d.deadline == TLBPOL_BY_NOW)

@@ -60,10 +60,12 @@ TLBPOL_API const char *tlbpol_version(void);
  * @TLBPOL_ARCH_GENERIC: nothing: no hardware A/D bits, no invalidation on a
  *	fault, no broadcast invalidation.  Conservative.
  * @TLBPOL_ARCH_X86_64: what the x86 architecture guarantees: the CPU sets
- *	A/D bits itself and re-checks the PTE in memory before setting D; a page
- *	fault invalidates the faulting CPU's entries for that address (Intel SDM
- *	vol. 3A 4.10.4.1); no flush is needed when a PTE becomes more
- *	permissive (SDM 4.10.4.3).  Page sizes 4 KiB, 2 MiB, 1 GiB.
+ *	A/D bits itself and, once a PTE is not present, can no longer set them
+ *	(Linux pmdp_invalidate_ad()); a page fault invalidates the faulting
+ *	CPU's entries for that address (Intel SDM vol. 3A 4.10.4.1); no flush
+ *	is needed when R/W goes 0->1 or NX 1->0 (SDM 4.10.4.3).  A U/S change
+ *	is flushed both ways (with SMEP/SMAP, U/S 0->1 removes supervisor
+ *	access).  Page sizes 4 KiB, 2 MiB, 1 GiB.
  * @TLBPOL_ARCH_ARM64: the Arm architecture: broadcast TLBI, AF and DBM
  *	(hardware dirty state), no invalidation on a fault.  Page and block
  *	sizes of the 4K, 16K and 64K granules, and contiguous hints.
@@ -529,6 +531,21 @@ TLBPOL_API int tlbpol_tick(struct tlbpol_engine *eng, uint32_t cpu);
  * @new_pte as well as by its kind, so a mislabelled event is never flushed
  * less than its PTE change needs (an UNMAP whose new PTE is present but
  * read-only is treated as the downgrade it is).
+ *
+ * @old_pte must be what the atomic get-and-clear (or exchange) of the PTE
+ * returned, not an earlier read: hardware may set D until the PTE is
+ * cleared, and a late D read as clean would defer the flush past writeback.
+ *
+ * A frame change (TLBPOL_EVF_PFN_CHANGED with a present new PTE) is
+ * submitted break-before-make: clear the PTE, submit the event (describing
+ * the PTE to come as @new_pte), and install the new PTE only after
+ * tlbpol_submit() returns, so that no CPU ever holds the old frame's
+ * translation while another uses the new one (Linux wp_page_copy():
+ * ptep_clear_flush() before set_pte_at(); Arm break-before-make).
+ *
+ * Restoring a PTE whose removal is still pending (a migration or swap entry
+ * faulted back in) is an install like any other: submit it, and the engine
+ * completes the pending flush first if it may cover the address.
  */
 enum tlbpol_event_kind {
 	TLBPOL_EV_FAULT = 0,
@@ -635,7 +652,9 @@ enum tlbpol_reason {
 	TLBPOL_WHY_DOWNGRADE = 14,    /* a permission was removed */
 	TLBPOL_WHY_CLEAR_DIRTY = 15,  /* dirty bit cleared */
 	TLBPOL_WHY_REMAP = 16,        /* PTEs moved away from these addresses */
-	TLBPOL_WHY_MAX = 17,
+	TLBPOL_WHY_UNMAP_DIRTY = 17,  /* dirty PTEs cleared: before writeback */
+	TLBPOL_WHY_TABLES_FREED = 18, /* page-table pages freed: before free */
+	TLBPOL_WHY_MAX = 19,
 };
 
 /**

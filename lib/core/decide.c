@@ -30,6 +30,8 @@ enum event_class {
 	CLS_PFN_CHANGE,
 	CLS_REMAP,
 	CLS_UNMAP,
+	CLS_UNMAP_DIRTY,
+	CLS_TABLES_FREED,
 	CLS_RECLAIM_CLEAN,
 	CLS_RECLAIM_DIRTY,
 	CLS_MIGRATE_CLEAN,
@@ -71,7 +73,8 @@ static const struct decision_row decision_table[CLS_MAX] = {
 	/*
 	 * Present PTE, nothing changed and no fault to fix (mprotect to the same
 	 * protection): nothing is stale.  Linux mm/mprotect.c change_pte_range()
-	 * asks pte_needs_flush(), which is false for an unchanged PTE.
+	 * asks pte_needs_flush(), which on x86 is false for an unchanged PTE
+	 * (the asm-generic default flushes anyway).
 	 */
 	[CLS_UNCHANGED] = { 0, ALL3(NONE_NOW), NONE_NOW, TLBPOL_WHY_UNCHANGED },
 
@@ -101,14 +104,36 @@ static const struct decision_row decision_table[CLS_MAX] = {
 	[CLS_REMAP] = { 0, ALL3(SHOOT_NOW), SHOOT_NOW, TLBPOL_WHY_REMAP },
 
 	/*
-	 * munmap / zap / MADV_DONTNEED: the frames are freed afterwards, and
-	 * only their reuse makes a stale entry harmful.  Linux gathers the
-	 * pages in an mmu_gather and flushes once before freeing them
+	 * munmap / zap / MADV_DONTNEED of a page that cannot have been written
+	 * since it was last clean: the frames are freed afterwards, and only
+	 * their reuse makes a stale entry harmful.  Linux gathers the pages in
+	 * an mmu_gather and flushes once before freeing them
 	 * (include/asm-generic/tlb.h, tlb_flush_mmu()); page-table pages are
 	 * freed after the same flush (tlb_remove_table()).  Rule off: flush
 	 * before the call returns.  Seed 003 extends the same window to reclaim.
 	 */
 	[CLS_UNMAP] = { TLBPOL_RULE_BATCH, ALL3(SHOOT_FREE), SHOOT_NOW, TLBPOL_WHY_UNMAP },
+
+	/*
+	 * Unmap of a dirty page: a shared file page outlives the unmap and is
+	 * written back; a CPU still holding a writable, dirty entry keeps
+	 * writing after writeback and the writes are lost on eviction.  Linux
+	 * zap_present_pte() forces the flush before the PTE lock is dropped
+	 * when the PTE was dirty (force_flush with delay_rmap).  Due before
+	 * writeback, which LAZY_OK does not relax.
+	 */
+	[CLS_UNMAP_DIRTY] = { TLBPOL_RULE_BATCH, ALL3(SHOOT_WB), SHOOT_NOW,
+			      TLBPOL_WHY_UNMAP_DIRTY },
+
+	/*
+	 * Page-table pages were freed, whatever the PTEs under them said: the
+	 * paging-structure caches may still point at a table page, and once it
+	 * is reused a walk through the cached entry reads its new contents as
+	 * PTEs (SDM 4.10.3; Linux flushes with freed_tables before
+	 * tlb_remove_table() frees the page, even over not-present PTEs).
+	 */
+	[CLS_TABLES_FREED] = { TLBPOL_RULE_BATCH, ALL3(SHOOT_FREE), SHOOT_NOW,
+			       TLBPOL_WHY_TABLES_FREED },
 
 	/*
 	 * Reclaim of a page that cannot have been written since it was last
@@ -134,9 +159,12 @@ static const struct decision_row decision_table[CLS_MAX] = {
 
 	/*
 	 * Migration of a page that cannot be written through a stale entry:
-	 * the old frame is freed after the copy, so the flush is due by then
-	 * (Linux mm/migrate.c migrate_pages_batch() unmaps with
-	 * TTU_BATCH_FLUSH and calls try_to_unmap_flush() before moving).
+	 * the old frame is freed after the copy, so the flush is due by then.
+	 * Linux flushes before any copy (mm/migrate.c migrate_pages_batch(),
+	 * try_to_unmap_flush() between the unmap and move loops); here a
+	 * stale read-only entry can only read the old, unchanged copy, and the
+	 * restored PTE is an install, which completes the pending flush first
+	 * (see tlbpol_submit()).
 	 */
 	[CLS_MIGRATE_CLEAN] = { TLBPOL_RULE_BATCH, ALL3(SHOOT_FREE), SHOOT_NOW,
 				TLBPOL_WHY_MIGRATE_CLEAN },
@@ -151,12 +179,14 @@ static const struct decision_row decision_table[CLS_MAX] = {
 				TLBPOL_WHY_MIGRATE_DIRTY },
 
 	/*
-	 * A permission was removed (write, exec, user, present outside an
-	 * unmap, or the global bit changed): a stale entry grants what the PTE
-	 * no longer does, on every arch.  x86 pte_needs_flush()
-	 * (arch/x86/include/asm/tlbflush.h) flushes whenever a permission bit
-	 * is cleared; Linux change_protection() flushes the range before
-	 * mprotect returns.
+	 * A permission was removed (write, exec, present outside an unmap), or
+	 * the user or global bit changed either way: a stale entry grants what
+	 * the PTE no longer does, on every arch.  U/S 0->1 counts: with SMEP or
+	 * SMAP it takes supervisor access away (SDM 4.10.4.3 exempts it only
+	 * with CR4.SMEP = 0; Arm: EL0 access implies PXN, PAN).  x86
+	 * pte_flags_need_flush() (arch/x86/include/asm/tlbflush.h) lists
+	 * _PAGE_RW, _PAGE_USER, _PAGE_NX and _PAGE_GLOBAL in flush_on_change;
+	 * change_protection() flushes the range before mprotect returns.
 	 */
 	[CLS_DOWNGRADE] = { 0, ALL3(SHOOT_NOW), SHOOT_NOW, TLBPOL_WHY_DOWNGRADE },
 
@@ -193,9 +223,12 @@ static const struct decision_row decision_table[CLS_MAX] = {
 	/*
 	 * A retried fault (FAULT_FLAG_TRIED) that finds its PTE already
 	 * installed and allowing the access is not a second access: it needs
-	 * no access-flag update and no flush, on any arch (seed 002, mm/memory.c
-	 * handle_pte_fault()).  Rule off: the fault is classified as if it were
-	 * a first try (spurious or access-flag update, below).
+	 * no access-flag update and no flush, on any arch (seed 002, the -mm
+	 * version; mainline b7333b58f358 "mm/memory.c: skip spurious TLB flush
+	 * for retried page fault" keeps the update and skips the flush).  Only
+	 * accessed/dirty bits may differ here; a gained permission is the
+	 * upgrade row.  Rule off: the fault is classified as if it were a first
+	 * try (spurious or access-flag update, below).
 	 */
 	[CLS_RETRIED] = { TLBPOL_RULE_RETRY_NOFLUSH, ALL3(NONE_NOW), RECLASSIFY,
 			  TLBPOL_WHY_RETRIED },
@@ -209,7 +242,11 @@ static const struct decision_row decision_table[CLS_MAX] = {
 	 *       000; x86 flush_tlb_fix_spurious_fault() is empty).
 	 *  ARM64, GENERIC: a fault does not invalidate, so the faulting CPU
 	 *       flushes its own entry; other CPUs' stricter entries are
-	 *       harmless and fault the same way.
+	 *       harmless and fault the same way.  (Linux arm64 makes it a
+	 *       no-op, counting on the broadcast TLBI of whoever upgraded the
+	 *       PTE; this library's ARM64 upgrade is local, so the faulting CPU
+	 *       flushes for itself.  The generic Linux default stays a remote
+	 *       flush_tlb_page().)
 	 * Rule off: flush_tlb_fix_spurious_fault() as asm-generic defines it,
 	 * flush_tlb_page(): a shootdown (seed 000 before).
 	 */
@@ -226,8 +263,10 @@ static const struct decision_row decision_table[CLS_MAX] = {
 	 *       access flag fault is taken instead), so nothing is stale
 	 *       (arm64 __ptep_set_access_flags() flushes only when dirty).
 	 *  GENERIC: asm-generic ptep_set_access_flags() calls
-	 *       flush_tlb_fix_spurious_fault(): with the rule, the local flush
-	 *       of a spurious fault.
+	 *       flush_tlb_fix_spurious_fault() (a remote flush_tlb_page() by
+	 *       default); a stale entry without A is only stricter, so with the
+	 *       rule the faulting CPU flushes locally (Rik van Riel, "mm,generic:
+	 *       only flush the local TLB in ptep_set_access_flags").
 	 * Rule off: the flush_tlb_page() of seed 000's "before".
 	 */
 	[CLS_SET_YOUNG] = { TLBPOL_RULE_SPURIOUS_NOFLUSH,
@@ -237,15 +276,20 @@ static const struct decision_row decision_table[CLS_MAX] = {
 
 	/*
 	 * A write fault the PTE allowed, resolved by setting the dirty bit
-	 * (seed 000's exact case: threads writing one shared page).
+	 * (the first writer of seed 000's shared page; the later ones are the
+	 * spurious row).
 	 *  x86: other CPUs' entries without D are harmless: before a write
 	 *       through them the CPU sets D with a locked access to the PTE in
-	 *       memory (SDM 4.8), so no software flush (seed 000).
+	 *       memory (SDM 4.8), so no software flush (Rik van Riel 2012,
+	 *       "x86,mm: drop TLB flush from ptep_set_access_flags").
 	 *  ARM64: Linux flushes every CPU: with hardware DBM a clean PTE is
 	 *       cached read-only, and arm64 __ptep_set_access_flags()
 	 *       "invalidate[s] a stale read-only entry" with flush_tlb_page()
 	 *       when dirty.  That is the flush seed 002 removes for retried
-	 *       faults; the spurious rule does not cover it on ARM64.
+	 *       faults; the spurious rule does not cover it on ARM64.  (The
+	 *       stale entry is only stricter, so the ARM64 upgrade row's local
+	 *       flush would be safe too; this row keeps Linux's behaviour so
+	 *       that seed 002's "before" is what it measured.)
 	 *  GENERIC: the local flush of a spurious fault.
 	 */
 	[CLS_SET_DIRTY] = { TLBPOL_RULE_SPURIOUS_NOFLUSH,
@@ -254,12 +298,16 @@ static const struct decision_row decision_table[CLS_MAX] = {
 			    TLBPOL_WHY_ACCESS_FLAGS },
 
 	/*
-	 * Permissions only grew (write or exec or user added; COW reuse,
-	 * mprotect to more access).  A stale entry is stricter than the PTE:
-	 * it can only cause a fault, never grant access.
-	 *  x86: that fault invalidates it (SDM 4.10.4.3, "no flush needed when
-	 *       going to more permissive", hpa in the seed 000 thread); x86
-	 *       pte_needs_flush() returns false.  No flush at all.
+	 * Permissions only grew (write or exec added; COW reuse, mprotect to
+	 * more access).  A stale entry is stricter than the PTE: it can only
+	 * cause a fault, never grant access.
+	 *  x86: that fault invalidates it (SDM 4.10.4.3: R/W 0->1 and NX 1->0
+	 *       need no invalidation, "no flush needed when going to more
+	 *       permissive", hpa in the seed 000 thread).  No flush at all.
+	 *       Linux applies this on the fault path (ptep_set_access_flags());
+	 *       its mprotect still flushes (pte_flags_need_flush() puts _PAGE_RW
+	 *       and _PAGE_NX in flush_on_change); this library applies the SDM
+	 *       rule to both.
 	 *  ARM64, GENERIC: no invalidation on a fault, so the initiating CPU
 	 *       flushes its own entry; other CPUs fix theirs through the
 	 *       spurious-fault path.  Linux flushes everywhere here
@@ -273,14 +321,17 @@ static const struct decision_row decision_table[CLS_MAX] = {
 
 /* Bits that grant access; losing any of them is a downgrade. */
 #define PERM_BITS (TLBPOL_PTE_PRESENT | TLBPOL_PTE_WRITE | TLBPOL_PTE_EXEC | TLBPOL_PTE_USER)
+/* Bits whose change either way is a downgrade. */
+#define FLIP_BITS (TLBPOL_PTE_USER | TLBPOL_PTE_GLOBAL)
 
 /*
  * May the page have been written through an entry some CPU still caches?
  *  x86: only if D is set.  A write through an entry without D makes the CPU
- *       set D with a locked read-modify-write of the PTE in memory, which
- *       faults once the PTE is not present (SDM 4.8; the premise of Linux
- *       mm/rmap.c set_tlb_ubc_flush_pending(): "if the PTE was dirty then
- *       it's best to assume it's writable").
+ *       set D in the PTE in memory, which it cannot do once the PTE is not
+ *       present (Linux pmdp_invalidate_ad(): "once an invalid PTE is
+ *       established, the PTE's access and dirty bits cannot be updated";
+ *       the premise of mm/rmap.c set_tlb_ubc_flush_pending(): "if the PTE
+ *       was dirty then it's best to assume it's writable").
  *  ARM64: only if D is set: with DBM the hardware update of the dirty state
  *       is an atomic update of the descriptor in memory, which fails on an
  *       invalid descriptor (Arm ARM D8.5.4).
@@ -305,7 +356,7 @@ static enum event_class classify_removal(const struct tlbpol_engine *eng,
 	case TLBPOL_EV_MIGRATE:
 		return dirty ? CLS_MIGRATE_DIRTY : CLS_MIGRATE_CLEAN;
 	case TLBPOL_EV_UNMAP:
-		return CLS_UNMAP;
+		return dirty ? CLS_UNMAP_DIRTY : CLS_UNMAP;
 	default:
 		/* Losing PRESENT outside an unmap-like event: no frame-free
 		 * point is known, so treat it as the downgrade it is. */
@@ -323,12 +374,17 @@ static enum event_class classify_fault(const struct tlbpol_event *ev, int first_
 	if (ev->flags & TLBPOL_EVF_EXEC)
 		need |= TLBPOL_PTE_EXEC;
 
-	if ((ev->old_pte & need) != need)
-		return CLS_UPGRADE; /* the fault added the permission it lacked */
-	if (!first_try && (ev->flags & TLBPOL_EVF_TRIED))
-		return CLS_RETRIED;
+	if ((ev->old_pte & need) != need) {
+		/* The fault added the permission it lacked, or, unresolved
+		 * (SIGSEGV), changed nothing that matters. */
+		if ((ev->new_pte & need) == need || (gained & PERM_BITS))
+			return CLS_UPGRADE;
+		return gained ? CLS_UPGRADE : CLS_UNCHANGED;
+	}
 	if (gained & PERM_BITS)
 		return CLS_UPGRADE;
+	if (!first_try && (ev->flags & TLBPOL_EVF_TRIED))
+		return CLS_RETRIED;
 	if (gained & TLBPOL_PTE_DIRTY)
 		return CLS_SET_DIRTY;
 	if (gained & TLBPOL_PTE_ACCESSED)
@@ -340,8 +396,40 @@ static enum event_class classify_fault(const struct tlbpol_event *ev, int first_
  * The order of the tests is the priority of the classes: what makes a stale
  * entry grant the most decides.  @first_try ignores FAULT_FLAG_TRIED.
  */
+static enum event_class classify_pte(const struct tlbpol_engine *eng,
+				     const struct tlbpol_event *ev, int first_try);
+
+/* Classes whose cell can be less than a shootdown by the time tables are
+ * freed: with TLBPOL_EVF_TABLES_FREED they become CLS_TABLES_FREED. */
+static int weaker_than_tables(enum event_class cls)
+{
+	switch (cls) {
+	case CLS_NOT_PRESENT:
+	case CLS_UNCHANGED:
+	case CLS_AGING:
+	case CLS_RETRIED:
+	case CLS_SPURIOUS:
+	case CLS_SET_YOUNG:
+	case CLS_SET_DIRTY:
+	case CLS_UPGRADE:
+		return 1;
+	default:
+		return 0;
+	}
+}
+
 static enum event_class classify(const struct tlbpol_engine *eng, const struct tlbpol_event *ev,
 				 int first_try)
+{
+	enum event_class cls = classify_pte(eng, ev, first_try);
+
+	if ((ev->flags & TLBPOL_EVF_TABLES_FREED) && weaker_than_tables(cls))
+		return eng->rules == TLBPOL_RULES_NONE ? CLS_NAIVE : CLS_TABLES_FREED;
+	return cls;
+}
+
+static enum event_class classify_pte(const struct tlbpol_engine *eng,
+				     const struct tlbpol_event *ev, int first_try)
 {
 	uint32_t old = ev->old_pte, new = ev->new_pte;
 	uint32_t lost = old & ~new;
@@ -359,7 +447,7 @@ static enum event_class classify(const struct tlbpol_engine *eng, const struct t
 		return classify_removal(eng, ev);
 	if (ev->flags & TLBPOL_EVF_PFN_CHANGED)
 		return CLS_PFN_CHANGE;
-	if ((lost & PERM_BITS) || ((old ^ new) & TLBPOL_PTE_GLOBAL))
+	if ((lost & PERM_BITS) || ((old ^ new) & FLIP_BITS))
 		return CLS_DOWNGRADE;
 	if (lost & TLBPOL_PTE_DIRTY)
 		return CLS_CLEAR_DIRTY;
@@ -491,6 +579,8 @@ static const char *const reason_names[TLBPOL_WHY_MAX] = {
 	[TLBPOL_WHY_DOWNGRADE] = "downgrade",
 	[TLBPOL_WHY_CLEAR_DIRTY] = "clear-dirty",
 	[TLBPOL_WHY_REMAP] = "remap",
+	[TLBPOL_WHY_UNMAP_DIRTY] = "unmap-dirty",
+	[TLBPOL_WHY_TABLES_FREED] = "tables-freed",
 };
 
 const char *tlbpol_reason_str(uint32_t reason)
