@@ -1,0 +1,235 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * oracle.h - a model machine for libtlbpol, and an oracle that checks every
+ * completion the engine reports against it.
+ *
+ * The machine: several address spaces, each an engine address space with its
+ * own tag, with a page table (PTEs with the TLBPOL_PTE_* bits, a frame
+ * number and a version bumped by every software change) split into
+ * page-table pages ("tables") of group_pages PTEs each, which can be freed and
+ * reallocated.  Each CPU has a set-associative TLB of (address space, page)
+ * -> (permissions, frame, PTE version) and a paging-structure cache (PSC) of
+ * (address space, group) -> table page.  Both are filled only by the CPU's
+ * own page walks (on access, or speculatively, also while the CPU is lazy)
+ * and emptied only by the engine's flushes (ops->flush_local,
+ * ops->broadcast), by the CPU's own catch-up flushes (tlbpol_switch()
+ * need_flush, tlbpol_cpu_state() returning 1), by the CR3 write of a switch
+ * without TLBPOL_CFGF_RETAIN_AS, and on x86 by a page fault for the faulting
+ * address (Intel SDM 4.10.4.1).  Frames and table pages come from pools and
+ * go back only from deferred frees (tlbpol_defer_free()), so a translation
+ * the engine failed to flush ends up pointing at memory someone else owns.
+ *
+ * Interrupts: ops->send_ipi sets the target's pending flag; the target
+ * answers with tlbpol_handle_ipi() when it polls (orc_poll()): between
+ * accesses, while waiting in the engine (ops->relax), while idle or lazy.
+ * An access (walk + fill) is atomic with respect to interrupts, as an
+ * instruction is, and with respect to ops->broadcast (a per-CPU lock), as a
+ * broadcast TLBI waits for walks in flight.
+ *
+ * The oracle.  A change of PTE (as, page) produces PTE version v.  When the
+ * engine reports that change complete (tlbpol_submit() returns with a BY_NOW
+ * decision, of whatever action; tlbpol_flush(cpu, by) returns, for that
+ * CPU's deferred changes due by @by; a deferred free registered after it
+ * runs), the change's PTE word is recorded as the page's latest completed
+ * change (cv), and every CPU is checked: none may hold an entry for the page
+ * filled from an older version that permits what version v does not
+ * (orc_harmful()) -- except a CPU that is lazy (idle or switched to NULL),
+ * preempted or away from that address space, which the contract lets the
+ * engine skip as long as it flushes before it uses the address space again.
+ * Those CPUs are checked when they do: each time a CPU starts to use an
+ * address space again (after the catch-up flush it was told to do), it scans
+ * its TLB against cv.  Running CPUs also check every entry they use.
+ * Freed table pages: no CPU but a preempted or away one may still cache a
+ * pointer to it (a lazy CPU's MMU may walk speculatively), and walking a
+ * freed table is reported where it happens.  Freed frames: no running CPU may
+ * still translate to them.  Written-back pages: no write may reach them.
+ * Every deferred free must run exactly once, on the CPU that registered it.
+ *
+ * Publication order makes the excuses sound: a CPU publishes "excused"
+ * before it tells the engine it is idle, lazy, preempted or switching, and
+ * "running" only after the engine call and the catch-up flush; a checker
+ * records cv before it reads CPU states, a resuming CPU publishes before it
+ * scans (all sequentially consistent), so one of the two always sees the
+ * other.
+ *
+ * Threading: one thread per CPU calls the CPU-side functions for that CPU
+ * (orc_cpu_bind() first); page-table changes may be made by any CPU under the
+ * model's page-table locks (one per table page, taken with trylock so that no
+ * CPU ever blocks while others wait for its acknowledgement).  A simulator can
+ * drive the same world from one thread by binding to each CPU in turn and
+ * delivering interrupts in a custom relax hook.
+ */
+#ifndef TLBPOL_ORACLE_H
+#define TLBPOL_ORACLE_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include <tlbpol/tlbpol.h>
+
+#define ORC_MAX_CPUS 64
+#define ORC_MAX_AS 15     /* 4 bits in a TLB entry; 15 means "none" */
+#define ORC_MAX_PAGES 2048 /* pages per address space (11 bits) */
+#define ORC_MAX_GROUPS 256 /* table pages per address space (8 bits) */
+#define ORC_MAX_RANGE 64   /* pages one change may cover */
+#define ORC_VA_BASE 0x40000000ULL
+#define ORC_PAGE_SHIFT 12
+
+struct orc_world;
+
+enum orc_access { ORC_READ = 0, ORC_WRITE = 1, ORC_EXEC = 2 };
+
+/* What an access or a page-table operation came to. */
+enum orc_result {
+	ORC_OK = 0,      /* done (an access: it went through, perhaps after a fault) */
+	ORC_SEGV = 1,    /* the access is not allowed (VMA, address held back) */
+	ORC_BUSY = 2,    /* a page-table lock was held: nothing done */
+	ORC_SKIP = 3,    /* nothing to do (no present page, ...) */
+	ORC_NOMEM = 4,   /* the frame or table pool is empty */
+	ORC_FAULT = 5,   /* an access that still faults after its fault was handled */
+};
+
+/* Kinds of violation, each counted. */
+enum orc_vkind {
+	ORC_V_STALE,      /* a completed change left a harmful entry on a running CPU */
+	ORC_V_RESUME,     /* a CPU started to use an AS still holding such an entry */
+	ORC_V_USE,        /* a running CPU used a stale entry or a freed/reused frame */
+	ORC_V_LOST_WRITE, /* a write reached a page after its writeback/copy */
+	ORC_V_FRAME,      /* a frame was freed while a running CPU translates to it */
+	ORC_V_TABLE,      /* a table page was freed while a CPU caches a pointer to it */
+	ORC_V_WALK,       /* a CPU walked a freed table page */
+	ORC_V_FREE,       /* a deferred free ran twice, on another CPU, or never */
+	ORC_V_API,        /* an engine call failed or answered outside its contract */
+	ORC_V_MAX
+};
+
+/* Counters (orc_read_counters()). */
+enum orc_ckind {
+	ORC_C_EVENTS,     /* workload steps (the driver counts them) */
+	ORC_C_ACCESSES,
+	ORC_C_HITS,
+	ORC_C_WALKS,
+	ORC_C_SPEC_WALKS,
+	ORC_C_FAULTS,
+	ORC_C_SUBMITS,
+	ORC_C_DEFERRED,   /* submits whose flush was deferred */
+	ORC_C_IPIS,       /* interrupts sent (targets) */
+	ORC_C_IPIS_TAKEN, /* tlbpol_handle_ipi() calls that served something */
+	ORC_C_FLUSHES,    /* flush_local calls */
+	ORC_C_BROADCASTS,
+	ORC_C_CATCHUPS,   /* catch-up flushes the engine asked for */
+	ORC_C_FREES_REG,
+	ORC_C_FREES_RUN,
+	ORC_C_BUSY,       /* operations skipped on a held page-table lock */
+	ORC_C_CHECKS,     /* entries compared against a completed change */
+	ORC_C_EXCUSED,    /* CPUs excused at a completion (checked at resume) */
+	ORC_C_WARNINGS,   /* contract notes that are not unsafe (e.g. unsorted ranges) */
+	ORC_C_MAX
+};
+
+struct orc_config {
+	uint32_t nr_cpus;      /* 1 .. ORC_MAX_CPUS */
+	uint32_t arch;         /* enum tlbpol_arch */
+	uint64_t rules;
+	uint32_t flags;        /* TLBPOL_CFGF_* */
+	uint32_t nr_as;        /* 1 .. ORC_MAX_AS */
+	uint32_t pages;        /* per address space, a multiple of group_pages */
+	uint32_t group_pages;  /* PTEs per table page, 2 .. ORC_MAX_RANGE */
+	uint32_t tlb_sets, tlb_ways;
+	uint32_t psc_sets, psc_ways;
+	uint32_t numa_nodes;   /* > 1: give the engine a cpu_node map */
+	int broadcast;         /* give the engine ops->broadcast */
+	uint32_t batch_pages;  /* 0: the engine's default */
+	uint32_t flush_ceiling; /* 0: the engine's default */
+	uint64_t seed;
+	FILE *log;             /* violation reports; NULL: stderr */
+	uint32_t max_reports;  /* reports printed per world */
+	/* Called by ops->relax while @cpu waits; NULL: orc_poll() + sched_yield(). */
+	void (*relax)(struct orc_world *w, uint32_t cpu, void *arg);
+	void *relax_arg;
+};
+
+/* Defaults: 4 address spaces of 128 pages in tables of 8, 32x4 TLB, 4x4 PSC. */
+void orc_config_init(struct orc_config *cfg, uint32_t nr_cpus, uint32_t arch, uint64_t rules);
+
+/* Build the world and its engine; every CPU starts RUNNING with nothing
+ * loaded, every page not present but for a first population. */
+int orc_world_new(const struct orc_config *cfg, struct orc_world **out);
+void orc_world_free(struct orc_world *w);
+struct tlbpol_engine *orc_engine(struct orc_world *w);
+const struct orc_config *orc_world_config(const struct orc_world *w);
+
+/* ---- The CPU side: call from the thread acting as @cpu. ---- */
+
+/* This thread now acts as @cpu (for callbacks that must run "on @cpu"). */
+void orc_cpu_bind(struct orc_world *w, uint32_t cpu);
+/* A random number from @cpu's generator (seeded from cfg->seed). */
+uint64_t orc_rand(struct orc_world *w, uint32_t cpu);
+/* Take a pending interrupt, if any.  Returns requests served. */
+int orc_poll(struct orc_world *w, uint32_t cpu);
+/* A user access to @page of the running address space (fault handled). */
+enum orc_result orc_access(struct orc_world *w, uint32_t cpu, uint32_t page, enum orc_access a);
+/* A speculative walk of @page of the loaded address space (running or lazy). */
+void orc_spec_walk(struct orc_world *w, uint32_t cpu, uint32_t page);
+/* tlbpol_switch() to address space @as, or -1 for NULL (lazy). */
+int orc_switch(struct orc_world *w, uint32_t cpu, int as);
+/* tlbpol_unload(): a lazy CPU drops its loaded address space. */
+int orc_unload(struct orc_world *w, uint32_t cpu);
+/* tlbpol_cpu_state(); a return of 1 is honoured before anything else runs. */
+int orc_set_state(struct orc_world *w, uint32_t cpu, uint32_t state);
+int orc_tick(struct orc_world *w, uint32_t cpu);
+/* tlbpol_flush(), then the oracle for every change of @cpu due by @by. */
+int orc_flush(struct orc_world *w, uint32_t cpu, uint32_t by);
+/* A running CPU checks its whole TLB for the running AS against cv. */
+void orc_audit(struct orc_world *w, uint32_t cpu);
+
+/* What the model says @cpu is doing. */
+int orc_cpu_as(const struct orc_world *w, uint32_t cpu);     /* running AS, -1: NULL */
+int orc_cpu_loaded(const struct orc_world *w, uint32_t cpu); /* loaded AS, -1: none */
+uint32_t orc_cpu_state(const struct orc_world *w, uint32_t cpu);
+
+/* ---- Page-table changes, made by @cpu under the page-table locks. ---- */
+
+enum orc_result orc_populate(struct orc_world *w, uint32_t cpu, uint32_t as, uint32_t page,
+			     uint32_t n);
+/* Clear and set W/X/U on the present pages; @vma: change what faults may
+ * grant too (mprotect), else only the PTEs (write-protect, COW). */
+enum orc_result orc_protect(struct orc_world *w, uint32_t cpu, uint32_t as, uint32_t page,
+			    uint32_t n, uint32_t clear, uint32_t set, int vma);
+/* @evflags: TLBPOL_EVF_TABLES_FREED (rounded out to whole table pages, which
+ * are freed) and/or TLBPOL_EVF_LAZY_OK (the addresses are held back until the
+ * deferred free runs).  @writeback: write dirty pages back (after
+ * tlbpol_flush(BY_WRITEBACK)) before they are freed. */
+enum orc_result orc_unmap(struct orc_world *w, uint32_t cpu, uint32_t as, uint32_t page,
+			  uint32_t n, uint32_t evflags, int writeback);
+enum orc_result orc_reclaim(struct orc_world *w, uint32_t cpu, uint32_t as, uint32_t page);
+enum orc_result orc_migrate(struct orc_world *w, uint32_t cpu, uint32_t as, uint32_t page);
+enum orc_result orc_clear_young(struct orc_world *w, uint32_t cpu, uint32_t as, uint32_t page,
+				uint32_t n);
+enum orc_result orc_clear_dirty(struct orc_world *w, uint32_t cpu, uint32_t as, uint32_t page,
+				uint32_t n, int wrprotect);
+enum orc_result orc_remap(struct orc_world *w, uint32_t cpu, uint32_t as, uint32_t from,
+			  uint32_t to);
+/* Point the PTE at a new frame (@cow: a write fault breaking COW, else an
+ * in-place replacement), break-before-make. */
+enum orc_result orc_change_frame(struct orc_world *w, uint32_t cpu, uint32_t as, uint32_t page,
+				 int cow);
+
+/* ---- End of a run. ---- */
+
+/* Wait for every CPU (answering interrupts meanwhile). */
+void orc_barrier(struct orc_world *w, uint32_t cpu);
+/* Called by every CPU thread at the end: back to running, complete every
+ * pending flush (tlbpol_flush(BY_LAZY)), tick until every deferred free ran,
+ * then visit every address space (catch-up and scan).  Collective. */
+void orc_finish(struct orc_world *w, uint32_t cpu);
+
+void orc_read_counters(const struct orc_world *w, uint64_t c[ORC_C_MAX], uint64_t v[ORC_V_MAX]);
+uint64_t orc_violations(const struct orc_world *w);
+const char *orc_vkind_name(enum orc_vkind k);
+
+/* Does a TLB entry with @eperm/@eframe permit what PTE word @pte does not?
+ * Exposed for tests of the oracle itself. */
+int orc_harmful(uint32_t arch, uint32_t eperm, uint32_t eframe, uint64_t pte);
+
+#endif /* TLBPOL_ORACLE_H */

@@ -1,0 +1,431 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_machinery: each rule of the shootdown machinery against the same
+ * workload with the rule off, showing the counter it saves, on one thread
+ * with the recording callbacks of harness.h.
+ */
+#include <errno.h>
+
+#include "harness.h"
+
+#define DEF TLBPOL_RULES_DEFAULT
+#define RW (P | W | U | A)
+#define RO (P | U | A)
+
+static struct tlbpol_as *setup(struct harness *h, uint32_t nr_cpus, uint64_t rules)
+{
+	struct tlbpol_as *as;
+
+	h_engine(h, nr_cpus, TLBPOL_ARCH_X86_64, rules);
+	assert_int_equal(tlbpol_as_open(h->eng, 1, &as), 0);
+	for (uint32_t c = 0; c < nr_cpus; c++)
+		assert_int_equal(tlbpol_switch(h->eng, c, as, NULL), 0);
+	h_reset_log(h);
+	return as;
+}
+
+static void submit(struct harness *h, struct tlbpol_as *as, uint32_t cpu, struct tlbpol_event ev)
+{
+	assert_int_equal(tlbpol_submit(h->eng, as, cpu, &ev, NULL), 0);
+}
+
+static struct tlbpol_stats stats(struct harness *h, int cpu)
+{
+	struct tlbpol_stats st;
+
+	assert_int_equal(tlbpol_stats_read(h->eng, cpu, &st), 0);
+	return st;
+}
+
+/* RULE_BATCH + RULE_RANGE_FLUSH: the same page twice is invalidated once,
+ * adjacent pages become one range, a 2 MiB page is kept apart from the 4 KiB
+ * pages at the same address. */
+static void test_batch_dedup_merge_stride(void **s)
+{
+	struct harness h;
+	struct tlbpol_as *as = setup(&h, 2, DEF);
+	struct tlbpol_event huge = h_event(TLBPOL_EV_UNMAP, 0, 0x200000, 1, RO, 0);
+
+	(void)s;
+	submit(&h, as, 0, h_event(TLBPOL_EV_UNMAP, 0, 0x201000, 1, RO, 0));
+	submit(&h, as, 0, h_event(TLBPOL_EV_UNMAP, 0, 0x201000, 1, RO, 0)); /* again */
+	submit(&h, as, 0, h_event(TLBPOL_EV_UNMAP, 0, 0x203000, 1, RO, 0));
+	submit(&h, as, 0, h_event(TLBPOL_EV_UNMAP, 0, 0x202000, 1, RO, 0)); /* between */
+	huge.page_shift = 21;
+	submit(&h, as, 0, huge);
+	assert_int_equal(tlbpol_flush(h.eng, 0, TLBPOL_BY_FREE), 5);
+	assert_int_equal(h.nr_log, 2);
+	for (uint32_t i = 0; i < 2; i++) {
+		assert_int_equal(h.log[i].kind, TLBPOL_FLUSH_PAGES);
+		assert_int_equal(h.log[i].nr_ranges, 2); /* 4K run + the 2M page */
+		assert_int_equal(h.log[i].pages, 4);     /* 3 small + 1 huge */
+		assert_int_equal(h.log[i].first.page_shift, 12);
+		assert_int_equal(h.log[i].first.va, 0x201000);
+		assert_int_equal(h.log[i].first.nr_pages, 3);
+	}
+	assert_int_equal(h.ipi_calls, 1);
+	assert_int_equal(stats(&h, 0).coalesced, 4);
+	tlbpol_engine_free(h.eng);
+}
+
+/* RULE_FOOTPRINT: a CPU that switched to another address space (without
+ * retention: its CR3 write dropped the entries) leaves the footprint and is
+ * not interrupted. */
+static void test_footprint_leave(void **s)
+{
+	struct harness h;
+	struct tlbpol_as *as = setup(&h, 4, DEF), *other;
+	int need = -1;
+
+	(void)s;
+	assert_int_equal(tlbpol_as_open(h.eng, 2, &other), 0);
+	assert_int_equal(tlbpol_switch(h.eng, 3, other, &need), 0);
+	assert_int_equal(need, 0);
+	submit(&h, as, 0, h_event(TLBPOL_EV_PROTECT, 0, 0x1000, 1, RW, RO));
+	assert_int_equal(h.ipi_targets, 2);
+	assert_int_equal(h.flushes_on[3], 0);
+	/* Coming back needs no flush: the entries went with the switch. */
+	assert_int_equal(tlbpol_switch(h.eng, 3, as, &need), 0);
+	assert_int_equal(need, 0);
+	tlbpol_engine_free(h.eng);
+}
+
+/* TLBPOL_CFGF_RETAIN_AS: leaving keeps the entries under their tag, so a CPU
+ * that missed a flush while away must flush when it comes back. */
+static void test_footprint_retained(void **s)
+{
+	struct harness h;
+	struct tlbpol_config cfg;
+	struct tlbpol_as *as, *other;
+	int need = -1;
+
+	(void)s;
+	memset(&h, 0, sizeof(h));
+	h.nr_cpus = 2;
+	h.deliver = 1;
+	tlbpol_config_init(&cfg, 2, TLBPOL_ARCH_X86_64);
+	cfg.ops = &h_ops;
+	cfg.ops_ctx = &h;
+	cfg.flags = TLBPOL_CFGF_RETAIN_AS;
+	assert_int_equal(tlbpol_engine_new(&cfg, &h.eng), 0);
+	assert_int_equal(tlbpol_as_open(h.eng, 1, &as), 0);
+	assert_int_equal(tlbpol_as_open(h.eng, 2, &other), 0);
+	assert_int_equal(tlbpol_switch(h.eng, 0, as, &need), 0);
+	assert_int_equal(need, 1); /* first use of a retained tag: nothing known */
+	assert_int_equal(tlbpol_switch(h.eng, 1, as, &need), 0);
+	assert_int_equal(tlbpol_switch(h.eng, 1, other, &need), 0);
+	h_reset_log(&h);
+	submit(&h, as, 0, h_event(TLBPOL_EV_PROTECT, 0, 0x1000, 1, RW, RO));
+	assert_int_equal(h.ipi_calls, 0); /* CPU 1 is away */
+	assert_int_equal(tlbpol_switch(h.eng, 1, as, &need), 0);
+	assert_int_equal(need, 1);        /* ... and catches up */
+	assert_int_equal(tlbpol_switch(h.eng, 1, other, &need), 0);
+	assert_int_equal(need, 0);        /* nothing changed in `other` */
+	assert_int_equal(tlbpol_switch(h.eng, 1, as, &need), 0);
+	assert_int_equal(need, 0);        /* nothing new in `as` */
+	tlbpol_engine_free(h.eng);
+}
+
+/* RULE_LAZY_CPUS: a CPU switched to NULL keeps the AS loaded, is not
+ * interrupted, and flushes when it switches back; freed tables interrupt it
+ * anyway. */
+static void test_lazy_cpus(void **s)
+{
+	for (int on = 1; on >= 0; on--) {
+		struct harness h;
+		struct tlbpol_as *as = setup(&h, 3, on ? DEF : DEF & ~TLBPOL_RULE_LAZY_CPUS);
+		int need = -1;
+
+		(void)s;
+		assert_int_equal(tlbpol_switch(h.eng, 2, NULL, NULL), 0);
+		submit(&h, as, 0, h_event(TLBPOL_EV_PROTECT, 0, 0x1000, 1, RW, RO));
+		assert_int_equal(h.ipi_targets, on ? 1 : 2);
+		assert_int_equal(stats(&h, 0).lazy_skipped, on ? 1 : 0);
+		/* Back to the AS it kept loaded: it missed the downgrade. */
+		assert_int_equal(tlbpol_switch(h.eng, 2, as, &need), 0);
+		assert_int_equal(need, on ? 1 : 0);
+		/* Page tables freed: a lazy CPU's MMU may walk them, so it is
+		 * interrupted whatever the rule. */
+		assert_int_equal(tlbpol_switch(h.eng, 2, NULL, NULL), 0);
+		h_reset_log(&h);
+		submit(&h, as, 0, h_event(TLBPOL_EV_UNMAP, TLBPOL_EVF_TABLES_FREED, 0x400000, 1, RO, 0));
+		assert_int_equal(tlbpol_flush(h.eng, 0, TLBPOL_BY_FREE), 1);
+		assert_int_equal(h.ipi_targets, 2);
+		assert_int_equal(h.flushes_on[2], 1);
+		assert_int_equal(h.log[h.nr_log - 1].flags, TLBPOL_FLUSHF_TABLES);
+		tlbpol_engine_free(h.eng);
+	}
+}
+
+/* An IDLE CPU is lazy too; it catches up when tlbpol_cpu_state() returns it
+ * to RUNNING. */
+static void test_idle_cpu(void **s)
+{
+	struct harness h;
+	struct tlbpol_as *as = setup(&h, 2, DEF);
+
+	(void)s;
+	assert_int_equal(tlbpol_cpu_state(h.eng, 1, TLBPOL_CPU_IDLE), 0);
+	submit(&h, as, 0, h_event(TLBPOL_EV_PROTECT, 0, 0x1000, 1, RW, RO));
+	assert_int_equal(h.ipi_targets, 0);
+	assert_int_equal(tlbpol_cpu_state(h.eng, 1, TLBPOL_CPU_RUNNING), 1);
+	assert_int_equal(tlbpol_cpu_state(h.eng, 1, TLBPOL_CPU_IDLE), 0);
+	assert_int_equal(tlbpol_cpu_state(h.eng, 1, TLBPOL_CPU_RUNNING), 0);
+	tlbpol_engine_free(h.eng);
+}
+
+/* RULE_VCPU_DEFER: a preempted vCPU is not interrupted, not even for freed
+ * tables (it executes nothing), and flushes before it runs again. */
+static void test_vcpu_defer(void **s)
+{
+	for (int on = 1; on >= 0; on--) {
+		struct harness h;
+		struct tlbpol_as *as = setup(&h, 3, on ? DEF : DEF & ~TLBPOL_RULE_VCPU_DEFER);
+
+		(void)s;
+		assert_int_equal(tlbpol_cpu_state(h.eng, 2, TLBPOL_CPU_PREEMPTED), 0);
+		submit(&h, as, 0, h_event(TLBPOL_EV_PROTECT, 0, 0x1000, 1, RW, RO));
+		submit(&h, as, 0, h_event(TLBPOL_EV_UNMAP, TLBPOL_EVF_TABLES_FREED, 0x400000, 1, RO, 0));
+		assert_int_equal(tlbpol_flush(h.eng, 0, TLBPOL_BY_FREE), 1);
+		assert_int_equal(h.ipi_targets, on ? 2 : 4);
+		assert_int_equal(h.flushes_on[2], on ? 0 : 2);
+		assert_int_equal(tlbpol_cpu_state(h.eng, 2, TLBPOL_CPU_RUNNING), on ? 1 : 0);
+		tlbpol_engine_free(h.eng);
+	}
+}
+
+/*
+ * RULE_GEN_SKIP: a receiver that gets generation 2 before generation 1
+ * (from two initiators, lazily posted) catches up with one whole-AS flush and
+ * then skips generation 1.  Without the rule it performs both.  Receiver
+ * merge is off here so that the requests are served one by one.
+ */
+static void test_gen_skip(void **s)
+{
+	for (int on = 1; on >= 0; on--) {
+		uint64_t rules = (DEF & ~TLBPOL_RULE_RECEIVER_MERGE) & ~(on ? 0 : TLBPOL_RULE_GEN_SKIP);
+		struct harness h;
+		struct tlbpol_as *as = setup(&h, 4, rules);
+		struct tlbpol_stats st;
+
+		(void)s;
+		/* CPU 3 takes generation 1, CPU 0 generation 2; CPU 2 serves
+		 * its inbox in CPU order: 0's (gen 2) before 3's (gen 1). */
+		submit(&h, as, 3, h_event(TLBPOL_EV_UNMAP, TLBPOL_EVF_LAZY_OK, 0x1000, 1, RO, 0));
+		assert_int_equal(tlbpol_tick(h.eng, 3), 0);
+		submit(&h, as, 0, h_event(TLBPOL_EV_UNMAP, TLBPOL_EVF_LAZY_OK, 0x2000, 1, RO, 0));
+		assert_int_equal(tlbpol_tick(h.eng, 0), 0);
+		h_reset_log(&h);
+		assert_int_equal(tlbpol_handle_ipi(h.eng, 2), 2);
+		st = stats(&h, 2);
+		if (on) {
+			assert_int_equal(st.remote_flushes, 1);
+			assert_int_equal(st.full_flushes, 1);
+			assert_int_equal(st.gen_skipped, 1);
+		} else {
+			assert_int_equal(st.remote_flushes, 2);
+			assert_int_equal(st.full_flushes, 0);
+			assert_int_equal(st.pages_flushed, 2);
+		}
+		tlbpol_engine_free(h.eng);
+	}
+}
+
+/*
+ * RULE_RECEIVER_MERGE: requests from several initiators waiting at one CPU
+ * are served with one merged flush per address space.
+ */
+static void test_receiver_merge(void **s)
+{
+	for (int on = 1; on >= 0; on--) {
+		struct harness h;
+		struct tlbpol_as *as = setup(&h, 5, on ? DEF : DEF & ~TLBPOL_RULE_RECEIVER_MERGE);
+		struct tlbpol_stats st;
+
+		(void)s;
+		for (uint32_t c = 0; c < 4; c++) {
+			submit(&h, as, c, h_event(TLBPOL_EV_UNMAP, TLBPOL_EVF_LAZY_OK,
+						  0x100000 + c * 0x1000, 1, RO, 0));
+			assert_int_equal(tlbpol_tick(h.eng, c), 0);
+		}
+		h_reset_log(&h);
+		assert_int_equal(tlbpol_handle_ipi(h.eng, 4), 4);
+		st = stats(&h, 4);
+		assert_int_equal(st.remote_flushes, on ? 1 : 4);
+		assert_int_equal(st.pages_flushed, 4);
+		if (on) {
+			assert_int_equal(h.log[0].nr_ranges, 1); /* 4 adjacent pages */
+			assert_int_equal(h.log[0].pages, 4);
+		}
+		tlbpol_engine_free(h.eng);
+	}
+}
+
+static void bcast(void *ctx, uint32_t from, const struct tlbpol_flush *f)
+{
+	struct harness *h = ctx;
+
+	(void)from;
+	(void)f;
+	h->nr_log++; /* counted, not recorded */
+}
+
+/* RULE_BROADCAST: with many targets the cost model picks ops->broadcast;
+ * with one target an interrupt is cheaper. */
+static void test_broadcast(void **s)
+{
+	static const struct tlbpol_ops ops = { sizeof(ops), 0, h_flush_local, h_send_ipi, bcast, NULL };
+
+	for (int on = 1; on >= 0; on--) {
+		struct harness h;
+		struct tlbpol_config cfg;
+		struct tlbpol_as *as;
+		struct tlbpol_stats st;
+
+		(void)s;
+		memset(&h, 0, sizeof(h));
+		h.nr_cpus = 16;
+		h.deliver = 1;
+		tlbpol_config_init(&cfg, 16, TLBPOL_ARCH_X86_64);
+		cfg.ops = &ops;
+		cfg.ops_ctx = &h;
+		cfg.rules = on ? DEF : DEF & ~TLBPOL_RULE_BROADCAST;
+		assert_int_equal(tlbpol_engine_new(&cfg, &h.eng), 0);
+		assert_int_equal(tlbpol_engine_rules(h.eng) & TLBPOL_RULE_BROADCAST,
+				 on ? TLBPOL_RULE_BROADCAST : 0);
+		assert_int_equal(tlbpol_as_open(h.eng, 1, &as), 0);
+		for (uint32_t c = 0; c < 16; c++)
+			assert_int_equal(tlbpol_switch(h.eng, c, as, NULL), 0);
+		/* 15 targets: 800 + 14 * 70 ns of interrupts against 1500 + 40
+		 * ns of broadcast. */
+		submit(&h, as, 0, h_event(TLBPOL_EV_PROTECT, 0, 0x1000, 1, RW, RO));
+		st = stats(&h, -1);
+		assert_int_equal(st.broadcasts, on ? 1 : 0);
+		assert_int_equal(st.ipis_sent, on ? 0 : 15);
+		assert_int_equal(st.remote_flushes, on ? 0 : 15);
+		/* One other CPU: 800 ns of interrupt beats the broadcast. */
+		for (uint32_t c = 2; c < 16; c++)
+			assert_int_equal(tlbpol_switch(h.eng, c, NULL, NULL), 0);
+		for (uint32_t c = 2; c < 16; c++)
+			assert_int_equal(tlbpol_unload(h.eng, c), 0);
+		submit(&h, as, 0, h_event(TLBPOL_EV_PROTECT, 0, 0x1000, 1, RW, RO));
+		st = stats(&h, -1);
+		assert_int_equal(st.broadcasts, on ? 1 : 0);
+		assert_int_equal(st.ipis_sent, on ? 1 : 16);
+		tlbpol_engine_free(h.eng);
+	}
+}
+
+/* RULE_NUMA_FANOUT: 8 CPUs on 2 nodes; the initiator interrupts its own
+ * node and one leader on the other, which forwards; all 7 flush. */
+static void test_numa_fanout(void **s)
+{
+	static const uint16_t nodes[8] = { 0, 0, 0, 0, 1, 1, 1, 1 };
+
+	for (int on = 1; on >= 0; on--) {
+		struct harness h;
+		struct tlbpol_config cfg;
+		struct tlbpol_as *as;
+
+		(void)s;
+		memset(&h, 0, sizeof(h));
+		h.nr_cpus = 8;
+		h.deliver = 1;
+		tlbpol_config_init(&cfg, 8, TLBPOL_ARCH_X86_64);
+		cfg.ops = &h_ops;
+		cfg.ops_ctx = &h;
+		cfg.cpu_node = nodes;
+		cfg.rules = on ? DEF : DEF & ~TLBPOL_RULE_NUMA_FANOUT;
+		assert_int_equal(tlbpol_engine_new(&cfg, &h.eng), 0);
+		assert_int_equal(tlbpol_as_open(h.eng, 1, &as), 0);
+		for (uint32_t c = 0; c < 8; c++)
+			assert_int_equal(tlbpol_switch(h.eng, c, as, NULL), 0);
+		h_reset_log(&h);
+		submit(&h, as, 0, h_event(TLBPOL_EV_PROTECT, 0, 0x1000, 1, RW, RO));
+		for (uint32_t c = 0; c < 8; c++)
+			assert_int_equal(h.flushes_on[c], 1);
+		assert_int_equal(stats(&h, 0).ipis_sent, on ? 4 : 7);
+		assert_int_equal(stats(&h, 4).ipis_sent, on ? 3 : 0); /* the leader */
+		assert_int_equal(h.ipi_calls, on ? 2 : 1);
+		tlbpol_engine_free(h.eng);
+	}
+}
+
+static int frees_run;
+static void count_free(void *arg)
+{
+	(void)arg;
+	frees_run++;
+}
+
+/* RULE_LAZY_UNMAP: LAZY_OK unmaps send no interrupt; targets complete them
+ * as they tick; the deferred free waits for all of them. */
+static void test_lazy_unmap(void **s)
+{
+	for (int on = 1; on >= 0; on--) {
+		struct harness h;
+		struct tlbpol_as *as = setup(&h, 4, on ? DEF : DEF & ~TLBPOL_RULE_LAZY_UNMAP);
+		(void)s;
+		frees_run = 0;
+		for (int i = 0; i < 8; i++)
+			submit(&h, as, 0, h_event(TLBPOL_EV_UNMAP, TLBPOL_EVF_LAZY_OK,
+						  0x10000 + (uint64_t)i * 0x1000, 1, RO, 0));
+		assert_int_equal(tlbpol_defer_free(h.eng, 0, count_free, NULL), 0);
+		assert_int_equal(frees_run, 0);
+		if (on) {
+			assert_int_equal(tlbpol_tick(h.eng, 0), 0);
+			for (uint32_t c = 1; c < 4; c++)
+				assert_int_equal(tlbpol_tick(h.eng, c), 0);
+			assert_int_equal(tlbpol_tick(h.eng, 0), 0);
+			assert_int_equal(h.ipi_calls, 0);
+		} else {
+			assert_int_equal(tlbpol_flush(h.eng, 0, TLBPOL_BY_FREE), 8);
+			assert_int_equal(h.ipi_targets, 3);
+		}
+		assert_int_equal(frees_run, 1);
+		for (uint32_t c = 0; c < 4; c++)
+			assert_int_equal(h.flushes_on[c], 1);
+		tlbpol_engine_free(h.eng);
+	}
+}
+
+/* A batch that fills up flushes itself; deferred frees registered behind it
+ * run after that, exactly once. */
+static void test_defer_free_after_self_flush(void **s)
+{
+	struct harness h;
+	struct tlbpol_as *as = setup(&h, 2, DEF);
+
+	(void)s;
+	frees_run = 0;
+	for (int i = 0; i < 511; i++)
+		submit(&h, as, 0, h_event(TLBPOL_EV_UNMAP, 0, (uint64_t)i * 0x2000, 1, RO, 0));
+	assert_int_equal(tlbpol_defer_free(h.eng, 0, count_free, NULL), 0);
+	assert_int_equal(frees_run, 0);
+	assert_int_equal(h.ipi_calls, 0);
+	submit(&h, as, 0, h_event(TLBPOL_EV_UNMAP, 0, 0x4000000, 1, RO, 0)); /* 512th */
+	assert_int_equal(h.ipi_calls, 1);
+	assert_int_equal(frees_run, 1);
+	assert_int_equal(tlbpol_flush(h.eng, 0, TLBPOL_BY_LAZY), 0);
+	assert_int_equal(frees_run, 1);
+	tlbpol_engine_free(h.eng);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_batch_dedup_merge_stride),
+		cmocka_unit_test(test_footprint_leave),
+		cmocka_unit_test(test_footprint_retained),
+		cmocka_unit_test(test_lazy_cpus),
+		cmocka_unit_test(test_idle_cpu),
+		cmocka_unit_test(test_vcpu_defer),
+		cmocka_unit_test(test_gen_skip),
+		cmocka_unit_test(test_receiver_merge),
+		cmocka_unit_test(test_broadcast),
+		cmocka_unit_test(test_numa_fanout),
+		cmocka_unit_test(test_lazy_unmap),
+		cmocka_unit_test(test_defer_free_after_self_flush),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
