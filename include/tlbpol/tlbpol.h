@@ -239,9 +239,11 @@ struct tlbpol_flush {
  * @send_ipi: interrupt each CPU in @targets; that CPU's interrupt handler
  *	calls tlbpol_handle_ipi().  May be called from any engine call made for
  *	@from_cpu.  Required.
- * @broadcast: optional (NULL if none): a flush that reaches all CPUs without
+ * @broadcast: optional (NULL if none): a flush that reaches all CPUs, the
+ *	caller included, whatever address space they run or retain, without
  *	interrupts, complete when it returns (INVLPGB+TLBSYNC, TLBI IS + DSB, a
- *	flush hypercall).
+ *	flush hypercall).  Used under RULE_BROADCAST when the cost model says
+ *	it is cheaper than interrupting the targets.
  * @relax: optional: called while waiting for other CPUs (pause, yield,
  *	deliver simulated interrupts).
  *

@@ -1,0 +1,2300 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * oracle.c - the model machine and the oracle of oracle.h.
+ *
+ * Everything another thread may read is an atomic: PTEs, page-table
+ * directories, TLB and PSC entries (each a single 64-bit word, so a reader
+ * never sees half an entry), frame and table states, published CPU states.
+ * Sequentially consistent operations are used wherever the oracle's
+ * soundness argument needs a total order (see oracle.h); counters are
+ * relaxed.
+ */
+#define _POSIX_C_SOURCE 200809L
+
+#include "oracle.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+/* PTE bit shorthands. */
+#define B_P TLBPOL_PTE_PRESENT
+#define B_W TLBPOL_PTE_WRITE
+#define B_X TLBPOL_PTE_EXEC
+#define B_U TLBPOL_PTE_USER
+#define B_A TLBPOL_PTE_ACCESSED
+#define B_D TLBPOL_PTE_DIRTY
+#define PERM_MASK 0x7fu
+
+/*
+ * A PTE word: permissions (bits 0-6), frame (8-27), version (32-52).  The
+ * version counts software changes of this PTE (hardware A/D updates leave it
+ * alone); it is capped at VER_MAX so that it fits a TLB entry, and a page
+ * whose version reached the cap is changed no more (never in practice:
+ * 2 million changes of one page in one run).
+ */
+#define VER_BITS 21
+#define VER_MAX ((1u << VER_BITS) - 1)
+#define FRAME_BITS 20
+#define FRAME_MAX ((1u << FRAME_BITS) - 1)
+
+static inline uint32_t pte_perm(uint64_t w) { return (uint32_t)(w & PERM_MASK); }
+static inline uint32_t pte_frame(uint64_t w) { return (uint32_t)((w >> 8) & FRAME_MAX); }
+static inline uint32_t pte_ver(uint64_t w) { return (uint32_t)((w >> 32) & VER_MAX); }
+static inline uint64_t pte_make(uint32_t perm, uint32_t frame, uint32_t ver)
+{
+	return (uint64_t)(perm & PERM_MASK) | (uint64_t)frame << 8 | (uint64_t)ver << 32;
+}
+
+/* A TLB entry: valid (63), as (59-62), page (48-58), perm (41-47), frame
+ * (21-40), version (0-20).  0 is an empty slot. */
+#define TE_VALID (1ULL << 63)
+static inline uint64_t te_make(uint32_t as, uint32_t page, uint32_t perm, uint32_t frame,
+			       uint32_t ver)
+{
+	return TE_VALID | (uint64_t)as << 59 | (uint64_t)page << 48 | (uint64_t)perm << 41 |
+	       (uint64_t)frame << 21 | ver;
+}
+static inline uint32_t te_as(uint64_t e) { return (uint32_t)((e >> 59) & 0xf); }
+static inline uint32_t te_page(uint64_t e) { return (uint32_t)((e >> 48) & 0x7ff); }
+static inline uint32_t te_perm(uint64_t e) { return (uint32_t)((e >> 41) & PERM_MASK); }
+static inline uint32_t te_frame(uint64_t e) { return (uint32_t)((e >> 21) & FRAME_MAX); }
+static inline uint32_t te_ver(uint64_t e) { return (uint32_t)(e & VER_MAX); }
+
+/* A directory word (which table page a group's PTEs live in): valid (63),
+ * table (36-50), generation of that table page (0-35).  A PSC entry is the
+ * same word plus as (59-62) and group (51-58). */
+#define GEN_MASK ((1ULL << 36) - 1)
+static inline uint64_t dir_make(uint32_t table, uint64_t gen)
+{
+	return TE_VALID | (uint64_t)table << 36 | (gen & GEN_MASK);
+}
+static inline uint32_t dir_table(uint64_t d) { return (uint32_t)((d >> 36) & 0x7fff); }
+static inline uint64_t dir_gen(uint64_t d) { return d & GEN_MASK; }
+static inline uint64_t psc_make(uint32_t as, uint32_t group, uint64_t dir)
+{
+	return dir | (uint64_t)as << 59 | (uint64_t)group << 51;
+}
+static inline uint32_t psc_as(uint64_t s) { return (uint32_t)((s >> 59) & 0xf); }
+static inline uint32_t psc_group(uint64_t s) { return (uint32_t)((s >> 51) & 0xff); }
+static inline uint64_t psc_dir(uint64_t s) { return s & ~(0xfffULL << 51); }
+
+/* Table page and frame states: state (62-63), owner as (58-61), owner group
+ * or page (47-57), generation (tables, 0-35). */
+enum { T_FREE = 0, T_LIVE = 1, T_DETACHED = 2 };
+enum { F_FREE = 0, F_LIVE = 1, F_CLEANED = 2 };
+static inline uint64_t own_make(uint32_t state, uint32_t as, uint32_t idx, uint64_t gen)
+{
+	return (uint64_t)state << 62 | (uint64_t)as << 58 | (uint64_t)idx << 47 | (gen & GEN_MASK);
+}
+static inline uint32_t own_state(uint64_t o) { return (uint32_t)(o >> 62); }
+static inline uint32_t own_as(uint64_t o) { return (uint32_t)((o >> 58) & 0xf); }
+static inline uint32_t own_idx(uint64_t o) { return (uint32_t)((o >> 47) & 0x7ff); }
+static inline uint64_t own_gen(uint64_t o) { return o & GEN_MASK; }
+
+/*
+ * What a CPU publishes for checkers: mode (0-2) and loaded AS (3-6, 15 for
+ * none).  RUN is published only once the CPU may use its loaded AS: after the
+ * engine call that made it so and the catch-up flush that call asked for.
+ */
+enum { M_RUN = 0, M_LAZY = 1, M_PREEMPT = 2, M_OFFLINE = 3 };
+#define AS_NONE 15u
+static inline uint64_t pub_make(uint32_t mode, int loaded)
+{
+	return mode | (uint64_t)(loaded < 0 ? AS_NONE : (uint32_t)loaded) << 3;
+}
+static inline uint32_t pub_mode(uint64_t p) { return (uint32_t)(p & 7); }
+static inline uint32_t pub_loaded(uint64_t p) { return (uint32_t)((p >> 3) & 0xf); }
+
+/* The engine may leave stale TLB entries of @x on a CPU that does not run
+ * @x (lazy, preempted, offline, or loaded with another AS). */
+static inline int excused_tlb(uint64_t pub, uint32_t x)
+{
+	return pub_loaded(pub) != x || pub_mode(pub) != M_RUN;
+}
+
+/* ... but a stale pointer to a freed table page only on one that cannot walk
+ * @x: a preempted vCPU executes nothing, an offline CPU holds nothing, a CPU
+ * with another AS loaded does not walk @x.  A lazy CPU keeps @x loaded and its
+ * MMU may walk it speculatively. */
+static inline int excused_psc(uint64_t pub, uint32_t x)
+{
+	uint32_t m = pub_mode(pub);
+
+	return pub_loaded(pub) != x || m == M_PREEMPT || m == M_OFFLINE;
+}
+
+/* Is version @a older than version @b? */
+static inline int ver_older(uint32_t a, uint32_t b)
+{
+	return a < b;
+}
+
+/* ------------------------------------------------------------------------ */
+
+/* One page of a deferred change still pending on the CPU that submitted it. */
+struct orc_rec {
+	uint64_t seq; /* the submit's sequence number on its CPU */
+	uint64_t pte; /* the PTE word the change produced */
+	uint16_t page;
+	uint8_t as;
+	uint8_t deadline;
+};
+
+#define FREE_TABLES_MAX 16
+
+/* A deferred free and what it frees. */
+struct orc_free {
+	struct orc_world *w;
+	uint64_t upto; /* the CPU's changes with seq <= upto are complete when it runs */
+	uint32_t cpu;
+	uint32_t as;
+	uint32_t nr_frames, nr_tables;
+	uint32_t qpage, qn; /* pages held back (LAZY_OK), released when it runs */
+	uint32_t frames[ORC_MAX_RANGE];
+	uint32_t tables[FREE_TABLES_MAX];
+	_Atomic int ran;
+};
+
+#define CHUNK 256
+struct free_chunk {
+	struct free_chunk *next;
+	struct orc_free f[CHUNK];
+};
+
+struct orc_cpu {
+	/* --- read and written by other threads --- */
+	_Alignas(64) _Atomic uint64_t pub;
+	_Atomic int ipi;   /* an interrupt is pending */
+	_Atomic int lock;  /* held across a walk or a flush of this CPU's caches */
+	_Atomic uint64_t *tlb;
+	_Atomic uint64_t *psc;
+	_Atomic uint64_t cnt[ORC_C_MAX];
+
+	/* --- the CPU's own thread only --- */
+	_Alignas(64) int cur;  /* running AS, -1: NULL */
+	int loaded;            /* loaded AS, -1: none */
+	uint32_t estate;       /* the state last given to tlbpol_cpu_state() */
+	uint64_t rng;
+	uint64_t seq;
+	struct orc_rec *rec;
+	size_t nrec, caprec;
+	struct free_chunk *chunks;
+	uint32_t chunk_used;
+};
+
+struct orc_as {
+	struct tlbpol_as *eas;
+	uint64_t tag;
+	_Atomic uint64_t *pte;
+	_Atomic uint64_t *cv;   /* PTE word of the latest completed change */
+	_Atomic uint32_t *vma;  /* W/X/U a fault may grant */
+	_Atomic uint32_t *quar; /* >0: address held back until a LAZY_OK free runs */
+	_Atomic uint64_t *dir;  /* per group: its table page (dir_make), 0: none */
+	_Atomic uint32_t *lock; /* per group: page-table lock, holder cpu + 1 */
+};
+
+struct orc_world {
+	struct orc_config cfg;
+	struct tlbpol_engine *eng;
+	struct tlbpol_ops ops;
+	uint16_t cpu_node[ORC_MAX_CPUS];
+	uint32_t ngroups;
+	struct orc_as as[ORC_MAX_AS];
+	struct orc_cpu *cpus;
+
+	_Atomic uint64_t *frame; /* frame states */
+	uint32_t nframes;
+	_Atomic uint64_t *table; /* table page states */
+	uint32_t ntables;
+	pthread_mutex_t pool_lock;
+	uint32_t *frame_pool, frame_top;
+	uint32_t *table_pool, table_top;
+
+	_Atomic uint64_t glob[ORC_C_MAX]; /* counts made outside any CPU thread */
+	_Atomic uint64_t viol[ORC_V_MAX];
+	_Atomic uint32_t reports;
+	pthread_mutex_t log_lock;
+
+	_Atomic uint32_t bar_count, bar_gen;
+};
+
+/* The CPU this thread acts as, and for which world. */
+static _Thread_local int self_cpu = -1;
+static _Thread_local struct orc_world *self_world;
+
+static const char *const vkind_names[ORC_V_MAX] = {
+	[ORC_V_STALE] = "stale-after-completion",
+	[ORC_V_RESUME] = "stale-after-catch-up",
+	[ORC_V_USE] = "stale-entry-used",
+	[ORC_V_LOST_WRITE] = "lost-write",
+	[ORC_V_FRAME] = "freed-frame-mapped",
+	[ORC_V_TABLE] = "freed-table-cached",
+	[ORC_V_WALK] = "freed-table-walked",
+	[ORC_V_FREE] = "deferred-free",
+	[ORC_V_API] = "api",
+};
+
+const char *orc_vkind_name(enum orc_vkind k)
+{
+	return (unsigned)k < ORC_V_MAX ? vkind_names[k] : "unknown";
+}
+
+static void count(struct orc_world *w, enum orc_ckind k, uint64_t n)
+{
+	if (self_world == w && self_cpu >= 0)
+		atomic_fetch_add_explicit(&w->cpus[self_cpu].cnt[k], n, memory_order_relaxed);
+	else
+		atomic_fetch_add_explicit(&w->glob[k], n, memory_order_relaxed);
+}
+
+static const char *arch_name(uint32_t arch)
+{
+	return arch == TLBPOL_ARCH_X86_64 ? "x86" : arch == TLBPOL_ARCH_ARM64 ? "arm64" : "generic";
+}
+
+static void perm_str(uint32_t p, char out[8])
+{
+	const char *l = "pwxuadg";
+
+	for (int i = 0; i < 7; i++)
+		out[i] = (p >> i) & 1 ? l[i] : '-';
+	out[7] = 0;
+}
+
+static void violation(struct orc_world *w, enum orc_vkind k, const char *fmt, ...)
+{
+	va_list ap;
+
+	atomic_fetch_add(&w->viol[k], 1);
+	if (atomic_fetch_add(&w->reports, 1) >= w->cfg.max_reports)
+		return;
+	pthread_mutex_lock(&w->log_lock);
+	fprintf(w->cfg.log, "VIOLATION %s [cpus=%u arch=%s rules=%#llx%s seed=%llu]: ",
+		vkind_names[k], w->cfg.nr_cpus, arch_name(w->cfg.arch),
+		(unsigned long long)w->cfg.rules,
+		(w->cfg.flags & TLBPOL_CFGF_RETAIN_AS) ? " retain" : "",
+		(unsigned long long)w->cfg.seed);
+	va_start(ap, fmt);
+	vfprintf(w->cfg.log, fmt, ap);
+	va_end(ap);
+	fputc('\n', w->cfg.log);
+	fflush(w->cfg.log);
+	pthread_mutex_unlock(&w->log_lock);
+}
+
+/* A contract note that is not a safety problem (reported once each). */
+static void warning(struct orc_world *w, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (atomic_fetch_add(&w->glob[ORC_C_WARNINGS], 1) >= 3)
+		return;
+	pthread_mutex_lock(&w->log_lock);
+	fputs("warning: ", w->cfg.log);
+	va_start(ap, fmt);
+	vfprintf(w->cfg.log, fmt, ap);
+	va_end(ap);
+	fputc('\n', w->cfg.log);
+	pthread_mutex_unlock(&w->log_lock);
+}
+
+/* ------------------------------------------------------------------------ */
+/* The harm a stale entry can do                                            */
+/* ------------------------------------------------------------------------ */
+
+/*
+ * Does an entry with @eperm -> @eframe, filled from an older PTE, permit what
+ * PTE word @pte does not?
+ *  - Any entry of a page that is no longer present, or that now maps another
+ *    frame, reads memory that is no longer the page's.
+ *  - Losing W, X or U makes an entry with it harmful.  On x86 a U/S change is
+ *    harmful either way: with SMEP/SMAP, U/S 0->1 removes supervisor access
+ *    (the header's x86 profile).  Other permission bits the PTE gained make
+ *    the entry stricter, which is harmless (it faults, SDM 4.10.4.3).
+ *  - A writable entry with D set writes without touching the PTE in memory
+ *    (SDM 4.8: D is set only when the entry lacks it), so after the PTE lost
+ *    D (CLEAR_DIRTY) such writes go unseen: harmful.  A writable entry
+ *    without D is not excused when the PTE lost W but stayed present: the
+ *    x86 profile only promises that hardware cannot set D once the PTE is not
+ *    present, so it may set D in a present read-only PTE and write.
+ *  - An entry whose A the PTE lost is harmless (stale accessed bit: aging is
+ *    only inexact).
+ */
+int orc_harmful(uint32_t arch, uint32_t eperm, uint32_t eframe, uint64_t pte)
+{
+	uint32_t pp = pte_perm(pte);
+
+	if (!(eperm & B_P))
+		return 0;
+	if (!(pp & B_P))
+		return 1;
+	if (eframe != pte_frame(pte))
+		return 1;
+	if (eperm & ~pp & (B_W | B_X | B_U))
+		return 1;
+	if (arch == TLBPOL_ARCH_X86_64 && ((eperm ^ pp) & B_U))
+		return 1;
+	if ((eperm & B_W) && (eperm & B_D) && !(pp & B_D))
+		return 1;
+	return 0;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Caches                                                                   */
+/* ------------------------------------------------------------------------ */
+
+static void cache_lock(struct orc_cpu *c)
+{
+	while (atomic_exchange_explicit(&c->lock, 1, memory_order_acquire))
+		sched_yield();
+}
+
+static void cache_unlock(struct orc_cpu *c)
+{
+	atomic_store_explicit(&c->lock, 0, memory_order_release);
+}
+
+static uint32_t tlb_set(const struct orc_world *w, uint32_t as, uint32_t page)
+{
+	return ((page + as * 7u) % w->cfg.tlb_sets) * w->cfg.tlb_ways;
+}
+
+static uint32_t psc_set(const struct orc_world *w, uint32_t as, uint32_t group)
+{
+	return ((group + as * 3u) % w->cfg.psc_sets) * w->cfg.psc_ways;
+}
+
+static uint64_t rng_next(uint64_t *s)
+{
+	/* xorshift64* */
+	uint64_t x = *s;
+
+	x ^= x >> 12;
+	x ^= x << 25;
+	x ^= x >> 27;
+	*s = x;
+	return x * 0x2545F4914F6CDD1DULL;
+}
+
+static int tlb_find(struct orc_world *w, struct orc_cpu *c, uint32_t as, uint32_t page)
+{
+	uint32_t base = tlb_set(w, as, page);
+
+	for (uint32_t k = 0; k < w->cfg.tlb_ways; k++) {
+		uint64_t e = atomic_load(&c->tlb[base + k]);
+
+		if ((e & TE_VALID) && te_as(e) == as && te_page(e) == page)
+			return (int)(base + k);
+	}
+	return -1;
+}
+
+/* Under the CPU's cache lock, on its own thread. */
+static void tlb_fill(struct orc_world *w, struct orc_cpu *c, uint64_t e)
+{
+	uint32_t base = tlb_set(w, te_as(e), te_page(e));
+	int slot = tlb_find(w, c, te_as(e), te_page(e));
+
+	if (slot < 0) {
+		for (uint32_t k = 0; k < w->cfg.tlb_ways && slot < 0; k++)
+			if (!atomic_load(&c->tlb[base + k]))
+				slot = (int)(base + k);
+	}
+	if (slot < 0)
+		slot = (int)(base + rng_next(&c->rng) % w->cfg.tlb_ways);
+	atomic_store(&c->tlb[slot], e);
+}
+
+static int psc_find(struct orc_world *w, struct orc_cpu *c, uint32_t as, uint32_t group)
+{
+	uint32_t base = psc_set(w, as, group);
+
+	for (uint32_t k = 0; k < w->cfg.psc_ways; k++) {
+		uint64_t s = atomic_load(&c->psc[base + k]);
+
+		if ((s & TE_VALID) && psc_as(s) == as && psc_group(s) == group)
+			return (int)(base + k);
+	}
+	return -1;
+}
+
+static void psc_fill(struct orc_world *w, struct orc_cpu *c, uint64_t s)
+{
+	uint32_t base = psc_set(w, psc_as(s), psc_group(s));
+	int slot = psc_find(w, c, psc_as(s), psc_group(s));
+
+	if (slot < 0) {
+		for (uint32_t k = 0; k < w->cfg.psc_ways && slot < 0; k++)
+			if (!atomic_load(&c->psc[base + k]))
+				slot = (int)(base + k);
+	}
+	if (slot < 0)
+		slot = (int)(base + rng_next(&c->rng) % w->cfg.psc_ways);
+	atomic_store(&c->psc[slot], s);
+}
+
+static uint32_t tlb_slots(const struct orc_world *w)
+{
+	return w->cfg.tlb_sets * w->cfg.tlb_ways;
+}
+
+static uint32_t psc_slots(const struct orc_world *w)
+{
+	return w->cfg.psc_sets * w->cfg.psc_ways;
+}
+
+/* Drop every entry of @as (or of every AS when @as < 0), TLB and PSC.
+ * Under the CPU's cache lock. */
+static void drop_as(struct orc_world *w, struct orc_cpu *c, int as)
+{
+	for (uint32_t i = 0; i < tlb_slots(w); i++) {
+		uint64_t e = atomic_load(&c->tlb[i]);
+
+		if (e && (as < 0 || te_as(e) == (uint32_t)as))
+			atomic_store(&c->tlb[i], 0);
+	}
+	for (uint32_t i = 0; i < psc_slots(w); i++) {
+		uint64_t s = atomic_load(&c->psc[i]);
+
+		if (s && (as < 0 || psc_as(s) == (uint32_t)as))
+			atomic_store(&c->psc[i], 0);
+	}
+}
+
+static int as_of_tag(const struct orc_world *w, uint64_t tag)
+{
+	for (uint32_t x = 0; x < w->cfg.nr_as; x++)
+		if (w->as[x].tag == tag)
+			return (int)x;
+	return -1;
+}
+
+/* Is byte address @va inside @r? */
+static int in_range(const struct tlbpol_range *r, uint64_t va)
+{
+	if (va < r->va || r->page_shift >= 64)
+		return 0;
+	return ((va - r->va) >> r->page_shift) < r->nr_pages;
+}
+
+/* Does [va, va + len) meet @r? */
+static int meets_range(const struct tlbpol_range *r, uint64_t va, uint64_t len)
+{
+	uint64_t rlen;
+
+	if (r->page_shift >= 64)
+		return 0;
+	if (r->nr_pages > (UINT64_MAX >> r->page_shift))
+		rlen = UINT64_MAX - r->va;
+	else
+		rlen = r->nr_pages << r->page_shift;
+	return va < r->va + rlen && r->va < va + len;
+}
+
+/* Check what the header promises of a flush: known tag, sane ranges. */
+static void check_flush(struct orc_world *w, const struct tlbpol_flush *f, int x)
+{
+	if (f->kind > TLBPOL_FLUSH_ALL) {
+		violation(w, ORC_V_API, "flush of unknown kind %u", f->kind);
+		return;
+	}
+	if (f->kind != TLBPOL_FLUSH_ALL && x < 0)
+		warning(w, "flush names tag %#llx, which no address space has",
+			(unsigned long long)f->as_tag);
+	if (f->kind != TLBPOL_FLUSH_PAGES)
+		return;
+	if (!f->nr_ranges || !f->ranges) {
+		warning(w, "PAGES flush with no ranges");
+		return;
+	}
+	for (uint32_t i = 0; i < f->nr_ranges; i++) {
+		const struct tlbpol_range *r = &f->ranges[i];
+
+		if (!r->nr_pages || r->page_shift < 12 || r->page_shift >= 64 ||
+		    (r->va & ((1ULL << r->page_shift) - 1)))
+			warning(w, "malformed range va %#llx pages %llu shift %u",
+				(unsigned long long)r->va, (unsigned long long)r->nr_pages,
+				r->page_shift);
+		if (i && r->va < f->ranges[i - 1].va)
+			warning(w, "flush ranges not sorted (%#llx after %#llx)",
+				(unsigned long long)r->va, (unsigned long long)f->ranges[i - 1].va);
+	}
+}
+
+/* Apply flush @f to CPU @c's caches.  Under its cache lock. */
+static void apply_flush(struct orc_world *w, struct orc_cpu *c, const struct tlbpol_flush *f)
+{
+	int x = as_of_tag(w, f->as_tag);
+	uint64_t group_len = (uint64_t)w->cfg.group_pages << ORC_PAGE_SHIFT;
+
+	if (f->kind == TLBPOL_FLUSH_ALL) {
+		drop_as(w, c, -1);
+		return;
+	}
+	if (x < 0)
+		return;
+	if (f->kind == TLBPOL_FLUSH_AS) {
+		/* Every non-global entry of the AS, paging-structure caches
+		 * included (INVPCID single-context, TLBI ASIDE1). */
+		drop_as(w, c, x);
+		return;
+	}
+	if (f->kind != TLBPOL_FLUSH_PAGES || !f->ranges)
+		return;
+	for (uint32_t i = 0; i < tlb_slots(w); i++) {
+		uint64_t e = atomic_load(&c->tlb[i]);
+		uint64_t va;
+
+		if (!e || te_as(e) != (uint32_t)x)
+			continue;
+		va = ORC_VA_BASE + ((uint64_t)te_page(e) << ORC_PAGE_SHIFT);
+		for (uint32_t r = 0; r < f->nr_ranges; r++)
+			if (in_range(&f->ranges[r], va)) {
+				atomic_store(&c->tlb[i], 0);
+				break;
+			}
+	}
+	/*
+	 * Page invalidations leave the paging-structure caches alone unless the
+	 * flush says tables were freed; then only pointers to table pages under
+	 * the ranges go.  (Real INVLPG drops more; the model keeps the least the
+	 * contract promises, so that a missing TABLES flag shows.)
+	 */
+	if (!(f->flags & TLBPOL_FLUSHF_TABLES))
+		return;
+	for (uint32_t i = 0; i < psc_slots(w); i++) {
+		uint64_t s = atomic_load(&c->psc[i]);
+		uint64_t va;
+
+		if (!s || psc_as(s) != (uint32_t)x)
+			continue;
+		va = ORC_VA_BASE + (uint64_t)psc_group(s) * group_len;
+		for (uint32_t r = 0; r < f->nr_ranges; r++)
+			if (meets_range(&f->ranges[r], va, group_len)) {
+				atomic_store(&c->psc[i], 0);
+				break;
+			}
+	}
+}
+
+/* A flush the CPU does itself (catch-up, CR3 write): under its lock. */
+static void self_flush(struct orc_world *w, struct orc_cpu *c, int as)
+{
+	cache_lock(c);
+	drop_as(w, c, as);
+	cache_unlock(c);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Engine callbacks                                                         */
+/* ------------------------------------------------------------------------ */
+
+static void cb_flush_local(void *ctx, uint32_t cpu, const struct tlbpol_flush *f)
+{
+	struct orc_world *w = ctx;
+	struct orc_cpu *c;
+
+	if (cpu >= w->cfg.nr_cpus) {
+		violation(w, ORC_V_API, "flush_local for cpu %u of %u", cpu, w->cfg.nr_cpus);
+		return;
+	}
+	/* "Runs on @cpu itself": a flush from elsewhere would race with the
+	 * CPU's own walks on real hardware (here the cache lock hides that). */
+	if (self_world == w && self_cpu >= 0 && (uint32_t)self_cpu != cpu)
+		warning(w, "flush_local for cpu %u ran on cpu %d", cpu, self_cpu);
+	c = &w->cpus[cpu];
+	check_flush(w, f, as_of_tag(w, f->as_tag));
+	cache_lock(c);
+	apply_flush(w, c, f);
+	cache_unlock(c);
+	count(w, ORC_C_FLUSHES, 1);
+}
+
+static void cb_send_ipi(void *ctx, uint32_t from, const struct tlbpol_cpuset *targets)
+{
+	struct orc_world *w = ctx;
+	uint64_t n = 0;
+
+	for (int t = tlbpol_cpuset_next(targets, -1); t >= 0; t = tlbpol_cpuset_next(targets, t)) {
+		if ((uint32_t)t >= w->cfg.nr_cpus) {
+			violation(w, ORC_V_API, "send_ipi to cpu %d of %u", t, w->cfg.nr_cpus);
+			continue;
+		}
+		if ((uint32_t)t == from)
+			warning(w, "cpu %u sent an interrupt to itself", from);
+		atomic_store(&w->cpus[t].ipi, 1);
+		n++;
+	}
+	count(w, ORC_C_IPIS, n);
+}
+
+/* A broadcast invalidation reaches every CPU's caches and is complete when
+ * it returns; walks in flight finish first (the cache lock), as TLBSYNC and
+ * DSB wait for them. */
+static void cb_broadcast(void *ctx, uint32_t from, const struct tlbpol_flush *f)
+{
+	struct orc_world *w = ctx;
+
+	(void)from;
+	check_flush(w, f, as_of_tag(w, f->as_tag));
+	for (uint32_t i = 0; i < w->cfg.nr_cpus; i++) {
+		cache_lock(&w->cpus[i]);
+		apply_flush(w, &w->cpus[i], f);
+		cache_unlock(&w->cpus[i]);
+	}
+	count(w, ORC_C_BROADCASTS, 1);
+}
+
+static void cb_relax(void *ctx, uint32_t cpu)
+{
+	struct orc_world *w = ctx;
+
+	if (w->cfg.relax) {
+		w->cfg.relax(w, cpu, w->cfg.relax_arg);
+		return;
+	}
+	orc_poll(w, cpu);
+	sched_yield();
+}
+
+int orc_poll(struct orc_world *w, uint32_t cpu)
+{
+	int r;
+
+	if (!atomic_exchange(&w->cpus[cpu].ipi, 0))
+		return 0;
+	r = tlbpol_handle_ipi(w->eng, cpu);
+	if (r < 0)
+		violation(w, ORC_V_API, "tlbpol_handle_ipi(cpu %u) = %d", cpu, r);
+	else if (r > 0)
+		count(w, ORC_C_IPIS_TAKEN, 1);
+	return r;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Pools                                                                    */
+/* ------------------------------------------------------------------------ */
+
+static uint32_t frame_alloc(struct orc_world *w, uint32_t as, uint32_t page)
+{
+	uint32_t f = 0;
+
+	pthread_mutex_lock(&w->pool_lock);
+	if (w->frame_top)
+		f = w->frame_pool[--w->frame_top];
+	pthread_mutex_unlock(&w->pool_lock);
+	if (f)
+		atomic_store(&w->frame[f], own_make(F_LIVE, as, page, 0));
+	return f;
+}
+
+static void frame_set(struct orc_world *w, uint32_t f, uint32_t state)
+{
+	uint64_t o = atomic_load(&w->frame[f]);
+
+	atomic_store(&w->frame[f], own_make(state, own_as(o), own_idx(o), 0));
+}
+
+/*
+ * Free frame @f from a deferred free.  Marked free first, then checked: a
+ * CPU that publishes RUN after our check began sees the free state in its
+ * resume scan, one that published before is checked here.
+ */
+static void frame_free(struct orc_world *w, uint32_t f)
+{
+	uint64_t o = atomic_load(&w->frame[f]);
+
+	atomic_store(&w->frame[f], own_make(F_FREE, own_as(o), own_idx(o), 0));
+	for (uint32_t i = 0; i < w->cfg.nr_cpus; i++) {
+		struct orc_cpu *c = &w->cpus[i];
+		uint64_t pub = atomic_load(&c->pub);
+
+		for (uint32_t s = 0; s < tlb_slots(w); s++) {
+			uint64_t e = atomic_load(&c->tlb[s]);
+
+			if (!e || te_frame(e) != f || excused_tlb(pub, te_as(e)))
+				continue;
+			count(w, ORC_C_CHECKS, 1);
+			violation(w, ORC_V_FRAME,
+				  "frame %u freed (was as %u page %u) while cpu %u (mode %u) maps it "
+				  "at as %u page %u (entry version %u)",
+				  f, own_as(o), own_idx(o), i, pub_mode(pub), te_as(e), te_page(e),
+				  te_ver(e));
+		}
+	}
+	pthread_mutex_lock(&w->pool_lock);
+	w->frame_pool[w->frame_top++] = f;
+	pthread_mutex_unlock(&w->pool_lock);
+}
+
+static int table_alloc(struct orc_world *w, uint32_t as, uint32_t group, uint64_t *dirw)
+{
+	uint32_t t = 0;
+	uint64_t gen;
+
+	pthread_mutex_lock(&w->pool_lock);
+	if (w->table_top)
+		t = w->table_pool[--w->table_top];
+	pthread_mutex_unlock(&w->pool_lock);
+	if (!t)
+		return -1;
+	/* A new generation per allocation: a cached pointer to an earlier life
+	 * of the same table page is told apart. */
+	gen = own_gen(atomic_load(&w->table[t])) + 1;
+	atomic_store(&w->table[t], own_make(T_LIVE, as, group, gen));
+	*dirw = dir_make(t, gen);
+	return 0;
+}
+
+static void table_free(struct orc_world *w, uint32_t t)
+{
+	uint64_t o = atomic_load(&w->table[t]);
+	uint64_t dirw = dir_make(t, own_gen(o));
+
+	atomic_store(&w->table[t], own_make(T_FREE, own_as(o), own_idx(o), own_gen(o)));
+	for (uint32_t i = 0; i < w->cfg.nr_cpus; i++) {
+		struct orc_cpu *c = &w->cpus[i];
+		uint64_t pub = atomic_load(&c->pub);
+
+		for (uint32_t s = 0; s < psc_slots(w); s++) {
+			uint64_t e = atomic_load(&c->psc[s]);
+
+			if (!e || psc_dir(e) != dirw || excused_psc(pub, psc_as(e)))
+				continue;
+			count(w, ORC_C_CHECKS, 1);
+			violation(w, ORC_V_TABLE,
+				  "table page %u (as %u group %u) freed while cpu %u (mode %s, "
+				  "loaded as %u) caches a pointer to it",
+				  t, own_as(o), own_idx(o), i,
+				  pub_mode(pub) == M_RUN ? "running" : pub_mode(pub) == M_LAZY ? "lazy"
+											: "other",
+				  pub_loaded(pub));
+		}
+	}
+	pthread_mutex_lock(&w->pool_lock);
+	w->table_pool[w->table_top++] = t;
+	pthread_mutex_unlock(&w->pool_lock);
+}
+
+/* ------------------------------------------------------------------------ */
+/* The oracle                                                               */
+/* ------------------------------------------------------------------------ */
+
+/* Record @ptew as the latest completed change of (x, page), if it is. */
+static void cv_raise(struct orc_world *w, uint32_t x, uint32_t page, uint64_t ptew)
+{
+	_Atomic uint64_t *cv = &w->as[x].cv[page];
+	uint64_t old = atomic_load(cv);
+
+	while ((!old || ver_older(pte_ver(old), pte_ver(ptew))) &&
+	       !atomic_compare_exchange_weak(cv, &old, ptew))
+		;
+}
+
+/*
+ * The change of (x, page) that produced PTE word @ptew is complete: record
+ * it, then no CPU that runs @x may hold a harmful entry filled before it.
+ * CPUs excused now scan themselves when they resume (resume_scan()).
+ */
+static void complete_page(struct orc_world *w, uint32_t x, uint32_t page, uint64_t ptew,
+			  const char *what)
+{
+	uint32_t v = pte_ver(ptew);
+
+	cv_raise(w, x, page, ptew);
+	for (uint32_t i = 0; i < w->cfg.nr_cpus; i++) {
+		struct orc_cpu *c = &w->cpus[i];
+		uint64_t pub = atomic_load(&c->pub);
+		uint32_t base;
+
+		if (excused_tlb(pub, x)) {
+			count(w, ORC_C_EXCUSED, 1);
+			continue;
+		}
+		base = tlb_set(w, x, page);
+		for (uint32_t k = 0; k < w->cfg.tlb_ways; k++) {
+			uint64_t e = atomic_load(&c->tlb[base + k]);
+			char ep[8], pp[8];
+
+			if (!e || te_as(e) != x || te_page(e) != page || !ver_older(te_ver(e), v))
+				continue;
+			count(w, ORC_C_CHECKS, 1);
+			if (!orc_harmful(w->cfg.arch, te_perm(e), te_frame(e), ptew))
+				continue;
+			perm_str(te_perm(e), ep);
+			perm_str(pte_perm(ptew), pp);
+			violation(w, ORC_V_STALE,
+				  "%s complete: cpu %u still holds as %u page %u -> %s frame %u "
+				  "(version %u) but the change made it %s frame %u (version %u)",
+				  what, i, x, page, ep, te_frame(e), te_ver(e), pp, pte_frame(ptew),
+				  v);
+		}
+	}
+}
+
+/*
+ * CPU @c may use @x now (it published RUN for @x, after its catch-up): it
+ * may hold nothing that a completed change made harmful, no translation to a
+ * freed frame, no pointer to a freed table page.  Also used as a periodic
+ * self-audit of a running CPU.
+ */
+static void scan_self(struct orc_world *w, struct orc_cpu *c, uint32_t cpu, uint32_t x,
+		      enum orc_vkind kind, const char *when)
+{
+	cache_lock(c);
+	for (uint32_t s = 0; s < tlb_slots(w); s++) {
+		uint64_t e = atomic_load(&c->tlb[s]);
+		uint64_t cvw, fo;
+		char ep[8], pp[8];
+
+		if (!e || te_as(e) != x)
+			continue;
+		cvw = atomic_load(&w->as[x].cv[te_page(e)]);
+		count(w, ORC_C_CHECKS, 1);
+		if (cvw && ver_older(te_ver(e), pte_ver(cvw)) &&
+		    orc_harmful(w->cfg.arch, te_perm(e), te_frame(e), cvw)) {
+			perm_str(te_perm(e), ep);
+			perm_str(pte_perm(cvw), pp);
+			violation(w, kind,
+				  "%s: cpu %u holds as %u page %u -> %s frame %u (version %u); a "
+				  "completed change made it %s frame %u (version %u)",
+				  when, cpu, x, te_page(e), ep, te_frame(e), te_ver(e), pp,
+				  pte_frame(cvw), pte_ver(cvw));
+			continue;
+		}
+		fo = atomic_load(&w->frame[te_frame(e)]);
+		if (own_state(fo) == F_FREE || own_as(fo) != x || own_idx(fo) != te_page(e))
+			violation(w, kind,
+				  "%s: cpu %u holds as %u page %u -> frame %u (version %u), which "
+				  "is %s (as %u page %u)",
+				  when, cpu, x, te_page(e), te_frame(e), te_ver(e),
+				  own_state(fo) == F_FREE ? "free" : "another page's", own_as(fo),
+				  own_idx(fo));
+	}
+	for (uint32_t s = 0; s < psc_slots(w); s++) {
+		uint64_t e = atomic_load(&c->psc[s]);
+		uint64_t to;
+
+		if (!e || psc_as(e) != x)
+			continue;
+		to = atomic_load(&w->table[dir_table(e)]);
+		if (own_state(to) == T_FREE || own_gen(to) != dir_gen(e))
+			violation(w, kind,
+				  "%s: cpu %u caches as %u group %u -> table page %u, which was "
+				  "freed",
+				  when, cpu, x, psc_group(e), dir_table(e));
+	}
+	cache_unlock(c);
+}
+
+static void publish(struct orc_cpu *c, uint32_t mode, int loaded)
+{
+	atomic_store(&c->pub, pub_make(mode, loaded));
+}
+
+/* The CPU's state for checkers, after the engine call and the catch-up:
+ * RUN only if the engine state is RUNNING and an AS runs. */
+static void publish_settled(struct orc_world *w, struct orc_cpu *c, uint32_t cpu)
+{
+	if (c->estate == TLBPOL_CPU_OFFLINE) {
+		publish(c, M_OFFLINE, -1);
+	} else if (c->estate == TLBPOL_CPU_PREEMPTED) {
+		publish(c, M_PREEMPT, c->loaded);
+	} else if (c->estate == TLBPOL_CPU_RUNNING && c->cur >= 0) {
+		publish(c, M_RUN, c->cur);
+		scan_self(w, c, cpu, (uint32_t)c->cur, ORC_V_RESUME, "after catch-up");
+	} else {
+		publish(c, M_LAZY, c->loaded);
+	}
+}
+
+/* ------------------------------------------------------------------------ */
+/* Deferred changes and frees                                               */
+/* ------------------------------------------------------------------------ */
+
+static void rec_add(struct orc_cpu *c, const struct orc_rec *r)
+{
+	if (c->nrec == c->caprec) {
+		size_t cap = c->caprec ? c->caprec * 2 : 256;
+		struct orc_rec *n = realloc(c->rec, cap * sizeof(*n));
+
+		if (!n)
+			abort();
+		c->rec = n;
+		c->caprec = cap;
+	}
+	c->rec[c->nrec++] = *r;
+}
+
+/* Changes of @c with seq <= @upto and deadline <= @by are complete. */
+static void complete_recs(struct orc_world *w, struct orc_cpu *c, uint64_t upto, uint32_t by,
+			  const char *what)
+{
+	size_t keep = 0;
+
+	for (size_t i = 0; i < c->nrec; i++) {
+		struct orc_rec r = c->rec[i];
+
+		if (r.seq <= upto && r.deadline <= by)
+			complete_page(w, r.as, r.page, r.pte, what);
+		else
+			c->rec[keep++] = r;
+	}
+	c->nrec = keep;
+}
+
+static void free_cb(void *arg)
+{
+	struct orc_free *fr = arg;
+	struct orc_world *w = fr->w;
+
+	if (atomic_exchange(&fr->ran, 1)) {
+		violation(w, ORC_V_FREE, "deferred free of cpu %u ran twice", fr->cpu);
+		return;
+	}
+	count(w, ORC_C_FREES_RUN, 1);
+	if (self_world != w || self_cpu != (int)fr->cpu) {
+		violation(w, ORC_V_FREE, "deferred free of cpu %u ran on cpu %d", fr->cpu, self_cpu);
+	} else {
+		/* Everything this CPU had pending when it registered the free is
+		 * complete now, whatever its deadline. */
+		complete_recs(w, &w->cpus[fr->cpu], fr->upto, TLBPOL_BY_LAZY, "deferred free");
+	}
+	for (uint32_t i = 0; i < fr->nr_tables; i++)
+		table_free(w, fr->tables[i]);
+	for (uint32_t i = 0; i < fr->nr_frames; i++)
+		frame_free(w, fr->frames[i]);
+	for (uint32_t i = 0; i < fr->qn; i++)
+		atomic_fetch_sub(&w->as[fr->as].quar[fr->qpage + i], 1);
+}
+
+static struct orc_free *free_new(struct orc_world *w, struct orc_cpu *c, uint32_t cpu,
+				 uint32_t as)
+{
+	struct orc_free *fr;
+
+	if (!c->chunks || c->chunk_used == CHUNK) {
+		struct free_chunk *ch = calloc(1, sizeof(*ch));
+
+		if (!ch)
+			abort();
+		ch->next = c->chunks;
+		c->chunks = ch;
+		c->chunk_used = 0;
+	}
+	fr = &c->chunks->f[c->chunk_used++];
+	fr->w = w;
+	fr->cpu = cpu;
+	fr->as = as;
+	return fr;
+}
+
+static void free_register(struct orc_world *w, struct orc_cpu *c, uint32_t cpu,
+			  struct orc_free *fr)
+{
+	int r;
+
+	fr->upto = c->seq;
+	count(w, ORC_C_FREES_REG, 1);
+	r = tlbpol_defer_free(w->eng, cpu, free_cb, fr);
+	if (r)
+		violation(w, ORC_V_API, "tlbpol_defer_free(cpu %u) = %d", cpu, r);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Submitting changes                                                       */
+/* ------------------------------------------------------------------------ */
+
+struct change {
+	uint32_t page;
+	uint64_t old, new;
+};
+
+/* Page-table locks: trylock only, so no CPU blocks while another may be
+ * waiting for its acknowledgement.  Groups in ascending order. */
+static int lock_groups(struct orc_world *w, uint32_t cpu, uint32_t x, uint32_t g0, uint32_t g1)
+{
+	for (uint32_t g = g0; g <= g1; g++) {
+		uint32_t expect = 0;
+
+		if (!atomic_compare_exchange_strong(&w->as[x].lock[g], &expect, cpu + 1)) {
+			while (g-- > g0)
+				atomic_store(&w->as[x].lock[g], 0);
+			count(w, ORC_C_BUSY, 1);
+			return 0;
+		}
+	}
+	return 1;
+}
+
+static void unlock_groups(struct orc_world *w, uint32_t x, uint32_t g0, uint32_t g1)
+{
+	for (uint32_t g = g0; g <= g1; g++)
+		atomic_store(&w->as[x].lock[g], 0);
+}
+
+/*
+ * Change PTE (x, page) under its lock: clear @clr and set @set in its
+ * permissions (frame @frame, or kept when 0; a PTE without P is all zero).
+ * The exchange is a CAS loop because hardware sets A/D concurrently; the old
+ * value is what the CAS replaced, as the header requires.  Returns 1 if it
+ * changed, 0 if not (or the page's version is exhausted).
+ */
+static int pte_change(struct orc_world *w, uint32_t x, uint32_t page, uint32_t clr, uint32_t set,
+		      uint32_t frame, int only_present, struct change *ch)
+{
+	_Atomic uint64_t *pte = &w->as[x].pte[page];
+	uint64_t old = atomic_load(pte), new;
+
+	for (;;) {
+		uint32_t np, nf;
+
+		if (only_present && !(pte_perm(old) & B_P))
+			return 0;
+		np = (pte_perm(old) & ~clr) | set;
+		nf = frame ? frame : pte_frame(old);
+		if (!(np & B_P))
+			np = nf = 0;
+		if (np == pte_perm(old) && nf == pte_frame(old))
+			return 0;
+		if (pte_ver(old) >= VER_MAX)
+			return 0;
+		new = pte_make(np, nf, pte_ver(old) + 1);
+		if (atomic_compare_exchange_weak(pte, &old, new))
+			break;
+	}
+	ch->page = page;
+	ch->old = old;
+	ch->new = new;
+	return 1;
+}
+
+static const char *const kind_names[TLBPOL_EV_MAX] = {
+	"fault", "protect", "unmap", "reclaim", "migrate", "clear-young", "clear-dirty", "remap",
+};
+
+/*
+ * Submit one event over pages [p0, p0 + n) of @x, whose changed pages are
+ * @ch.  old_pte/new_pte are the unions over the changed pages (each page got
+ * the same transformation, so the union loses no permission change).
+ * @new_pte: the PTE to come, for a break-before-make frame change, else 0.
+ * BY_NOW decisions are complete when this returns; later ones are recorded.
+ */
+static void submit(struct orc_world *w, uint32_t cpu, uint32_t x, uint32_t kind, uint32_t evflags,
+		   uint32_t p0, uint32_t n, const struct change *ch, uint32_t nch, uint32_t new_pte)
+{
+	struct orc_cpu *c = &w->cpus[cpu];
+	struct tlbpol_event ev;
+	struct tlbpol_decision d;
+	uint32_t oldb = 0, newb = 0;
+	char what[64];
+	int r;
+
+	for (uint32_t i = 0; i < nch; i++) {
+		oldb |= pte_perm(ch[i].old);
+		newb |= pte_perm(ch[i].new);
+	}
+	if (new_pte)
+		newb = new_pte;
+	memset(&ev, 0, sizeof(ev));
+	ev.size = sizeof(ev);
+	ev.kind = kind;
+	ev.flags = evflags;
+	ev.page_shift = ORC_PAGE_SHIFT;
+	ev.va = ORC_VA_BASE + ((uint64_t)p0 << ORC_PAGE_SHIFT);
+	ev.nr_pages = n;
+	ev.old_pte = oldb;
+	ev.new_pte = newb;
+	r = tlbpol_submit(w->eng, w->as[x].eas, cpu, &ev, &d);
+	count(w, ORC_C_SUBMITS, 1);
+	if (r) {
+		violation(w, ORC_V_API, "tlbpol_submit(%s, old %#x new %#x flags %#x) = %d",
+			  kind_names[kind], oldb, newb, evflags, r);
+		return;
+	}
+	if (d.action > TLBPOL_ACT_SHOOTDOWN || d.deadline > TLBPOL_BY_LAZY ||
+	    (d.action != TLBPOL_ACT_SHOOTDOWN && d.deadline != TLBPOL_BY_NOW)) {
+		violation(w, ORC_V_API, "decision action %u deadline %u for %s", d.action,
+			  d.deadline, kind_names[kind]);
+		d.deadline = TLBPOL_BY_NOW; /* check it now: the strictest reading */
+	}
+	snprintf(what, sizeof(what), "%s[%s,%s,%s]", kind_names[kind], tlbpol_action_str(d.action),
+		 tlbpol_deadline_str(d.deadline), tlbpol_reason_str(d.reason));
+	if (d.deadline == TLBPOL_BY_NOW) {
+		for (uint32_t i = 0; i < nch; i++)
+			complete_page(w, x, ch[i].page, ch[i].new, what);
+		return;
+	}
+	count(w, ORC_C_DEFERRED, 1);
+	c->seq++;
+	for (uint32_t i = 0; i < nch; i++) {
+		struct orc_rec rec = { c->seq, ch[i].new, (uint16_t)ch[i].page, (uint8_t)x,
+				       (uint8_t)d.deadline };
+
+		rec_add(c, &rec);
+	}
+}
+
+/* Give group @g of @x a table page if it has none.  Under the group lock. */
+static int ensure_table(struct orc_world *w, uint32_t x, uint32_t g)
+{
+	uint64_t d;
+
+	if (atomic_load(&w->as[x].dir[g]))
+		return 0;
+	if (table_alloc(w, x, g, &d))
+		return -1;
+	atomic_store(&w->as[x].dir[g], d);
+	return 0;
+}
+
+/* Install a fresh frame at (x, page) with @perm: an install event (old PTE not
+ * present).  Under the group lock. */
+static enum orc_result install(struct orc_world *w, uint32_t cpu, uint32_t x, uint32_t page,
+			       uint32_t perm, uint32_t evflags)
+{
+	struct change ch;
+	uint32_t f;
+
+	if (ensure_table(w, x, page / w->cfg.group_pages))
+		return ORC_NOMEM;
+	f = frame_alloc(w, x, page);
+	if (!f)
+		return ORC_NOMEM;
+	if (!pte_change(w, x, page, PERM_MASK, perm | B_P, f, 0, &ch)) {
+		frame_free(w, f);
+		return ORC_SKIP;
+	}
+	submit(w, cpu, x, TLBPOL_EV_FAULT, evflags, page, 1, &ch, 1, 0);
+	return ORC_OK;
+}
+
+/* Is the page written back when it is unmapped?  What may have been written
+ * through a TLB entry: D on x86 and ARM64 (hardware sets it before the first
+ * write through an entry without it, and cannot once the PTE is not
+ * present), W too on GENERIC (no hardware D). */
+static int may_be_dirty(const struct orc_world *w, uint32_t perm)
+{
+	if (perm & B_D)
+		return 1;
+	return w->cfg.arch == TLBPOL_ARCH_GENERIC && (perm & B_W);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Accesses                                                                 */
+/* ------------------------------------------------------------------------ */
+
+static int allows(uint32_t perm, enum orc_access a)
+{
+	if ((perm & (B_P | B_U)) != (B_P | B_U))
+		return 0;
+	if (a == ORC_WRITE)
+		return (perm & B_W) != 0;
+	if (a == ORC_EXEC)
+		return (perm & B_X) != 0;
+	return 1;
+}
+
+/* A running CPU uses entry @e (under its cache lock, so no flush can remove
+ * it meanwhile): if a completed change made it harmful, or its frame was
+ * freed or given to another page, the engine failed to flush this CPU. */
+static int use_check(struct orc_world *w, uint32_t cpu, uint64_t e, enum orc_access a)
+{
+	uint32_t x = te_as(e), page = te_page(e);
+	uint64_t cvw = atomic_load(&w->as[x].cv[page]);
+	uint64_t fo = atomic_load(&w->frame[te_frame(e)]);
+	char ep[8], pp[8];
+
+	if (cvw && ver_older(te_ver(e), pte_ver(cvw)) &&
+	    orc_harmful(w->cfg.arch, te_perm(e), te_frame(e), cvw)) {
+		perm_str(te_perm(e), ep);
+		perm_str(pte_perm(cvw), pp);
+		violation(w, ORC_V_USE,
+			  "cpu %u used as %u page %u -> %s frame %u (version %u) after a "
+			  "completed change made it %s frame %u (version %u)",
+			  cpu, x, page, ep, te_frame(e), te_ver(e), pp, pte_frame(cvw),
+			  pte_ver(cvw));
+		return 1;
+	}
+	if (own_state(fo) == F_FREE || own_as(fo) != x || own_idx(fo) != page) {
+		violation(w, ORC_V_USE,
+			  "cpu %u accessed frame %u through as %u page %u (version %u), but the "
+			  "frame is %s (as %u page %u)",
+			  cpu, te_frame(e), x, page, te_ver(e),
+			  own_state(fo) == F_FREE ? "free" : "another page's", own_as(fo),
+			  own_idx(fo));
+		return 1;
+	}
+	if (a == ORC_WRITE && own_state(fo) == F_CLEANED) {
+		violation(w, ORC_V_LOST_WRITE,
+			  "cpu %u wrote frame %u through as %u page %u (version %u) after the "
+			  "page was written back or copied",
+			  cpu, te_frame(e), x, page, te_ver(e));
+		return 1;
+	}
+	return 0;
+}
+
+/*
+ * A page walk of (x, page) by CPU @c, under its cache lock: through the
+ * PSC if it has the group, else through the directory (filling the PSC).
+ * Hardware sets A (x86, ARM64; GENERIC faults instead) and, for a write,
+ * D.  @spec: a speculative walk, which fills only what needs no PTE update.
+ * Returns 0 and the entry in *@out, or -1 for a fault.
+ */
+static int walk(struct orc_world *w, struct orc_cpu *c, uint32_t cpu, uint32_t x, uint32_t page,
+		enum orc_access a, int spec, uint64_t *out)
+{
+	uint32_t g = page / w->cfg.group_pages;
+	int j = psc_find(w, c, x, g);
+	uint64_t dirw;
+
+	count(w, spec ? ORC_C_SPEC_WALKS : ORC_C_WALKS, 1);
+	if (j >= 0) {
+		uint64_t s = atomic_load(&c->psc[j]);
+		uint64_t to = atomic_load(&w->table[dir_table(s)]);
+
+		dirw = psc_dir(s);
+		if (own_state(to) == T_FREE || own_gen(to) != dir_gen(s)) {
+			/* Reading a freed page as a page table: garbage. */
+			violation(w, ORC_V_WALK,
+				  "cpu %u (%s) walked as %u page %u through table page %u, which "
+				  "was freed",
+				  cpu, spec ? "speculative" : "access", x, page, dir_table(s));
+			atomic_store(&c->psc[j], 0);
+			return -1;
+		}
+		if (own_state(to) == T_DETACHED)
+			return -1; /* a table unhooked for freeing: all cleared */
+	} else {
+		dirw = atomic_load(&w->as[x].dir[g]);
+		if (!dirw)
+			return -1;
+		psc_fill(w, c, psc_make(x, g, dirw));
+	}
+	for (int tries = 0; tries < 16; tries++) {
+		_Atomic uint64_t *pte = &w->as[x].pte[page];
+		uint64_t old = atomic_load(pte), new = old;
+		uint32_t perm = pte_perm(old);
+
+		/* The PTE belongs to the table we walk only while the directory
+		 * still points to it. */
+		if (atomic_load(&w->as[x].dir[g]) != dirw || !(perm & B_P))
+			return -1;
+		if (!(perm & B_A)) {
+			if (spec || w->cfg.arch == TLBPOL_ARCH_GENERIC)
+				return -1;
+			new |= B_A;
+		}
+		if (!spec && !allows(perm, a))
+			return -1;
+		if (!spec && a == ORC_WRITE && w->cfg.arch != TLBPOL_ARCH_GENERIC)
+			new |= B_D;
+		if (new != old && !atomic_compare_exchange_strong(pte, &old, new))
+			continue;
+		*out = te_make(x, page, pte_perm(new), pte_frame(new), pte_ver(new));
+		return 0;
+	}
+	return -1;
+}
+
+/* Hardware setting D for a write through an entry without it: a locked
+ * update of the PTE in memory, which fails once the PTE is not present. */
+static int hw_set_dirty(struct orc_world *w, uint32_t x, uint32_t page)
+{
+	_Atomic uint64_t *pte = &w->as[x].pte[page];
+	uint64_t old = atomic_load(pte);
+
+	for (;;) {
+		if (!(pte_perm(old) & B_P))
+			return 0;
+		if ((pte_perm(old) & (B_A | B_D)) == (B_A | B_D))
+			return 1;
+		if (atomic_compare_exchange_weak(pte, &old, old | B_A | B_D))
+			return 1;
+	}
+}
+
+/* One try of an access, under the cache lock.  0: done, -1: fault. */
+static int try_access(struct orc_world *w, struct orc_cpu *c, uint32_t cpu, uint32_t x,
+		      uint32_t page, enum orc_access a)
+{
+	int slot = tlb_find(w, c, x, page);
+	uint64_t e;
+
+	if (slot >= 0) {
+		e = atomic_load(&c->tlb[slot]);
+		count(w, ORC_C_HITS, 1);
+		if (!allows(te_perm(e), a))
+			return -1;
+		if (a == ORC_WRITE && w->cfg.arch != TLBPOL_ARCH_GENERIC && !(te_perm(e) & B_D)) {
+			if (!hw_set_dirty(w, x, page))
+				return -1;
+			e |= (uint64_t)(B_A | B_D) << 41;
+			atomic_store(&c->tlb[slot], e);
+		}
+		use_check(w, cpu, e, a);
+		return 0;
+	}
+	if (walk(w, c, cpu, x, page, a, 0, &e))
+		return -1;
+	tlb_fill(w, c, e);
+	use_check(w, cpu, e, a);
+	return 0;
+}
+
+/* Resolve a fault of @cpu on (x, page) as a kernel would, under the
+ * page-table lock.  Returns ORC_OK when the access may be retried. */
+static enum orc_result handle_fault(struct orc_world *w, uint32_t cpu, uint32_t x, uint32_t page,
+				    enum orc_access a)
+{
+	struct orc_cpu *c = &w->cpus[cpu];
+	struct orc_as *as = &w->as[x];
+	uint32_t g = page / w->cfg.group_pages;
+	uint32_t need = B_P | B_U | (a == ORC_WRITE ? B_W : 0) | (a == ORC_EXEC ? B_X : 0);
+	uint32_t evflags = (a == ORC_WRITE ? TLBPOL_EVF_WRITE : 0) |
+			   (a == ORC_EXEC ? TLBPOL_EVF_EXEC : 0);
+	int tried = 0;
+	enum orc_result res = ORC_OK;
+	uint64_t old;
+	uint32_t vma, perm;
+	struct change ch;
+
+	count(w, ORC_C_FAULTS, 1);
+	if (!lock_groups(w, cpu, x, g, g)) {
+		/* The fault would sleep on the lock and come back retried
+		 * (VM_FAULT_RETRY, then FAULT_FLAG_TRIED). */
+		orc_poll(w, cpu);
+		sched_yield();
+		tried = 1;
+		if (!lock_groups(w, cpu, x, g, g))
+			return ORC_BUSY;
+	}
+	old = atomic_load(&as->pte[page]);
+	perm = pte_perm(old);
+	vma = atomic_load(&as->vma[page]);
+	if (!(perm & B_P)) {
+		if (atomic_load(&as->quar[page]) || (need & ~(vma | B_P)))
+			res = ORC_SEGV;
+		else
+			res = install(w, cpu, x, page,
+				      B_U | B_A | (vma & (B_W | B_X)) | (a == ORC_WRITE ? B_D : 0),
+				      evflags);
+	} else if (allows(perm, a)) {
+		/*
+		 * The PTE already allows it: a stale stricter entry, a cleared
+		 * table page still cached, or (GENERIC) the software accessed
+		 * bit.  A retried fault updates nothing.
+		 */
+		uint32_t set = B_A | (a == ORC_WRITE ? B_D : 0);
+
+		if (tried || rng_next(&c->rng) % 16 == 0) {
+			evflags |= TLBPOL_EVF_TRIED;
+			set = 0;
+		}
+		ch.page = page;
+		ch.old = ch.new = old;
+		if (set && !pte_change(w, x, page, 0, set, 0, 1, &ch)) {
+			ch.old = ch.new = atomic_load(&as->pte[page]);
+		}
+		if (pte_perm(ch.new) & B_P)
+			submit(w, cpu, x, TLBPOL_EV_FAULT, evflags, page, 1, &ch, 1, 0);
+	} else if (!(need & ~(vma | B_P))) {
+		/* The VMA allows it: write-protect or COW fault, exec or user
+		 * bit granted back. */
+		if (a == ORC_WRITE && !(perm & B_W) && rng_next(&c->rng) % 2) {
+			unlock_groups(w, x, g, g);
+			return orc_change_frame(w, cpu, x, page, 1) == ORC_OK ? ORC_OK : ORC_BUSY;
+		}
+		if (pte_change(w, x, page, 0, (need & ~B_P) | B_A | (a == ORC_WRITE ? B_D : 0), 0, 1,
+			       &ch))
+			submit(w, cpu, x, TLBPOL_EV_FAULT, evflags | (tried ? TLBPOL_EVF_TRIED : 0),
+			       page, 1, &ch, 1, 0);
+	} else {
+		res = ORC_SEGV;
+	}
+	unlock_groups(w, x, g, g);
+	return res;
+}
+
+enum orc_result orc_access(struct orc_world *w, uint32_t cpu, uint32_t page, enum orc_access a)
+{
+	struct orc_cpu *c = &w->cpus[cpu];
+	uint32_t x;
+	enum orc_result r;
+
+	if (c->cur < 0 || c->estate != TLBPOL_CPU_RUNNING || page >= w->cfg.pages)
+		return ORC_SKIP;
+	x = (uint32_t)c->cur;
+	count(w, ORC_C_ACCESSES, 1);
+	for (int attempt = 0; attempt < 2; attempt++) {
+		int fault;
+
+		cache_lock(c);
+		fault = try_access(w, c, cpu, x, page, a);
+		if (fault && w->cfg.arch == TLBPOL_ARCH_X86_64) {
+			/* A page fault invalidates the faulting address's TLB and
+			 * paging-structure-cache entries (SDM 4.10.4.1). */
+			int s = tlb_find(w, c, x, page);
+			int p = psc_find(w, c, x, page / w->cfg.group_pages);
+
+			if (s >= 0)
+				atomic_store(&c->tlb[s], 0);
+			if (p >= 0)
+				atomic_store(&c->psc[p], 0);
+		}
+		cache_unlock(c);
+		if (!fault)
+			return ORC_OK;
+		if (attempt)
+			return ORC_FAULT;
+		r = handle_fault(w, cpu, x, page, a);
+		if (r != ORC_OK)
+			return r;
+	}
+	return ORC_FAULT;
+}
+
+void orc_spec_walk(struct orc_world *w, uint32_t cpu, uint32_t page)
+{
+	struct orc_cpu *c = &w->cpus[cpu];
+	uint64_t e;
+
+	/* A preempted vCPU or an offline CPU executes nothing. */
+	if (c->loaded < 0 || c->estate == TLBPOL_CPU_PREEMPTED || c->estate == TLBPOL_CPU_OFFLINE ||
+	    page >= w->cfg.pages)
+		return;
+	cache_lock(c);
+	if (!walk(w, c, cpu, (uint32_t)c->loaded, page, ORC_READ, 1, &e))
+		tlb_fill(w, c, e);
+	cache_unlock(c);
+}
+
+/* ------------------------------------------------------------------------ */
+/* CPU state                                                                */
+/* ------------------------------------------------------------------------ */
+
+int orc_switch(struct orc_world *w, uint32_t cpu, int as)
+{
+	struct orc_cpu *c = &w->cpus[cpu];
+	int nf = 0, r;
+
+	if (as >= (int)w->cfg.nr_as || c->estate == TLBPOL_CPU_OFFLINE)
+		return -EINVAL;
+	/* Stop using the current AS (for checkers) before the engine hears of
+	 * it: a checker then excuses us at worst too early, never too late. */
+	publish(c, c->estate == TLBPOL_CPU_PREEMPTED ? M_PREEMPT : M_LAZY, c->loaded);
+	r = tlbpol_switch(w->eng, cpu, as >= 0 ? w->as[as].eas : NULL, &nf);
+	if (r) {
+		violation(w, ORC_V_API, "tlbpol_switch(cpu %u, as %d) = %d", cpu, as, r);
+		publish_settled(w, c, cpu);
+		return r;
+	}
+	if (as >= 0) {
+		if (as != c->loaded && !(w->cfg.flags & TLBPOL_CFGF_RETAIN_AS))
+			self_flush(w, c, -1); /* CR3 write without PCID: every non-global entry */
+		if (nf) {
+			count(w, ORC_C_CATCHUPS, 1);
+			self_flush(w, c, as);
+		}
+		c->loaded = c->cur = as;
+	} else {
+		if (nf && c->loaded >= 0) {
+			count(w, ORC_C_CATCHUPS, 1);
+			self_flush(w, c, c->loaded);
+		}
+		c->cur = -1; /* lazy: the old AS stays loaded */
+	}
+	publish_settled(w, c, cpu);
+	return 0;
+}
+
+int orc_unload(struct orc_world *w, uint32_t cpu)
+{
+	struct orc_cpu *c = &w->cpus[cpu];
+	int r;
+
+	if (c->cur >= 0)
+		return -EBUSY;
+	publish(c, c->estate == TLBPOL_CPU_PREEMPTED ? M_PREEMPT : M_LAZY, -1);
+	r = tlbpol_unload(w->eng, cpu);
+	if (r) {
+		violation(w, ORC_V_API, "tlbpol_unload(cpu %u) = %d", cpu, r);
+		publish_settled(w, c, cpu);
+		return r;
+	}
+	/* To page tables of the host's own: a CR3 write, which keeps the old
+	 * AS's entries under its tag only with retention. */
+	if (!(w->cfg.flags & TLBPOL_CFGF_RETAIN_AS))
+		self_flush(w, c, -1);
+	c->loaded = -1;
+	publish_settled(w, c, cpu);
+	return 0;
+}
+
+int orc_set_state(struct orc_world *w, uint32_t cpu, uint32_t state)
+{
+	struct orc_cpu *c = &w->cpus[cpu];
+	int r;
+
+	if (state > TLBPOL_CPU_OFFLINE)
+		return -EINVAL;
+	if (state == TLBPOL_CPU_IDLE)
+		publish(c, M_LAZY, c->loaded);
+	else if (state == TLBPOL_CPU_PREEMPTED)
+		publish(c, M_PREEMPT, c->loaded);
+	else if (state == TLBPOL_CPU_OFFLINE)
+		publish(c, M_LAZY, c->loaded); /* OFFLINE only once it holds nothing */
+	r = tlbpol_cpu_state(w->eng, cpu, state);
+	if (r < 0) {
+		if (!(state == TLBPOL_CPU_OFFLINE && r == -EBUSY))
+			violation(w, ORC_V_API, "tlbpol_cpu_state(cpu %u, %u) = %d", cpu, state, r);
+		publish_settled(w, c, cpu);
+		return r;
+	}
+	if (state == TLBPOL_CPU_OFFLINE) {
+		/* Holds no TLB entries; must switch before it uses an AS. */
+		self_flush(w, c, -1);
+		c->cur = c->loaded = -1;
+	} else if (state == TLBPOL_CPU_RUNNING && r == 1) {
+		/* "Flush its current address space, paging-structure caches
+		 * included": the running one, or the lazily loaded one. */
+		int x = c->cur >= 0 ? c->cur : c->loaded;
+
+		count(w, ORC_C_CATCHUPS, 1);
+		if (x >= 0)
+			self_flush(w, c, x);
+	} else if (r != 0) {
+		violation(w, ORC_V_API, "tlbpol_cpu_state(cpu %u, %u) = %d", cpu, state, r);
+	}
+	c->estate = state;
+	publish_settled(w, c, cpu);
+	return r;
+}
+
+int orc_tick(struct orc_world *w, uint32_t cpu)
+{
+	int r = tlbpol_tick(w->eng, cpu);
+
+	if (r < 0)
+		violation(w, ORC_V_API, "tlbpol_tick(cpu %u) = %d", cpu, r);
+	return r;
+}
+
+int orc_flush(struct orc_world *w, uint32_t cpu, uint32_t by)
+{
+	struct orc_cpu *c = &w->cpus[cpu];
+	uint64_t upto = c->seq;
+	int r = tlbpol_flush(w->eng, cpu, by);
+
+	if (r < 0) {
+		violation(w, ORC_V_API, "tlbpol_flush(cpu %u, %u) = %d", cpu, by, r);
+		return r;
+	}
+	if (by != TLBPOL_BY_NOW)
+		complete_recs(w, c, upto, by, by == TLBPOL_BY_WRITEBACK ? "flush(writeback)"
+					       : by == TLBPOL_BY_FREE   ? "flush(free)"
+									: "flush(lazy)");
+	return r;
+}
+
+void orc_audit(struct orc_world *w, uint32_t cpu)
+{
+	struct orc_cpu *c = &w->cpus[cpu];
+
+	if (c->cur >= 0 && c->estate == TLBPOL_CPU_RUNNING)
+		scan_self(w, c, cpu, (uint32_t)c->cur, ORC_V_USE, "self-audit");
+}
+
+int orc_cpu_as(const struct orc_world *w, uint32_t cpu)
+{
+	return w->cpus[cpu].cur;
+}
+
+int orc_cpu_loaded(const struct orc_world *w, uint32_t cpu)
+{
+	return w->cpus[cpu].loaded;
+}
+
+uint32_t orc_cpu_state(const struct orc_world *w, uint32_t cpu)
+{
+	return w->cpus[cpu].estate;
+}
+
+void orc_cpu_bind(struct orc_world *w, uint32_t cpu)
+{
+	self_world = w;
+	self_cpu = (int)cpu;
+}
+
+uint64_t orc_rand(struct orc_world *w, uint32_t cpu)
+{
+	return rng_next(&w->cpus[cpu].rng);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Page-table operations                                                    */
+/* ------------------------------------------------------------------------ */
+
+/* Clip [page, page + n) to the AS and to ORC_MAX_RANGE; 0 if empty. */
+static int clip(const struct orc_world *w, uint32_t as, uint32_t *page, uint32_t *n)
+{
+	if (as >= w->cfg.nr_as || *page >= w->cfg.pages || !*n)
+		return 0;
+	if (*n > ORC_MAX_RANGE)
+		*n = ORC_MAX_RANGE;
+	if (*page + *n > w->cfg.pages)
+		*n = w->cfg.pages - *page;
+	return 1;
+}
+
+enum orc_result orc_populate(struct orc_world *w, uint32_t cpu, uint32_t as, uint32_t page,
+			     uint32_t n)
+{
+	uint32_t gp = w->cfg.group_pages, g0, g1;
+	struct change ch[ORC_MAX_RANGE];
+	uint32_t nch = 0;
+	enum orc_result res = ORC_OK;
+
+	if (!clip(w, as, &page, &n))
+		return ORC_SKIP;
+	g0 = page / gp;
+	g1 = (page + n - 1) / gp;
+	if (!lock_groups(w, cpu, as, g0, g1))
+		return ORC_BUSY;
+	for (uint32_t p = page; p < page + n; p++) {
+		struct orc_as *a = &w->as[as];
+		uint32_t f;
+
+		if ((pte_perm(atomic_load(&a->pte[p])) & B_P) || atomic_load(&a->quar[p]))
+			continue;
+		if (ensure_table(w, as, p / gp) || !(f = frame_alloc(w, as, p))) {
+			res = ORC_NOMEM;
+			break;
+		}
+		if (pte_change(w, as, p, PERM_MASK,
+			       B_P | B_U | B_A | (atomic_load(&a->vma[p]) & (B_W | B_X)), f, 0,
+			       &ch[nch]))
+			nch++;
+		else
+			frame_free(w, f);
+	}
+	if (nch)
+		submit(w, cpu, as, TLBPOL_EV_FAULT, 0, page, n, ch, nch, 0);
+	unlock_groups(w, as, g0, g1);
+	return nch ? ORC_OK : res == ORC_OK ? ORC_SKIP : res;
+}
+
+enum orc_result orc_protect(struct orc_world *w, uint32_t cpu, uint32_t as, uint32_t page,
+			    uint32_t n, uint32_t clear, uint32_t set, int vma)
+{
+	uint32_t gp = w->cfg.group_pages, g0, g1;
+	struct change ch[ORC_MAX_RANGE];
+	uint32_t nch = 0;
+
+	if (!clip(w, as, &page, &n))
+		return ORC_SKIP;
+	clear &= B_W | B_X | B_U;
+	set &= B_W | B_X | B_U;
+	g0 = page / gp;
+	g1 = (page + n - 1) / gp;
+	if (!lock_groups(w, cpu, as, g0, g1))
+		return ORC_BUSY;
+	for (uint32_t p = page; p < page + n; p++) {
+		_Atomic uint32_t *v = &w->as[as].vma[p];
+		uint32_t allowed;
+
+		if (vma)
+			atomic_store(v, (atomic_load(v) & ~clear) | set);
+		allowed = atomic_load(v);
+		if (pte_change(w, as, p, clear, set & allowed, 0, 1, &ch[nch]))
+			nch++;
+	}
+	if (nch)
+		submit(w, cpu, as, TLBPOL_EV_PROTECT, 0, page, n, ch, nch, 0);
+	unlock_groups(w, as, g0, g1);
+	return nch ? ORC_OK : ORC_SKIP;
+}
+
+enum orc_result orc_unmap(struct orc_world *w, uint32_t cpu, uint32_t as, uint32_t page,
+			  uint32_t n, uint32_t evflags, int writeback)
+{
+	struct orc_cpu *c = &w->cpus[cpu];
+	uint32_t gp = w->cfg.group_pages, g0, g1;
+	struct change ch[ORC_MAX_RANGE];
+	uint32_t nch = 0, dirty[ORC_MAX_RANGE], ndirty = 0;
+	struct orc_free *fr;
+
+	evflags &= TLBPOL_EVF_TABLES_FREED | TLBPOL_EVF_LAZY_OK;
+	if (!clip(w, as, &page, &n))
+		return ORC_SKIP;
+	if (evflags & TLBPOL_EVF_TABLES_FREED) {
+		/* Whole table pages only, and not more than a free can hold. */
+		uint32_t end = (page + n + gp - 1) / gp * gp;
+
+		page = page / gp * gp;
+		n = end - page;
+		if (n > gp * FREE_TABLES_MAX)
+			n = gp * FREE_TABLES_MAX;
+		while (n > ORC_MAX_RANGE)
+			n -= gp;
+	}
+	g0 = page / gp;
+	g1 = (page + n - 1) / gp;
+	if (!lock_groups(w, cpu, as, g0, g1))
+		return ORC_BUSY;
+	fr = free_new(w, c, cpu, as);
+	for (uint32_t p = page; p < page + n; p++) {
+		if (!pte_change(w, as, p, PERM_MASK, 0, 0, 1, &ch[nch]))
+			continue;
+		fr->frames[fr->nr_frames++] = pte_frame(ch[nch].old);
+		if (writeback && may_be_dirty(w, pte_perm(ch[nch].old)))
+			dirty[ndirty++] = pte_frame(ch[nch].old);
+		nch++;
+	}
+	if (evflags & TLBPOL_EVF_TABLES_FREED) {
+		/* Unhook the table pages (their PTEs are all clear now); they are
+		 * freed by the deferred free, after the flush. */
+		for (uint32_t g = g0; g <= g1; g++) {
+			uint64_t d = atomic_exchange(&w->as[as].dir[g], 0);
+			uint64_t o;
+
+			if (!d)
+				continue;
+			o = atomic_load(&w->table[dir_table(d)]);
+			atomic_store(&w->table[dir_table(d)],
+				     own_make(T_DETACHED, own_as(o), own_idx(o), own_gen(o)));
+			fr->tables[fr->nr_tables++] = dir_table(d);
+		}
+	}
+	if (!nch && !fr->nr_tables) {
+		unlock_groups(w, as, g0, g1);
+		c->chunk_used--; /* give the unused record back */
+		memset(fr, 0, sizeof(*fr));
+		return ORC_SKIP;
+	}
+	submit(w, cpu, as, TLBPOL_EV_UNMAP, evflags, page, n, ch, nch, 0);
+	if (evflags & TLBPOL_EVF_LAZY_OK) {
+		/* The promise LAZY_OK makes: these addresses are not reused
+		 * until the deferred free below has run. */
+		for (uint32_t p = page; p < page + n; p++)
+			atomic_fetch_add(&w->as[as].quar[p], 1);
+		fr->qpage = page;
+		fr->qn = n;
+	}
+	unlock_groups(w, as, g0, g1);
+	if (ndirty) {
+		/* Write the dirty pages back: due first, and from then on a write
+		 * through a stale entry would be lost. */
+		orc_flush(w, cpu, TLBPOL_BY_WRITEBACK);
+		for (uint32_t i = 0; i < ndirty; i++)
+			frame_set(w, dirty[i], F_CLEANED);
+	}
+	free_register(w, c, cpu, fr);
+	return ORC_OK;
+}
+
+enum orc_result orc_reclaim(struct orc_world *w, uint32_t cpu, uint32_t as, uint32_t page)
+{
+	struct orc_cpu *c = &w->cpus[cpu];
+	uint32_t g = page / w->cfg.group_pages, f;
+	struct change ch;
+	struct orc_free *fr;
+
+	if (as >= w->cfg.nr_as || page >= w->cfg.pages)
+		return ORC_SKIP;
+	if (!lock_groups(w, cpu, as, g, g))
+		return ORC_BUSY;
+	if (!pte_change(w, as, page, PERM_MASK, 0, 0, 1, &ch)) {
+		unlock_groups(w, as, g, g);
+		return ORC_SKIP;
+	}
+	submit(w, cpu, as, TLBPOL_EV_RECLAIM, 0, page, 1, &ch, 1, 0);
+	unlock_groups(w, as, g, g);
+	f = pte_frame(ch.old);
+	/* pageout(): a dirty page is written back once nothing can write it
+	 * any more; a clean one has nothing to write. */
+	if (may_be_dirty(w, pte_perm(ch.old)))
+		orc_flush(w, cpu, TLBPOL_BY_WRITEBACK);
+	frame_set(w, f, F_CLEANED);
+	fr = free_new(w, c, cpu, as);
+	fr->frames[fr->nr_frames++] = f;
+	free_register(w, c, cpu, fr);
+	return ORC_OK;
+}
+
+enum orc_result orc_migrate(struct orc_world *w, uint32_t cpu, uint32_t as, uint32_t page)
+{
+	struct orc_cpu *c = &w->cpus[cpu];
+	uint32_t g = page / w->cfg.group_pages, f1, f2;
+	struct change ch, ch2;
+	struct orc_free *fr;
+
+	if (as >= w->cfg.nr_as || page >= w->cfg.pages)
+		return ORC_SKIP;
+	if (!lock_groups(w, cpu, as, g, g))
+		return ORC_BUSY;
+	/* Unmap (the migration entry keeps faults away: we hold the lock). */
+	if (!pte_change(w, as, page, PERM_MASK, 0, 0, 1, &ch)) {
+		unlock_groups(w, as, g, g);
+		return ORC_SKIP;
+	}
+	submit(w, cpu, as, TLBPOL_EV_MIGRATE, 0, page, 1, &ch, 1, 0);
+	f1 = pte_frame(ch.old);
+	/* Copy: a page that may be written through a stale entry only once
+	 * the flush due before the copy is done. */
+	if (may_be_dirty(w, pte_perm(ch.old)))
+		orc_flush(w, cpu, TLBPOL_BY_WRITEBACK);
+	frame_set(w, f1, F_CLEANED);
+	/* Restore the PTE on the new frame: an install like any other. */
+	f2 = frame_alloc(w, as, page);
+	if (f2 && pte_change(w, as, page, PERM_MASK, pte_perm(ch.old) | B_P, f2, 0, &ch2))
+		submit(w, cpu, as, TLBPOL_EV_FAULT, 0, page, 1, &ch2, 1, 0);
+	unlock_groups(w, as, g, g);
+	fr = free_new(w, c, cpu, as);
+	fr->frames[fr->nr_frames++] = f1;
+	free_register(w, c, cpu, fr);
+	return ORC_OK;
+}
+
+enum orc_result orc_clear_young(struct orc_world *w, uint32_t cpu, uint32_t as, uint32_t page,
+				uint32_t n)
+{
+	uint32_t gp = w->cfg.group_pages, g0, g1;
+	struct change ch[ORC_MAX_RANGE];
+	uint32_t nch = 0;
+
+	if (!clip(w, as, &page, &n))
+		return ORC_SKIP;
+	g0 = page / gp;
+	g1 = (page + n - 1) / gp;
+	if (!lock_groups(w, cpu, as, g0, g1))
+		return ORC_BUSY;
+	for (uint32_t p = page; p < page + n; p++)
+		if (pte_change(w, as, p, B_A, 0, 0, 1, &ch[nch]))
+			nch++;
+	if (nch)
+		submit(w, cpu, as, TLBPOL_EV_CLEAR_YOUNG, 0, page, n, ch, nch, 0);
+	unlock_groups(w, as, g0, g1);
+	return nch ? ORC_OK : ORC_SKIP;
+}
+
+enum orc_result orc_clear_dirty(struct orc_world *w, uint32_t cpu, uint32_t as, uint32_t page,
+				uint32_t n, int wrprotect)
+{
+	uint32_t gp = w->cfg.group_pages, g0, g1;
+	struct change ch[ORC_MAX_RANGE];
+	uint32_t nch = 0;
+
+	if (!clip(w, as, &page, &n))
+		return ORC_SKIP;
+	g0 = page / gp;
+	g1 = (page + n - 1) / gp;
+	if (!lock_groups(w, cpu, as, g0, g1))
+		return ORC_BUSY;
+	for (uint32_t p = page; p < page + n; p++) {
+		/* Only pages that are dirty: page_mkclean() of each. */
+		if (!(pte_perm(atomic_load(&w->as[as].pte[p])) & B_D))
+			continue;
+		if (pte_change(w, as, p, B_D | (wrprotect ? B_W : 0), 0, 0, 1, &ch[nch]))
+			nch++;
+	}
+	if (nch)
+		submit(w, cpu, as, TLBPOL_EV_CLEAR_DIRTY, 0, page, n, ch, nch, 0);
+	unlock_groups(w, as, g0, g1);
+	return nch ? ORC_OK : ORC_SKIP;
+}
+
+enum orc_result orc_remap(struct orc_world *w, uint32_t cpu, uint32_t as, uint32_t from,
+			  uint32_t to)
+{
+	uint32_t gp = w->cfg.group_pages, ga, gb, perm, f;
+	struct orc_as *a;
+	struct change ch, ch2;
+	enum orc_result res = ORC_OK;
+
+	if (as >= w->cfg.nr_as || from >= w->cfg.pages || to >= w->cfg.pages || from == to)
+		return ORC_SKIP;
+	a = &w->as[as];
+	ga = (from < to ? from : to) / gp;
+	gb = (from < to ? to : from) / gp;
+	/* Two locks in address order; the ones between are taken too (a
+	 * simplification: the range is small). */
+	if (!lock_groups(w, cpu, as, ga, gb))
+		return ORC_BUSY;
+	if (!(pte_perm(atomic_load(&a->pte[from])) & B_P) ||
+	    (pte_perm(atomic_load(&a->pte[to])) & B_P) || atomic_load(&a->quar[to]) ||
+	    ensure_table(w, as, to / gp)) {
+		unlock_groups(w, as, ga, gb);
+		return ORC_SKIP;
+	}
+	if (!pte_change(w, as, from, PERM_MASK, 0, 0, 1, &ch)) {
+		unlock_groups(w, as, ga, gb);
+		return ORC_SKIP;
+	}
+	/* move_ptes(): the old address goes, flushed before the new one can be
+	 * used. */
+	submit(w, cpu, as, TLBPOL_EV_REMAP, 0, from, 1, &ch, 1, 0);
+	perm = pte_perm(ch.old);
+	f = pte_frame(ch.old);
+	atomic_store(&w->frame[f], own_make(F_LIVE, as, to, 0));
+	atomic_store(&a->vma[to], atomic_load(&a->vma[from]));
+	if (pte_change(w, as, to, PERM_MASK, perm | B_P, f, 0, &ch2))
+		submit(w, cpu, as, TLBPOL_EV_FAULT, 0, to, 1, &ch2, 1, 0);
+	else
+		res = ORC_SKIP;
+	unlock_groups(w, as, ga, gb);
+	return res;
+}
+
+enum orc_result orc_change_frame(struct orc_world *w, uint32_t cpu, uint32_t as, uint32_t page,
+				 int cow)
+{
+	struct orc_cpu *c = &w->cpus[cpu];
+	uint32_t g = page / w->cfg.group_pages, f1, f2, perm;
+	struct change ch;
+	struct orc_free *fr;
+	_Atomic uint64_t *pte;
+	uint64_t want;
+
+	if (as >= w->cfg.nr_as || page >= w->cfg.pages)
+		return ORC_SKIP;
+	if (!lock_groups(w, cpu, as, g, g))
+		return ORC_BUSY;
+	pte = &w->as[as].pte[page];
+	f2 = frame_alloc(w, as, page);
+	if (!f2) {
+		unlock_groups(w, as, g, g);
+		return ORC_NOMEM;
+	}
+	/* Break before make: clear, submit (describing the PTE to come), and
+	 * only then install the new frame. */
+	if (!pte_change(w, as, page, PERM_MASK, 0, 0, 1, &ch)) {
+		unlock_groups(w, as, g, g);
+		frame_free(w, f2);
+		return ORC_SKIP;
+	}
+	f1 = pte_frame(ch.old);
+	perm = pte_perm(ch.old) | B_A;
+	if (cow)
+		perm |= B_W | B_D;
+	submit(w, cpu, as, cow ? TLBPOL_EV_FAULT : TLBPOL_EV_PROTECT,
+	       TLBPOL_EVF_PFN_CHANGED | (cow ? TLBPOL_EVF_WRITE : 0), page, 1, &ch, 1, perm);
+	/* The copy was taken; writes to the old frame from now on are lost. */
+	frame_set(w, f1, F_CLEANED);
+	want = pte_make(perm, f2, pte_ver(ch.new) + 1);
+	if (pte_ver(ch.new) < VER_MAX)
+		atomic_store(pte, want); /* nobody else writes a not-present PTE */
+	unlock_groups(w, as, g, g);
+	fr = free_new(w, c, cpu, as);
+	fr->frames[fr->nr_frames++] = f1;
+	free_register(w, c, cpu, fr);
+	return ORC_OK;
+}
+
+/* ------------------------------------------------------------------------ */
+/* World                                                                    */
+/* ------------------------------------------------------------------------ */
+
+void orc_config_init(struct orc_config *cfg, uint32_t nr_cpus, uint32_t arch, uint64_t rules)
+{
+	memset(cfg, 0, sizeof(*cfg));
+	cfg->nr_cpus = nr_cpus;
+	cfg->arch = arch;
+	cfg->rules = rules;
+	cfg->nr_as = 4;
+	cfg->pages = 128;
+	cfg->group_pages = 8;
+	cfg->tlb_sets = 32;
+	cfg->tlb_ways = 4;
+	cfg->psc_sets = 4;
+	cfg->psc_ways = 4;
+	cfg->numa_nodes = nr_cpus >= 4 ? 2 : 1;
+	cfg->broadcast = 1;
+	cfg->seed = 1;
+	cfg->max_reports = 20;
+}
+
+void orc_world_free(struct orc_world *w)
+{
+	if (!w)
+		return;
+	if (w->eng)
+		tlbpol_engine_free(w->eng);
+	for (uint32_t x = 0; x < ORC_MAX_AS; x++) {
+		struct orc_as *a = &w->as[x];
+
+		free((void *)a->pte);
+		free((void *)a->cv);
+		free((void *)a->vma);
+		free((void *)a->quar);
+		free((void *)a->dir);
+		free((void *)a->lock);
+	}
+	if (w->cpus) {
+		for (uint32_t i = 0; i < w->cfg.nr_cpus; i++) {
+			struct orc_cpu *c = &w->cpus[i];
+
+			free((void *)c->tlb);
+			free((void *)c->psc);
+			free(c->rec);
+			while (c->chunks) {
+				struct free_chunk *n = c->chunks->next;
+
+				free(c->chunks);
+				c->chunks = n;
+			}
+		}
+		free(w->cpus);
+	}
+	free((void *)w->frame);
+	free((void *)w->table);
+	free(w->frame_pool);
+	free(w->table_pool);
+	pthread_mutex_destroy(&w->pool_lock);
+	pthread_mutex_destroy(&w->log_lock);
+	free(w);
+}
+
+#define ZALLOC(p, n)                                                                      \
+	do {                                                                              \
+		(p) = calloc((n), sizeof(*(p)));                                          \
+		if (!(p))                                                                 \
+			goto nomem;                                                       \
+	} while (0)
+
+int orc_world_new(const struct orc_config *cfg, struct orc_world **out)
+{
+	struct orc_world *w;
+	struct tlbpol_config ec;
+	uint64_t seed;
+	int r;
+
+	if (!cfg || !out || !cfg->nr_cpus || cfg->nr_cpus > ORC_MAX_CPUS || !cfg->nr_as ||
+	    cfg->nr_as > ORC_MAX_AS || cfg->group_pages < 2 || cfg->group_pages > ORC_MAX_RANGE ||
+	    !cfg->pages || cfg->pages > ORC_MAX_PAGES || cfg->pages % cfg->group_pages ||
+	    cfg->pages / cfg->group_pages > ORC_MAX_GROUPS || !cfg->tlb_sets || !cfg->tlb_ways ||
+	    !cfg->psc_sets || !cfg->psc_ways)
+		return -EINVAL;
+	w = calloc(1, sizeof(*w));
+	if (!w)
+		return -ENOMEM;
+	w->cfg = *cfg;
+	if (!w->cfg.log)
+		w->cfg.log = stderr;
+	pthread_mutex_init(&w->pool_lock, NULL);
+	pthread_mutex_init(&w->log_lock, NULL);
+	w->ngroups = cfg->pages / cfg->group_pages;
+	seed = cfg->seed ? cfg->seed : 1;
+
+	/* Pools: room for every page mapped and as many again held by deferred
+	 * frees; frame and table 0 mean "none". */
+	w->nframes = cfg->nr_as * cfg->pages * 3 + 64;
+	w->ntables = cfg->nr_as * w->ngroups * 4 + 16;
+	if (w->nframes > FRAME_MAX || w->ntables > 0x7fff) {
+		orc_world_free(w);
+		return -EINVAL;
+	}
+	ZALLOC(w->frame, w->nframes);
+	ZALLOC(w->table, w->ntables);
+	ZALLOC(w->frame_pool, w->nframes);
+	ZALLOC(w->table_pool, w->ntables);
+	for (uint32_t f = w->nframes - 1; f >= 1; f--)
+		w->frame_pool[w->frame_top++] = f;
+	for (uint32_t t = w->ntables - 1; t >= 1; t--)
+		w->table_pool[w->table_top++] = t;
+
+	ZALLOC(w->cpus, cfg->nr_cpus);
+	for (uint32_t i = 0; i < cfg->nr_cpus; i++) {
+		struct orc_cpu *c = &w->cpus[i];
+
+		ZALLOC(c->tlb, (size_t)cfg->tlb_sets * cfg->tlb_ways);
+		ZALLOC(c->psc, (size_t)cfg->psc_sets * cfg->psc_ways);
+		c->cur = c->loaded = -1;
+		c->estate = TLBPOL_CPU_RUNNING;
+		c->rng = seed * 0x9E3779B97F4A7C15ULL + (i + 1) * 0xBF58476D1CE4E5B9ULL;
+		if (!c->rng)
+			c->rng = 1;
+		atomic_store(&c->pub, pub_make(M_LAZY, -1));
+		w->cpu_node[i] = (uint16_t)(cfg->numa_nodes > 1 ? i * cfg->numa_nodes / cfg->nr_cpus
+								: 0);
+	}
+
+	w->ops.size = sizeof(w->ops);
+	w->ops.flush_local = cb_flush_local;
+	w->ops.send_ipi = cb_send_ipi;
+	w->ops.broadcast = cfg->broadcast ? cb_broadcast : NULL;
+	w->ops.relax = cb_relax;
+	tlbpol_config_init(&ec, cfg->nr_cpus, cfg->arch);
+	ec.rules = cfg->rules;
+	ec.flags = cfg->flags;
+	ec.ops = &w->ops;
+	ec.ops_ctx = w;
+	ec.max_as = cfg->nr_as + 1;
+	if (cfg->numa_nodes > 1)
+		ec.cpu_node = w->cpu_node;
+	if (cfg->batch_pages)
+		ec.batch_pages = cfg->batch_pages;
+	if (cfg->flush_ceiling)
+		ec.flush_ceiling = cfg->flush_ceiling;
+	r = tlbpol_engine_new(&ec, &w->eng);
+	if (r) {
+		w->eng = NULL;
+		orc_world_free(w);
+		return r;
+	}
+
+	for (uint32_t x = 0; x < cfg->nr_as; x++) {
+		struct orc_as *a = &w->as[x];
+		uint64_t rs = seed ^ (0xD6E8FEB86659FD93ULL * (x + 1));
+
+		ZALLOC(a->pte, cfg->pages);
+		ZALLOC(a->cv, cfg->pages);
+		ZALLOC(a->vma, cfg->pages);
+		ZALLOC(a->quar, cfg->pages);
+		ZALLOC(a->dir, w->ngroups);
+		ZALLOC(a->lock, w->ngroups);
+		/* Distinct, not small, not contiguous: a PCID/ASID-like tag. */
+		a->tag = 0x100 + 0x31ULL * (x + 1);
+		r = tlbpol_as_open(w->eng, a->tag, &a->eas);
+		if (r) {
+			orc_world_free(w);
+			return r;
+		}
+		/* What faults may grant, per page: mostly read-write, some
+		 * read-only, some executable. */
+		for (uint32_t p = 0; p < cfg->pages; p++) {
+			uint64_t v = rng_next(&rs) % 20;
+
+			atomic_store(&a->vma[p], B_U | (v < 13 ? B_W : v < 16 ? 0 : v < 19 ? B_X
+										      : B_W | B_X));
+		}
+	}
+
+	/* A first population from CPU 0, before any CPU runs: submitted like
+	 * any install. */
+	orc_cpu_bind(w, 0);
+	for (uint32_t x = 0; x < cfg->nr_as; x++)
+		for (uint32_t p = 0; p < cfg->pages; p += cfg->group_pages)
+			if ((rng_next(&w->cpus[0].rng) % 4) != 0)
+				orc_populate(w, 0, x, p, cfg->group_pages);
+	self_world = NULL;
+	self_cpu = -1;
+	*out = w;
+	return 0;
+nomem:
+	orc_world_free(w);
+	return -ENOMEM;
+}
+
+struct tlbpol_engine *orc_engine(struct orc_world *w)
+{
+	return w->eng;
+}
+
+const struct orc_config *orc_world_config(const struct orc_world *w)
+{
+	return &w->cfg;
+}
+
+/* ------------------------------------------------------------------------ */
+/* End of a run                                                             */
+/* ------------------------------------------------------------------------ */
+
+void orc_barrier(struct orc_world *w, uint32_t cpu)
+{
+	uint32_t gen = atomic_load(&w->bar_gen);
+
+	if (atomic_fetch_add(&w->bar_count, 1) + 1 == w->cfg.nr_cpus) {
+		atomic_store(&w->bar_count, 0);
+		atomic_fetch_add(&w->bar_gen, 1);
+		return;
+	}
+	while (atomic_load(&w->bar_gen) == gen) {
+		orc_poll(w, cpu);
+		sched_yield();
+	}
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static uint64_t total(const struct orc_world *w, enum orc_ckind k)
+{
+	uint64_t n = atomic_load(&w->glob[k]);
+
+	for (uint32_t i = 0; i < w->cfg.nr_cpus; i++)
+		n += atomic_load(&w->cpus[i].cnt[k]);
+	return n;
+}
+
+void orc_finish(struct orc_world *w, uint32_t cpu)
+{
+	struct orc_cpu *c = &w->cpus[cpu];
+	double until;
+
+	/* Back to a running CPU in some address space. */
+	if (c->estate != TLBPOL_CPU_RUNNING)
+		orc_set_state(w, cpu, TLBPOL_CPU_RUNNING);
+	if (c->cur < 0)
+		orc_switch(w, cpu, c->loaded >= 0 ? c->loaded : (int)(cpu % w->cfg.nr_as));
+	orc_barrier(w, cpu);
+
+	/* Nobody changes page tables any more: complete everything. */
+	orc_flush(w, cpu, TLBPOL_BY_LAZY);
+	orc_barrier(w, cpu);
+
+	/* Every deferred free must have run; tick until they have (a lost one
+	 * shows as a count that never matches). */
+	until = now_s() + 10.0;
+	while (total(w, ORC_C_FREES_RUN) < total(w, ORC_C_FREES_REG) && now_s() < until) {
+		orc_tick(w, cpu);
+		orc_flush(w, cpu, TLBPOL_BY_LAZY);
+		orc_poll(w, cpu);
+		sched_yield();
+	}
+	orc_barrier(w, cpu);
+
+	/* Visit every address space: each visit catches up and scans, so a
+	 * stale entry some lazy or away CPU was excused for shows now. */
+	for (uint32_t k = 1; k <= w->cfg.nr_as; k++) {
+		int x = (int)((cpu + k) % w->cfg.nr_as);
+
+		orc_switch(w, cpu, x);
+		orc_spec_walk(w, cpu, (uint32_t)(orc_rand(w, cpu) % w->cfg.pages));
+		orc_poll(w, cpu);
+	}
+	orc_barrier(w, cpu);
+}
+
+void orc_read_counters(const struct orc_world *w, uint64_t c[ORC_C_MAX], uint64_t v[ORC_V_MAX])
+{
+	for (int k = 0; k < ORC_C_MAX; k++)
+		c[k] = total(w, (enum orc_ckind)k);
+	for (int k = 0; k < ORC_V_MAX; k++)
+		v[k] = atomic_load(&w->viol[k]);
+	/* Lost frees count as violations. */
+	if (c[ORC_C_FREES_RUN] < c[ORC_C_FREES_REG])
+		v[ORC_V_FREE] += c[ORC_C_FREES_REG] - c[ORC_C_FREES_RUN];
+}
+
+uint64_t orc_violations(const struct orc_world *w)
+{
+	uint64_t c[ORC_C_MAX], v[ORC_V_MAX], n = 0;
+
+	orc_read_counters(w, c, v);
+	for (int k = 0; k < ORC_V_MAX; k++)
+		n += v[k];
+	return n;
+}
