@@ -534,13 +534,23 @@ static void test_address_reuse_settles_pending(void **s)
 	assert_int_equal(h.log[0].kind, TLBPOL_FLUSH_PAGES);
 	assert_int_equal(h.log[0].pages, 4);
 	assert_int_equal(tlbpol_flush(h.eng, 0, TLBPOL_BY_LAZY), 0);
-	/* Another CPU's pending work: a whole-AS shootdown before the install. */
+	/* Another CPU's pending work elsewhere: nothing to settle. */
 	submit(&h, as, 1, h_event(TLBPOL_EV_UNMAP, 0, 0x20000, 1, RW, 0));
 	h_reset_log(&h);
+	submit(&h, as, 2, h_event(TLBPOL_EV_FAULT, 0, 0x90000, 1, 0, RW));
+	assert_int_equal(h.nr_log, 0);
+	/* ... over the reused address: a whole-AS shootdown first. */
 	submit(&h, as, 2, h_event(TLBPOL_EV_FAULT, 0, 0x20000, 1, 0, RW));
 	assert_int_equal(h.nr_log, 3);
 	assert_int_equal(h.log[0].kind, TLBPOL_FLUSH_AS);
 	/* The pending entry itself is still completed later (never lost). */
+	assert_int_equal(tlbpol_flush(h.eng, 1, TLBPOL_BY_FREE), 1);
+	/* A global PTE pending elsewhere: a whole-AS flush would keep it. */
+	submit(&h, as, 1, h_event(TLBPOL_EV_UNMAP, 0, 0x30000, 1, RW | G, 0));
+	h_reset_log(&h);
+	submit(&h, as, 2, h_event(TLBPOL_EV_FAULT, 0, 0x30000, 1, 0, RW));
+	assert_int_equal(h.nr_log, 3);
+	assert_int_equal(h.log[0].kind, TLBPOL_FLUSH_ALL);
 	assert_int_equal(tlbpol_flush(h.eng, 1, TLBPOL_BY_FREE), 1);
 	tlbpol_engine_free(h.eng);
 }

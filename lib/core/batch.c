@@ -144,7 +144,6 @@ static uint32_t build(struct tlbpol_engine *eng, uint32_t cpu, struct slot *s, u
 		rf->f.flags |= p->flush_flags;
 		rf->f.nr_ranges++;
 		rf->entries++;
-		rf->global_entries += p->global;
 		rf->global |= p->global;
 		if (p->seq < s->min_seq)
 			s->min_seq = p->seq;
@@ -190,14 +189,43 @@ static uint32_t build(struct tlbpol_engine *eng, uint32_t cpu, struct slot *s, u
 }
 #undef SELECTED
 
+/* Publish one more pending entry of @cpu in @as_index over [lo, hi]. */
+static void pbox_add(struct tlbpol_engine *eng, uint32_t cpu, uint32_t as_index, uint64_t lo,
+		     uint64_t hi, uint32_t global, uint32_t new_entry)
+{
+	struct pbox *b = pbox_of(eng, cpu, as_index);
+
+	if (lo < prim_load_relaxed(&b->lo))
+		prim_store_relaxed(&b->lo, lo);
+	if (hi > prim_load_relaxed(&b->hi))
+		prim_store_relaxed(&b->hi, hi);
+	if (global)
+		prim_store_relaxed(&b->global, 1u);
+	if (new_entry)
+		prim_store_release(&b->count, prim_load_relaxed(&b->count) + 1);
+}
+
+static void pbox_sub(struct tlbpol_engine *eng, uint32_t cpu, uint32_t as_index, uint32_t n)
+{
+	struct pbox *b = pbox_of(eng, cpu, as_index);
+	uint32_t left = prim_load_relaxed(&b->count) - n;
+
+	prim_store_release(&b->count, left);
+	if (!left) {
+		prim_store_relaxed(&b->lo, ~0ULL);
+		prim_store_relaxed(&b->hi, 0ULL);
+		prim_store_relaxed(&b->global, 0u);
+	}
+}
+
 /* The entries of a completed request are no longer pending in their ASes. */
-static void release_entries(struct tlbpol_engine *eng, struct slot *s)
+static void release_entries(struct tlbpol_engine *eng, uint32_t cpu, struct slot *s)
 {
 	for (uint32_t k = 0; k < s->nr_flushes; k++) {
 		struct tlbpol_as *as = &eng->as[s->flushes[k].as_index];
 
-		if (s->flushes[k].global_entries)
-			prim_fetch_sub_release(&as->pending_global, s->flushes[k].global_entries);
+		if (s->flushes[k].entries)
+			pbox_sub(eng, cpu, s->flushes[k].as_index, s->flushes[k].entries);
 		if (s->flushes[k].entries)
 			prim_fetch_sub_release(&as->pending, s->flushes[k].entries);
 	}
@@ -210,7 +238,7 @@ int tlbpol__flush_batch(struct tlbpol_engine *eng, uint32_t cpu, uint32_t from, 
 
 	if (n) {
 		tlbpol__shoot(eng, cpu, s);
-		release_entries(eng, s);
+		release_entries(eng, cpu, s);
 	}
 	tlbpol__run_dfrees(eng, cpu);
 	return (int)n;
@@ -235,10 +263,10 @@ int tlbpol__post_lazy_batch(struct tlbpol_engine *eng, uint32_t cpu)
 	return (int)n;
 }
 
-/* Called by shootdown.c when a lazy request completes. */
-void tlbpol__slot_done(struct tlbpol_engine *eng, struct slot *s)
+/* Called by shootdown.c when a lazy request of @cpu completes. */
+void tlbpol__slot_done(struct tlbpol_engine *eng, uint32_t cpu, struct slot *s)
 {
-	release_entries(eng, s);
+	release_entries(eng, cpu, s);
 }
 
 void tlbpol__enqueue(struct tlbpol_engine *eng, struct tlbpol_as *as, uint32_t cpu,
@@ -264,6 +292,8 @@ void tlbpol__enqueue(struct tlbpol_engine *eng, struct tlbpol_as *as, uint32_t c
 			p->nr_pages += ev->nr_pages;
 			p->events++;
 			c->next_seq++;
+			pbox_add(eng, cpu, as->index, p->va,
+				 range_last(p->va, p->nr_pages, p->page_shift), global, 0);
 			c->pending_pages += (uint32_t)ev->nr_pages;
 			goto full;
 		}
@@ -279,8 +309,8 @@ void tlbpol__enqueue(struct tlbpol_engine *eng, struct tlbpol_as *as, uint32_t c
 	p->flush_flags = flags;
 	p->global = global;
 	c->pending_pages += (uint32_t)ev->nr_pages;
-	if (global)
-		prim_fetch_add(&as->pending_global, 1u);
+	pbox_add(eng, cpu, as->index, ev->va, range_last(ev->va, ev->nr_pages, ev->page_shift),
+		 global, 1);
 	prim_fetch_add(&as->pending, 1u);
 full:
 	/* Entries hold >= 1 page each, so nr_pending <= pending_pages, and this

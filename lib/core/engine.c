@@ -87,7 +87,7 @@ static size_t layout(const struct tlbpol_config *cfg, struct tlbpol_engine *eng)
 	uint32_t words = (cfg->nr_cpus + 63) / 64;
 	uint32_t flush_cap = cfg->batch_pages < cfg->max_as ? cfg->batch_pages : cfg->max_as;
 	uint32_t recv_as_cap = cfg->max_as < 256 ? cfg->max_as : 256;
-	size_t off = 0, cpus, as, gens, masks = 0;
+	size_t off = 0, cpus, as, gens, boxes, masks = 0;
 
 	if (recv_as_cap < flush_cap)
 		recv_as_cap = flush_cap;
@@ -95,12 +95,14 @@ static size_t layout(const struct tlbpol_config *cfg, struct tlbpol_engine *eng)
 	cpus = take(&off, (size_t)cfg->nr_cpus * sizeof(struct tlbpol_cpu));
 	as = take(&off, (size_t)cfg->max_as * sizeof(struct tlbpol_as));
 	gens = take(&off, (size_t)cfg->nr_cpus * cfg->max_as * sizeof(uint64_t));
+	boxes = take(&off, (size_t)cfg->nr_cpus * cfg->max_as * sizeof(struct pbox));
 	if (cfg->cpu_node)
 		masks = take(&off, (size_t)nodes_of(cfg) * words * sizeof(uint64_t));
 	if (eng) {
 		eng->cpus = AT(eng, cpus);
 		eng->as = AT(eng, as);
 		eng->local_gen = AT(eng, gens);
+		eng->pbox = AT(eng, boxes);
 		if (cfg->cpu_node)
 			eng->node_mask = AT(eng, masks);
 	}
@@ -221,6 +223,8 @@ int tlbpol_engine_init(struct tlbpol_engine **out, void *mem, size_t len,
 		eng->as[a].eng = eng;
 		eng->as[a].index = a;
 	}
+	for (size_t i = 0; i < (size_t)cfg->nr_cpus * cfg->max_as; i++)
+		eng->pbox[i].lo = ~0ULL;
 	prim_store_release(&eng->magic, TLBPOL_MAGIC);
 	*out = eng;
 	return 0;
@@ -268,7 +272,6 @@ int tlbpol_as_open(struct tlbpol_engine *eng, uint64_t tag, struct tlbpol_as **o
 	slot->tag = tag;
 	prim_store_relaxed(&slot->loaded, 0u);
 	prim_store_relaxed(&slot->pending, 0u);
-	prim_store_relaxed(&slot->pending_global, 0u);
 	/*
 	 * Generations never go back: CPUs keep what they flushed to for this
 	 * slot's earlier address space.  One step past it makes every CPU that

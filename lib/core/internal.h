@@ -44,9 +44,7 @@ struct tlbpol_as {
 	uint32_t state;   /* enum as_state; written under eng->as_lock */
 	uint32_t loaded;  /* atomic: CPUs that have it loaded (running or lazy) */
 	uint32_t pending; /* atomic: deferred entries and in-flight requests naming it */
-	uint32_t pending_global; /* atomic: those of them for global PTEs */
 	uint32_t index;
-	uint32_t pad;
 	uint64_t *footprint; /* atomic words: CPUs that may cache it */
 };
 
@@ -63,6 +61,21 @@ struct pending {
 	uint8_t global;      /* old PTE was global: FOOTPRINT cannot narrow it */
 };
 
+/*
+ * What one CPU has pending in one address space, published for the others:
+ * how many batch entries (in its batch or in its lazy requests in flight)
+ * and the bytes they span.  Only the owner writes it; an installing CPU reads
+ * it to know whether the address it reuses may still be cached elsewhere.
+ * The owner writes the bounds before the count when adding, and zeroes the
+ * count before the bounds when the last entry completes, so a reader that
+ * sees a count sees bounds covering every entry counted.
+ */
+struct pbox {
+	uint64_t lo, hi;  /* atomic: first and last byte */
+	uint32_t count;   /* atomic */
+	uint32_t global;  /* atomic: one of them was a global PTE */
+};
+
 struct dfree {
 	void (*fn)(void *arg);
 	void *arg;
@@ -76,8 +89,8 @@ struct req_flush {
 	uint64_t pages;    /* distinct pages named (before escalation) */
 	uint32_t as_index;
 	uint32_t global;
-	uint32_t entries;  /* batch entries it carries (as->pending) */
-	uint32_t global_entries; /* of which global (as->pending_global) */
+	uint32_t entries;  /* batch entries it carries (as->pending, pbox count) */
+	uint32_t pad;
 };
 
 /*
@@ -185,6 +198,7 @@ struct tlbpol_engine {
 	uint16_t *cpu_node;   /* copy of cfg->cpu_node, or NULL */
 	uint64_t *node_mask;  /* nr_nodes bitmaps of `words` words */
 	uint64_t *local_gen;  /* [cpu * max_as + as]: generation cpu has flushed to */
+	struct pbox *pbox;    /* [cpu * max_as + as] */
 	struct tlbpol_cpu *cpus;
 	struct tlbpol_as *as;
 };
@@ -194,6 +208,11 @@ struct tlbpol_engine {
 static inline int bitmap_test(const uint64_t *w, uint32_t bit)
 {
 	return (prim_load_relaxed(&w[bit / 64]) >> (bit % 64)) & 1;
+}
+
+static inline struct pbox *pbox_of(const struct tlbpol_engine *eng, uint32_t cpu, uint32_t as)
+{
+	return &eng->pbox[(size_t)cpu * eng->max_as + as];
 }
 
 static inline uint64_t *local_gen_of(const struct tlbpol_engine *eng, uint32_t cpu, uint32_t as)
@@ -248,6 +267,6 @@ void tlbpol__single(struct tlbpol_engine *eng, uint32_t cpu, struct slot *s,
 void tlbpol__finalize_kind(const struct tlbpol_engine *eng, struct req_flush *rf);
 uint64_t tlbpol__oldest_seq(const struct tlbpol_engine *eng, uint32_t cpu);
 uint32_t tlbpol__merge_ranges(struct tlbpol_range *r, uint32_t n, uint64_t *pages);
-void tlbpol__slot_done(struct tlbpol_engine *eng, struct slot *s);
+void tlbpol__slot_done(struct tlbpol_engine *eng, uint32_t cpu, struct slot *s);
 
 #endif /* TLBPOL_INTERNAL_H */

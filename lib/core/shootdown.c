@@ -715,7 +715,7 @@ void tlbpol__reap(struct tlbpol_engine *eng, uint32_t me)
 
 		if (s->busy && !prim_load_acquire(&s->acks)) {
 			s->busy = 0;
-			tlbpol__slot_done(eng, s);
+			tlbpol__slot_done(eng, me, s);
 		}
 	}
 }

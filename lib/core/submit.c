@@ -19,48 +19,45 @@ static uint64_t range_last(uint64_t va, uint64_t nr, uint32_t shift)
  * between batched reclaim and a parallel mprotect/munmap/fault, closed by
  * flush_tlb_batched_pending() (mm/rmap.c, commit 3ea277194daa "mm,
  * mprotect: flush TLB if potentially racing with a parallel reclaim leaving
- * stale TLB entries").  Here: this CPU's own lazy requests in flight and
- * overlapping batch entries are completed early (their ranges are known);
- * other CPUs' entries are not visible, so, as Linux does, one whole-AS
- * shootdown covers them (FLUSH_ALL to every CPU if any was global).
+ * stale TLB entries"), which flushes the whole mm whenever any batched flush
+ * is pending.  Here each CPU publishes the span of what it has pending per
+ * address space (struct pbox): this CPU completes its own work early if it
+ * overlaps; if another CPU's span overlaps, one whole-AS shootdown (FLUSH_ALL
+ * to every CPU if a global PTE is among it) covers what cannot be seen
+ * precisely.  Spans that do not overlap cost nothing: a server unmapping
+ * buffers lazily does not pay for the buffers other threads map meanwhile.
  */
 static void settle_reused_range(struct tlbpol_engine *eng, struct tlbpol_as *as, uint32_t cpu,
 				const struct tlbpol_event *ev)
 {
-	struct tlbpol_cpu *c = &eng->cpus[cpu];
 	uint64_t first = ev->va, last = range_last(ev->va, ev->nr_pages, ev->page_shift);
-	uint32_t own = 0, overlap = 0;
+	int others = 0, global = 0;
 
-	for (uint32_t i = 1; i < TLBPOL_SLOTS; i++)
-		if (c->slots[i].busy) {
-			tlbpol__force_lazy(eng, cpu);
-			break;
-		}
-	for (uint32_t i = 0; i < c->nr_pending; i++) {
-		const struct pending *p = &c->pending[i];
+	for (uint32_t x = 0; x < eng->nr_cpus; x++) {
+		const struct pbox *b = pbox_of(eng, x, as->index);
 
-		if (p->as_index != as->index)
+		if (!prim_load_acquire(&b->count))
 			continue;
-		own++;
-		if (p->va <= last && first <= range_last(p->va, p->nr_pages, p->page_shift))
-			overlap = 1;
+		if (prim_load_relaxed(&b->lo) > last || first > prim_load_relaxed(&b->hi))
+			continue;
+		if (x == cpu) {
+			/* Our own: complete it now, lazy requests in flight too. */
+			tlbpol__force_lazy(eng, cpu);
+			tlbpol__flush_batch(eng, cpu, TLBPOL_BY_WRITEBACK, TLBPOL_BY_LAZY);
+			continue;
+		}
+		others = 1;
+		global |= (int)prim_load_relaxed(&b->global);
 	}
-	if (overlap) {
-		tlbpol__flush_batch(eng, cpu, TLBPOL_BY_WRITEBACK, TLBPOL_BY_LAZY);
-		own = 0;
-	}
-	if (prim_load_acquire(&as->pending) > own) {
-		struct slot *s = &c->slots[SLOT_SYNC];
+	if (others) {
+		struct slot *s = &eng->cpus[cpu].slots[SLOT_SYNC];
 		struct req_flush *rf = &s->flushes[0];
 
 		tlbpol__single(eng, cpu, s, as, ev);
-		rf->f.kind = TLBPOL_FLUSH_AS;
+		rf->f.kind = global ? TLBPOL_FLUSH_ALL : TLBPOL_FLUSH_AS;
 		rf->f.nr_ranges = 0;
 		rf->f.ranges = 0;
-		if (prim_load_acquire(&as->pending_global)) {
-			rf->global = 1;
-			rf->f.kind = TLBPOL_FLUSH_ALL;
-		}
+		rf->global = (uint32_t)global;
 		tlbpol__shoot(eng, cpu, s);
 	}
 }

@@ -199,6 +199,28 @@ struct orc_as {
 	_Atomic uint32_t *lock; /* per group: page-table lock, holder cpu + 1 */
 };
 
+#define TRACE_LEN 1024
+#define TRACE_DUMP 160
+
+enum trace_op {
+	TR_SUBMIT,  /* page: first; a: kind|action<<3|deadline<<5|reason<<7|flags<<12; b: n|old<<8|new<<16 */
+	TR_FLUSH,   /* flush_local on cpu: a: kind|flags<<2|ranges<<4; page: first page; b: pages */
+	TR_BCAST,   /* broadcast from cpu, same fields */
+	TR_IPI,     /* cpu sent interrupts: a: targets (low 24 bits) */
+	TR_TAKE,    /* cpu took an interrupt: a: requests served */
+	TR_SWITCH,  /* as: next (15: NULL); a: need_flush; b: loaded before */
+	TR_UNLOAD,
+	TR_STATE,   /* a: state; b: return */
+	TR_EFLUSH,  /* tlbpol_flush: a: by; b: return */
+	TR_TICK,
+	TR_DFREG,   /* a: frames|tables<<8; b: first table */
+	TR_DFRUN,   /* same */
+	TR_DETACH,  /* page: group; a: table */
+	TR_TFREE,   /* page: group; a: table */
+	TR_PSC,     /* a walk cached a table pointer: page: group; a: table */
+	TR_CATCHUP, /* the CPU flushed as itself: as (15: all) */
+};
+
 struct orc_world {
 	struct orc_config cfg;
 	struct tlbpol_engine *eng;
@@ -219,9 +241,16 @@ struct orc_world {
 	_Atomic uint64_t glob[ORC_C_MAX]; /* counts made outside any CPU thread */
 	_Atomic uint64_t viol[ORC_V_MAX];
 	_Atomic uint32_t reports;
+	_Atomic int dumped;
 	pthread_mutex_t log_lock;
 
 	_Atomic uint32_t bar_count, bar_gen;
+
+	/* The last TRACE_LEN things that happened, for violation reports. */
+	_Atomic uint64_t trace_seq;
+	struct trace_ent {
+		_Atomic uint64_t w0, w1;
+	} trace[TRACE_LEN];
 };
 
 /* The CPU this thread acts as, and for which world. */
@@ -267,6 +296,8 @@ static void perm_str(uint32_t p, char out[8])
 	out[7] = 0;
 }
 
+static void trace_dump(struct orc_world *w);
+
 static void violation(struct orc_world *w, enum orc_vkind k, const char *fmt, ...)
 {
 	va_list ap;
@@ -284,8 +315,67 @@ static void violation(struct orc_world *w, enum orc_vkind k, const char *fmt, ..
 	vfprintf(w->cfg.log, fmt, ap);
 	va_end(ap);
 	fputc('\n', w->cfg.log);
+	if (!atomic_exchange(&w->dumped, 1) && getenv("ORC_TRACE"))
+		trace_dump(w);
 	fflush(w->cfg.log);
 	pthread_mutex_unlock(&w->log_lock);
+}
+
+static void trace(struct orc_world *w, int cpu, enum trace_op op, uint32_t as, uint32_t page,
+		  uint32_t a, uint32_t b)
+{
+	uint64_t seq = atomic_fetch_add_explicit(&w->trace_seq, 1, memory_order_relaxed);
+	struct trace_ent *t = &w->trace[seq % TRACE_LEN];
+
+	atomic_store_explicit(&t->w0,
+			      seq << 24 | (uint64_t)(cpu & 0xff) << 16 | (uint64_t)op << 8 | (as & 0xff),
+			      memory_order_relaxed);
+	atomic_store_explicit(&t->w1, (uint64_t)(page & 0xffff) | (uint64_t)(a & 0xffffff) << 16 |
+					      (uint64_t)(b & 0xffffff) << 40,
+			      memory_order_relaxed);
+}
+
+/* Print the trace's last entries (racy by nature: entries being written
+ * may show torn; it is a debugging aid, not part of the oracle). */
+static void trace_dump(struct orc_world *w)
+{
+	static const char *const ops[] = { "submit", "flush", "bcast", "ipi", "take", "switch",
+					   "unload", "state", "eflush", "tick", "dfree-reg",
+					   "dfree-run", "detach", "table-free", "psc", "catch-up" };
+	uint64_t end = atomic_load(&w->trace_seq);
+	uint64_t start = end > TRACE_DUMP ? end - TRACE_DUMP : 0;
+
+	fprintf(w->cfg.log, "  last %llu events (seq cpu op as page a b):\n",
+		(unsigned long long)(end - start));
+	for (uint64_t i = start; i < end; i++) {
+		struct trace_ent *t = &w->trace[i % TRACE_LEN];
+		uint64_t w0 = atomic_load_explicit(&t->w0, memory_order_relaxed);
+		uint64_t w1 = atomic_load_explicit(&t->w1, memory_order_relaxed);
+		uint32_t op = (w0 >> 8) & 0xff, a = (w1 >> 16) & 0xffffff, b = (uint32_t)(w1 >> 40);
+
+		if ((w0 >> 24) != (i & ((1ULL << 40) - 1)))
+			continue;
+		fprintf(w->cfg.log, "  %8llu cpu%-2u %-10s as%-2u %4u ", (unsigned long long)(w0 >> 24),
+			(unsigned)((w0 >> 16) & 0xff), op < 16 ? ops[op] : "?", (unsigned)(w0 & 0xff),
+			(unsigned)(w1 & 0xffff));
+		switch (op) {
+		case TR_SUBMIT:
+			fprintf(w->cfg.log, "kind %u %s/%s/%s flags %#x n %u old %#x new %#x\n", a & 7,
+				tlbpol_action_str((a >> 3) & 3), tlbpol_deadline_str((a >> 5) & 3),
+				tlbpol_reason_str((a >> 7) & 31), a >> 12, b & 0xff, (b >> 8) & 0xff,
+				(b >> 16) & 0xff);
+			break;
+		case TR_FLUSH:
+		case TR_BCAST:
+			fprintf(w->cfg.log, "%s%s ranges %u pages %u\n",
+				(a & 3) == 0 ? "pages" : (a & 3) == 1 ? "as" : "all",
+				(a >> 2) & 1 ? "+tables" : "", a >> 4, b);
+			break;
+		default:
+			fprintf(w->cfg.log, "%#x %#x\n", a, b);
+			break;
+		}
+	}
 }
 
 /* A contract note that is not a safety problem (reported once each). */
@@ -586,6 +676,7 @@ static void apply_flush(struct orc_world *w, struct orc_cpu *c, const struct tlb
 /* A flush the CPU does itself (catch-up, CR3 write): under its lock. */
 static void self_flush(struct orc_world *w, struct orc_cpu *c, int as)
 {
+	trace(w, (int)(c - w->cpus), TR_CATCHUP, as < 0 ? 15u : (uint32_t)as, 0, 0, 0);
 	cache_lock(c);
 	drop_as(w, c, as);
 	cache_unlock(c);
@@ -594,6 +685,24 @@ static void self_flush(struct orc_world *w, struct orc_cpu *c, int as)
 /* ------------------------------------------------------------------------ */
 /* Engine callbacks                                                         */
 /* ------------------------------------------------------------------------ */
+
+static void trace_flush(struct orc_world *w, int cpu, enum trace_op op,
+			const struct tlbpol_flush *f)
+{
+	int x = as_of_tag(w, f->as_tag);
+	uint64_t pages = 0;
+	uint32_t first = 0;
+
+	if (f->kind == TLBPOL_FLUSH_PAGES && f->ranges && f->nr_ranges) {
+		for (uint32_t i = 0; i < f->nr_ranges; i++)
+			pages += f->ranges[i].nr_pages;
+		if (f->ranges[0].va >= ORC_VA_BASE)
+			first = (uint32_t)((f->ranges[0].va - ORC_VA_BASE) >> ORC_PAGE_SHIFT);
+	}
+	trace(w, cpu, op, x < 0 ? 15u : (uint32_t)x, first,
+	      (f->kind & 3) | (f->flags & 1) << 2 | f->nr_ranges << 4,
+	      pages > 0xffffff ? 0xffffff : (uint32_t)pages);
+}
 
 static void cb_flush_local(void *ctx, uint32_t cpu, const struct tlbpol_flush *f)
 {
@@ -610,6 +719,7 @@ static void cb_flush_local(void *ctx, uint32_t cpu, const struct tlbpol_flush *f
 		warning(w, "flush_local for cpu %u ran on cpu %d", cpu, self_cpu);
 	c = &w->cpus[cpu];
 	check_flush(w, f, as_of_tag(w, f->as_tag));
+	trace_flush(w, (int)cpu, TR_FLUSH, f);
 	cache_lock(c);
 	apply_flush(w, c, f);
 	cache_unlock(c);
@@ -621,6 +731,7 @@ static void cb_send_ipi(void *ctx, uint32_t from, const struct tlbpol_cpuset *ta
 	struct orc_world *w = ctx;
 	uint64_t n = 0;
 
+	trace(w, (int)from, TR_IPI, 0, 0, (uint32_t)(targets->bits[0] & 0xffffff), 0);
 	for (int t = tlbpol_cpuset_next(targets, -1); t >= 0; t = tlbpol_cpuset_next(targets, t)) {
 		if ((uint32_t)t >= w->cfg.nr_cpus) {
 			violation(w, ORC_V_API, "send_ipi to cpu %d of %u", t, w->cfg.nr_cpus);
@@ -641,8 +752,8 @@ static void cb_broadcast(void *ctx, uint32_t from, const struct tlbpol_flush *f)
 {
 	struct orc_world *w = ctx;
 
-	(void)from;
 	check_flush(w, f, as_of_tag(w, f->as_tag));
+	trace_flush(w, (int)from, TR_BCAST, f);
 	for (uint32_t i = 0; i < w->cfg.nr_cpus; i++) {
 		cache_lock(&w->cpus[i]);
 		apply_flush(w, &w->cpus[i], f);
@@ -670,6 +781,7 @@ int orc_poll(struct orc_world *w, uint32_t cpu)
 	if (!atomic_exchange(&w->cpus[cpu].ipi, 0))
 		return 0;
 	r = tlbpol_handle_ipi(w->eng, cpu);
+	trace(w, (int)cpu, TR_TAKE, 0, 0, (uint32_t)r, 0);
 	if (r < 0)
 		violation(w, ORC_V_API, "tlbpol_handle_ipi(cpu %u) = %d", cpu, r);
 	else if (r > 0)
@@ -699,6 +811,15 @@ static void frame_set(struct orc_world *w, uint32_t f, uint32_t state)
 	uint64_t o = atomic_load(&w->frame[f]);
 
 	atomic_store(&w->frame[f], own_make(state, own_as(o), own_idx(o), 0));
+}
+
+/* Return a frame that was allocated but never mapped. */
+static void frame_unalloc(struct orc_world *w, uint32_t f)
+{
+	atomic_store(&w->frame[f], own_make(F_FREE, 0, 0, 0));
+	pthread_mutex_lock(&w->pool_lock);
+	w->frame_pool[w->frame_top++] = f;
+	pthread_mutex_unlock(&w->pool_lock);
 }
 
 /*
@@ -758,6 +879,7 @@ static void table_free(struct orc_world *w, uint32_t t)
 	uint64_t dirw = dir_make(t, own_gen(o));
 
 	atomic_store(&w->table[t], own_make(T_FREE, own_as(o), own_idx(o), own_gen(o)));
+	trace(w, self_cpu, TR_TFREE, own_as(o), own_idx(o), t, 0);
 	for (uint32_t i = 0; i < w->cfg.nr_cpus; i++) {
 		struct orc_cpu *c = &w->cpus[i];
 		uint64_t pub = atomic_load(&c->pub);
@@ -959,6 +1081,8 @@ static void free_cb(void *arg)
 		return;
 	}
 	count(w, ORC_C_FREES_RUN, 1);
+	trace(w, self_cpu, TR_DFRUN, fr->as, 0, fr->nr_frames | fr->nr_tables << 8,
+	      fr->nr_tables ? fr->tables[0] : 0);
 	if (self_world != w || self_cpu != (int)fr->cpu) {
 		violation(w, ORC_V_FREE, "deferred free of cpu %u ran on cpu %d", fr->cpu, self_cpu);
 	} else {
@@ -1002,6 +1126,8 @@ static void free_register(struct orc_world *w, struct orc_cpu *c, uint32_t cpu,
 
 	fr->upto = c->seq;
 	count(w, ORC_C_FREES_REG, 1);
+	trace(w, (int)cpu, TR_DFREG, fr->as, 0, fr->nr_frames | fr->nr_tables << 8,
+	      fr->nr_tables ? fr->tables[0] : 0);
 	r = tlbpol_defer_free(w->eng, cpu, free_cb, fr);
 	if (r)
 		violation(w, ORC_V_API, "tlbpol_defer_free(cpu %u) = %d", cpu, r);
@@ -1081,8 +1207,11 @@ static const char *const kind_names[TLBPOL_EV_MAX] = {
 
 /*
  * Submit one event over pages [p0, p0 + n) of @x, whose changed pages are
- * @ch.  old_pte/new_pte are the unions over the changed pages (each page got
- * the same transformation, so the union loses no permission change).
+ * @ch.  old_pte/new_pte are the unions over the changed pages.  That is exact
+ * for changes that only remove bits (unmap, clear A/D, write-protect: a bit
+ * some page lost is in the old union and not in the new one) and reads an
+ * unmap as dirty if any page was; changes that may add bits go through
+ * submit_runs().
  * @new_pte: the PTE to come, for a break-before-make frame change, else 0.
  * BY_NOW decisions are complete when this returns; later ones are recorded.
  */
@@ -1124,6 +1253,9 @@ static void submit(struct orc_world *w, uint32_t cpu, uint32_t x, uint32_t kind,
 			  d.deadline, kind_names[kind]);
 		d.deadline = TLBPOL_BY_NOW; /* check it now: the strictest reading */
 	}
+	trace(w, (int)cpu, TR_SUBMIT, x, p0,
+	      kind | d.action << 3 | d.deadline << 5 | d.reason << 7 | evflags << 12,
+	      (n > 255 ? 255 : n) | oldb << 8 | newb << 16);
 	snprintf(what, sizeof(what), "%s[%s,%s,%s]", kind_names[kind], tlbpol_action_str(d.action),
 		 tlbpol_deadline_str(d.deadline), tlbpol_reason_str(d.reason));
 	if (d.deadline == TLBPOL_BY_NOW) {
@@ -1138,6 +1270,25 @@ static void submit(struct orc_world *w, uint32_t cpu, uint32_t x, uint32_t kind,
 				       (uint8_t)d.deadline };
 
 		rec_add(c, &rec);
+	}
+}
+
+/*
+ * Submit @ch as one event per run of contiguous pages that changed alike.
+ * For changes that may gain permissions: a union of old and new PTEs would
+ * hide a bit one page gained while another already had it (a U/S flip is a
+ * downgrade on x86).
+ */
+static void submit_runs(struct orc_world *w, uint32_t cpu, uint32_t x, uint32_t kind,
+			const struct change *ch, uint32_t nch)
+{
+	for (uint32_t i = 0, j; i < nch; i = j + 1) {
+		for (j = i; j + 1 < nch && ch[j + 1].page == ch[j].page + 1 &&
+			    pte_perm(ch[j + 1].old) == pte_perm(ch[i].old) &&
+			    pte_perm(ch[j + 1].new) == pte_perm(ch[i].new);
+		     j++)
+			;
+		submit(w, cpu, x, kind, 0, ch[i].page, j - i + 1, &ch[i], j - i + 1, 0);
 	}
 }
 
@@ -1156,6 +1307,35 @@ static int ensure_table(struct orc_world *w, uint32_t x, uint32_t g)
 
 /* Install a fresh frame at (x, page) with @perm: an install event (old PTE not
  * present).  Under the group lock. */
+/*
+ * Installs are submitted before the new PTEs are written: the engine may
+ * have flushes pending over these addresses (an unmap, reclaim or migration
+ * batched for later), and only once those are complete may a new frame
+ * appear there, or a CPU could keep using the old frame's translation
+ * beside the new one (Linux calls flush_tlb_batched_pending() under the PTE
+ * lock before it maps anything).  No CPU can cache a not-present PTE, and
+ * nobody else writes it (we hold its lock; hardware does not touch it), so
+ * nothing is lost by writing it after the submit.
+ */
+static int install_prepare(struct orc_world *w, uint32_t x, uint32_t page, uint32_t perm,
+			   uint32_t frame, struct change *ch)
+{
+	uint64_t old = atomic_load(&w->as[x].pte[page]);
+
+	if ((pte_perm(old) & B_P) || pte_ver(old) >= VER_MAX)
+		return 0;
+	ch->page = page;
+	ch->old = old;
+	ch->new = pte_make(perm | B_P, frame, pte_ver(old) + 1);
+	return 1;
+}
+
+static void install_commit(struct orc_world *w, uint32_t x, const struct change *ch, uint32_t nch)
+{
+	for (uint32_t i = 0; i < nch; i++)
+		atomic_store(&w->as[x].pte[ch[i].page], ch[i].new);
+}
+
 static enum orc_result install(struct orc_world *w, uint32_t cpu, uint32_t x, uint32_t page,
 			       uint32_t perm, uint32_t evflags)
 {
@@ -1167,11 +1347,12 @@ static enum orc_result install(struct orc_world *w, uint32_t cpu, uint32_t x, ui
 	f = frame_alloc(w, x, page);
 	if (!f)
 		return ORC_NOMEM;
-	if (!pte_change(w, x, page, PERM_MASK, perm | B_P, f, 0, &ch)) {
-		frame_free(w, f);
+	if (!install_prepare(w, x, page, perm, f, &ch)) {
+		frame_unalloc(w, f);
 		return ORC_SKIP;
 	}
 	submit(w, cpu, x, TLBPOL_EV_FAULT, evflags, page, 1, &ch, 1, 0);
+	install_commit(w, x, &ch, 1);
 	return ORC_OK;
 }
 
@@ -1204,7 +1385,7 @@ static int allows(uint32_t perm, enum orc_access a)
 /* A running CPU uses entry @e (under its cache lock, so no flush can remove
  * it meanwhile): if a completed change made it harmful, or its frame was
  * freed or given to another page, the engine failed to flush this CPU. */
-static int use_check(struct orc_world *w, uint32_t cpu, uint64_t e, enum orc_access a)
+static int use_check(struct orc_world *w, uint32_t cpu, uint64_t e)
 {
 	uint32_t x = te_as(e), page = te_page(e);
 	uint64_t cvw = atomic_load(&w->as[x].cv[page]);
@@ -1231,14 +1412,30 @@ static int use_check(struct orc_world *w, uint32_t cpu, uint64_t e, enum orc_acc
 			  own_idx(fo));
 		return 1;
 	}
-	if (a == ORC_WRITE && own_state(fo) == F_CLEANED) {
-		violation(w, ORC_V_LOST_WRITE,
-			  "cpu %u wrote frame %u through as %u page %u (version %u) after the "
-			  "page was written back or copied",
-			  cpu, te_frame(e), x, page, te_ver(e));
-		return 1;
-	}
 	return 0;
+}
+
+/* A write went through entry @e: it must not reach a page already written
+ * back or copied (its data would be lost). */
+static void write_check(struct orc_world *w, uint32_t cpu, uint64_t e)
+{
+	uint32_t x = te_as(e), page = te_page(e);
+	uint64_t fo = atomic_load(&w->frame[te_frame(e)]);
+
+	if (own_state(fo) == F_CLEANED && own_as(fo) == x && own_idx(fo) == page) {
+		uint64_t cvw = atomic_load(&w->as[x].cv[page]);
+		uint64_t now = atomic_load(&w->as[x].pte[page]);
+		char ep[8], pp[8];
+
+		perm_str(te_perm(e), ep);
+		perm_str(pte_perm(cvw), pp);
+		violation(w, ORC_V_LOST_WRITE,
+			  "cpu %u wrote frame %u through as %u page %u -> %s (version %u) after "
+			  "the page was written back or copied (completed: %s frame %u version %u; "
+			  "PTE now %#x frame %u version %u)",
+			  cpu, te_frame(e), x, page, ep, te_ver(e), pp, pte_frame(cvw), pte_ver(cvw),
+			  pte_perm(now), pte_frame(now), pte_ver(now));
+	}
 }
 
 /*
@@ -1277,6 +1474,7 @@ static int walk(struct orc_world *w, struct orc_cpu *c, uint32_t cpu, uint32_t x
 		if (!dirw)
 			return -1;
 		psc_fill(w, c, psc_make(x, g, dirw));
+		trace(w, (int)cpu, TR_PSC, x, g, dir_table(dirw), 0);
 	}
 	for (int tries = 0; tries < 16; tries++) {
 		_Atomic uint64_t *pte = &w->as[x].pte[page];
@@ -1306,7 +1504,7 @@ static int walk(struct orc_world *w, struct orc_cpu *c, uint32_t cpu, uint32_t x
 
 /* Hardware setting D for a write through an entry without it: a locked
  * update of the PTE in memory, which fails once the PTE is not present. */
-static int hw_set_dirty(struct orc_world *w, uint32_t x, uint32_t page)
+static int hw_set_dirty(struct orc_world *w, uint32_t x, uint32_t page, uint64_t *now)
 {
 	_Atomic uint64_t *pte = &w->as[x].pte[page];
 	uint64_t old = atomic_load(pte);
@@ -1314,9 +1512,10 @@ static int hw_set_dirty(struct orc_world *w, uint32_t x, uint32_t page)
 	for (;;) {
 		if (!(pte_perm(old) & B_P))
 			return 0;
+		*now = old | B_A | B_D;
 		if ((pte_perm(old) & (B_A | B_D)) == (B_A | B_D))
 			return 1;
-		if (atomic_compare_exchange_weak(pte, &old, old | B_A | B_D))
+		if (atomic_compare_exchange_weak(pte, &old, *now))
 			return 1;
 	}
 }
@@ -1329,23 +1528,41 @@ static int try_access(struct orc_world *w, struct orc_cpu *c, uint32_t cpu, uint
 	uint64_t e;
 
 	if (slot >= 0) {
+		uint64_t cur;
+
 		e = atomic_load(&c->tlb[slot]);
 		count(w, ORC_C_HITS, 1);
 		if (!allows(te_perm(e), a))
 			return -1;
+		/* Checked as used, before the write below can refresh it. */
+		if (use_check(w, cpu, e))
+			return 0;
 		if (a == ORC_WRITE && w->cfg.arch != TLBPOL_ARCH_GENERIC && !(te_perm(e) & B_D)) {
-			if (!hw_set_dirty(w, x, page))
+			if (!hw_set_dirty(w, x, page, &cur))
 				return -1;
-			e |= (uint64_t)(B_A | B_D) << 41;
+			/*
+			 * The D update walks the PTE in memory.  If that PTE
+			 * still maps the entry's frame writably, the entry is
+			 * reloaded from it (its D is then the PTE's, set just
+			 * now, not one a later CLEAR_DIRTY should have
+			 * flushed).  Otherwise the entry is stale and keeps its
+			 * old version, so the oracle still sees it as such.
+			 */
+			if ((pte_perm(cur) & B_W) && pte_frame(cur) == te_frame(e))
+				e = te_make(x, page, pte_perm(cur), pte_frame(cur), pte_ver(cur));
+			else
+				e |= (uint64_t)(B_A | B_D) << 41;
 			atomic_store(&c->tlb[slot], e);
 		}
-		use_check(w, cpu, e, a);
+		if (a == ORC_WRITE)
+			write_check(w, cpu, e);
 		return 0;
 	}
 	if (walk(w, c, cpu, x, page, a, 0, &e))
 		return -1;
 	tlb_fill(w, c, e);
-	use_check(w, cpu, e, a);
+	if (!use_check(w, cpu, e) && a == ORC_WRITE)
+		write_check(w, cpu, e);
 	return 0;
 }
 
@@ -1455,8 +1672,10 @@ enum orc_result orc_access(struct orc_world *w, uint32_t cpu, uint32_t page, enu
 		if (attempt)
 			return ORC_FAULT;
 		r = handle_fault(w, cpu, x, page, a);
-		if (r != ORC_OK)
+		if (r != ORC_OK) {
+			count(w, ORC_C_SEGV, 1);
 			return r;
+		}
 	}
 	return ORC_FAULT;
 }
@@ -1487,10 +1706,23 @@ int orc_switch(struct orc_world *w, uint32_t cpu, int as)
 
 	if (as >= (int)w->cfg.nr_as || c->estate == TLBPOL_CPU_OFFLINE)
 		return -EINVAL;
-	/* Stop using the current AS (for checkers) before the engine hears of
-	 * it: a checker then excuses us at worst too early, never too late. */
-	publish(c, c->estate == TLBPOL_CPU_PREEMPTED ? M_PREEMPT : M_LAZY, c->loaded);
+	/*
+	 * Stop using the current AS (for checkers) before the engine hears of
+	 * it: a checker then excuses us at worst too early, never too late.
+	 * Switching to NULL keeps the AS loaded (a lazy CPU may walk it).  A
+	 * switch to an AS is one step with its CR3 write ("the CR3 write follows
+	 * at once, with interrupts off"): from the engine call on, the engine
+	 * may count the old AS's entries as gone and this CPU as caught up on
+	 * the new one, and the CPU walks nothing until the write (our drop and
+	 * catch-up flush below) is done and it publishes again.  Meanwhile it is
+	 * excused from everything; what it must have flushed by then is checked
+	 * when it publishes RUN.
+	 */
+	publish(c, c->estate == TLBPOL_CPU_PREEMPTED ? M_PREEMPT : M_LAZY,
+		as >= 0 ? -1 : c->loaded);
 	r = tlbpol_switch(w->eng, cpu, as >= 0 ? w->as[as].eas : NULL, &nf);
+	trace(w, (int)cpu, TR_SWITCH, as < 0 ? 15u : (uint32_t)as, 0, (uint32_t)nf,
+	      (uint32_t)c->loaded);
 	if (r) {
 		violation(w, ORC_V_API, "tlbpol_switch(cpu %u, as %d) = %d", cpu, as, r);
 		publish_settled(w, c, cpu);
@@ -1524,6 +1756,7 @@ int orc_unload(struct orc_world *w, uint32_t cpu)
 		return -EBUSY;
 	publish(c, c->estate == TLBPOL_CPU_PREEMPTED ? M_PREEMPT : M_LAZY, -1);
 	r = tlbpol_unload(w->eng, cpu);
+	trace(w, (int)cpu, TR_UNLOAD, 0, 0, (uint32_t)r, 0);
 	if (r) {
 		violation(w, ORC_V_API, "tlbpol_unload(cpu %u) = %d", cpu, r);
 		publish_settled(w, c, cpu);
@@ -1549,9 +1782,17 @@ int orc_set_state(struct orc_world *w, uint32_t cpu, uint32_t state)
 		publish(c, M_LAZY, c->loaded);
 	else if (state == TLBPOL_CPU_PREEMPTED)
 		publish(c, M_PREEMPT, c->loaded);
-	else if (state == TLBPOL_CPU_OFFLINE)
-		publish(c, M_LAZY, c->loaded); /* OFFLINE only once it holds nothing */
+	else if (state == TLBPOL_CPU_OFFLINE) {
+		/* A CPU going down empties its caches first: the engine counts
+		 * an OFFLINE CPU as holding nothing from the moment it is. */
+		publish(c, M_LAZY, -1);
+		self_flush(w, c, -1);
+	} else if (c->estate != TLBPOL_CPU_RUNNING)
+		/* Waking up is, like a switch, one step with the catch-up flush
+		 * it may ask for (see orc_switch()). */
+		publish(c, M_LAZY, -1);
 	r = tlbpol_cpu_state(w->eng, cpu, state);
+	trace(w, (int)cpu, TR_STATE, 0, 0, state, (uint32_t)r);
 	if (r < 0) {
 		if (!(state == TLBPOL_CPU_OFFLINE && r == -EBUSY))
 			violation(w, ORC_V_API, "tlbpol_cpu_state(cpu %u, %u) = %d", cpu, state, r);
@@ -1560,7 +1801,6 @@ int orc_set_state(struct orc_world *w, uint32_t cpu, uint32_t state)
 	}
 	if (state == TLBPOL_CPU_OFFLINE) {
 		/* Holds no TLB entries; must switch before it uses an AS. */
-		self_flush(w, c, -1);
 		c->cur = c->loaded = -1;
 	} else if (state == TLBPOL_CPU_RUNNING && r == 1) {
 		/* "Flush its current address space, paging-structure caches
@@ -1582,6 +1822,7 @@ int orc_tick(struct orc_world *w, uint32_t cpu)
 {
 	int r = tlbpol_tick(w->eng, cpu);
 
+	trace(w, (int)cpu, TR_TICK, 0, 0, (uint32_t)r, 0);
 	if (r < 0)
 		violation(w, ORC_V_API, "tlbpol_tick(cpu %u) = %d", cpu, r);
 	return r;
@@ -1593,6 +1834,7 @@ int orc_flush(struct orc_world *w, uint32_t cpu, uint32_t by)
 	uint64_t upto = c->seq;
 	int r = tlbpol_flush(w->eng, cpu, by);
 
+	trace(w, (int)cpu, TR_EFLUSH, 0, 0, by, (uint32_t)r);
 	if (r < 0) {
 		violation(w, ORC_V_API, "tlbpol_flush(cpu %u, %u) = %d", cpu, by, r);
 		return r;
@@ -1631,6 +1873,12 @@ void orc_cpu_bind(struct orc_world *w, uint32_t cpu)
 {
 	self_world = w;
 	self_cpu = (int)cpu;
+}
+
+void orc_note_events(struct orc_world *w, uint32_t cpu, uint64_t n)
+{
+	(void)cpu;
+	count(w, ORC_C_EVENTS, n);
 }
 
 uint64_t orc_rand(struct orc_world *w, uint32_t cpu)
@@ -1678,15 +1926,16 @@ enum orc_result orc_populate(struct orc_world *w, uint32_t cpu, uint32_t as, uin
 			res = ORC_NOMEM;
 			break;
 		}
-		if (pte_change(w, as, p, PERM_MASK,
-			       B_P | B_U | B_A | (atomic_load(&a->vma[p]) & (B_W | B_X)), f, 0,
-			       &ch[nch]))
+		if (install_prepare(w, as, p, B_U | B_A | (atomic_load(&a->vma[p]) & (B_W | B_X)), f,
+				    &ch[nch]))
 			nch++;
 		else
-			frame_free(w, f);
+			frame_unalloc(w, f);
 	}
-	if (nch)
+	if (nch) {
 		submit(w, cpu, as, TLBPOL_EV_FAULT, 0, page, n, ch, nch, 0);
+		install_commit(w, as, ch, nch);
+	}
 	unlock_groups(w, as, g0, g1);
 	return nch ? ORC_OK : res == ORC_OK ? ORC_SKIP : res;
 }
@@ -1716,8 +1965,7 @@ enum orc_result orc_protect(struct orc_world *w, uint32_t cpu, uint32_t as, uint
 		if (pte_change(w, as, p, clear, set & allowed, 0, 1, &ch[nch]))
 			nch++;
 	}
-	if (nch)
-		submit(w, cpu, as, TLBPOL_EV_PROTECT, 0, page, n, ch, nch, 0);
+	submit_runs(w, cpu, as, TLBPOL_EV_PROTECT, ch, nch);
 	unlock_groups(w, as, g0, g1);
 	return nch ? ORC_OK : ORC_SKIP;
 }
@@ -1727,7 +1975,7 @@ enum orc_result orc_unmap(struct orc_world *w, uint32_t cpu, uint32_t as, uint32
 {
 	struct orc_cpu *c = &w->cpus[cpu];
 	uint32_t gp = w->cfg.group_pages, g0, g1;
-	struct change ch[ORC_MAX_RANGE];
+	struct change ch[ORC_MAX_RANGE] = { { 0, 0, 0 } };
 	uint32_t nch = 0, dirty[ORC_MAX_RANGE], ndirty = 0;
 	struct orc_free *fr;
 
@@ -1771,6 +2019,7 @@ enum orc_result orc_unmap(struct orc_world *w, uint32_t cpu, uint32_t as, uint32
 			atomic_store(&w->table[dir_table(d)],
 				     own_make(T_DETACHED, own_as(o), own_idx(o), own_gen(o)));
 			fr->tables[fr->nr_tables++] = dir_table(d);
+			trace(w, (int)cpu, TR_DETACH, as, g, dir_table(d), 0);
 		}
 	}
 	if (!nch && !fr->nr_tables) {
@@ -1854,8 +2103,12 @@ enum orc_result orc_migrate(struct orc_world *w, uint32_t cpu, uint32_t as, uint
 	frame_set(w, f1, F_CLEANED);
 	/* Restore the PTE on the new frame: an install like any other. */
 	f2 = frame_alloc(w, as, page);
-	if (f2 && pte_change(w, as, page, PERM_MASK, pte_perm(ch.old) | B_P, f2, 0, &ch2))
+	if (f2 && install_prepare(w, as, page, pte_perm(ch.old), f2, &ch2)) {
 		submit(w, cpu, as, TLBPOL_EV_FAULT, 0, page, 1, &ch2, 1, 0);
+		install_commit(w, as, &ch2, 1);
+	} else if (f2) {
+		frame_unalloc(w, f2);
+	}
 	unlock_groups(w, as, g, g);
 	fr = free_new(w, c, cpu, as);
 	fr->frames[fr->nr_frames++] = f1;
@@ -1945,10 +2198,12 @@ enum orc_result orc_remap(struct orc_world *w, uint32_t cpu, uint32_t as, uint32
 	f = pte_frame(ch.old);
 	atomic_store(&w->frame[f], own_make(F_LIVE, as, to, 0));
 	atomic_store(&a->vma[to], atomic_load(&a->vma[from]));
-	if (pte_change(w, as, to, PERM_MASK, perm | B_P, f, 0, &ch2))
+	if (install_prepare(w, as, to, perm, f, &ch2)) {
 		submit(w, cpu, as, TLBPOL_EV_FAULT, 0, to, 1, &ch2, 1, 0);
-	else
-		res = ORC_SKIP;
+		install_commit(w, as, &ch2, 1);
+	} else {
+		res = ORC_SKIP; /* cannot happen: checked under the lock above */
+	}
 	unlock_groups(w, as, ga, gb);
 	return res;
 }
@@ -1977,12 +2232,12 @@ enum orc_result orc_change_frame(struct orc_world *w, uint32_t cpu, uint32_t as,
 	 * only then install the new frame. */
 	if (!pte_change(w, as, page, PERM_MASK, 0, 0, 1, &ch)) {
 		unlock_groups(w, as, g, g);
-		frame_free(w, f2);
+		frame_unalloc(w, f2);
 		return ORC_SKIP;
 	}
 	f1 = pte_frame(ch.old);
 	perm = pte_perm(ch.old) | B_A;
-	if (cow)
+	if (cow && (atomic_load(&w->as[as].vma[page]) & B_W))
 		perm |= B_W | B_D;
 	submit(w, cpu, as, cow ? TLBPOL_EV_FAULT : TLBPOL_EV_PROTECT,
 	       TLBPOL_EVF_PFN_CHANGED | (cow ? TLBPOL_EVF_WRITE : 0), page, 1, &ch, 1, perm);
@@ -1991,6 +2246,8 @@ enum orc_result orc_change_frame(struct orc_world *w, uint32_t cpu, uint32_t as,
 	want = pte_make(perm, f2, pte_ver(ch.new) + 1);
 	if (pte_ver(ch.new) < VER_MAX)
 		atomic_store(pte, want); /* nobody else writes a not-present PTE */
+	else
+		frame_unalloc(w, f2);
 	unlock_groups(w, as, g, g);
 	fr = free_new(w, c, cpu, as);
 	fr->frames[fr->nr_frames++] = f1;

@@ -111,6 +111,7 @@ enum orc_ckind {
 	ORC_C_WALKS,
 	ORC_C_SPEC_WALKS,
 	ORC_C_FAULTS,
+	ORC_C_SEGV,       /* accesses refused (VMA, held-back address, busy lock) */
 	ORC_C_SUBMITS,
 	ORC_C_DEFERRED,   /* submits whose flush was deferred */
 	ORC_C_IPIS,       /* interrupts sent (targets) */
@@ -163,6 +164,8 @@ const struct orc_config *orc_world_config(const struct orc_world *w);
 
 /* This thread now acts as @cpu (for callbacks that must run "on @cpu"). */
 void orc_cpu_bind(struct orc_world *w, uint32_t cpu);
+/* The driver counts its workload steps here (ORC_C_EVENTS). */
+void orc_note_events(struct orc_world *w, uint32_t cpu, uint64_t n);
 /* A random number from @cpu's generator (seeded from cfg->seed). */
 uint64_t orc_rand(struct orc_world *w, uint32_t cpu);
 /* Take a pending interrupt, if any.  Returns requests served. */

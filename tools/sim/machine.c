@@ -1,0 +1,855 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * machine.c - the modelled machine around the real engine.
+ *
+ * Time: every CPU has a clock; the loop runs the CPU with the earliest clock
+ * (a binary heap), so when it sends an interrupt every other CPU is at or
+ * after the sending time.  An interrupt is delivered at send time + latency
+ * (or when a preempted vCPU next runs); the target's clock jumps there if it
+ * was behind, pays entry/exit, and its tlbpol_handle_ipi() flushes its
+ * modelled TLB at its own cost.  The initiator pays the sending costs and
+ * waits (ops->relax delivers the pending interrupts) until the last
+ * acknowledgement.  Pending interrupts to one CPU coalesce, as a local APIC's
+ * IRR keeps one pending instance of a vector.
+ *
+ * Oracle: every PTE change bumps the page's version.  When the engine reports
+ * completion (a BY_NOW decision returns, tlbpol_flush() returns for the
+ * deadline, a deferred free runs) no CPU running that address space may hold
+ * an entry for the page that grants more than the PTE (a stale, stricter
+ * entry is harmless: it can only fault).  CPUs not running it (lazy, idle,
+ * preempted, away) are checked when they start running it again, after the
+ * flush the engine told them to do.  A hit on a harmful entry of a page with
+ * no flush outstanding is a stale use.  Each is a violation.
+ */
+#include "sim.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define CYC(s, c) ((c) / (s)->cfg.cost.cpu_ghz)
+
+/* ------------------------------------------------------------------------ */
+/* TLB model                                                                */
+
+static int tlb_init(struct sim_tlb *t, const struct sim_config *cfg, uint32_t nas)
+{
+	t->l1.ways = cfg->l1_ways;
+	t->l1.sets = cfg->l1_entries / cfg->l1_ways;
+	t->l2.ways = cfg->l2_ways;
+	t->l2.sets = cfg->l2_entries / cfg->l2_ways;
+	t->l1.e = calloc((size_t)t->l1.sets * t->l1.ways, sizeof(struct tlb_entry));
+	t->l2.e = calloc((size_t)t->l2.sets * t->l2.ways, sizeof(struct tlb_entry));
+	t->asgen = calloc(nas, sizeof(uint32_t));
+	return t->l1.e && t->l2.e && t->asgen ? 0 : -1;
+}
+
+static void tlb_fini(struct sim_tlb *t)
+{
+	free(t->l1.e);
+	free(t->l2.e);
+	free(t->asgen);
+}
+
+static uint32_t set_of(const struct tlb_level *l, uint16_t asid, uint64_t vpn)
+{
+	uint64_t h = (vpn ^ ((uint64_t)asid * 0x9e3779b97f4a7c15ULL)) * 0xff51afd7ed558ccdULL;
+
+	return (uint32_t)((h >> 32) % l->sets);
+}
+
+/* The slot of (asid, vpn) in level @l, live or not; NULL if absent. */
+static struct tlb_entry *find(struct tlb_level *l, uint16_t asid, uint64_t vpn)
+{
+	struct tlb_entry *set = &l->e[(size_t)set_of(l, asid, vpn) * l->ways];
+
+	for (uint32_t w = 0; w < l->ways; w++)
+		if (set[w].state != TLB_FREE && set[w].asid == asid && set[w].vpn == vpn)
+			return &set[w];
+	return NULL;
+}
+
+static int entry_live(const struct sim_tlb *t, const struct tlb_entry *e, uint32_t allgen_at)
+{
+	(void)allgen_at;
+	return e && e->state == TLB_VALID && e->asgen == t->asgen[e->asid];
+}
+
+/* Lookup: the live entry, promoted to L1; *flushed tells whether a flush
+ * (not capacity) removed it. */
+static struct tlb_entry *tlb_lookup(struct sim_tlb *t, uint16_t asid, uint64_t vpn, int *flushed)
+{
+	struct tlb_entry *e = find(&t->l1, asid, vpn);
+
+	*flushed = 0;
+	if (entry_live(t, e, 0)) {
+		e->lru = ++t->clock;
+		return e;
+	}
+	if (e && e->state != TLB_FREE)
+		*flushed = 1;
+	e = find(&t->l2, asid, vpn);
+	if (entry_live(t, e, 0)) {
+		e->lru = ++t->clock;
+		return e;
+	}
+	if (e && e->state != TLB_FREE)
+		*flushed = 1;
+	return NULL;
+}
+
+static void level_fill(struct sim_tlb *t, struct tlb_level *l, const struct tlb_entry *n)
+{
+	struct tlb_entry *set = &l->e[(size_t)set_of(l, n->asid, n->vpn) * l->ways], *v = &set[0];
+
+	for (uint32_t w = 0; w < l->ways; w++) {
+		struct tlb_entry *e = &set[w];
+
+		if (e->state != TLB_FREE && e->asid == n->asid && e->vpn == n->vpn) {
+			v = e;
+			break;
+		}
+		if (!entry_live(t, e, 0)) {
+			if (entry_live(t, v, 0) || e->state == TLB_FREE)
+				v = e;
+		} else if (entry_live(t, v, 0) && e->lru < v->lru) {
+			v = e;
+		}
+	}
+	*v = *n;
+}
+
+static void tlb_fill(struct sim_tlb *t, uint16_t asid, uint64_t vpn, uint8_t perms, uint32_t frame,
+		     uint32_t version)
+{
+	struct tlb_entry n = { vpn, frame, version, t->asgen[asid], ++t->clock, asid, perms,
+			       TLB_VALID };
+
+	level_fill(t, &t->l1, &n);
+	level_fill(t, &t->l2, &n);
+}
+
+static void tlb_flush_page(struct sim_tlb *t, uint16_t asid, uint64_t vpn)
+{
+	struct tlb_entry *e = find(&t->l1, asid, vpn);
+
+	if (e && e->state == TLB_VALID)
+		e->state = TLB_FLUSHED;
+	e = find(&t->l2, asid, vpn);
+	if (e && e->state == TLB_VALID)
+		e->state = TLB_FLUSHED;
+}
+
+static void tlb_flush_as(struct sim_tlb *t, uint16_t asid)
+{
+	t->asgen[asid]++;
+}
+
+static void tlb_flush_all(struct sim_tlb *t, uint32_t nas)
+{
+	for (uint32_t a = 0; a < nas; a++)
+		t->asgen[a]++;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Oracle                                                                   */
+
+/* Does an entry filled as (perms, frame) grant more than the PTE does? */
+static int harmful(uint8_t perms, uint32_t frame, const struct sim_page *p)
+{
+	if (!(p->perms & SIM_P))
+		return 1;
+	if (frame != p->frame)
+		return 1;
+	if (perms & ~p->perms & (SIM_W | SIM_X | SIM_U))
+		return 1;
+	/* A cached D lets writes skip setting D: after a clear, harmful. */
+	return (perms & SIM_D) && !(p->perms & SIM_D);
+}
+
+static void violation(struct sim *s, uint32_t cpu, uint32_t as, uint64_t vpn, const char *when,
+		      const struct tlb_entry *e, const struct sim_page *p)
+{
+	if (s->cnt.violations++ < 3 && !s->cfg.quiet)
+		fprintf(stderr,
+			"  VIOLATION (%s): cpu %u as %u vpn %#llx cached perms %#x frame %u, "
+			"pte perms %#x frame %u\n",
+			when, cpu, as, (unsigned long long)vpn, e->perms, e->frame, p->perms, p->frame);
+}
+
+struct sim_page *sim_page(struct sim *s, uint32_t as, uint64_t vpn, int create)
+{
+	struct sim_as *a = &s->as[as];
+	uint64_t chunk = vpn / SIM_CHUNK;
+
+	if (chunk >= a->nchunks) {
+		uint64_t n = a->nchunks ? a->nchunks : 64;
+		struct sim_page **c;
+
+		if (!create)
+			return NULL;
+		while (n <= chunk)
+			n *= 2;
+		c = realloc(a->chunks, n * sizeof(*c));
+		if (!c)
+			abort();
+		memset(c + a->nchunks, 0, (n - a->nchunks) * sizeof(*c));
+		a->chunks = c;
+		a->nchunks = n;
+	}
+	if (!a->chunks[chunk]) {
+		if (!create)
+			return NULL;
+		a->chunks[chunk] = calloc(SIM_CHUNK, sizeof(struct sim_page));
+		if (!a->chunks[chunk])
+			abort();
+	}
+	return &a->chunks[chunk][vpn % SIM_CHUNK];
+}
+
+static struct sim_page *page_of(struct sim *s, uint32_t as, uint64_t vpn)
+{
+	return sim_page(s, as, vpn, 0);
+}
+
+/* Completion for [vpn, vpn + n): every CPU running @as must hold nothing
+ * harmful for these pages. */
+static void check_pages(struct sim *s, uint32_t as, uint64_t vpn, uint64_t n, const char *when)
+{
+	for (uint64_t i = 0; i < n; i++) {
+		struct sim_page *p = page_of(s, as, vpn + i);
+		uint64_t buckets;
+
+		if (!p)
+			continue;
+		buckets = p->holders | p->suspects;
+		while (buckets) {
+			uint32_t b = (uint32_t)__builtin_ctzll(buckets);
+
+			buckets &= buckets - 1;
+			for (uint32_t c = b; c < s->cfg.ncpus; c += 64) {
+				struct sim_cpu *cpu = &s->cpus[c];
+				struct tlb_entry *e;
+				int fl;
+
+				if (cpu->as != (int32_t)as || cpu->mode != MODE_RUN)
+					continue; /* checked when it runs @as again */
+				e = tlb_lookup(&cpu->tlb, (uint16_t)as, vpn + i, &fl);
+				if (e && harmful(e->perms, e->frame, p))
+					violation(s, c, as, vpn + i, when, e, p);
+			}
+		}
+		if (!p->unflushed)
+			p->suspects = 0;
+	}
+}
+
+/* @cpu starts running @as again: what it kept must be harmless or still
+ * covered by a flush in progress. */
+static void check_resume(struct sim *s, uint32_t cpu, uint32_t as)
+{
+	struct sim_tlb *t = &s->cpus[cpu].tlb;
+	struct tlb_level *lv[2] = { &t->l1, &t->l2 };
+
+	for (int l = 0; l < 2; l++)
+		for (size_t i = 0; i < (size_t)lv[l]->sets * lv[l]->ways; i++) {
+			struct tlb_entry *e = &lv[l]->e[i];
+			struct sim_page *p;
+
+			if (e->asid != as || !entry_live(t, e, 0))
+				continue;
+			p = page_of(s, as, e->vpn);
+			if (p && !p->unflushed && harmful(e->perms, e->frame, p))
+				violation(s, cpu, as, e->vpn, "resume", e, p);
+		}
+}
+
+/* ------------------------------------------------------------------------ */
+/* Callbacks                                                                */
+
+static void heap_fix(struct sim *s, uint32_t cpu);
+
+static void cb_flush_local(void *ctx, uint32_t cpu, const struct tlbpol_flush *f)
+{
+	struct sim *s = ctx;
+	struct sim_cpu *c = &s->cpus[cpu];
+	uint16_t asid = (uint16_t)f->as_tag;
+
+	s->cnt.local_flushes++;
+	if (f->kind == TLBPOL_FLUSH_PAGES) {
+		uint64_t pages = 0;
+
+		for (uint32_t r = 0; r < f->nr_ranges; r++) {
+			const struct tlbpol_range *rg = &f->ranges[r];
+			uint64_t per = 1ULL << (rg->page_shift - 12);
+
+			for (uint64_t i = 0; i < rg->nr_pages * per; i++)
+				tlb_flush_page(&c->tlb, asid, (rg->va >> 12) + i);
+			pages += rg->nr_pages;
+		}
+		s->cnt.pages_flushed += pages;
+		c->clock += CYC(s, s->cfg.cost.invlpg_first_cycles +
+					   (double)(pages - 1) * s->cfg.cost.invlpg_next_cycles);
+	} else {
+		if (f->kind == TLBPOL_FLUSH_ALL)
+			tlb_flush_all(&c->tlb, s->nas);
+		else
+			tlb_flush_as(&c->tlb, asid);
+		s->cnt.full_flushes++;
+		c->clock += CYC(s, s->cfg.cost.full_flush_cycles);
+	}
+	heap_fix(s, cpu);
+}
+
+static double ipi_factor(const struct sim *s)
+{
+	return s->cfg.vm ? s->cfg.cost.vm_ipi_factor : 1.0;
+}
+
+static void cb_send_ipi(void *ctx, uint32_t from, const struct tlbpol_cpuset *t)
+{
+	struct sim *s = ctx;
+	struct sim_cpu *src = &s->cpus[from];
+	double cost = 0;
+	int first = 1;
+
+	for (int i = tlbpol_cpuset_next(t, -1); i >= 0; i = tlbpol_cpuset_next(t, i)) {
+		struct sim_cpu *dst = &s->cpus[i];
+		double at;
+
+		cost += (first ? s->cfg.cost.ipi_first_ns : s->cfg.cost.ipi_next_ns) * ipi_factor(s);
+		if (s->node[i] != s->node[from])
+			cost += s->cfg.cost.ipi_remote_ns * ipi_factor(s);
+		first = 0;
+		s->cnt.irq_sent++;
+		at = src->clock + cost + s->cfg.cost.ipi_latency_ns * ipi_factor(s);
+		/* A preempted vCPU takes it when it runs again. */
+		if (dst->mode == MODE_PREEMPTED && dst->resume_at > at)
+			at = dst->resume_at;
+		if (dst->irq_at < 0 || at < dst->irq_at)
+			dst->irq_at = at; /* one pending instance per CPU (APIC IRR) */
+	}
+	src->clock += cost;
+	heap_fix(s, from);
+}
+
+static void cb_broadcast(void *ctx, uint32_t from, const struct tlbpol_flush *f)
+{
+	struct sim *s = ctx;
+	uint64_t pages = 0;
+
+	for (uint32_t c = 0; c < s->cfg.ncpus; c++) {
+		struct sim_tlb *t = &s->cpus[c].tlb;
+
+		if (f->kind == TLBPOL_FLUSH_ALL) {
+			tlb_flush_all(t, s->nas);
+		} else if (f->kind == TLBPOL_FLUSH_AS) {
+			tlb_flush_as(t, (uint16_t)f->as_tag);
+		} else {
+			for (uint32_t r = 0; r < f->nr_ranges; r++)
+				for (uint64_t i = 0; i < f->ranges[r].nr_pages; i++)
+					tlb_flush_page(t, (uint16_t)f->as_tag,
+						       (f->ranges[r].va >> 12) + i);
+		}
+	}
+	for (uint32_t r = 0; r < f->nr_ranges; r++)
+		pages += f->ranges[r].nr_pages;
+	s->cnt.broadcasts++;
+	s->cnt.pages_flushed += pages;
+	s->cpus[from].clock += s->cfg.cost.broadcast_ns + (double)pages * s->cfg.cost.broadcast_page_ns;
+	heap_fix(s, from);
+}
+
+/* Deliver every pending interrupt, earliest first, and note when the last
+ * acknowledgement reaches the initiator. */
+static void cb_relax(void *ctx, uint32_t cpu)
+{
+	struct sim *s = ctx;
+	double half = CYC(s, s->cfg.cost.irq_entry_exit_cycles) / 2;
+	int any = 0;
+
+	(void)cpu;
+	for (;;) {
+		uint32_t best = UINT32_MAX;
+
+		for (uint32_t c = 0; c < s->cfg.ncpus; c++)
+			if (s->cpus[c].irq_at >= 0 &&
+			    (best == UINT32_MAX || s->cpus[c].irq_at < s->cpus[best].irq_at))
+				best = c;
+		if (best == UINT32_MAX)
+			break;
+		{
+			struct sim_cpu *t = &s->cpus[best];
+
+			if (t->clock < t->irq_at)
+				t->clock = t->irq_at;
+			t->irq_at = -1;
+			t->clock += half;
+			s->cnt.irq_received++;
+			tlbpol_handle_ipi(s->eng, best);
+			t->clock += half;
+			if (t->clock + s->cfg.cost.ack_latency_ns > s->wait_until)
+				s->wait_until = t->clock + s->cfg.cost.ack_latency_ns;
+			heap_fix(s, best);
+			any = 1;
+		}
+	}
+	if (!any) {
+		snprintf(s->error, sizeof(s->error),
+			 "cpu %u waits for acknowledgements but no interrupt is pending", cpu);
+		fprintf(stderr, "tlbpol-sim: %s\n", s->error);
+		exit(2);
+	}
+}
+
+/* ------------------------------------------------------------------------ */
+/* The run loop                                                             */
+
+static int earlier(const struct sim *s, uint32_t a, uint32_t b)
+{
+	return s->cpus[a].clock < s->cpus[b].clock;
+}
+
+static void heap_swap(struct sim *s, uint32_t i, uint32_t j)
+{
+	uint32_t t = s->heap[i];
+
+	s->heap[i] = s->heap[j];
+	s->heap[j] = t;
+	s->cpus[s->heap[i]].heap_pos = i;
+	s->cpus[s->heap[j]].heap_pos = j;
+}
+
+/* Clocks only move forward, so a CPU only ever sinks. */
+static void heap_fix(struct sim *s, uint32_t cpu)
+{
+	uint32_t i = s->cpus[cpu].heap_pos;
+
+	if (i == UINT32_MAX)
+		return;
+	for (;;) {
+		uint32_t l = 2 * i + 1, r = l + 1, m = i;
+
+		if (l < s->heap_n && earlier(s, s->heap[l], s->heap[m]))
+			m = l;
+		if (r < s->heap_n && earlier(s, s->heap[r], s->heap[m]))
+			m = r;
+		if (m == i)
+			return;
+		heap_swap(s, i, m);
+		i = m;
+	}
+}
+
+static void heap_pop(struct sim *s)
+{
+	s->cpus[s->heap[0]].heap_pos = UINT32_MAX;
+	s->heap[0] = s->heap[--s->heap_n];
+	if (s->heap_n) {
+		s->cpus[s->heap[0]].heap_pos = 0;
+		heap_fix(s, s->heap[0]);
+	}
+}
+
+uint64_t sim_rand(struct sim_cpu *c)
+{
+	uint64_t x = c->rng;
+
+	x ^= x << 13;
+	x ^= x >> 7;
+	x ^= x << 17;
+	return c->rng = x;
+}
+
+int sim_init(struct sim *s, const struct sim_config *cfg, const struct workload *wl)
+{
+	static const struct tlbpol_ops ops = { sizeof(ops), 0, cb_flush_local, cb_send_ipi, NULL,
+					       cb_relax };
+	static const struct tlbpol_ops ops_bc = { sizeof(ops), 0, cb_flush_local, cb_send_ipi,
+						  cb_broadcast, cb_relax };
+	struct tlbpol_config ec;
+	int err;
+
+	memset(s, 0, sizeof(*s));
+	s->cfg = *cfg;
+	s->wl = wl;
+	s->cpus = calloc(cfg->ncpus, sizeof(*s->cpus));
+	s->heap = calloc(cfg->ncpus, sizeof(*s->heap));
+	s->node = calloc(cfg->ncpus, sizeof(*s->node));
+	if (!s->cpus || !s->heap || !s->node)
+		return -1;
+	for (uint32_t c = 0; c < cfg->ncpus; c++)
+		s->node[c] = (uint16_t)((uint64_t)c * cfg->nnodes / cfg->ncpus);
+	tlbpol_config_init(&ec, cfg->ncpus, cfg->arch);
+	ec.rules = cfg->rules;
+	ec.max_as = SIM_MAX_AS;
+	ec.ops = cfg->broadcast ? &ops_bc : &ops;
+	ec.ops_ctx = s;
+	ec.cpu_node = cfg->nnodes > 1 ? s->node : NULL;
+	ec.cost_ipi_ns = (uint32_t)(cfg->cost.ipi_first_ns * (cfg->vm ? cfg->cost.vm_ipi_factor : 1));
+	ec.cost_ipi_target_ns = (uint32_t)(cfg->cost.ipi_next_ns * (cfg->vm ? cfg->cost.vm_ipi_factor : 1));
+	ec.cost_ipi_remote_ns = (uint32_t)cfg->cost.ipi_remote_ns;
+	ec.cost_broadcast_ns = (uint32_t)cfg->cost.broadcast_ns;
+	ec.cost_broadcast_page_ns = (uint32_t)cfg->cost.broadcast_page_ns;
+	err = tlbpol_engine_new(&ec, &s->eng);
+	if (err) {
+		snprintf(s->error, sizeof(s->error), "tlbpol_engine_new: %d", err);
+		return -1;
+	}
+	for (uint32_t c = 0; c < cfg->ncpus; c++) {
+		struct sim_cpu *cpu = &s->cpus[c];
+
+		if (tlb_init(&cpu->tlb, cfg, SIM_MAX_AS))
+			return -1;
+		cpu->as = cpu->loaded = -1;
+		cpu->irq_at = -1;
+		cpu->next_tick = cfg->cost.tick_ns * (1.0 + (double)c / cfg->ncpus);
+		cpu->rng = cfg->seed * 0x9e3779b97f4a7c15ULL + c * 0xbf58476d1ce4e5b9ULL + 1;
+		cpu->heap_pos = c;
+		s->heap[c] = c;
+	}
+	s->heap_n = cfg->ncpus;
+	s->next_frame = 1;
+	return wl->setup(s);
+}
+
+void sim_fini(struct sim *s)
+{
+	for (uint32_t c = 0; c < s->cfg.ncpus; c++) {
+		tlb_fini(&s->cpus[c].tlb);
+		free(s->cpus[c].w);
+		free(s->cpus[c].pend);
+	}
+	for (uint32_t a = 0; a < s->nas; a++) {
+		for (uint64_t c = 0; c < s->as[a].nchunks; c++)
+			free(s->as[a].chunks[c]);
+		free(s->as[a].chunks);
+	}
+	tlbpol_engine_free(s->eng);
+	free(s->cpus);
+	free(s->heap);
+	free(s->node);
+}
+
+int sim_open_as(struct sim *s)
+{
+	struct sim_as *a;
+
+	if (s->nas == SIM_MAX_AS)
+		return -1;
+	a = &s->as[s->nas];
+	if (tlbpol_as_open(s->eng, s->nas, &a->as))
+		return -1;
+	return (int)s->nas++;
+}
+
+void sim_charge(struct sim *s, uint32_t cpu, double ns)
+{
+	s->cpus[cpu].clock += ns;
+	heap_fix(s, cpu);
+}
+
+/* After an engine call that may have waited: the initiator resumes when the
+ * last acknowledgement arrived. */
+static void engine_return(struct sim *s, uint32_t cpu)
+{
+	struct sim_cpu *c = &s->cpus[cpu];
+
+	c->clock += s->cfg.cost.engine_call_ns;
+	if (s->wait_until > c->clock)
+		c->clock = s->wait_until;
+	s->wait_until = 0;
+	heap_fix(s, cpu);
+}
+
+void sim_tick_if_due(struct sim *s, uint32_t cpu)
+{
+	struct sim_cpu *c = &s->cpus[cpu];
+
+	if (c->clock < c->next_tick)
+		return;
+	while (c->next_tick <= c->clock)
+		c->next_tick += s->cfg.cost.tick_ns;
+	tlbpol_tick(s->eng, cpu);
+	engine_return(s, cpu);
+}
+
+int sim_run(struct sim *s)
+{
+	while (s->heap_n) {
+		uint32_t cpu = s->heap[0];
+		struct sim_cpu *c = &s->cpus[cpu];
+
+		sim_tick_if_due(s, cpu);
+		if (s->heap[0] != cpu)
+			continue; /* the tick moved it back */
+		c->ops++;
+		if (!s->wl->step(s, cpu)) {
+			c->mode = c->mode == MODE_RUN ? MODE_DONE : c->mode;
+			heap_pop(s);
+		}
+	}
+	if (s->wl->finish)
+		s->wl->finish(s);
+	/* Complete everything still pending, so every deferred free runs. */
+	for (uint32_t c = 0; c < s->cfg.ncpus; c++) {
+		tlbpol_flush(s->eng, c, TLBPOL_BY_LAZY);
+		s->wait_until = 0;
+	}
+	return 0;
+}
+
+double sim_makespan(const struct sim *s)
+{
+	double m = 0;
+
+	for (uint32_t c = 0; c < s->cfg.ncpus; c++)
+		if (s->cpus[c].ops > 1 && s->cpus[c].clock > m)
+			m = s->cpus[c].clock;
+	return m;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Workload actions                                                         */
+
+enum access_result sim_access(struct sim *s, uint32_t cpu, uint32_t as, uint64_t vpn, int write)
+{
+	struct sim_cpu *c = &s->cpus[cpu];
+	struct sim_page *p = page_of(s, as, vpn);
+	struct tlb_entry *e;
+	int flushed;
+
+	e = tlb_lookup(&c->tlb, (uint16_t)as, vpn, &flushed);
+	if (e && (!write || (e->perms & SIM_W))) {
+		if (p && !p->unflushed && harmful(e->perms, e->frame, p)) {
+			violation(s, cpu, as, vpn, "stale use", e, p);
+			tlb_flush_page(&c->tlb, (uint16_t)as, vpn);
+		}
+		/* x86: the first write through an entry without D sets D in
+		 * the PTE (a locked access that re-reads it). */
+		if (write && !(e->perms & SIM_D) && p && (p->perms & SIM_W)) {
+			e->perms |= SIM_D;
+			p->perms |= SIM_D;
+		}
+		c->clock += s->cfg.cost.tlb_hit_ns;
+		heap_fix(s, cpu);
+		return ACC_OK;
+	}
+	/* Walk. */
+	s->cnt.tlb_misses++;
+	if (flushed)
+		s->cnt.flush_misses++;
+	c->clock += flushed ? s->cfg.cost.refill_ns : s->cfg.cost.tlb_walk_ns;
+	heap_fix(s, cpu);
+	if (!p || !(p->perms & SIM_P) || (write && !(p->perms & SIM_W)))
+		return ACC_FAULT;
+	/* The walk sets A (and D for a write) in the PTE, as x86 and Arm
+	 * hardware do; not a change the engine hears about. */
+	p->perms |= SIM_A | (write ? SIM_D : 0);
+	tlb_fill(&c->tlb, (uint16_t)as, vpn, p->perms, p->frame, p->version);
+	p->holders |= 1ULL << (cpu % 64);
+	return ACC_OK;
+}
+
+/* A change that can leave an entry granting more than the new PTE. */
+static int change_harms(uint8_t old, uint32_t old_frame, uint8_t new, uint32_t new_frame)
+{
+	struct sim_page p = { 0 };
+
+	if (!(old & SIM_P))
+		return 0;
+	p.perms = new;
+	p.frame = new_frame;
+	return harmful(old | SIM_D, old_frame, &p) &&
+	       (harmful(old & ~SIM_D, old_frame, &p) || (old & SIM_D));
+}
+
+struct completion {
+	uint32_t as;
+	uint64_t vpn, n;
+	uint32_t deadline;
+	uint32_t harms;
+	struct completion *next;
+};
+
+struct cpu_pending {
+	struct completion *head;
+};
+
+static struct cpu_pending *pending_of(struct sim *s, uint32_t cpu);
+
+static void complete(struct sim *s, struct completion *k, const char *when)
+{
+	if (k->harms)
+		for (uint64_t i = 0; i < k->n; i++) {
+			struct sim_page *p = page_of(s, k->as, k->vpn + i);
+
+			if (p && p->unflushed)
+				p->unflushed--;
+		}
+	check_pages(s, k->as, k->vpn, k->n, when);
+}
+
+struct tlbpol_decision sim_change(struct sim *s, uint32_t cpu, uint32_t as, uint32_t kind,
+				  uint32_t flags, uint64_t vpn, uint64_t n, uint8_t perms)
+{
+	struct sim_page *first = sim_page(s, as, vpn, 1);
+	struct tlbpol_event ev = { sizeof(ev), kind, flags, 12, vpn << 12, n, first->perms, perms };
+	struct tlbpol_decision d;
+	uint32_t harms = 0;
+	int pfn = !!(flags & TLBPOL_EVF_PFN_CHANGED) && (perms & SIM_P);
+
+	for (uint64_t i = 0; i < n; i++) {
+		struct sim_page *p = sim_page(s, as, vpn + i, 1);
+		uint32_t frame = p->frame;
+
+		if ((perms & SIM_P) && (!(p->perms & SIM_P) || pfn))
+			frame = s->next_frame++;
+		if (change_harms(p->perms, p->frame, perms, frame)) {
+			harms = 1;
+			p->unflushed++;
+		}
+		p->version++;
+		p->suspects |= p->holders;
+		p->holders = 0;
+		/* Break-before-make: a frame change is submitted cleared. */
+		p->perms = pfn ? 0 : perms;
+		p->frame = frame;
+	}
+	if (tlbpol_submit(s->eng, s->as[as].as, cpu, &ev, &d)) {
+		fprintf(stderr, "tlbpol-sim: tlbpol_submit refused an event\n");
+		exit(2);
+	}
+	engine_return(s, cpu);
+	if (pfn)
+		for (uint64_t i = 0; i < n; i++)
+			page_of(s, as, vpn + i)->perms = perms;
+	if (d.deadline == TLBPOL_BY_NOW || d.action != TLBPOL_ACT_SHOOTDOWN) {
+		struct completion k = { as, vpn, n, TLBPOL_BY_NOW, harms, NULL };
+
+		complete(s, &k, d.action == TLBPOL_ACT_NONE ? "no-flush decision" : "after submit");
+	} else if (harms) {
+		struct completion *k = malloc(sizeof(*k));
+
+		*k = (struct completion){ as, vpn, n, d.deadline, harms, pending_of(s, cpu)->head };
+		pending_of(s, cpu)->head = k;
+	}
+	return d;
+}
+
+struct tlbpol_decision sim_fault(struct sim *s, uint32_t cpu, uint32_t as, uint64_t vpn,
+				 uint32_t flags, uint8_t perms)
+{
+	s->cpus[cpu].clock += s->cfg.cost.fault_ns;
+	return sim_change(s, cpu, as, TLBPOL_EV_FAULT, flags, vpn, 1, perms);
+}
+
+static struct cpu_pending *pending_of(struct sim *s, uint32_t cpu)
+{
+	struct sim_cpu *c = &s->cpus[cpu];
+
+	if (!c->pend)
+		c->pend = calloc(1, sizeof(struct cpu_pending));
+	return (struct cpu_pending *)c->pend;
+}
+
+/* Complete (and check) this CPU's pending changes due by @by.  BY_LAZY ones
+ * are completed by their deferred free, or here by a BY_LAZY flush. */
+static void complete_due(struct sim *s, uint32_t cpu, uint32_t by)
+{
+	struct completion **pp = &pending_of(s, cpu)->head;
+
+	while (*pp) {
+		struct completion *k = *pp;
+
+		if (k->deadline <= by) {
+			*pp = k->next;
+			complete(s, k, "after flush");
+			free(k);
+		} else {
+			pp = &k->next;
+		}
+	}
+}
+
+void sim_flush(struct sim *s, uint32_t cpu, uint32_t by)
+{
+	tlbpol_flush(s->eng, cpu, by);
+	engine_return(s, cpu);
+	complete_due(s, cpu, by);
+}
+
+struct dfree_rec {
+	struct sim *s;
+	uint32_t cpu;
+	uint32_t as;
+	uint64_t vpn, n;
+};
+
+static void on_free(void *arg)
+{
+	struct dfree_rec *r = arg;
+
+	/* Every flush pending at registration is done: BY_LAZY ones too. */
+	complete_due(r->s, r->cpu, TLBPOL_BY_LAZY);
+	check_pages(r->s, r->as, r->vpn, r->n, "deferred free");
+	free(r);
+}
+
+void sim_free_frames_later(struct sim *s, uint32_t cpu, uint32_t as, uint64_t vpn, uint64_t n)
+{
+	struct dfree_rec *r = malloc(sizeof(*r));
+
+	*r = (struct dfree_rec){ s, cpu, as, vpn, n };
+	tlbpol_defer_free(s->eng, cpu, on_free, r);
+	engine_return(s, cpu);
+}
+
+static void resume(struct sim *s, uint32_t cpu, int need)
+{
+	struct sim_cpu *c = &s->cpus[cpu];
+
+	if (need && c->as >= 0) {
+		tlb_flush_as(&c->tlb, (uint16_t)c->as);
+		s->cnt.full_flushes++;
+		s->cnt.local_flushes++;
+		c->clock += CYC(s, s->cfg.cost.full_flush_cycles);
+	}
+	if (c->as >= 0)
+		check_resume(s, cpu, (uint32_t)c->as);
+	heap_fix(s, cpu);
+}
+
+void sim_switch(struct sim *s, uint32_t cpu, int32_t as)
+{
+	struct sim_cpu *c = &s->cpus[cpu];
+	int need = 0;
+
+	tlbpol_switch(s->eng, cpu, as >= 0 ? s->as[as].as : NULL, &need);
+	engine_return(s, cpu);
+	if (as >= 0 && as != c->loaded) {
+		/* A CR3 write without PCID drops every non-global entry. */
+		if (c->loaded >= 0) {
+			tlb_flush_all(&c->tlb, s->nas);
+			c->clock += CYC(s, s->cfg.cost.full_flush_cycles);
+		}
+		c->loaded = as;
+	}
+	c->as = as;
+	if (as >= 0)
+		resume(s, cpu, need);
+}
+
+void sim_set_mode(struct sim *s, uint32_t cpu, uint32_t mode)
+{
+	struct sim_cpu *c = &s->cpus[cpu];
+	uint32_t st = mode == MODE_IDLE ? TLBPOL_CPU_IDLE
+		      : mode == MODE_PREEMPTED ? TLBPOL_CPU_PREEMPTED
+					       : TLBPOL_CPU_RUNNING;
+	int r = tlbpol_cpu_state(s->eng, cpu, st);
+
+	engine_return(s, cpu);
+	c->mode = mode;
+	if (mode == MODE_RUN)
+		resume(s, cpu, r == 1);
+}

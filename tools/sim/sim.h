@@ -1,0 +1,183 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * sim.h - tlbpol-sim: the real engine driven through its callbacks on a
+ * modelled machine.  Each CPU has a clock, a modelled TLB and a stream of
+ * operations; the loop always runs the CPU whose clock is earliest, so
+ * interrupts land in modelled time order.
+ */
+#ifndef TLBPOL_SIM_H
+#define TLBPOL_SIM_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include <tlbpol/tlbpol.h>
+
+#include "cost.h"
+
+#define SIM_P TLBPOL_PTE_PRESENT
+#define SIM_W TLBPOL_PTE_WRITE
+#define SIM_X TLBPOL_PTE_EXEC
+#define SIM_U TLBPOL_PTE_USER
+#define SIM_A TLBPOL_PTE_ACCESSED
+#define SIM_D TLBPOL_PTE_DIRTY
+
+/* --- the modelled TLB: two levels, set-associative, LRU, ASID-tagged --- */
+
+struct tlb_entry {
+	uint64_t vpn;
+	uint32_t frame;
+	uint32_t version; /* the PTE's version when it was filled */
+	uint32_t asgen;   /* the (CPU, ASID) flush generation when it was filled */
+	uint32_t lru;
+	uint16_t asid;
+	uint8_t perms;
+	uint8_t state; /* TLB_FREE, TLB_VALID, TLB_FLUSHED */
+};
+
+enum { TLB_FREE, TLB_VALID, TLB_FLUSHED };
+
+struct tlb_level {
+	uint32_t sets, ways;
+	struct tlb_entry *e;
+};
+
+struct sim_tlb {
+	struct tlb_level l1, l2;
+	uint32_t *asgen; /* per ASID: bumped by a whole-AS flush */
+	uint32_t allgen; /* bumped by a flush of everything */
+	uint32_t clock;  /* LRU */
+};
+
+/* --- page tables and frames --- */
+
+struct sim_page {
+	uint32_t frame;
+	uint32_t version;
+	uint64_t holders;  /* CPU buckets (cpu % 64) that filled this version */
+	uint64_t suspects; /* buckets that may hold an older version */
+	uint32_t unflushed; /* changes whose flush has not been reported complete */
+	uint8_t perms;     /* TLBPOL_PTE_* */
+	uint8_t pad[3];
+};
+
+/* Page tables in chunks of 512 PTEs, allocated when first set: address
+ * spaces of replayed traces are sparse. */
+#define SIM_CHUNK 512
+struct sim_as {
+	struct tlbpol_as *as;
+	uint64_t base_vpn;
+	uint64_t nchunks;
+	struct sim_page **chunks;
+};
+
+enum sim_cpu_mode { MODE_RUN, MODE_IDLE, MODE_PREEMPTED, MODE_DONE };
+
+struct sim_cpu {
+	double clock;
+	struct sim_tlb tlb;
+	int32_t as;      /* running address space, -1 none */
+	int32_t loaded;  /* what the hardware has loaded (lazy keeps it) */
+	uint32_t mode;
+	uint32_t heap_pos;
+	double irq_at;   /* pending interrupt delivery time, < 0 none */
+	double next_tick;
+	double run_until, resume_at; /* vCPU schedule */
+	uint64_t rng;
+	uint64_t ops;
+	void *pend;      /* changes whose completion is awaited (machine.c) */
+	void *w;         /* workload's per-CPU state */
+};
+
+struct sim_counters {
+	uint64_t irq_sent, irq_received, local_flushes, pages_flushed, full_flushes;
+	uint64_t tlb_misses, flush_misses, violations, broadcasts;
+	double busy_ns; /* workload-specific time measured (e.g. munmap latency) */
+	uint64_t busy_ops;
+};
+
+struct sim_config {
+	uint32_t ncpus, nnodes;
+	uint32_t arch;
+	uint64_t rules;
+	uint32_t l1_entries, l1_ways, l2_entries, l2_ways;
+	int broadcast; /* give the engine ops->broadcast */
+	int vm;        /* guest: IPIs cost vm_ipi_factor more */
+	uint32_t overcommit; /* vcpu scenario: vCPUs per physical CPU */
+	uint64_t events;  /* workload size (scenario-defined unit) */
+	uint64_t seed;
+	int quiet;
+	struct sim_cost cost;
+};
+
+#define SIM_MAX_AS 64
+
+struct sim;
+
+struct workload {
+	const char *name;
+	const char *what;
+	const char *seed;      /* seed number, or "-" */
+	uint32_t arch;
+	uint64_t seed_rule;    /* the rule "before" switches off (0: none) */
+	uint64_t default_events;
+	int broadcast, vm;
+	const char *metric;    /* what busy_ns / busy_ops measures */
+	int (*setup)(struct sim *s);
+	int (*step)(struct sim *s, uint32_t cpu); /* 0: this CPU is done */
+	void (*finish)(struct sim *s);
+};
+
+struct sim {
+	struct sim_config cfg;
+	const struct workload *wl;
+	struct tlbpol_engine *eng;
+	struct sim_cpu *cpus;
+	uint32_t *heap;
+	uint32_t heap_n;
+	uint32_t nas;
+	struct sim_as as[SIM_MAX_AS];
+	uint32_t next_frame;
+	uint16_t *node;
+	double wait_until; /* latest acknowledgement of the current engine call */
+	uint32_t in_engine;
+	struct sim_counters cnt;
+	uint64_t events_done;
+	const char *trace_path;
+	void *trace;        /* the replayed trace */
+	char error[256];
+};
+
+/* machine.c */
+int sim_init(struct sim *s, const struct sim_config *cfg, const struct workload *wl);
+void sim_fini(struct sim *s);
+int sim_run(struct sim *s);
+double sim_makespan(const struct sim *s);
+int sim_open_as(struct sim *s);
+/* The PTE of @vpn (allocated if @create); NULL if absent and !@create. */
+struct sim_page *sim_page(struct sim *s, uint32_t as, uint64_t vpn, int create);
+uint64_t sim_rand(struct sim_cpu *c);
+
+/* Workload actions, run on @cpu at its clock. */
+enum access_result { ACC_OK, ACC_FAULT };
+enum access_result sim_access(struct sim *s, uint32_t cpu, uint32_t as, uint64_t vpn, int write);
+/* Change @n PTEs from @vpn to @perms (0: unmap); @frame_change gives them new
+ * frames (break-before-make).  Returns the decision. */
+struct tlbpol_decision sim_change(struct sim *s, uint32_t cpu, uint32_t as, uint32_t kind,
+				  uint32_t flags, uint64_t vpn, uint64_t n, uint8_t perms);
+/* A fault on @vpn resolved with @perms (installs a frame if not present). */
+struct tlbpol_decision sim_fault(struct sim *s, uint32_t cpu, uint32_t as, uint64_t vpn,
+				 uint32_t flags, uint8_t perms);
+void sim_flush(struct sim *s, uint32_t cpu, uint32_t by);
+void sim_free_frames_later(struct sim *s, uint32_t cpu, uint32_t as, uint64_t vpn, uint64_t n);
+void sim_switch(struct sim *s, uint32_t cpu, int32_t as);
+void sim_set_mode(struct sim *s, uint32_t cpu, uint32_t mode);
+void sim_charge(struct sim *s, uint32_t cpu, double ns);
+void sim_tick_if_due(struct sim *s, uint32_t cpu);
+
+/* workloads.c */
+extern const struct workload *const sim_workloads[];
+const struct workload *sim_find_workload(const char *name);
+int sim_load_trace(struct sim *s, const char *path);
+
+#endif

@@ -1,0 +1,77 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# Re-record the traces in traces/ from real programs (see FORMAT.md).
+#
+#   tools/trace/record.sh [build-ninja] [java-jshell]     (default: both)
+#
+# Needs strace, git, meson, ninja, gcc and a JDK with jshell
+# (openjdk-17-jdk-headless).  Works in a fresh directory under /tmp, kept
+# afterwards (its path is printed) with the raw strace output.  With
+# SAMPLES=1 it also remakes the golden-test pair in samples/ from the
+# first 300 lines of each raw recording.  Each trace keeps at most
+# MAX_EVENTS events (default 50000, about 1.5 MB).
+set -eu
+
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+max=${MAX_EVENTS:-50000}
+py=${PYTHON:-python3}
+work=$(mktemp -d /tmp/tlbpol-trace.XXXXXX)
+strace_cmd='strace -f -ttt -e trace=memory,process'
+
+when=$(date -u +%Y-%m-%dT%H:%M:%SZ)
+machine="Debian $(cat /etc/debian_version 2>/dev/null || echo '?'), Linux $(uname -r) $(uname -m), $(nproc) CPUs"
+strace_v=$(strace -V | head -n 1)
+
+convert() {     # name, then -c comment arguments
+	name=$1; shift
+	"$py" "$here/strace2trace.py" -n "$max" \
+		-c "recorded: $when on $machine" \
+		"$@" \
+		-c "converted: strace2trace.py -n $max $name.strace" \
+		-o "$here/traces/$name.trace" "$work/$name.strace"
+	if [ "${SAMPLES:-0}" = 1 ]; then
+		head -n 300 "$work/$name.strace" > "$here/samples/$name-300.strace"
+		"$py" "$here/strace2trace.py" -o "$here/samples/$name-300.trace" \
+			"$here/samples/$name-300.strace"
+	fi
+	"$py" "$here/checktrace.py" "$here/traces/$name.trace"
+}
+
+build_ninja() {
+	# A from-scratch parallel build (ninja -j2) of this project, from a
+	# clean export of the committed tree; only the build is traced.
+	commit=$(git -C "$root" rev-parse --short HEAD)
+	mkdir "$work/src"
+	git -C "$root" archive HEAD | tar -x -C "$work/src"
+	(cd "$work" && meson setup b src > setup.log)
+	cmd="$strace_cmd -o build-ninja.strace ninja -C b -j2"
+	(cd "$work" && $cmd > ninja.log)
+	convert build-ninja \
+		-c "command: $cmd" \
+		-c "program: a from-scratch build of libtlbpol $commit (git archive HEAD > src; meson setup b src, not traced)" \
+		-c "tools: $strace_v, ninja $(ninja --version), meson $(meson --version), $(gcc --version | head -n 1)"
+}
+
+java_jshell() {
+	# jshell: a multithreaded JVM that starts a second JVM (its execution
+	# agent) through jspawnhelper, evaluates two snippets, and exits.
+	input='int x = 6*7;\nSystem.out.println(x);\n/exit\n'
+	cmd="$strace_cmd -o java-jshell.strace jshell -q"
+	(cd "$work" && printf "$input" | $cmd > jshell.log 2>&1)
+	convert java-jshell \
+		-c "command: printf '$input' | $cmd" \
+		-c "program: jshell (OpenJDK), two snippets on standard input; it runs a second JVM" \
+		-c "tools: $strace_v, $(java -version 2>&1 | sed -n 2p)"
+}
+
+[ $# -gt 0 ] || set -- build-ninja java-jshell
+mkdir -p "$here/traces" "$here/samples"
+for what in "$@"; do
+	case $what in
+	build-ninja) build_ninja ;;
+	java-jshell) java_jshell ;;
+	*) echo "record.sh: unknown trace $what" >&2; exit 2 ;;
+	esac
+done
+echo "raw recordings kept in $work"

@@ -1,0 +1,919 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""Convert strace output into a tlbpol-trace v1 text trace (see FORMAT.md).
+
+Record with
+
+    strace -f -ttt -e trace=memory,process -o RAW.strace COMMAND [ARGS...]
+
+(`-e trace=%memory,%process` is the same; output written to stderr instead
+of `-o FILE`, with its `[pid N]` prefixes, is read too) and convert with
+
+    strace2trace.py RAW.strace > OUT.trace
+
+Standard library only.  `--self-test` runs the embedded examples;
+`--expect FILE` compares the conversion with FILE (a golden test).
+"""
+
+import argparse
+import bisect
+import collections
+import difflib
+import re
+import sys
+
+FORMAT_HEADER = '# tlbpol-trace v1'
+PAGE_SHIFT = 12
+PAGE = 1 << PAGE_SHIFT
+KINDS = ('mmap', 'munmap', 'mprotect', 'dontneed', 'mremap')
+
+# Flag values of the Linux UAPI (generic/x86-64), used both for strace's
+# symbolic names and for the numbers it prints with -X raw / unknown bits.
+PROT = {'PROT_NONE': 0, 'PROT_READ': 1, 'PROT_WRITE': 2, 'PROT_EXEC': 4}
+MAP_FIXED = 0x10
+MAP_FIXED_NOREPLACE = 0x100000
+MAP = {'MAP_FIXED': MAP_FIXED, 'MAP_FIXED_NOREPLACE': MAP_FIXED_NOREPLACE}
+MADV_DONTNEED = 4
+MADV_FREE = 8
+MADV = {'MADV_DONTNEED': MADV_DONTNEED, 'MADV_FREE': MADV_FREE}
+MREMAP_FIXED = 2
+MREMAP_DONTUNMAP = 4
+MREMAP = {'MREMAP_MAYMOVE': 1, 'MREMAP_FIXED': MREMAP_FIXED,
+          'MREMAP_DONTUNMAP': MREMAP_DONTUNMAP}
+CLONE_VM = 0x100
+CLONE_VFORK = 0x4000
+CLONE_THREAD = 0x10000
+CLONE = {'CLONE_VM': CLONE_VM, 'CLONE_VFORK': CLONE_VFORK,
+         'CLONE_THREAD': CLONE_THREAD}
+CLONE_NAMES = ('clone', 'clone3', 'fork', 'vfork')
+
+# One strace line: optional "[pid N] " (stderr output once several tasks are
+# traced) or "N " (-o FILE with -f), then the -ttt timestamp, then the text.
+LINE_RE = re.compile(r'^(?:\[pid\s+(\d+)\]\s+|(\d+)\s+(?=\d+\.\d+\s))?'
+                     r'(\d+)\.(\d+)\s+(.*?)\s*$')
+# strace's own messages share stderr with the trace and may split a line.
+STRACE_MSG_RE = re.compile(r'strace: Process \d+ (?:attached|detached)'
+                           r'(?: \(waiting for parent\))?\s*$')
+UNFINISHED_RE = re.compile(r'\s*<(?:unfinished|pid changed to \d+) \.\.\.>\s*$')
+RESUMED_RE = re.compile(r'^<\.\.\. (\w+) resumed>(.*)$')
+CALL_RE = re.compile(r'^(\w+)\(')
+RET_RE = re.compile(r'^\s*=\s*(\S+)')
+COMMENT_RE = re.compile(r'/\*.*?\*/')
+CLONE_RESULT_RE = re.compile(r'^(?:<\.\.\. )?(?:clone3?|v?fork)\b.*\)\s*=\s*(\d+)')
+FLAGS_RE = re.compile(r'\bflags=([\w|]+)')
+EXIT_RE = re.compile(r'^\+\+\+ (?:exited with|killed by) ')
+SUPERSEDED_RE = re.compile(r'^\+\+\+ superseded by execve in pid (\d+) \+\+\+')
+
+
+class ConvertError(Exception):
+    pass
+
+
+def parse_int(text):
+    text = COMMENT_RE.sub('', text).strip()
+    if text == 'NULL':
+        return 0
+    return int(text, 0)
+
+
+def parse_flags(text, table):
+    value = 0
+    for tok in COMMENT_RE.sub('', text).split('|'):
+        tok = tok.strip()
+        if tok in table:
+            value |= table[tok]
+        else:
+            try:
+                value |= int(tok, 0)
+            except ValueError:
+                pass            # a name that does not matter here
+    return value
+
+
+def rwx(prot):
+    return ('r' if prot & 1 else '-') + ('w' if prot & 2 else '-') + \
+        ('x' if prot & 4 else '-')
+
+
+def pages_of(length):
+    return (length + PAGE - 1) >> PAGE_SHIFT
+
+
+def split_call(text):
+    """'name(a, b, ...) = ret ...' -> (name, [args], text after ')')."""
+    m = CALL_RE.match(text)
+    if not m:
+        return None
+    i = m.end()
+    n = len(text)
+    depth = 1
+    start = i
+    args = []
+    while i < n:
+        c = text[i]
+        if c == '"':
+            i += 1
+            while i < n and text[i] != '"':
+                i += 2 if text[i] == '\\' else 1
+        elif c == '/' and text.startswith('/*', i):
+            j = text.find('*/', i + 2)
+            i = n if j < 0 else j + 1
+        elif c in '([{':
+            depth += 1
+        elif c in ')]}':
+            depth -= 1
+            if depth == 0:
+                last = text[start:i].strip()
+                if last or args:
+                    args.append(last)
+                return m.group(1), args, text[i + 1:]
+        elif c == ',' and depth == 1:
+            args.append(text[start:i].strip())
+            start = i + 1
+        i += 1
+    return None
+
+
+class AddressSpace:
+    """What the trace has shown to be mapped in one address space, as
+    disjoint, non-touching page intervals [start, end); plus the break."""
+
+    __slots__ = ('id', 'starts', 'ends', 'brk')
+
+    def __init__(self):
+        self.id = None
+        self.starts = []
+        self.ends = []
+        self.brk = None
+
+    def copy(self):
+        other = AddressSpace()
+        other.starts = list(self.starts)
+        other.ends = list(self.ends)
+        other.brk = self.brk
+        return other
+
+    def mapped_runs(self, s, e):
+        """Maximal mapped runs inside [s, e), ascending."""
+        runs = []
+        i = bisect.bisect_right(self.ends, s)
+        while i < len(self.starts) and self.starts[i] < e:
+            runs.append((max(s, self.starts[i]), min(e, self.ends[i])))
+            i += 1
+        return runs
+
+    def add(self, s, e):
+        if s >= e:
+            return
+        i = bisect.bisect_left(self.ends, s)
+        j = bisect.bisect_right(self.starts, e)
+        if i < j:
+            s = min(s, self.starts[i])
+            e = max(e, self.ends[j - 1])
+        self.starts[i:j] = [s]
+        self.ends[i:j] = [e]
+
+    def remove(self, s, e):
+        if s >= e:
+            return
+        i = bisect.bisect_right(self.ends, s)
+        j = bisect.bisect_left(self.starts, e)
+        if i >= j:
+            return
+        ns, ne = [], []
+        if self.starts[i] < s:
+            ns.append(self.starts[i])
+            ne.append(s)
+        if self.ends[j - 1] > e:
+            ns.append(e)
+            ne.append(self.ends[j - 1])
+        self.starts[i:j] = ns
+        self.ends[i:j] = ne
+
+
+class Group:
+    """A thread group (a process); its leader is the task holding its pid."""
+
+    __slots__ = ('leader',)
+
+    def __init__(self, leader):
+        self.leader = leader
+
+
+class Task:
+    """One traced thread (a Linux task)."""
+
+    __slots__ = ('pid', 'tid', 'group', 'aspace', 'pending', 'parent',
+                 'early')
+
+    def __init__(self, pid, aspace, group=None, parent=None):
+        self.pid = pid          # None: not known yet (unprefixed lines)
+        self.tid = None         # trace thread id, given at its first event
+        self.group = group if group is not None else Group(self)
+        self.aspace = aspace
+        self.pending = None     # (name, entry text) of an unfinished call
+        self.parent = parent
+        self.early = False      # seen before its parent's clone returned
+
+
+class Converter:
+    def __init__(self, max_events=None, verbose=False):
+        self.max_events = max_events
+        self.verbose = verbose
+        self.tasks = {}         # pid -> live Task
+        self.unbound = None     # live task of unprefixed lines, pid unknown
+        self.roots = 0          # tasks not created by a traced clone
+        self.future = {}        # child pid -> deque of (line index, parent pid)
+        self.events = []
+        self.n_threads = 0
+        self.n_as = 0
+        self.t0 = None
+        self.last_ts = 0
+        self.truncated = False
+        self.dropped_events = 0
+        self.warnings = 0
+        self.pid_of_thread = []
+
+    # -- diagnostics -------------------------------------------------------
+    def warn(self, idx, msg):
+        self.warnings += 1
+        if self.verbose:
+            sys.stderr.write('strace2trace: line %d: %s\n' % (idx + 1, msg))
+
+    # -- input -------------------------------------------------------------
+    @staticmethod
+    def logical_lines(lines):
+        """Undo the splitting of lines by strace's own stderr messages."""
+        carry = ''
+        for raw in lines:
+            line = raw.rstrip('\n')
+            m = STRACE_MSG_RE.search(line)
+            if m:
+                carry += line[:m.start()]
+                continue
+            if line.startswith('strace: '):
+                continue
+            yield carry + line
+            carry = ''
+        if carry:
+            yield carry
+
+    def parse(self, lines):
+        recs = []
+        for text in self.logical_lines(lines):
+            m = LINE_RE.match(text)
+            if not m:
+                continue
+            pid = m.group(1) or m.group(2)
+            pid = int(pid) if pid is not None else None
+            frac = m.group(4)[:9].ljust(9, '0')
+            ts = int(m.group(3)) * 1000000000 + int(frac)
+            recs.append((pid, ts, m.group(5)))
+        return recs
+
+    # -- tasks -------------------------------------------------------------
+    def spawn(self, parent, pid, flags):
+        if flags & CLONE_VM:
+            aspace = parent.aspace
+        else:
+            aspace = parent.aspace.copy()
+        group = parent.group if flags & CLONE_THREAD else None
+        task = Task(pid, aspace, group, parent)
+        self.tasks[pid] = task
+        return task
+
+    def root_task(self, pid, idx):
+        if self.roots:
+            self.warn(idx, 'pid %s of unknown origin: new address space' % pid)
+        self.roots += 1
+        task = Task(pid, AddressSpace())
+        if pid is None:
+            self.unbound = task
+        else:
+            self.tasks[pid] = task
+        return task
+
+    def task_for(self, pid, idx, body, creating):
+        if pid is None:
+            return self.unprefixed_task(idx, body, creating)
+        task = self.tasks.get(pid)
+        if task is not None:
+            return task
+        fut = self.future.get(pid)
+        while fut and fut[0][0] <= idx:
+            fut.popleft()
+        if fut and creating:
+            # A child whose creating call has not returned yet.
+            ppid = fut[0][1]
+            if ppid is not None:
+                parent = self.tasks.get(ppid)
+            else:
+                parent = self.cloner()
+            if parent is not None and parent.pending and \
+                    parent.pending[0] in CLONE_NAMES:
+                task = self.spawn(parent, pid,
+                                  clone_flags(*parent.pending))
+                task.early = True
+                return task
+        if self.unbound is not None:
+            # The first pid that is nobody's child is that of the task
+            # whose lines were unprefixed so far.
+            task = self.unbound
+            self.unbound = None
+            task.pid = pid
+            self.tasks[pid] = task
+            return task
+        if not creating:
+            return None
+        return self.root_task(pid, idx)
+
+    def cloner(self):
+        cands = [t for t in self.live_tasks()
+                 if t.pending and t.pending[0] in CLONE_NAMES]
+        return cands[0] if len(cands) == 1 else None
+
+    def live_tasks(self):
+        tasks = list(self.tasks.values())
+        if self.unbound is not None:
+            tasks.append(self.unbound)
+        return tasks
+
+    def unprefixed_task(self, idx, body, creating):
+        # strace leaves lines unprefixed while it traces a single task.
+        live = self.live_tasks()
+        if len(live) == 1:
+            return live[0]
+        if not live:
+            return self.root_task(None, idx) if creating else None
+        if self.unbound is not None:
+            return self.unbound
+        m = RESUMED_RE.match(body)
+        if m:
+            cands = [t for t in live if t.pending and t.pending[0] == m.group(1)]
+            if len(cands) == 1:
+                return cands[0]
+        self.warn(idx, 'unprefixed line with %d live tasks: dropped' % len(live))
+        return None
+
+    def kill(self, task):
+        task.pending = None
+        if task is self.unbound:
+            self.unbound = None
+        elif self.tasks.get(task.pid) is task:
+            del self.tasks[task.pid]
+
+    # -- events ------------------------------------------------------------
+    def commit(self, task, ts, group):
+        if not group:
+            return
+        if self.truncated or (self.max_events is not None and
+                              len(self.events) + len(group) > self.max_events):
+            self.truncated = True
+            self.dropped_events += len(group)
+            return
+        if task.tid is None:
+            task.tid = self.n_threads
+            self.n_threads += 1
+            self.pid_of_thread.append(task.pid)
+        aspace = task.aspace
+        if aspace.id is None:
+            aspace.id = self.n_as
+            self.n_as += 1
+        for kind, addr, pages, extra in group:
+            self.events.append((ts, task.tid, aspace.id, kind, addr, pages,
+                                extra))
+
+    def syscall(self, idx, task, ts, text):
+        call = split_call(text)
+        if call is None:
+            self.warn(idx, 'cannot parse: %s' % text[:80])
+            return
+        name, args, rest = call
+        m = RET_RE.match(rest)
+        if not m:
+            self.warn(idx, 'no return value: %s' % text[:80])
+            return
+        ret_tok = m.group(1)
+        if ret_tok == '?' or ret_tok.startswith('-'):
+            return              # failed, interrupted or no return (exit)
+        try:
+            ret = int(ret_tok, 0)
+        except ValueError:
+            return
+        try:
+            self.apply(idx, task, ts, name, args, ret)
+        except (IndexError, ValueError) as exc:
+            self.warn(idx, 'bad arguments (%s): %s' % (exc, text[:80]))
+
+    def apply(self, idx, task, ts, name, args, ret):
+        a = task.aspace
+        group = []
+        if name in ('mmap', 'mmap2'):
+            if ret & (PAGE - 1):
+                raise ValueError('unaligned mmap result')
+            start = ret >> PAGE_SHIFT
+            pages = pages_of(parse_int(args[1]))
+            prot = parse_flags(args[2], PROT)
+            flags = parse_flags(args[3], MAP)
+            if pages <= 0:
+                return
+            end = start + pages
+            if flags & MAP_FIXED and not flags & MAP_FIXED_NOREPLACE:
+                for s, e in a.mapped_runs(start, end):
+                    group.append(('munmap', s, e - s, None))
+            a.remove(start, end)
+            a.add(start, end)
+            group.append(('mmap', start, pages, rwx(prot)))
+        elif name == 'munmap':
+            start = parse_int(args[0]) >> PAGE_SHIFT
+            pages = pages_of(parse_int(args[1]))
+            a.remove(start, start + pages)
+            group.append(('munmap', start, pages, None))
+        elif name in ('mprotect', 'pkey_mprotect'):
+            start = parse_int(args[0]) >> PAGE_SHIFT
+            pages = pages_of(parse_int(args[1]))
+            group.append(('mprotect', start, pages,
+                          rwx(parse_flags(args[2], PROT))))
+        elif name == 'madvise':
+            advice = parse_flags(args[2], MADV)
+            if advice not in (MADV_DONTNEED, MADV_FREE):
+                return
+            start = parse_int(args[0]) >> PAGE_SHIFT
+            group.append(('dontneed', start, pages_of(parse_int(args[1])),
+                          None))
+        elif name == 'mremap':
+            old = parse_int(args[0]) >> PAGE_SHIFT
+            old_pages = pages_of(parse_int(args[1]))
+            new_pages = pages_of(parse_int(args[2]))
+            flags = parse_flags(args[3], MREMAP) if len(args) > 3 else 0
+            new = ret >> PAGE_SHIFT
+            if flags & MREMAP_FIXED:
+                for s, e in a.mapped_runs(new, new + new_pages):
+                    group.append(('munmap', s, e - s, None))
+            if not flags & MREMAP_DONTUNMAP:
+                a.remove(old, old + old_pages)
+            a.remove(new, new + new_pages)
+            a.add(new, new + new_pages)
+            group.append(('mremap', old, old_pages,
+                          '%x %d' % (new, new_pages)))
+        elif name == 'brk':
+            want = parse_int(args[0])
+            old = a.brk
+            a.brk = ret
+            if want == 0 or want != ret:
+                return          # a query, or a refused change
+            if old is None:
+                self.warn(idx, 'brk change with unknown old break')
+                return
+            old_end = pages_of(old)
+            new_end = pages_of(ret)
+            if new_end > old_end:
+                a.add(old_end, new_end)
+                group.append(('mmap', old_end, new_end - old_end, 'rw-'))
+            elif new_end < old_end:
+                a.remove(new_end, old_end)
+                group.append(('munmap', new_end, old_end - new_end, None))
+        elif name in CLONE_NAMES:
+            if ret <= 0:
+                return
+            child = self.tasks.get(ret)
+            if child is not None and child.early and child.parent is task:
+                child.early = False     # created when it first appeared
+            else:
+                if child is not None:
+                    self.warn(idx, 'pid %d reused while live' % ret)
+                self.spawn(task, ret, clone_flags(name, 'x(' + ','.join(args)))
+        elif name in ('execve', 'execveat'):
+            if ret != 0:
+                return
+            # The other threads of the process die; the caller goes on,
+            # alone, in a fresh address space.
+            task.aspace = AddressSpace()
+            for other in self.live_tasks():
+                if other is not task and other.group is task.group:
+                    self.kill(other)
+        # mmap's munmap-before-mmap etc. are one group: never split by -n.
+        self.commit(task, ts, [(k, s, p, x) for k, s, p, x in group
+                               if p > 0 or k == 'mremap'])
+
+    # -- main loop ---------------------------------------------------------
+    def convert(self, lines):
+        recs = self.parse(lines)
+        if not recs:
+            raise ConvertError('no strace lines with -ttt timestamps found')
+        for idx, (pid, ts, body) in enumerate(recs):
+            m = CLONE_RESULT_RE.match(body)
+            if m:
+                self.future.setdefault(int(m.group(1)), collections.deque()) \
+                    .append((idx, pid))
+        self.t0 = recs[0][1]
+        for idx, (pid, ts, body) in enumerate(recs):
+            ts -= self.t0
+            if ts < self.last_ts:
+                self.warn(idx, 'time goes back by %d ns' % (self.last_ts - ts))
+                ts = self.last_ts
+            self.last_ts = ts
+            self.line(idx, pid, ts, body)
+        return self.events
+
+    def line(self, idx, pid, ts, body):
+        if body.startswith('---'):
+            return
+        if body.startswith('+++'):
+            m = SUPERSEDED_RE.match(body)
+            if m:
+                self.superseded(idx, pid, int(m.group(1)))
+            elif EXIT_RE.match(body):
+                task = self.task_for(pid, idx, body, False)
+                if task is not None:
+                    self.kill(task)
+            return
+        m = RESUMED_RE.match(body)
+        if m:
+            task = self.task_for(pid, idx, body, False)
+            if task is None or task.pending is None:
+                self.warn(idx, 'resumed call without its start: dropped')
+                return
+            name, text = task.pending
+            task.pending = None
+            if name != m.group(1):
+                self.warn(idx, '%s resumed while %s was pending' %
+                          (m.group(1), name))
+                return
+            self.syscall(idx, task, ts, text + m.group(2))
+            return
+        if not CALL_RE.match(body):
+            return
+        task = self.task_for(pid, idx, body, True)
+        if task is None:
+            return
+        u = UNFINISHED_RE.search(body)
+        if u:
+            if task.pending is not None:
+                self.warn(idx, 'new call while %s pending' % task.pending[0])
+            task.pending = (CALL_RE.match(body).group(1), body[:u.start()])
+            return
+        self.syscall(idx, task, ts, body)
+
+    def superseded(self, idx, pid, tid):
+        # A non-leader thread `tid` called execve: it goes on with the
+        # leader's pid (the line's own pid), and the old leader is gone.
+        task = self.tasks.get(tid)
+        if task is None:
+            self.warn(idx, 'execve by unknown pid %d' % tid)
+            return
+        leader = task.group.leader
+        if pid is not None and self.tasks.get(pid) is not None:
+            leader = self.tasks[pid]
+        if leader is task:
+            return
+        self.kill(leader)
+        del self.tasks[tid]
+        task.pid = leader.pid
+        task.group.leader = task
+        if task.pid is None:
+            self.unbound = task
+        else:
+            self.tasks[task.pid] = task
+
+    # -- output ------------------------------------------------------------
+    def render(self, comments=(), pid_map=False):
+        counts = collections.Counter(e[3] for e in self.events)
+        out = [FORMAT_HEADER]
+        for c in comments:
+            for line in c.split('\n'):
+                out.append(('# ' + line).rstrip())
+        out.append('# threads: %d' % self.n_threads)
+        out.append('# address-spaces: %d' % self.n_as)
+        out.append('# events: %d (%s)' % (
+            len(self.events),
+            ', '.join('%s %d' % (k, counts[k]) for k in KINDS)))
+        out.append('# duration_ns: %d' %
+                   (self.events[-1][0] if self.events else 0))
+        if self.truncated:
+            out.append('# truncated: kept the first %d of %d events '
+                       '(--max-events %d)' % (
+                           len(self.events),
+                           len(self.events) + self.dropped_events,
+                           self.max_events))
+        if pid_map:
+            for tid, pid in enumerate(self.pid_of_thread):
+                out.append('# thread %d: pid %s' % (tid, pid))
+        for ts, tid, asid, kind, addr, pages, extra in self.events:
+            if extra is None:
+                out.append('%d %d %d %s %x %d' %
+                           (ts, tid, asid, kind, addr, pages))
+            else:
+                out.append('%d %d %d %s %x %d %s' %
+                           (ts, tid, asid, kind, addr, pages, extra))
+        return '\n'.join(out) + '\n'
+
+
+def clone_flags(name, text):
+    """CLONE_* flags of a clone-family call, from its (entry) text."""
+    if name == 'fork':
+        return 0
+    if name == 'vfork':
+        return CLONE_VM | CLONE_VFORK
+    m = FLAGS_RE.search(text)
+    if m:
+        return parse_flags(m.group(1), CLONE)
+    if name == 'clone':         # -X raw: flags are the first argument
+        first = text[text.find('(') + 1:].split(',')[0]
+        try:
+            return parse_int(first)
+        except ValueError:
+            pass
+    return 0
+
+
+def convert_text(text, **kw):
+    conv = Converter(**kw)
+    conv.convert(text.splitlines(True))
+    return conv.render()
+
+
+# ---------------------------------------------------------------------------
+# Self-test: strace snippets and their exact expected conversions.
+
+# Each entry: name, converter options, strace text, exact expected trace.
+# The expectations were worked out by hand from FORMAT.md, not copied
+# from a run.
+
+MEMORY_CALLS = r'''
+100 1700000000.000000 execve("/bin/prog", ["prog"], 0x7ffc /* 3 vars */) = 0
+100 1700000000.000010 brk(NULL)               = 0x555555559000
+100 1700000000.000020 brk(0x55555557a000)     = 0x55555557a000
+100 1700000000.000030 brk(0x55555557b800)     = 0x55555557b800
+100 1700000000.000040 brk(0x555555560000)     = 0x555555560000
+100 1700000000.000050 brk(0x555555000000)     = 0x555555560000
+100 1700000000.000060 mmap(NULL, 1974096, PROT_READ, MAP_PRIVATE|MAP_DENYWRITE, 3, 0) = 0x7f0000000000
+100 1700000000.000070 mmap(0x7f0000026000, 1400832, PROT_READ|PROT_EXEC, MAP_PRIVATE|MAP_FIXED|MAP_DENYWRITE, 3, 0x26000) = 0x7f0000026000
+100 1700000000.000080 mmap(0x7f00001e0000, 53072, PROT_READ|PROT_WRITE, MAP_PRIVATE|MAP_FIXED|MAP_ANONYMOUS, -1, 0 <unfinished ...>
+100 1700000000.000095 <... mmap resumed>) = 0x7f00001e0000
+100 1700000000.000100 mmap(NULL, 1099511627776, PROT_READ, MAP_PRIVATE|MAP_ANONYMOUS, -1, 0) = -1 ENOMEM (Cannot allocate memory)
+100 1700000000.000110 mprotect(0x7f00001e0000, 16384, PROT_READ) = 0
+100 1700000000.000120 mprotect(0x7f1000000000, 4096, PROT_NONE) = -1 ENOMEM (Cannot allocate memory)
+100 1700000000.000130 madvise(0x7f00001e0000, 8192, MADV_DONTNEED) = 0
+100 1700000000.000140 madvise(0x7f00001e0000, 8192, MADV_WILLNEED) = 0
+100 1700000000.000150 madvise(0x7f00001e2000, 4096, MADV_FREE) = 0
+100 1700000000.000160 mremap(0x7f00001e0000, 16384, 32768, MREMAP_MAYMOVE) = 0x7f0000400000
+100 1700000000.000170 munmap(0x7f0000000000, 42547) = 0
+100 1700000000.000180 mmap(0x7f0000400000, 4096, PROT_READ|PROT_WRITE|PROT_EXEC, MAP_PRIVATE|MAP_FIXED|MAP_ANONYMOUS, -1, 0) = 0x7f0000400000
+100 1700000000.000190 mmap(0x7f0000500000, 4096, PROT_WRITE, MAP_PRIVATE|MAP_FIXED_NOREPLACE|MAP_ANONYMOUS, -1, 0) = 0x7f0000500000
+100 1700000000.000200 exit_group(0)           = ?
+100 1700000000.000210 +++ exited with 0 +++
+'''
+
+SELF_TESTS = [
+    # brk: grow 33 pages, grow to a partial page (rounded up), shrink,
+    # refused shrink (returns the old break).  MAP_FIXED inside a mapping,
+    # and one straddling a mapping's end (only the mapped part is
+    # unmapped), joined unfinished/resumed mmap (resumed line's time),
+    # failed calls, madvise advice, mremap, MAP_FIXED over the mremap
+    # target, MAP_FIXED_NOREPLACE (never over a mapping).
+    ('memory calls, brk, MAP_FIXED, failures, unfinished/resumed', {},
+     MEMORY_CALLS,
+     '''# tlbpol-trace v1
+# threads: 1
+# address-spaces: 1
+# events: 16 (mmap 7, munmap 5, mprotect 1, dontneed 2, mremap 1)
+# duration_ns: 190000
+20000 0 0 mmap 555555559 33 rw-
+30000 0 0 mmap 55555557a 2 rw-
+40000 0 0 munmap 555555560 28
+60000 0 0 mmap 7f0000000 482 r--
+70000 0 0 munmap 7f0000026 342
+70000 0 0 mmap 7f0000026 342 r-x
+95000 0 0 munmap 7f00001e0 2
+95000 0 0 mmap 7f00001e0 13 rw-
+110000 0 0 mprotect 7f00001e0 4 r--
+130000 0 0 dontneed 7f00001e0 2
+150000 0 0 dontneed 7f00001e2 1
+160000 0 0 mremap 7f00001e0 4 7f0000400 8
+170000 0 0 munmap 7f0000000 11
+180000 0 0 munmap 7f0000400 1
+180000 0 0 mmap 7f0000400 1 rwx
+190000 0 0 mmap 7f0000500 1 -w-
+'''),
+
+    # The same, cut after 5 events: the munmap+mmap pair of the MAP_FIXED
+    # call at 70000 is not split, so 4 are kept.
+    ('--max-events keeps whole syscalls', {'max_events': 5},
+     MEMORY_CALLS,
+     '''# tlbpol-trace v1
+# threads: 1
+# address-spaces: 1
+# events: 4 (mmap 3, munmap 1, mprotect 0, dontneed 0, mremap 0)
+# duration_ns: 60000
+# truncated: kept the first 4 of 16 events (--max-events 5)
+20000 0 0 mmap 555555559 33 rw-
+30000 0 0 mmap 55555557a 2 rw-
+40000 0 0 munmap 555555560 28
+60000 0 0 mmap 7f0000000 482 r--
+'''),
+
+    # strace -o FILE: every line starts with the pid.  200 starts thread
+    # 201 (clone3, CLONE_VM|CLONE_THREAD: same address space); 201's first
+    # call is resumed after the clone returns.  200 forks 202 (clone
+    # without CLONE_VM): a copy of 200's address space, so its MAP_FIXED
+    # over an inherited mapping unmaps it first.  201 vforks 203, which
+    # shows up before vfork returns: it shares the address space until
+    # its (second, successful) execve.  Pid 201 is reused after it exited:
+    # a new thread, forked, new address space.  Signals and exit lines
+    # make no events.  Thread ids go by first event.
+    ('processes: clone3 thread, clone fork, vfork+execve, pid reuse', {},
+     r'''
+200 1700000001.000000 execve("/usr/bin/app", ["app"], 0x7ffd /* 5 vars */) = 0
+200 1700000001.000100 mmap(NULL, 8392704, PROT_NONE, MAP_PRIVATE|MAP_ANONYMOUS|MAP_STACK, -1, 0) = 0x7f1000000000
+200 1700000001.000200 mprotect(0x7f1000001000, 8388608, PROT_READ|PROT_WRITE) = 0
+200 1700000001.000300 clone3({flags=CLONE_VM|CLONE_FS|CLONE_FILES|CLONE_SIGHAND|CLONE_THREAD|CLONE_SYSVSEM|CLONE_SETTLS|CLONE_PARENT_SETTID|CLONE_CHILD_CLEARTID, child_tid=0x7f1000800910, parent_tid=0x7f1000800910, exit_signal=0, stack=0x7f1000000000, stack_size=0x7fff00, tls=0x7f1000800640} <unfinished ...>
+201 1700000001.000400 mmap(NULL, 134217728, PROT_NONE, MAP_PRIVATE|MAP_ANONYMOUS|MAP_NORESERVE, -1, 0 <unfinished ...>
+200 1700000001.000500 <... clone3 resumed> => {parent_tid=[201]}, 88) = 201
+201 1700000001.000600 <... mmap resumed>) = 0x7f0800000000
+200 1700000001.000700 munmap(0x7f1000000000, 4096 <unfinished ...>
+201 1700000001.000800 mprotect(0x7f0800000000, 135168, PROT_READ|PROT_WRITE) = 0
+200 1700000001.000900 <... munmap resumed>) = 0
+200 1700000001.001000 clone(child_stack=NULL, flags=CLONE_CHILD_CLEARTID|CLONE_CHILD_SETTID|SIGCHLD, child_tidptr=0x7f1000800910) = 202
+202 1700000001.001100 mmap(0x7f0800000000, 4096, PROT_READ, MAP_PRIVATE|MAP_FIXED|MAP_ANONYMOUS, -1, 0) = 0x7f0800000000
+202 1700000001.001200 exit_group(0)           = ?
+202 1700000001.001300 +++ exited with 0 +++
+200 1700000001.001400 --- SIGCHLD {si_signo=SIGCHLD, si_code=CLD_EXITED, si_pid=202, si_uid=0, si_status=0, si_utime=0, si_stime=0} ---
+201 1700000001.001500 vfork( <unfinished ...>
+203 1700000001.001600 execve("/nonexistent/tool", ["tool"], 0x7ffd /* 5 vars */) = -1 ENOENT (No such file or directory)
+203 1700000001.001700 mmap(0x7f0800001000, 4096, PROT_READ|PROT_WRITE, MAP_PRIVATE|MAP_FIXED|MAP_ANONYMOUS, -1, 0) = 0x7f0800001000
+203 1700000001.001800 execve("/usr/bin/tool", ["tool"], 0x7ffd /* 5 vars */ <unfinished ...>
+201 1700000001.001900 <... vfork resumed>) = 203
+203 1700000001.002000 <... execve resumed>) = 0
+203 1700000001.002100 brk(NULL)               = 0x5600000000
+203 1700000001.002200 brk(0x5600021000)       = 0x5600021000
+203 1700000001.002300 +++ exited with 0 +++
+201 1700000001.002400 munmap(0x7f0800000000, 135168) = 0
+201 1700000001.002500 exit(0)                 = ?
+201 1700000001.002600 +++ exited with 0 +++
+200 1700000001.002700 fork()                  = 201
+201 1700000001.002800 munmap(0x7f1000001000, 8192) = 0
+200 1700000001.002900 exit_group(0)           = ?
+201 1700000001.003000 +++ exited with 0 +++
+200 1700000001.003100 +++ exited with 0 +++
+''',
+     '''# tlbpol-trace v1
+# threads: 5
+# address-spaces: 4
+# events: 12 (mmap 5, munmap 5, mprotect 2, dontneed 0, mremap 0)
+# duration_ns: 2800000
+100000 0 0 mmap 7f1000000 2049 ---
+200000 0 0 mprotect 7f1000001 2048 rw-
+600000 1 0 mmap 7f0800000 32768 ---
+800000 1 0 mprotect 7f0800000 33 rw-
+900000 0 0 munmap 7f1000000 1
+1100000 2 1 munmap 7f0800000 1
+1100000 2 1 mmap 7f0800000 1 r--
+1700000 3 0 munmap 7f0800001 1
+1700000 3 0 mmap 7f0800001 1 rw-
+2200000 3 2 mmap 5600000 33 rw-
+2400000 1 0 munmap 7f0800000 33
+2800000 4 3 munmap 7f1000001 2
+'''),
+
+    # strace writing to stderr: no prefix while one task is traced, then
+    # "[pid N]"; strace's "Process N attached" message splits the clone3
+    # line.  Thread 301 calls execve: the leader (300) is superseded and
+    # 301 goes on alone, unprefixed again, in a new address space.
+    ('stderr output: [pid N], split line, execve by a non-leader thread', {},
+     r'''
+1700000002.000000 execve("/usr/bin/mt", ["mt"], 0x7ffe /* 2 vars */) = 0
+1700000002.000010 brk(NULL)             = 0x560000000000
+1700000002.000020 mmap(NULL, 8392704, PROT_NONE, MAP_PRIVATE|MAP_ANONYMOUS|MAP_STACK, -1, 0) = 0x7f2000000000
+1700000002.000030 clone3({flags=CLONE_VM|CLONE_FS|CLONE_FILES|CLONE_SIGHAND|CLONE_THREAD|CLONE_SYSVSEM|CLONE_SETTLS|CLONE_PARENT_SETTID|CLONE_CHILD_CLEARTID, child_tid=0x7f2000800910, parent_tid=0x7f2000800910, exit_signal=0, stack=0x7f2000000000, stack_size=0x7fff00, tls=0x7f2000800640}strace: Process 301 attached
+ => {parent_tid=[301]}, 88) = 301
+[pid   300] 1700000002.000040 mprotect(0x7f2000000000, 4096, PROT_NONE <unfinished ...>
+[pid   301] 1700000002.000050 mmap(NULL, 4096, PROT_READ|PROT_WRITE, MAP_PRIVATE|MAP_ANONYMOUS, -1, 0) = 0x7f3000000000
+[pid   300] 1700000002.000060 <... mprotect resumed>) = 0
+[pid   301] 1700000002.000070 execve("/usr/bin/true", ["true"], 0x7ffe /* 2 vars */ <unfinished ...>
+[pid   300] 1700000002.000080 munmap(0x7f3000000000, 4096) = 0
+1700000002.000090 +++ superseded by execve in pid 301 +++
+1700000002.000100 <... execve resumed>) = 0
+1700000002.000110 brk(NULL)             = 0x561000000000
+1700000002.000120 brk(0x561000001000)   = 0x561000001000
+1700000002.000130 exit_group(0)         = ?
+1700000002.000140 +++ exited with 0 +++
+''',
+     '''# tlbpol-trace v1
+# threads: 2
+# address-spaces: 2
+# events: 5 (mmap 3, munmap 1, mprotect 1, dontneed 0, mremap 0)
+# duration_ns: 120000
+20000 0 0 mmap 7f2000000 2049 ---
+50000 1 0 mmap 7f3000000 1 rw-
+60000 0 0 mprotect 7f2000000 1 ---
+80000 0 0 munmap 7f3000000 1
+120000 1 1 mmap 561000000 1 rw-
+'''),
+
+    # strace -o FILE, execve by a non-leader thread: its entry line ends in
+    # "<pid changed to N ...>" and the result is printed under the
+    # leader's pid.
+    ('-o output: execve by a non-leader thread', {},
+     r'''
+400 1700000003.000000 execve("./mt", ["./mt"], 0x7ffc /* 2 vars */) = 0
+400 1700000003.000010 clone3({flags=CLONE_VM|CLONE_FS|CLONE_FILES|CLONE_SIGHAND|CLONE_THREAD|CLONE_SYSVSEM|CLONE_SETTLS|CLONE_PARENT_SETTID|CLONE_CHILD_CLEARTID, child_tid=0x7f2000800910, parent_tid=0x7f2000800910, exit_signal=0, stack=0x7f2000000000, stack_size=0x7fff00, tls=0x7f2000800640} => {parent_tid=[401]}, 88) = 401
+400 1700000003.000020 mmap(NULL, 4096, PROT_READ, MAP_PRIVATE|MAP_ANONYMOUS, -1, 0) = 0x7f4000000000
+401 1700000003.000030 munmap(0x7f4000000000, 4096) = 0
+401 1700000003.000040 execve("/bin/true", ["true"], 0x7ffc /* 2 vars */ <pid changed to 400 ...>
+400 1700000003.000050 +++ superseded by execve in pid 401 +++
+400 1700000003.000060 <... execve resumed>) = 0
+400 1700000003.000070 mmap(NULL, 8192, PROT_READ|PROT_WRITE, MAP_PRIVATE|MAP_ANONYMOUS, -1, 0) = 0x7f5000000000
+400 1700000003.000080 +++ exited with 0 +++
+''',
+     '''# tlbpol-trace v1
+# threads: 2
+# address-spaces: 2
+# events: 3 (mmap 2, munmap 1, mprotect 0, dontneed 0, mremap 0)
+# duration_ns: 70000
+20000 0 0 mmap 7f4000000 1 r--
+30000 1 0 munmap 7f4000000 1
+70000 1 1 mmap 7f5000000 2 rw-
+'''),
+]
+
+
+def self_test():
+    failed = 0
+    for name, opts, text, expected in SELF_TESTS:
+        got = convert_text(text.lstrip('\n'), **opts)
+        if got != expected:
+            failed += 1
+            sys.stdout.write('FAIL: %s\n' % name)
+            sys.stdout.writelines(difflib.unified_diff(
+                expected.splitlines(True), got.splitlines(True),
+                'expected', 'got'))
+        else:
+            sys.stdout.write('ok: %s\n' % name)
+    sys.stdout.write('%d of %d self-tests failed\n' % (failed, len(SELF_TESTS))
+                     if failed else 'all %d self-tests passed\n' % len(SELF_TESTS))
+    return 1 if failed else 0
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(
+        description='Convert `strace -f -ttt -e trace=memory,process` output '
+                    'into a tlbpol-trace v1 text trace (see FORMAT.md).')
+    ap.add_argument('input', nargs='?', default='-',
+                    help='strace output file (default: standard input)')
+    ap.add_argument('-o', '--output', default='-',
+                    help='trace file to write (default: standard output)')
+    ap.add_argument('-c', '--comment', action='append', default=[],
+                    help='header comment line (repeatable)')
+    ap.add_argument('-n', '--max-events', type=int, default=None,
+                    help='keep only the first N events (never splitting the '
+                         'events of one syscall)')
+    ap.add_argument('--pid-map', action='store_true',
+                    help='add a "# thread T: pid P" comment per thread')
+    ap.add_argument('--expect', metavar='FILE',
+                    help='compare the output with FILE instead of writing it; '
+                         'exit 1 on a difference')
+    ap.add_argument('-v', '--verbose', action='store_true',
+                    help='report each dropped or doubtful line on stderr')
+    ap.add_argument('--self-test', action='store_true',
+                    help='run the embedded examples and exit')
+    args = ap.parse_args(argv)
+    if args.self_test:
+        return self_test()
+
+    if args.input == '-':
+        lines = sys.stdin.readlines()
+    else:
+        with open(args.input, encoding='utf-8', errors='replace') as f:
+            lines = f.readlines()
+    conv = Converter(max_events=args.max_events, verbose=args.verbose)
+    try:
+        conv.convert(lines)
+    except ConvertError as exc:
+        sys.stderr.write('strace2trace: %s\n' % exc)
+        return 2
+    text = conv.render(args.comment, args.pid_map)
+    if conv.warnings and not args.verbose:
+        sys.stderr.write('strace2trace: %d lines dropped or doubtful '
+                         '(-v lists them)\n' % conv.warnings)
+
+    if args.expect:
+        with open(args.expect, encoding='utf-8') as f:
+            expected = f.read()
+        if expected == text:
+            sys.stdout.write('strace2trace: output matches %s\n' % args.expect)
+            return 0
+        sys.stdout.writelines(difflib.unified_diff(
+            expected.splitlines(True), text.splitlines(True),
+            args.expect, 'converted'))
+        return 1
+    if args.output == '-':
+        sys.stdout.write(text)
+    else:
+        with open(args.output, 'w', encoding='utf-8') as f:
+            f.write(text)
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())
