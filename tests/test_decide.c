@@ -26,6 +26,7 @@
 #define EPFN TLBPOL_EVF_PFN_CHANGED
 #define ELAZY TLBPOL_EVF_LAZY_OK
 #define ETAB TLBPOL_EVF_TABLES_FREED
+#define EPRIV TLBPOL_EVF_PRIVATE
 
 #define RW (P | W | U | A)
 #define RWD (RW | D)
@@ -129,6 +130,12 @@ static const struct row rows[] = {
 	   "zap_present_pte: force_flush for a dirty PTE before the PTL is dropped"),
 	R3("munmap of a dirty page, LAZY_OK", UNMAP, ELAZY, RWD, 0, DEF, SHOOT, WB, UNMAP_DIRTY,
 	   "data, not frames: LAZY_OK does not relax writeback"),
+	R3("munmap of a dirty private anonymous page", UNMAP, EPRIV, RWD, 0, DEF, SHOOT, FREE, UNMAP,
+	   "contents die with the unmap: no writeback to race"),
+	R3("munmap of a dirty private page, LAZY_OK", UNMAP, EPRIV | ELAZY, RWD, 0, DEF, SHOOT, LAZY,
+	   UNMAP, "LATR: anonymous buffers of a server"),
+	R3("reclaim of a dirty page flagged private", RECLAIM, EPRIV, RWD, 0, DEF, SHOOT, WB,
+	   RECLAIM_DIRTY, "reclaim writes the contents back: the flag does not apply"),
 	R3("munmap, tables freed", UNMAP, ETAB, RO, 0, DEF, SHOOT, FREE, UNMAP,
 	   "tlb_remove_table: tables freed after the same flush"),
 	R3("tables freed over not-present PTEs", UNMAP, ETAB, 0, 0, DEF, SHOOT, FREE, TABLES_FREED,

@@ -578,7 +578,12 @@ enum tlbpol_event_kind {
 #define TLBPOL_EVF_PFN_CHANGED (1U << 3)  /* the PTE now points to another frame */
 #define TLBPOL_EVF_TABLES_FREED (1U << 4) /* page-table pages under the range were freed */
 #define TLBPOL_EVF_LAZY_OK (1U << 5)      /* frames/addresses not reused before a deferred free runs */
-#define TLBPOL_EVF_ALL 0x3fU
+/* unmap: the frame is private to this mapping and its contents die with it
+ * (private anonymous memory): no writeback and no other mapping can see a
+ * late write through a stale entry, so a dirty page is no more urgent than a
+ * clean one.  Ignored for reclaim and migration, which keep the contents. */
+#define TLBPOL_EVF_PRIVATE (1U << 6)
+#define TLBPOL_EVF_ALL 0x7fU
 
 /**
  * struct tlbpol_event - one page-table change.

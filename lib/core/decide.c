@@ -356,7 +356,9 @@ static enum event_class classify_removal(const struct tlbpol_engine *eng,
 	case TLBPOL_EV_MIGRATE:
 		return dirty ? CLS_MIGRATE_DIRTY : CLS_MIGRATE_CLEAN;
 	case TLBPOL_EV_UNMAP:
-		return dirty ? CLS_UNMAP_DIRTY : CLS_UNMAP;
+		/* Private anonymous contents die with the unmap: nothing can
+		 * be written back after a late write. */
+		return dirty && !(ev->flags & TLBPOL_EVF_PRIVATE) ? CLS_UNMAP_DIRTY : CLS_UNMAP;
 	default:
 		/* Losing PRESENT outside an unmap-like event: no frame-free
 		 * point is known, so treat it as the downgrade it is. */

@@ -326,6 +326,8 @@ static void cb_send_ipi(void *ctx, uint32_t from, const struct tlbpol_cpuset *t)
 		/* A preempted vCPU takes it when it runs again. */
 		if (dst->mode == MODE_PREEMPTED && dst->resume_at > at)
 			at = dst->resume_at;
+		if (dst->irq_at < 0)
+			s->irq_list[s->irq_n++] = (uint32_t)i;
 		if (dst->irq_at < 0 || at < dst->irq_at)
 			dst->irq_at = at; /* one pending instance per CPU (APIC IRR) */
 	}
@@ -369,31 +371,28 @@ static void cb_relax(void *ctx, uint32_t cpu)
 	int any = 0;
 
 	(void)cpu;
-	for (;;) {
-		uint32_t best = UINT32_MAX;
+	/* Delivery order does not change any clock but the initiator's wait,
+	 * which is the latest acknowledgement: take them as they come.
+	 * Handlers may forward (NUMA fan-out) and so append to the list. */
+	for (uint32_t k = 0; k < s->irq_n; k++) {
+		uint32_t best = s->irq_list[k];
+		struct sim_cpu *t = &s->cpus[best];
 
-		for (uint32_t c = 0; c < s->cfg.ncpus; c++)
-			if (s->cpus[c].irq_at >= 0 &&
-			    (best == UINT32_MAX || s->cpus[c].irq_at < s->cpus[best].irq_at))
-				best = c;
-		if (best == UINT32_MAX)
-			break;
-		{
-			struct sim_cpu *t = &s->cpus[best];
-
-			if (t->clock < t->irq_at)
-				t->clock = t->irq_at;
-			t->irq_at = -1;
-			t->clock += half;
-			s->cnt.irq_received++;
-			tlbpol_handle_ipi(s->eng, best);
-			t->clock += half;
-			if (t->clock + s->cfg.cost.ack_latency_ns > s->wait_until)
-				s->wait_until = t->clock + s->cfg.cost.ack_latency_ns;
-			heap_fix(s, best);
-			any = 1;
-		}
+		if (t->irq_at < 0)
+			continue;
+		if (t->clock < t->irq_at)
+			t->clock = t->irq_at;
+		t->irq_at = -1;
+		t->clock += half;
+		s->cnt.irq_received++;
+		tlbpol_handle_ipi(s->eng, best);
+		t->clock += half;
+		if (t->clock + s->cfg.cost.ack_latency_ns > s->wait_until)
+			s->wait_until = t->clock + s->cfg.cost.ack_latency_ns;
+		heap_fix(s, best);
+		any = 1;
 	}
+	s->irq_n = 0;
 	if (!any) {
 		snprintf(s->error, sizeof(s->error),
 			 "cpu %u waits for acknowledgements but no interrupt is pending", cpu);
@@ -468,15 +467,18 @@ int sim_init(struct sim *s, const struct sim_config *cfg, const struct workload 
 	static const struct tlbpol_ops ops_bc = { sizeof(ops), 0, cb_flush_local, cb_send_ipi,
 						  cb_broadcast, cb_relax };
 	struct tlbpol_config ec;
+	const char *trace_path = s->trace_path;
 	int err;
 
 	memset(s, 0, sizeof(*s));
+	s->trace_path = trace_path;
 	s->cfg = *cfg;
 	s->wl = wl;
 	s->cpus = calloc(cfg->ncpus, sizeof(*s->cpus));
 	s->heap = calloc(cfg->ncpus, sizeof(*s->heap));
 	s->node = calloc(cfg->ncpus, sizeof(*s->node));
-	if (!s->cpus || !s->heap || !s->node)
+	s->irq_list = calloc((size_t)cfg->ncpus * 2, sizeof(*s->irq_list));
+	if (!s->cpus || !s->heap || !s->node || !s->irq_list)
 		return -1;
 	for (uint32_t c = 0; c < cfg->ncpus; c++)
 		s->node[c] = (uint16_t)((uint64_t)c * cfg->nnodes / cfg->ncpus);
@@ -529,6 +531,7 @@ void sim_fini(struct sim *s)
 	free(s->cpus);
 	free(s->heap);
 	free(s->node);
+	free(s->irq_list);
 }
 
 int sim_open_as(struct sim *s)
@@ -592,10 +595,8 @@ int sim_run(struct sim *s)
 	if (s->wl->finish)
 		s->wl->finish(s);
 	/* Complete everything still pending, so every deferred free runs. */
-	for (uint32_t c = 0; c < s->cfg.ncpus; c++) {
-		tlbpol_flush(s->eng, c, TLBPOL_BY_LAZY);
-		s->wait_until = 0;
-	}
+	for (uint32_t c = 0; c < s->cfg.ncpus; c++)
+		sim_flush(s, c, TLBPOL_BY_LAZY);
 	return 0;
 }
 
@@ -669,11 +670,13 @@ struct completion {
 	uint64_t vpn, n;
 	uint32_t deadline;
 	uint32_t harms;
+	uint64_t seq; /* order of submission on its CPU */
 	struct completion *next;
 };
 
 struct cpu_pending {
 	struct completion *head;
+	uint64_t seq;
 };
 
 static struct cpu_pending *pending_of(struct sim *s, uint32_t cpu);
@@ -725,13 +728,14 @@ struct tlbpol_decision sim_change(struct sim *s, uint32_t cpu, uint32_t as, uint
 		for (uint64_t i = 0; i < n; i++)
 			page_of(s, as, vpn + i)->perms = perms;
 	if (d.deadline == TLBPOL_BY_NOW || d.action != TLBPOL_ACT_SHOOTDOWN) {
-		struct completion k = { as, vpn, n, TLBPOL_BY_NOW, harms, NULL };
+		struct completion k = { as, vpn, n, TLBPOL_BY_NOW, harms, 0, NULL };
 
 		complete(s, &k, d.action == TLBPOL_ACT_NONE ? "no-flush decision" : "after submit");
 	} else if (harms) {
 		struct completion *k = malloc(sizeof(*k));
 
-		*k = (struct completion){ as, vpn, n, d.deadline, harms, pending_of(s, cpu)->head };
+		*k = (struct completion){ as, vpn, n, d.deadline, harms, ++pending_of(s, cpu)->seq,
+					  pending_of(s, cpu)->head };
 		pending_of(s, cpu)->head = k;
 	}
 	return d;
@@ -753,16 +757,17 @@ static struct cpu_pending *pending_of(struct sim *s, uint32_t cpu)
 	return (struct cpu_pending *)c->pend;
 }
 
-/* Complete (and check) this CPU's pending changes due by @by.  BY_LAZY ones
- * are completed by their deferred free, or here by a BY_LAZY flush. */
-static void complete_due(struct sim *s, uint32_t cpu, uint32_t by)
+/* Complete (and check) this CPU's pending changes due by @by and submitted
+ * no later than @upto.  BY_LAZY ones are completed by a deferred free
+ * registered after them, or by a BY_LAZY flush. */
+static void complete_due(struct sim *s, uint32_t cpu, uint32_t by, uint64_t upto)
 {
 	struct completion **pp = &pending_of(s, cpu)->head;
 
 	while (*pp) {
 		struct completion *k = *pp;
 
-		if (k->deadline <= by) {
+		if (k->deadline <= by && k->seq <= upto) {
 			*pp = k->next;
 			complete(s, k, "after flush");
 			free(k);
@@ -776,7 +781,7 @@ void sim_flush(struct sim *s, uint32_t cpu, uint32_t by)
 {
 	tlbpol_flush(s->eng, cpu, by);
 	engine_return(s, cpu);
-	complete_due(s, cpu, by);
+	complete_due(s, cpu, by, UINT64_MAX);
 }
 
 struct dfree_rec {
@@ -784,6 +789,7 @@ struct dfree_rec {
 	uint32_t cpu;
 	uint32_t as;
 	uint64_t vpn, n;
+	uint64_t upto; /* the changes pending when it was registered */
 };
 
 static void on_free(void *arg)
@@ -791,7 +797,7 @@ static void on_free(void *arg)
 	struct dfree_rec *r = arg;
 
 	/* Every flush pending at registration is done: BY_LAZY ones too. */
-	complete_due(r->s, r->cpu, TLBPOL_BY_LAZY);
+	complete_due(r->s, r->cpu, TLBPOL_BY_LAZY, r->upto);
 	check_pages(r->s, r->as, r->vpn, r->n, "deferred free");
 	free(r);
 }
@@ -800,7 +806,7 @@ void sim_free_frames_later(struct sim *s, uint32_t cpu, uint32_t as, uint64_t vp
 {
 	struct dfree_rec *r = malloc(sizeof(*r));
 
-	*r = (struct dfree_rec){ s, cpu, as, vpn, n };
+	*r = (struct dfree_rec){ s, cpu, as, vpn, n, pending_of(s, cpu)->seq };
 	tlbpol_defer_free(s->eng, cpu, on_free, r);
 	engine_return(s, cpu);
 }

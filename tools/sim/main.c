@@ -125,8 +125,11 @@ static void print_table(FILE *f, const struct workload *wl, const struct result 
 	}
 	fprintf(f, "  interrupts vs before: ");
 	for (int i = 0; i < n; i++)
-		fprintf(f, "%s %.3f  ", r[i].policy,
-			ratio((double)r[i].cnt.irq_sent, (double)r[before].cnt.irq_sent));
+		if (r[before].cnt.irq_sent)
+			fprintf(f, "%s %.3f  ", r[i].policy,
+				ratio((double)r[i].cnt.irq_sent, (double)r[before].cnt.irq_sent));
+		else
+			fprintf(f, "%s %llu  ", r[i].policy, (unsigned long long)r[i].cnt.irq_sent);
 	fprintf(f, "\n");
 }
 

@@ -140,6 +140,8 @@ struct sim {
 	uint32_t next_frame;
 	uint16_t *node;
 	double wait_until; /* latest acknowledgement of the current engine call */
+	uint32_t *irq_list; /* CPUs with an interrupt pending */
+	uint32_t irq_n;
 	uint32_t in_engine;
 	struct sim_counters cnt;
 	uint64_t events_done;

@@ -13,6 +13,11 @@
 #define RWD (RW | SIM_D)
 #define RO (SIM_P | SIM_U | SIM_A)
 
+/* Workers that only keep a footprint and a TLB busy take steps of a few
+ * accesses and this much computation: the simulator's own cost grows with
+ * modelled time divided by it. */
+#define WORKER_COMPUTE_NS 4000
+
 /* Per-CPU state shared by the scenarios. */
 struct wcpu {
 	uint64_t i, n;   /* iterations done, to do */
@@ -125,9 +130,10 @@ static int spurious_step(struct sim *s, uint32_t cpu)
 
 /* ------------------------------------------------------------------------ */
 /* munmap — seed 001: CPU 0 maps, touches and unmaps 8 pages in a loop; the
- * others read randomly over a 1024-page working set that fits their TLB.  */
+ * others read randomly over a 16 MiB working set (4096 pages, more than
+ * their TLB holds), as Alex Shi's `mummap' micro-benchmark did.            */
 
-#define MUNMAP_WS 1024
+#define MUNMAP_WS 4096
 #define MUNMAP_PAGES 8
 
 static int munmap_setup(struct sim *s)
@@ -163,10 +169,12 @@ static int munmap_step(struct sim *s, uint32_t cpu)
 	{
 		double t = s->cpus[cpu].clock;
 
-		touch(s, cpu, 0, 0x10000 + sim_rand(&s->cpus[cpu]) % MUNMAP_WS, 0);
-		sim_charge(s, cpu, 5); /* the read and the loop */
+		for (int k = 0; k < 16; k++) {
+			touch(s, cpu, 0, 0x10000 + sim_rand(&s->cpus[cpu]) % MUNMAP_WS, 0);
+			sim_charge(s, cpu, s->cfg.cost.mem_access_ns); /* the read itself */
+		}
 		s->cnt.busy_ns += s->cpus[cpu].clock - t;
-		s->cnt.busy_ops++;
+		s->cnt.busy_ops += 16;
 	}
 	return 1;
 }
@@ -218,6 +226,13 @@ static int retry_step(struct sim *s, uint32_t cpu)
 #define RECLAIM_HOT 64
 #define RECLAIM_CLUSTER 32
 
+/* The i-th page reclaimed: clusters of 32 from one process's LRU, the
+ * processes in turn. */
+static uint64_t reclaim_vpn(uint64_t i)
+{
+	return 0x200000 + i / (RECLAIM_CLUSTER * RECLAIM_AS) * RECLAIM_CLUSTER + i % RECLAIM_CLUSTER;
+}
+
 static int reclaim_setup(struct sim *s)
 {
 	uint64_t cold = s->cfg.events / RECLAIM_AS + RECLAIM_CLUSTER;
@@ -233,7 +248,7 @@ static int reclaim_setup(struct sim *s)
 	sim_switch(s, 0, -1);
 	/* Cold pages, one in five dirty; installed before the run. */
 	for (uint32_t a = 0; a < RECLAIM_AS; a++) {
-		for (uint64_t v = 0; v < cold; v++) {
+		for (uint64_t v = 0; v < cold + RECLAIM_CLUSTER; v++) {
 			struct sim_page *p = sim_page(s, a, 0x200000 + v, 1);
 
 			p->perms = (v % 5 == 0) ? RWD : RW;
@@ -257,8 +272,8 @@ static int reclaim_step(struct sim *s, uint32_t cpu)
 			return 0;
 		}
 		for (uint32_t k = 0; k < RECLAIM_CLUSTER; k++, w->i++) {
-			uint32_t as = (uint32_t)(w->i % RECLAIM_AS);
-			uint64_t vpn = 0x200000 + w->i / RECLAIM_AS;
+			uint32_t as = (uint32_t)(w->i / RECLAIM_CLUSTER % RECLAIM_AS);
+			uint64_t vpn = reclaim_vpn(w->i);
 			struct sim_page *p = sim_page(s, as, vpn, 1);
 
 			sim_charge(s, cpu, 400); /* rmap walk, LRU isolation */
@@ -270,15 +285,16 @@ static int reclaim_step(struct sim *s, uint32_t cpu)
 		if (dirty)
 			sim_flush(s, cpu, TLBPOL_BY_WRITEBACK); /* try_to_unmap_flush_dirty() */
 		sim_flush(s, cpu, TLBPOL_BY_FREE);          /* try_to_unmap_flush() */
-		for (uint64_t i = first; i < w->i; i++)
-			sim_free_frames_later(s, cpu, (uint32_t)(i % RECLAIM_AS),
-					      0x200000 + i / RECLAIM_AS, 1);
+		sim_free_frames_later(s, cpu, (uint32_t)(first / RECLAIM_CLUSTER % RECLAIM_AS),
+				      reclaim_vpn(first), RECLAIM_CLUSTER);
 		return 1;
 	}
 	if (G.boss_done)
 		return 0;
-	touch(s, cpu, w->as, 0x10000 + sim_rand(&s->cpus[cpu]) % RECLAIM_HOT, 1);
-	sim_charge(s, cpu, 20);
+	/* A worker: some accesses, then a stretch of computation. */
+	for (int k = 0; k < 4; k++)
+		touch(s, cpu, w->as, 0x10000 + sim_rand(&s->cpus[cpu]) % RECLAIM_HOT, 1);
+	sim_charge(s, cpu, WORKER_COMPUTE_NS);
 	return 1;
 }
 
@@ -286,7 +302,8 @@ static int reclaim_step(struct sim *s, uint32_t cpu)
 /* swapout — seed 004: a multithreaded program under memory pressure; kswapd
  * ages its pages (clearing accessed bits) and reclaims those found old.    */
 
-#define SWAP_WS 4096
+#define SWAP_WS 8192
+#define SWAP_HOT 1024
 
 static int swapout_setup(struct sim *s)
 {
@@ -325,7 +342,7 @@ static int swapout_step(struct sim *s, uint32_t cpu)
 			sim_charge(s, cpu, 200); /* page_referenced() rmap walk */
 			if (!(p->perms & SIM_P))
 				continue;
-			if (p->perms & SIM_A) {
+			if ((p->perms & SIM_A) && vpn - 0x10000 < SWAP_HOT * 2) {
 				/* ptep_clear_flush_young() */
 				sim_change(s, cpu, 0, TLBPOL_EV_CLEAR_YOUNG, 0, vpn, 1,
 					   p->perms & ~SIM_A);
@@ -337,20 +354,22 @@ static int swapout_step(struct sim *s, uint32_t cpu)
 		}
 		if (reclaimed) {
 			sim_flush(s, cpu, TLBPOL_BY_WRITEBACK);
-			sim_charge(s, cpu, 1000.0 * reclaimed); /* swap writeback submit */
+			sim_charge(s, cpu, s->cfg.cost.swap_write_ns * reclaimed);
 			sim_flush(s, cpu, TLBPOL_BY_FREE);
 		}
 		return 1;
 	}
 	if (G.boss_done)
 		return 0;
-	/* A skewed working set: half the accesses on the first eighth. */
+	/* A skewed working set: 99% of the accesses on the hot eighth. */
 	{
 		uint64_t r = sim_rand(&s->cpus[cpu]);
-		uint64_t v = (r & 1) ? (r >> 1) % (SWAP_WS / 8) : (r >> 1) % SWAP_WS;
+		uint64_t v = (r % 100) ? (r >> 8) % SWAP_HOT : (r >> 8) % SWAP_WS;
 
 		touch(s, cpu, 0, 0x10000 + v, 1);
-		sim_charge(s, cpu, 20);
+		for (int k = 0; k < 3; k++)
+			touch(s, cpu, 0, 0x10000 + (sim_rand(&s->cpus[cpu]) >> 8) % SWAP_HOT, 1);
+		sim_charge(s, cpu, WORKER_COMPUTE_NS);
 	}
 	return 1;
 }
@@ -388,8 +407,9 @@ static int dontneed_step(struct sim *s, uint32_t cpu)
 		return 0;
 	for (uint64_t k = 0; k < DN_PAGES; k++)
 		touch(s, cpu, 0, base + k, 1);
-	/* The addresses are reused at once: no LAZY_OK. */
-	unmap_range(s, cpu, 0, base, DN_PAGES, 0);
+	/* Private anonymous pages; the addresses are reused at once: no
+	 * LAZY_OK. */
+	unmap_range(s, cpu, 0, base, DN_PAGES, TLBPOL_EVF_PRIVATE);
 	w->i++;
 	return 1;
 }
@@ -425,7 +445,7 @@ static int lazy_step(struct sim *s, uint32_t cpu)
 		touch(s, cpu, 0, w->vpn + k, 1);
 	sim_charge(s, cpu, 2000); /* serve the request */
 	t = s->cpus[cpu].clock;
-	unmap_range(s, cpu, 0, w->vpn, LU_PAGES, TLBPOL_EVF_LAZY_OK);
+	unmap_range(s, cpu, 0, w->vpn, LU_PAGES, TLBPOL_EVF_LAZY_OK | TLBPOL_EVF_PRIVATE);
 	s->cnt.busy_ns += s->cpus[cpu].clock - t;
 	s->cnt.busy_ops++;
 	w->vpn += LU_PAGES + 1; /* a guard page, as mmap leaves */
@@ -498,8 +518,8 @@ static const struct workload wl_spurious = {
 	spurious_setup, spurious_step, NULL,
 };
 static const struct workload wl_munmap = {
-	"munmap", "CPU 0 unmaps 8 pages in a loop, the others read a 1024-page set", "001",
-	TLBPOL_ARCH_X86_64, U(RANGE_FLUSH), 3000, 0, 0, "ns per remote read",
+	"munmap", "CPU 0 unmaps 8 pages in a loop, the others read a 4096-page set", "001",
+	TLBPOL_ARCH_X86_64, U(RANGE_FLUSH), 1000, 0, 0, "ns per remote read",
 	munmap_setup, munmap_step, NULL,
 };
 static const struct workload wl_retry = {

@@ -19,7 +19,13 @@ KINDS = ('mmap', 'munmap', 'mprotect', 'dontneed', 'mremap')
 DEC = re.compile(r'^(0|[1-9][0-9]*)$')
 HEX = re.compile(r'^[0-9a-f]+$')
 PROT = re.compile(r'^[r-][w-][x-]$')
-MAX_ADDR_PAGE = 1 << 52          # 64-bit addresses, 4 KiB pages
+PAGE = 4096
+MAX_LINE = 511                  # bytes, newline excluded (FORMAT.md)
+
+
+def aligned(text):
+    return bool(HEX.match(text)) and len(text) <= 16 and \
+        int(text, 16) % PAGE == 0
 
 
 def check(path):
@@ -42,6 +48,8 @@ def check(path):
     header = {}
     n = 0
     for lineno, line in enumerate(lines, 1):
+        if len(line.encode('utf-8')) > MAX_LINE:
+            err(lineno, 'line longer than %d bytes' % MAX_LINE)
         if line.startswith('#'):
             m = re.match(r'^# (threads|address-spaces|events): (\d+)', line)
             if m and n == 0:
@@ -76,15 +84,15 @@ def check(path):
             continue
         counts[kind] += 1
         n += 1
-        if not HEX.match(addr) or int(addr, 16) >= MAX_ADDR_PAGE:
-            err(lineno, 'addr is not a page number in hex: %r' % addr)
+        if not aligned(addr):
+            err(lineno, 'addr is not a page-aligned hex address: %r' % addr)
         if DEC.match(pages) and int(pages) == 0 and kind != 'mremap':
             err(lineno, 'zero pages')
         if kind in ('mmap', 'mprotect'):
             if len(extra) != 1 or not PROT.match(extra[0]):
                 err(lineno, '%s needs one protection field rwx/-' % kind)
         elif kind == 'mremap':
-            if len(extra) != 2 or not HEX.match(extra[0]) or \
+            if len(extra) != 2 or not aligned(extra[0]) or \
                     not DEC.match(extra[1]) or int(extra[1]) == 0:
                 err(lineno, 'mremap needs new_addr (hex) new_pages (>0)')
         elif extra:

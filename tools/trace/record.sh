@@ -19,7 +19,6 @@ py=${PYTHON:-python3}
 work=$(mktemp -d /tmp/tlbpol-trace.XXXXXX)
 strace_cmd='strace -f -ttt -e trace=memory,process'
 
-when=$(date -u +%Y-%m-%dT%H:%M:%SZ)
 machine="Debian $(cat /etc/debian_version 2>/dev/null || echo '?'), Linux $(uname -r) $(uname -m), $(nproc) CPUs"
 strace_v=$(strace -V | head -n 1)
 
@@ -46,6 +45,7 @@ build_ninja() {
 	git -C "$root" archive HEAD | tar -x -C "$work/src"
 	(cd "$work" && meson setup b src > setup.log)
 	cmd="$strace_cmd -o build-ninja.strace ninja -C b -j2"
+	when=$(date -u +%Y-%m-%dT%H:%M:%SZ)
 	(cd "$work" && $cmd > ninja.log)
 	convert build-ninja \
 		-c "command: $cmd" \
@@ -58,6 +58,9 @@ java_jshell() {
 	# agent) through jspawnhelper, evaluates two snippets, and exits.
 	input='int x = 6*7;\nSystem.out.println(x);\n/exit\n'
 	cmd="$strace_cmd -o java-jshell.strace jshell -q"
+	when=$(date -u +%Y-%m-%dT%H:%M:%SZ)
+	# The format is the input itself, run exactly as the header states.
+	# shellcheck disable=SC2059
 	(cd "$work" && printf "$input" | $cmd > jshell.log 2>&1)
 	convert java-jshell \
 		-c "command: printf '$input' | $cmd" \

@@ -26,6 +26,7 @@ FORMAT_HEADER = '# tlbpol-trace v1'
 PAGE_SHIFT = 12
 PAGE = 1 << PAGE_SHIFT
 KINDS = ('mmap', 'munmap', 'mprotect', 'dontneed', 'mremap')
+MAX_LINE = 511          # bytes per line, newline excluded (FORMAT.md)
 
 # Flag values of the Linux UAPI (generic/x86-64), used both for strace's
 # symbolic names and for the numbers it prints with -X raw / unknown bits.
@@ -232,7 +233,7 @@ class Converter:
         self.truncated = False
         self.dropped_events = 0
         self.warnings = 0
-        self.pid_of_thread = []
+        self.thread_tasks = []  # by thread id
 
     # -- diagnostics -------------------------------------------------------
     def warn(self, idx, msg):
@@ -302,8 +303,10 @@ class Converter:
         fut = self.future.get(pid)
         while fut and fut[0][0] <= idx:
             fut.popleft()
-        if fut and creating:
+        if fut:
             # A child whose creating call has not returned yet.
+            if not creating:
+                return None
             ppid = fut[0][1]
             if ppid is not None:
                 parent = self.tasks.get(ppid)
@@ -315,6 +318,7 @@ class Converter:
                                   clone_flags(*parent.pending))
                 task.early = True
                 return task
+            return self.root_task(pid, idx)
         if self.unbound is not None:
             # The first pid that is nobody's child is that of the task
             # whose lines were unprefixed so far.
@@ -374,7 +378,7 @@ class Converter:
         if task.tid is None:
             task.tid = self.n_threads
             self.n_threads += 1
-            self.pid_of_thread.append(task.pid)
+            self.thread_tasks.append(task)
         aspace = task.aspace
         if aspace.id is None:
             aspace.id = self.n_as
@@ -454,8 +458,7 @@ class Converter:
                 a.remove(old, old + old_pages)
             a.remove(new, new + new_pages)
             a.add(new, new + new_pages)
-            group.append(('mremap', old, old_pages,
-                          '%x %d' % (new, new_pages)))
+            group.append(('mremap', old, old_pages, (new, new_pages)))
         elif name == 'brk':
             want = parse_int(args[0])
             old = a.brk
@@ -597,15 +600,17 @@ class Converter:
                            len(self.events) + self.dropped_events,
                            self.max_events))
         if pid_map:
-            for tid, pid in enumerate(self.pid_of_thread):
-                out.append('# thread %d: pid %s' % (tid, pid))
+            for tid, task in enumerate(self.thread_tasks):
+                out.append('# thread %d: pid %s' % (tid, task.pid))
+        # Addresses are kept as page numbers and written as byte addresses.
         for ts, tid, asid, kind, addr, pages, extra in self.events:
-            if extra is None:
-                out.append('%d %d %d %s %x %d' %
-                           (ts, tid, asid, kind, addr, pages))
-            else:
-                out.append('%d %d %d %s %x %d %s' %
-                           (ts, tid, asid, kind, addr, pages, extra))
+            line = '%d %d %d %s %x %d' % (ts, tid, asid, kind,
+                                          addr << PAGE_SHIFT, pages)
+            if isinstance(extra, tuple):
+                line += ' %x %d' % (extra[0] << PAGE_SHIFT, extra[1])
+            elif extra is not None:
+                line += ' ' + extra
+            out.append(line)
         return '\n'.join(out) + '\n'
 
 
@@ -627,10 +632,10 @@ def clone_flags(name, text):
     return 0
 
 
-def convert_text(text, **kw):
+def convert_text(text, pid_map=False, **kw):
     conv = Converter(**kw)
     conv.convert(text.splitlines(True))
-    return conv.render()
+    return conv.render(pid_map=pid_map)
 
 
 # ---------------------------------------------------------------------------
@@ -679,22 +684,22 @@ SELF_TESTS = [
 # address-spaces: 1
 # events: 16 (mmap 7, munmap 5, mprotect 1, dontneed 2, mremap 1)
 # duration_ns: 190000
-20000 0 0 mmap 555555559 33 rw-
-30000 0 0 mmap 55555557a 2 rw-
-40000 0 0 munmap 555555560 28
-60000 0 0 mmap 7f0000000 482 r--
-70000 0 0 munmap 7f0000026 342
-70000 0 0 mmap 7f0000026 342 r-x
-95000 0 0 munmap 7f00001e0 2
-95000 0 0 mmap 7f00001e0 13 rw-
-110000 0 0 mprotect 7f00001e0 4 r--
-130000 0 0 dontneed 7f00001e0 2
-150000 0 0 dontneed 7f00001e2 1
-160000 0 0 mremap 7f00001e0 4 7f0000400 8
-170000 0 0 munmap 7f0000000 11
-180000 0 0 munmap 7f0000400 1
-180000 0 0 mmap 7f0000400 1 rwx
-190000 0 0 mmap 7f0000500 1 -w-
+20000 0 0 mmap 555555559000 33 rw-
+30000 0 0 mmap 55555557a000 2 rw-
+40000 0 0 munmap 555555560000 28
+60000 0 0 mmap 7f0000000000 482 r--
+70000 0 0 munmap 7f0000026000 342
+70000 0 0 mmap 7f0000026000 342 r-x
+95000 0 0 munmap 7f00001e0000 2
+95000 0 0 mmap 7f00001e0000 13 rw-
+110000 0 0 mprotect 7f00001e0000 4 r--
+130000 0 0 dontneed 7f00001e0000 2
+150000 0 0 dontneed 7f00001e2000 1
+160000 0 0 mremap 7f00001e0000 4 7f0000400000 8
+170000 0 0 munmap 7f0000000000 11
+180000 0 0 munmap 7f0000400000 1
+180000 0 0 mmap 7f0000400000 1 rwx
+190000 0 0 mmap 7f0000500000 1 -w-
 '''),
 
     # The same, cut after 5 events: the munmap+mmap pair of the MAP_FIXED
@@ -707,10 +712,10 @@ SELF_TESTS = [
 # events: 4 (mmap 3, munmap 1, mprotect 0, dontneed 0, mremap 0)
 # duration_ns: 60000
 # truncated: kept the first 4 of 16 events (--max-events 5)
-20000 0 0 mmap 555555559 33 rw-
-30000 0 0 mmap 55555557a 2 rw-
-40000 0 0 munmap 555555560 28
-60000 0 0 mmap 7f0000000 482 r--
+20000 0 0 mmap 555555559000 33 rw-
+30000 0 0 mmap 55555557a000 2 rw-
+40000 0 0 munmap 555555560000 28
+60000 0 0 mmap 7f0000000000 482 r--
 '''),
 
     # strace -o FILE: every line starts with the pid.  200 starts thread
@@ -762,18 +767,18 @@ SELF_TESTS = [
 # address-spaces: 4
 # events: 12 (mmap 5, munmap 5, mprotect 2, dontneed 0, mremap 0)
 # duration_ns: 2800000
-100000 0 0 mmap 7f1000000 2049 ---
-200000 0 0 mprotect 7f1000001 2048 rw-
-600000 1 0 mmap 7f0800000 32768 ---
-800000 1 0 mprotect 7f0800000 33 rw-
-900000 0 0 munmap 7f1000000 1
-1100000 2 1 munmap 7f0800000 1
-1100000 2 1 mmap 7f0800000 1 r--
-1700000 3 0 munmap 7f0800001 1
-1700000 3 0 mmap 7f0800001 1 rw-
-2200000 3 2 mmap 5600000 33 rw-
-2400000 1 0 munmap 7f0800000 33
-2800000 4 3 munmap 7f1000001 2
+100000 0 0 mmap 7f1000000000 2049 ---
+200000 0 0 mprotect 7f1000001000 2048 rw-
+600000 1 0 mmap 7f0800000000 32768 ---
+800000 1 0 mprotect 7f0800000000 33 rw-
+900000 0 0 munmap 7f1000000000 1
+1100000 2 1 munmap 7f0800000000 1
+1100000 2 1 mmap 7f0800000000 1 r--
+1700000 3 0 munmap 7f0800001000 1
+1700000 3 0 mmap 7f0800001000 1 rw-
+2200000 3 2 mmap 5600000000 33 rw-
+2400000 1 0 munmap 7f0800000000 33
+2800000 4 3 munmap 7f1000001000 2
 '''),
 
     # strace writing to stderr: no prefix while one task is traced, then
@@ -804,11 +809,11 @@ SELF_TESTS = [
 # address-spaces: 2
 # events: 5 (mmap 3, munmap 1, mprotect 1, dontneed 0, mremap 0)
 # duration_ns: 120000
-20000 0 0 mmap 7f2000000 2049 ---
-50000 1 0 mmap 7f3000000 1 rw-
-60000 0 0 mprotect 7f2000000 1 ---
-80000 0 0 munmap 7f3000000 1
-120000 1 1 mmap 561000000 1 rw-
+20000 0 0 mmap 7f2000000000 2049 ---
+50000 1 0 mmap 7f3000000000 1 rw-
+60000 0 0 mprotect 7f2000000000 1 ---
+80000 0 0 munmap 7f3000000000 1
+120000 1 1 mmap 561000000000 1 rw-
 '''),
 
     # strace -o FILE, execve by a non-leader thread: its entry line ends in
@@ -831,9 +836,31 @@ SELF_TESTS = [
 # address-spaces: 2
 # events: 3 (mmap 2, munmap 1, mprotect 0, dontneed 0, mremap 0)
 # duration_ns: 70000
-20000 0 0 mmap 7f4000000 1 r--
-30000 1 0 munmap 7f4000000 1
-70000 1 1 mmap 7f5000000 2 rw-
+20000 0 0 mmap 7f4000000000 1 r--
+30000 1 0 munmap 7f4000000000 1
+70000 1 1 mmap 7f5000000000 2 rw-
+'''),
+
+    # A child that exits before its parent's clone has returned, while the
+    # parent's pid is not known yet: the child's exit line must not be
+    # taken for the parent.  (--pid-map shows the pid found later.)
+    ('child exits before clone returns, parent unprefixed', {'pid_map': True},
+     r'''
+1700000004.000000 execve("./a", ["./a"], 0x7ffc /* 2 vars */) = 0
+1700000004.000010 mmap(NULL, 4096, PROT_READ, MAP_PRIVATE|MAP_ANONYMOUS, -1, 0) = 0x7f6000000000
+1700000004.000020 clone(child_stack=NULL, flags=CLONE_CHILD_CLEARTID|CLONE_CHILD_SETTID|SIGCHLD, child_tidptr=0x7f6000000a10 <unfinished ...>
+[pid   501] 1700000004.000030 +++ exited with 0 +++
+[pid   500] 1700000004.000040 <... clone resumed>) = 501
+[pid   500] 1700000004.000050 munmap(0x7f6000000000, 4096) = 0
+''',
+     '''# tlbpol-trace v1
+# threads: 1
+# address-spaces: 1
+# events: 2 (mmap 1, munmap 1, mprotect 0, dontneed 0, mremap 0)
+# duration_ns: 50000
+# thread 0: pid 500
+10000 0 0 mmap 7f6000000000 1 r--
+50000 0 0 munmap 7f6000000000 1
 '''),
 ]
 
@@ -880,6 +907,10 @@ def main(argv=None):
     args = ap.parse_args(argv)
     if args.self_test:
         return self_test()
+    for c in args.comment:
+        for line in c.split('\n'):
+            if len(('# ' + line).encode('utf-8')) > MAX_LINE:
+                ap.error('comment line longer than %d bytes' % MAX_LINE)
 
     if args.input == '-':
         lines = sys.stdin.readlines()
