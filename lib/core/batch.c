@@ -21,25 +21,24 @@ static uint64_t range_last(uint64_t va, uint64_t nr, uint32_t shift)
 	return va + ((nr - 1) << shift) + ((1ULL << shift) - 1);
 }
 
-static int range_less(const void *a, const void *b)
+static inline int range_less(const struct tlbpol_range *x, const struct tlbpol_range *y)
 {
-	const struct tlbpol_range *x = a, *y = b;
-
 	if (x->page_shift != y->page_shift)
 		return x->page_shift < y->page_shift;
 	return x->va < y->va;
 }
 
+TLBPOL_DEFINE_HEAPSORT(tlbpol_sort_ranges, struct tlbpol_range, range_less)
+
 /*
- * Sort and merge @n ranges in place: same page size, overlapping or
- * adjacent.  Returns the ranges left; *@pages gets the distinct pages.
+ * Merge @n ranges sorted by (page size, address) in place: same page size,
+ * overlapping or adjacent.  Returns the ranges left; *@pages gets the
+ * distinct pages.
  */
-uint32_t tlbpol__merge_ranges(struct tlbpol_range *r, uint32_t n, uint64_t *pages)
+uint32_t tlbpol__merge_sorted(struct tlbpol_range *r, uint32_t n, uint64_t *pages)
 {
-	struct tlbpol_range tmp;
 	uint32_t out = 0;
 
-	tlbpol_heapsort(r, n, sizeof(*r), &tmp, range_less);
 	*pages = 0;
 	for (uint32_t i = 0; i < n; i++) {
 		if (out) {
@@ -63,6 +62,17 @@ uint32_t tlbpol__merge_ranges(struct tlbpol_range *r, uint32_t n, uint64_t *page
 		out++;
 	}
 	return out;
+}
+
+/* Sort (unless already sorted: an unmap walks addresses upwards) and merge. */
+uint32_t tlbpol__merge_ranges(struct tlbpol_range *r, uint32_t n, uint64_t *pages)
+{
+	for (uint32_t i = 1; i < n; i++)
+		if (range_less(&r[i], &r[i - 1])) {
+			tlbpol_sort_ranges(r, n);
+			break;
+		}
+	return tlbpol__merge_sorted(r, n, pages);
 }
 
 /*
@@ -171,6 +181,7 @@ static uint32_t build(struct tlbpol_engine *eng, uint32_t cpu, struct slot *s, u
 		r->nr_pages = p->nr_pages;
 		r->page_shift = p->page_shift;
 		r->pad = 0;
+		rf->pages += p->nr_pages;
 		pages_in += p->nr_pages;
 	}
 	c->nr_pending = kept;
@@ -178,8 +189,14 @@ static uint32_t build(struct tlbpol_engine *eng, uint32_t cpu, struct slot *s, u
 	for (uint32_t k = 0; k < nf; k++) {
 		struct req_flush *rf = &s->flushes[k];
 
-		rf->f.nr_ranges = tlbpol__merge_ranges((struct tlbpol_range *)rf->f.ranges,
-					       rf->f.nr_ranges, &rf->pages);
+		/*
+		 * Pages counted with their duplicates: past the ceiling even so
+		 * means one whole-AS flush, and sorting would be wasted (a
+		 * duplicate can only make the escalation early, never unsafe).
+		 */
+		if (rf->pages <= eng->flush_ceiling && (eng->rules & TLBPOL_RULE_RANGE_FLUSH))
+			rf->f.nr_ranges = tlbpol__merge_ranges((struct tlbpol_range *)rf->f.ranges,
+							       rf->f.nr_ranges, &rf->pages);
 		tlbpol__finalize_kind(eng, rf);
 		c->as_slot[rf->as_index] = 0;
 	}
@@ -201,8 +218,15 @@ static void pbox_add(struct tlbpol_engine *eng, uint32_t cpu, uint32_t as_index,
 		prim_store_relaxed(&b->hi, hi);
 	if (global)
 		prim_store_relaxed(&b->global, 1u);
-	if (new_entry)
-		prim_store_release(&b->count, prim_load_relaxed(&b->count) + 1);
+	if (new_entry) {
+		uint32_t n = prim_load_relaxed(&b->count);
+
+		prim_store_release(&b->count, n + 1);
+		/* The address space learns of this CPU once, not per entry: a
+		 * locked add per page would cost every enqueue. */
+		if (!n)
+			prim_fetch_add(&eng->as[as_index].pending, 1u);
+	}
 }
 
 static void pbox_sub(struct tlbpol_engine *eng, uint32_t cpu, uint32_t as_index, uint32_t n)
@@ -215,20 +239,16 @@ static void pbox_sub(struct tlbpol_engine *eng, uint32_t cpu, uint32_t as_index,
 		prim_store_relaxed(&b->lo, ~0ULL);
 		prim_store_relaxed(&b->hi, 0ULL);
 		prim_store_relaxed(&b->global, 0u);
+		prim_fetch_sub_release(&eng->as[as_index].pending, 1u);
 	}
 }
 
 /* The entries of a completed request are no longer pending in their ASes. */
 static void release_entries(struct tlbpol_engine *eng, uint32_t cpu, struct slot *s)
 {
-	for (uint32_t k = 0; k < s->nr_flushes; k++) {
-		struct tlbpol_as *as = &eng->as[s->flushes[k].as_index];
-
+	for (uint32_t k = 0; k < s->nr_flushes; k++)
 		if (s->flushes[k].entries)
 			pbox_sub(eng, cpu, s->flushes[k].as_index, s->flushes[k].entries);
-		if (s->flushes[k].entries)
-			prim_fetch_sub_release(&as->pending, s->flushes[k].entries);
-	}
 }
 
 int tlbpol__flush_batch(struct tlbpol_engine *eng, uint32_t cpu, uint32_t from, uint32_t to)
@@ -311,7 +331,6 @@ void tlbpol__enqueue(struct tlbpol_engine *eng, struct tlbpol_as *as, uint32_t c
 	c->pending_pages += (uint32_t)ev->nr_pages;
 	pbox_add(eng, cpu, as->index, ev->va, range_last(ev->va, ev->nr_pages, ev->page_shift),
 		 global, 1);
-	prim_fetch_add(&as->pending, 1u);
 full:
 	/* Entries hold >= 1 page each, so nr_pending <= pending_pages, and this
 	 * keeps both within batch_pages: a full batch flushes itself. */

@@ -43,10 +43,10 @@ struct tlbpol_as {
 	uint64_t gen;     /* atomic */
 	uint32_t state;   /* enum as_state; written under eng->as_lock */
 	uint32_t loaded;  /* atomic: CPUs that have it loaded (running or lazy) */
-	uint32_t pending; /* atomic: deferred entries and in-flight requests naming it */
+	uint32_t pending; /* atomic: CPUs with deferred work in it (pbox count > 0) */
 	uint32_t index;
 	uint64_t *footprint; /* atomic words: CPUs that may cache it */
-};
+} __attribute__((aligned(TLBPOL_CACHELINE))); /* no two share a line */
 
 /* One deferred event in a CPU's batch. */
 struct pending {
@@ -228,11 +228,43 @@ static inline void gen_raise(uint64_t *g, uint64_t v)
 		prim_store_relaxed(g, v);
 }
 
+/* The next CPU in @t after @cpu (-1 to start), looking only at the first
+ * @words words: the engine's sets never have bits beyond nr_cpus. */
+static inline int set_next(const struct tlbpol_cpuset *t, uint32_t words, int cpu)
+{
+	uint32_t start = (uint32_t)(cpu + 1), w = start / 64;
+	uint64_t bits;
+
+	if (w >= words)
+		return -1;
+	bits = t->bits[w] & (~0ULL << (start % 64));
+	while (!bits) {
+		if (++w >= words)
+			return -1;
+		bits = t->bits[w];
+	}
+	return (int)(w * 64 + prim_ctz64(bits));
+}
+
+#define for_each_target(i, t, eng)                                             \
+	for (int i = set_next((t), (eng)->words, -1); i >= 0;                   \
+	     i = set_next((t), (eng)->words, i))
+
 /* A CPU that is not using user addresses (Linux lazy TLB mode). */
 static inline int cpu_is_lazy(const struct tlbpol_engine *eng, uint32_t cpu)
 {
 	return prim_load_seqcst(&eng->cpus[cpu].lazy) ||
 	       prim_load_seqcst(&eng->cpus[cpu].state) == TLBPOL_CPU_IDLE;
+}
+
+/* Does @c have lazy requests in flight?  (Cheap test before reaping.) */
+static inline int lazy_in_flight(const struct tlbpol_cpu *c)
+{
+	uint32_t busy = 0;
+
+	for (uint32_t i = 1; i < TLBPOL_SLOTS; i++)
+		busy |= c->slots[i].busy;
+	return busy != 0;
 }
 
 /* decide.c */
@@ -267,6 +299,7 @@ void tlbpol__single(struct tlbpol_engine *eng, uint32_t cpu, struct slot *s,
 void tlbpol__finalize_kind(const struct tlbpol_engine *eng, struct req_flush *rf);
 uint64_t tlbpol__oldest_seq(const struct tlbpol_engine *eng, uint32_t cpu);
 uint32_t tlbpol__merge_ranges(struct tlbpol_range *r, uint32_t n, uint64_t *pages);
+uint32_t tlbpol__merge_sorted(struct tlbpol_range *r, uint32_t n, uint64_t *pages);
 void tlbpol__slot_done(struct tlbpol_engine *eng, uint32_t cpu, struct slot *s);
 
 #endif /* TLBPOL_INTERNAL_H */

@@ -91,16 +91,16 @@ static uint32_t node_of(const struct tlbpol_engine *eng, uint32_t cpu)
 /* Receiving                                                                */
 /* ======================================================================== */
 
-static int recv_less(const void *a, const void *b)
+static inline int recv_less(const struct recv_range *x, const struct recv_range *y)
 {
-	const struct recv_range *x = a, *y = b;
-
 	if (x->as_slot != y->as_slot)
 		return x->as_slot < y->as_slot;
 	if (x->page_shift != y->page_shift)
 		return x->page_shift < y->page_shift;
 	return x->va < y->va;
 }
+
+TLBPOL_DEFINE_HEAPSORT(sort_recv, struct recv_range, recv_less)
 
 struct recv_round {
 	uint32_t nr_as;
@@ -223,10 +223,9 @@ static void recv_merged(struct tlbpol_engine *eng, uint32_t me, struct recv_roun
 {
 	struct tlbpol_cpu *c = &eng->cpus[me];
 	int gen_skip = !!(eng->rules & TLBPOL_RULE_GEN_SKIP);
-	struct recv_range tmp;
 	uint32_t i = 0;
 
-	tlbpol_heapsort(c->recv_ranges, rr->nr_ranges, sizeof(tmp), &tmp, recv_less);
+	sort_recv(c->recv_ranges, rr->nr_ranges);
 	for (uint32_t a = 0; a < rr->nr_as; a++) {
 		struct recv_as *ra = &c->recv_as[a];
 		struct tlbpol_as *as = &eng->as[ra->as_index];
@@ -258,7 +257,7 @@ static void recv_merged(struct tlbpol_engine *eng, uint32_t me, struct recv_roun
 		f.nr_ranges = 0;
 		f.ranges = 0;
 		if (f.kind == TLBPOL_FLUSH_PAGES && !(gen_skip && !contiguous)) {
-			n = tlbpol__merge_ranges(c->recv_out, n, &pages);
+			n = tlbpol__merge_sorted(c->recv_out, n, &pages);
 			if ((eng->rules & TLBPOL_RULE_RANGE_FLUSH) && pages <= eng->flush_ceiling) {
 				f.nr_ranges = n;
 				f.ranges = c->recv_out;
@@ -405,7 +404,7 @@ static uint32_t candidates(struct tlbpol_engine *eng, uint32_t me, const struct 
 			t->bits[w] |= all ? (w == words - 1 ? tail : ~0ULL) : prim_load_relaxed(&fp[w]);
 	}
 	t->bits[me / 64] &= ~(1ULL << (me % 64));
-	for (int i = tlbpol_cpuset_next(t, -1); i >= 0; i = tlbpol_cpuset_next(t, i)) {
+	for_each_target(i, t, eng) {
 		if (prim_load_seqcst(&eng->cpus[i].state) == TLBPOL_CPU_OFFLINE)
 			t->bits[i / 64] &= ~(1ULL << (i % 64));
 		else
@@ -482,7 +481,7 @@ static int broadcast_cheaper(const struct tlbpol_engine *eng, uint32_t me, const
 	if (!(eng->rules & TLBPOL_RULE_BROADCAST) || !n)
 		return 0;
 	if (eng->cpu_node)
-		for (int i = tlbpol_cpuset_next(t, -1); i >= 0; i = tlbpol_cpuset_next(t, i))
+		for_each_target(i, t, eng)
 			remote += node_of(eng, (uint32_t)i) != node_of(eng, me);
 	ipi = eng->cost_ipi + (uint64_t)(n - 1) * eng->cost_ipi_target +
 	      (uint64_t)remote * eng->cost_ipi_remote;
@@ -502,10 +501,19 @@ static void send_ipis(struct tlbpol_engine *eng, uint32_t me, struct slot *s,
 	uint32_t n = 0;
 
 	if (s->fanout) {
-		const uint64_t *mine = &eng->node_mask[(size_t)node_of(eng, me) * eng->words];
+		/* Targets in a node with a leader are its to interrupt. */
+		for_each_target(i, t, eng) {
+			const uint64_t *nm =
+				&eng->node_mask[(size_t)node_of(eng, (uint32_t)i) * eng->words];
+			int led = 0;
 
-		for (uint32_t w = 0; w < eng->words; w++)
-			t->bits[w] &= mine[w] | s->leaders[w];
+			if (s->leaders[i / 64] & (1ULL << (i % 64)))
+				continue;
+			for (uint32_t w = 0; w < eng->words && !led; w++)
+				led = (s->leaders[w] & nm[w]) != 0;
+			if (led)
+				t->bits[i / 64] &= ~(1ULL << (i % 64));
+		}
 	}
 	for (uint32_t w = 0; w < eng->words; w++)
 		n += prim_popcount64(t->bits[w]);
@@ -516,8 +524,11 @@ static void send_ipis(struct tlbpol_engine *eng, uint32_t me, struct slot *s,
 }
 
 /*
- * Choose one leader per remote node among @t (NUMA fan-out).  Returns 1 if
- * any was chosen.
+ * NUMA fan-out: choose one leader among @t in each remote node where that
+ * pays.  The initiator saves (k - 1) cross-node sends for a node with k
+ * targets, and the others pay one more hop (the leader's interrupt and its
+ * sends); with the cost model that is worth it when (k - 1) remote sends
+ * cost more than one interrupt.  Returns 1 if any leader was chosen.
  */
 static int choose_leaders(struct tlbpol_engine *eng, uint32_t me, struct slot *s,
 			  const struct tlbpol_cpuset *t)
@@ -529,19 +540,21 @@ static int choose_leaders(struct tlbpol_engine *eng, uint32_t me, struct slot *s
 		return 0;
 	for (uint32_t w = 0; w < words; w++)
 		s->leaders[w] = 0;
-	for (int i = tlbpol_cpuset_next(t, -1); i >= 0; i = tlbpol_cpuset_next(t, i)) {
-		uint32_t node = node_of(eng, (uint32_t)i);
+	for_each_target(i, t, eng) {
+		uint32_t node = node_of(eng, (uint32_t)i), k = 0;
 		const uint64_t *nm = &eng->node_mask[(size_t)node * words];
 		int taken = 0;
 
 		if (node == mynode)
 			continue;
-		for (uint32_t w = 0; w < words && !taken; w++)
+		for (uint32_t w = 0; w < words && !taken; w++) {
 			taken = (s->leaders[w] & nm[w]) != 0;
-		if (!taken) {
-			s->leaders[i / 64] |= 1ULL << (i % 64);
-			any = 1;
+			k += prim_popcount64(t->bits[w] & nm[w]);
 		}
+		if (taken || (uint64_t)(k - 1) * eng->cost_ipi_remote <= eng->cost_ipi)
+			continue;
+		s->leaders[i / 64] |= 1ULL << (i % 64);
+		any = 1;
 	}
 	return any;
 }
@@ -568,7 +581,7 @@ static void arm(struct tlbpol_engine *eng, uint32_t me, struct slot *s,
 		flush_on(eng, me, &rf->f, rf->as_index, rf->gen, &c->cnt.task);
 		prim_count(&c->cnt.task.local_flushes, 1);
 	}
-	for (int i = tlbpol_cpuset_next(t, -1); i >= 0; i = tlbpol_cpuset_next(t, i)) {
+	for_each_target(i, t, eng) {
 		enum skip why = skippable(eng, (uint32_t)i, s, tables, 1);
 
 		if (why != SKIP_NO) {
@@ -586,7 +599,7 @@ static void arm(struct tlbpol_engine *eng, uint32_t me, struct slot *s,
 		return;
 	for (uint32_t w = 0; w < eng->words; w++)
 		prim_store_seqcst(&s->targets[w], t->bits[w]);
-	for (int i = tlbpol_cpuset_next(t, -1); i >= 0; i = tlbpol_cpuset_next(t, i)) {
+	for_each_target(i, t, eng) {
 		uint64_t xbit = 1ULL << (i % 64);
 		enum skip why;
 

@@ -67,12 +67,21 @@ int tlbpol_submit(struct tlbpol_engine *eng, struct tlbpol_as *as, uint32_t cpu,
 {
 	struct tlbpol_decision d;
 	struct tlbpol_cpu *c;
-	int err = tlbpol_decide(eng, as, cpu, ev, &d);
+	int err;
 
+	if (!eng || !ev || !as || eng->magic != TLBPOL_MAGIC)
+		return -E_INVAL;
+	if (cpu >= eng->nr_cpus)
+		return -E_RANGE;
+	if (!tlbpol__as_valid(eng, as))
+		return -E_INVAL;
+	err = tlbpol__validate_event(eng, ev);
 	if (err)
 		return err;
+	tlbpol__decide(eng, ev, &d);
 	c = &eng->cpus[cpu];
-	tlbpol__reap(eng, cpu);
+	if (lazy_in_flight(c))
+		tlbpol__reap(eng, cpu);
 	if (!(ev->old_pte & TLBPOL_PTE_PRESENT) && prim_load_acquire(&as->pending))
 		settle_reused_range(eng, as, cpu, ev);
 	prim_count(&c->cnt.task.events, 1);
@@ -101,7 +110,8 @@ int tlbpol_submit(struct tlbpol_engine *eng, struct tlbpol_as *as, uint32_t cpu,
 			tlbpol__enqueue(eng, as, cpu, ev, d.deadline);
 		}
 	}
-	tlbpol__run_dfrees(eng, cpu);
+	if (c->dfree_count)
+		tlbpol__run_dfrees(eng, cpu);
 	if (out)
 		*out = d;
 	return 0;

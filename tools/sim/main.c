@@ -91,9 +91,20 @@ static int run_one(const struct sim_config *base, const struct workload *wl, con
 	return 0;
 }
 
+/* a / b; 1 when both are 0; infinite (printed "inf", null in JSON) when
+ * only b is. */
 static double ratio(double a, double b)
 {
-	return b > 0 ? a / b : (a > 0 ? 1e9 : 1.0);
+	return b > 0 ? a / b : (a > 0 ? 1.0 / 0.0 : 1.0);
+}
+
+/* A ratio as JSON: a number, or null when it is infinite. */
+static const char *jr(char *buf, double v)
+{
+	if (v != v || v > 1e300)
+		return "null";
+	snprintf(buf, 32, "%.4f", v);
+	return buf;
 }
 
 static void print_table(FILE *f, const struct workload *wl, const struct result *r, int n,
@@ -170,14 +181,15 @@ static void print_json(FILE *f, const struct workload *wl, const struct result *
 {
 	for (int i = 0; i < n; i++) {
 		const struct result *x = &r[i];
+		char b1[32], b2[32], b3[32], b4[32];
 
 		fprintf(f,
 			"%s  {\"scenario\": \"%s\", \"policy\": \"%s\", \"rules\": %llu, \"ipis\": %llu, "
 			"\"ipis_received\": %llu, \"local_flushes\": %llu, \"pages_flushed\": %llu, "
 			"\"full_flushes\": %llu, \"tlb_misses\": %llu, \"all_tlb_misses\": %llu, "
 			"\"modelled_ns\": %.0f, \"metric\": %.3f, \"metric_name\": \"%s\", "
-			"\"violations\": %llu, \"ipis_vs_before\": %.4f, \"time_vs_before\": %.4f, "
-			"\"ipis_vs_linux\": %.4f, \"time_vs_linux\": %.4f}",
+			"\"violations\": %llu, \"ipis_vs_before\": %s, \"time_vs_before\": %s, "
+			"\"ipis_vs_linux\": %s, \"time_vs_linux\": %s}",
 			*first ? "" : ",\n", x->scenario, x->policy, (unsigned long long)x->rules,
 			(unsigned long long)x->cnt.irq_sent, (unsigned long long)x->cnt.irq_received,
 			(unsigned long long)x->cnt.local_flushes,
@@ -186,10 +198,10 @@ static void print_json(FILE *f, const struct workload *wl, const struct result *
 			(unsigned long long)x->cnt.flush_misses,
 			(unsigned long long)x->cnt.tlb_misses, x->modelled_ns, x->metric,
 			metric_name(wl), (unsigned long long)x->cnt.violations,
-			ratio((double)x->cnt.irq_sent, (double)r[before].cnt.irq_sent),
-			ratio(x->modelled_ns, r[before].modelled_ns),
-			ratio((double)x->cnt.irq_sent, (double)r[linux_i].cnt.irq_sent),
-			ratio(x->modelled_ns, r[linux_i].modelled_ns));
+			jr(b1, ratio((double)x->cnt.irq_sent, (double)r[before].cnt.irq_sent)),
+			jr(b2, ratio(x->modelled_ns, r[before].modelled_ns)),
+			jr(b3, ratio((double)x->cnt.irq_sent, (double)r[linux_i].cnt.irq_sent)),
+			jr(b4, ratio(x->modelled_ns, r[linux_i].modelled_ns)));
 		*first = 0;
 	}
 }
@@ -210,7 +222,8 @@ static void usage(FILE *f)
 		"  --l1 N --l2 N     TLB entries (default 64 and 1536)\n"
 		"  --overcommit K    vCPUs per physical CPU in `vcpu` (default 2)\n"
 		"  --broadcast       give the engine a broadcast flush (INVLPGB) on x86 too\n"
-		"  --seed S          random seed (default 1)\n");
+		"  --seed S          random seed (default 1)\n"
+		"  --policy NAME     run only this policy (naive, before, linux, tlbpol, custom)\n");
 }
 
 int main(int argc, char **argv)
@@ -219,7 +232,7 @@ int main(int argc, char **argv)
 	const struct workload *list[16];
 	int nlist = 0, nfmt = FMT_TABLE, have_extra = 0, first = 1;
 	uint64_t extra_rules = 0;
-	const char *scale = NULL, *trace = NULL;
+	const char *scale = NULL, *trace = NULL, *only = NULL;
 	int tty = isatty(2);
 	double t_all = now_s();
 	uint64_t unsafe = 0;
@@ -286,6 +299,9 @@ int main(int argc, char **argv)
 			nfmt = FMT_JSON;
 		} else if (!strcmp(a, "--broadcast")) {
 			cfg.broadcast = 1;
+		} else if (!strcmp(a, "--policy") && v) {
+			only = v;
+			i++;
 		} else if (!strcmp(a, "--scale") && v) {
 			scale = v;
 			i++;
@@ -395,6 +411,21 @@ int main(int argc, char **argv)
 		int np = have_extra ? 5 : 4;
 		struct result r[5];
 
+		if (only) {
+			int k = -1;
+
+			for (int p = 0; p < 5; p++)
+				if (!strcmp(pols[p].name, only))
+					k = p;
+			if (k < 0) {
+				fprintf(stderr, "tlbpol-sim: unknown policy %s\n", only);
+				return 2;
+			}
+			pols[0] = pols[k];
+			pols[1] = pols[k];
+			pols[2] = pols[k];
+			np = 1;
+		}
 		for (int p = 0; p < np; p++) {
 			if (tty)
 				fprintf(stderr, "\r  [%d/%d] %s: %s...            ", w + 1, nlist,
@@ -405,12 +436,16 @@ int main(int argc, char **argv)
 		}
 		if (tty)
 			fprintf(stderr, "\r%70s\r", "");
-		if (nfmt == FMT_TABLE)
-			print_table(stdout, wl, r, np, 1, 2);
-		else if (nfmt == FMT_CSV)
-			print_csv(stdout, wl, r, np, 1, 2);
-		else
-			print_json(stdout, wl, r, np, 1, 2, &first);
+		{
+			int b = np > 1 ? 1 : 0, l = np > 2 ? 2 : 0;
+
+			if (nfmt == FMT_TABLE)
+				print_table(stdout, wl, r, np, b, l);
+			else if (nfmt == FMT_CSV)
+				print_csv(stdout, wl, r, np, b, l);
+			else
+				print_json(stdout, wl, r, np, b, l, &first);
+		}
 		fflush(stdout);
 	}
 	if (nfmt == FMT_JSON)
