@@ -163,6 +163,7 @@ struct tlbpol_cpu {
 	uint32_t dfree_head, dfree_count;
 	uint32_t *as_slot;         /* scratch: as index -> flush index + 1 */
 	struct tlbpol_cpuset targets; /* scratch for send_ipi */
+	struct tlbpol_cpuset direct;  /* scratch: nodes whose leader went away */
 
 	/* --- this CPU's tlbpol_handle_ipi() only --- */
 	uint32_t in_serve;         /* atomic: nesting guard */

@@ -501,13 +501,14 @@ static void send_ipis(struct tlbpol_engine *eng, uint32_t me, struct slot *s,
 	uint32_t n = 0;
 
 	if (s->fanout) {
-		/* Targets in a node with a leader are its to interrupt. */
+		/* Targets in a node with a leader are its to interrupt (unless
+		 * that leader went away after publication: then we do). */
 		for_each_target(i, t, eng) {
 			const uint64_t *nm =
 				&eng->node_mask[(size_t)node_of(eng, (uint32_t)i) * eng->words];
 			int led = 0;
 
-			if (s->leaders[i / 64] & (1ULL << (i % 64)))
+			if ((s->leaders[i / 64] | c->direct.bits[i / 64]) & (1ULL << (i % 64)))
 				continue;
 			for (uint32_t w = 0; w < eng->words && !led; w++)
 				led = (s->leaders[w] & nm[w]) != 0;
@@ -560,8 +561,22 @@ static int choose_leaders(struct tlbpol_engine *eng, uint32_t me, struct slot *s
 }
 
 /*
- * Take generations, flush this CPU, choose and publish the targets, post to
- * their inboxes, and (unless @lazy) interrupt them.  The caller waits.
+ * Take the request's generations.  This must come before the footprints and
+ * CPU states are read: a CPU coming back to an address space publishes its
+ * return (footprint bit, lazy flag, state) and then reads the generation, so
+ * either it reads ours and catches up, or we read its return and target it
+ * (Linux flush_tlb_mm_range(): inc_mm_tlb_gen() before mm_cpumask()).
+ */
+static void take_generations(struct tlbpol_engine *eng, struct slot *s)
+{
+	for (uint32_t k = 0; k < s->nr_flushes; k++)
+		s->flushes[k].gen = prim_fetch_add(&eng->as[s->flushes[k].as_index].gen, 1ULL) + 1;
+}
+
+/*
+ * Flush this CPU, choose and publish the targets, post to their inboxes, and
+ * (unless @lazy) interrupt them.  The caller took the generations and chose
+ * the candidates @t after them, and waits.
  */
 static void arm(struct tlbpol_engine *eng, uint32_t me, struct slot *s,
 		struct tlbpol_cpuset *t, int lazy)
@@ -571,8 +586,6 @@ static void arm(struct tlbpol_engine *eng, uint32_t me, struct slot *s,
 	int tables = needs_tables(s);
 	uint32_t n = 0;
 
-	for (uint32_t k = 0; k < s->nr_flushes; k++)
-		s->flushes[k].gen = prim_fetch_add(&eng->as[s->flushes[k].as_index].gen, 1ULL) + 1;
 	for (uint32_t k = 0; k < s->nr_flushes; k++) {
 		const struct req_flush *rf = &s->flushes[k];
 
@@ -594,6 +607,8 @@ static void arm(struct tlbpol_engine *eng, uint32_t me, struct slot *s,
 	s->lazy = (uint32_t)lazy;
 	s->fanout = !lazy && n && choose_leaders(eng, me, s, t);
 	s->busy = 1;
+	for (uint32_t w = 0; w < eng->words; w++)
+		c->direct.bits[w] = 0;
 	prim_store_seqcst(&s->acks, n);
 	if (!n)
 		return;
@@ -615,13 +630,13 @@ static void arm(struct tlbpol_engine *eng, uint32_t me, struct slot *s,
 			prim_fetch_sub_release(&s->acks, 1u);
 			count_skip(c, why);
 			/* A leader that went away: its node is interrupted
-			 * directly. */
+			 * directly (the request is published: leave it be). */
 			if (s->fanout && (s->leaders[i / 64] & xbit)) {
 				const uint64_t *nm =
 					&eng->node_mask[(size_t)node_of(eng, (uint32_t)i) * eng->words];
 
 				for (uint32_t w = 0; w < eng->words; w++)
-					s->leaders[w] |= nm[w];
+					c->direct.bits[w] |= nm[w];
 			}
 		}
 	}
@@ -652,7 +667,7 @@ void tlbpol__shoot(struct tlbpol_engine *eng, uint32_t me, struct slot *s)
 	 */
 	prim_fence();
 	n = candidates(eng, me, s, &c->targets);
-	if (broadcast_cheaper(eng, me, s, &c->targets, n)) {
+	if (n && broadcast_cheaper(eng, me, s, &c->targets, n)) {
 		/*
 		 * The broadcast reaches every CPU, this one included, whatever
 		 * it runs or caches, and is complete when it returns: nobody
@@ -664,6 +679,9 @@ void tlbpol__shoot(struct tlbpol_engine *eng, uint32_t me, struct slot *s)
 		}
 		return;
 	}
+	take_generations(eng, s);
+	prim_fence();
+	candidates(eng, me, s, &c->targets);
 	arm(eng, me, s, &c->targets, 0);
 	wait_acks(eng, me, s);
 	s->busy = 0;
@@ -688,6 +706,7 @@ void tlbpol__post_lazy(struct tlbpol_engine *eng, uint32_t me, struct slot *s)
 
 	if (!s->nr_flushes)
 		return;
+	take_generations(eng, s);
 	prim_fence();
 	candidates(eng, me, s, &c->targets);
 	arm(eng, me, s, &c->targets, 1);

@@ -140,7 +140,7 @@ struct host {
 static struct host host;
 
 /* The engine lives here: static, 64-byte aligned, zeroed by the loader. */
-static _Alignas(64) unsigned char engine_mem[128 * 1024];
+static _Alignas(64) unsigned char engine_mem[1024 * 1024];
 
 static void flush_local(void *ctx, uint32_t cpu, const struct tlbpol_flush *f)
 {
@@ -286,8 +286,10 @@ static int run(void)
 	if (tlbpol_decide(eng, as, 0, 0, &d) != -22)
 		return FT_BAD_ARG;
 
+	/* Lazy CPUs keep the address space loaded: unload them to close it. */
 	if (tlbpol_switch(eng, 0, 0, 0) != 0 || tlbpol_switch(eng, 1, 0, 0) != 0 ||
-	    tlbpol_as_close(eng, as) != 0)
+	    tlbpol_as_close(eng, as) != -16 || tlbpol_unload(eng, 0) != 0 ||
+	    tlbpol_unload(eng, 1) != 0 || tlbpol_as_close(eng, as) != 0)
 		return FT_CLOSE;
 	if (host.bad_ctx)
 		return FT_CTX;

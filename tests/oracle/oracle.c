@@ -1258,9 +1258,13 @@ static void submit(struct orc_world *w, uint32_t cpu, uint32_t x, uint32_t kind,
 	      (n > 255 ? 255 : n) | oldb << 8 | newb << 16);
 	snprintf(what, sizeof(what), "%s[%s,%s,%s]", kind_names[kind], tlbpol_action_str(d.action),
 		 tlbpol_deadline_str(d.deadline), tlbpol_reason_str(d.reason));
+	/* Only pages this event changed complete a version (a spurious or
+	 * retried fault reports the PTE as it is, changed by an earlier event
+	 * whose own completion may still be pending). */
 	if (d.deadline == TLBPOL_BY_NOW) {
 		for (uint32_t i = 0; i < nch; i++)
-			complete_page(w, x, ch[i].page, ch[i].new, what);
+			if (ch[i].new != ch[i].old)
+				complete_page(w, x, ch[i].page, ch[i].new, what);
 		return;
 	}
 	count(w, ORC_C_DEFERRED, 1);
@@ -1269,7 +1273,8 @@ static void submit(struct orc_world *w, uint32_t cpu, uint32_t x, uint32_t kind,
 		struct orc_rec rec = { c->seq, ch[i].new, (uint16_t)ch[i].page, (uint8_t)x,
 				       (uint8_t)d.deadline };
 
-		rec_add(c, &rec);
+		if (ch[i].new != ch[i].old)
+			rec_add(c, &rec);
 	}
 }
 
@@ -1545,14 +1550,17 @@ static int try_access(struct orc_world *w, struct orc_cpu *c, uint32_t cpu, uint
 			 * still maps the entry's frame writably, the entry is
 			 * reloaded from it (its D is then the PTE's, set just
 			 * now, not one a later CLEAR_DIRTY should have
-			 * flushed).  Otherwise the entry is stale and keeps its
-			 * old version, so the oracle still sees it as such.
+			 * flushed).  Otherwise the entry is stale: the write
+			 * goes through it (the hardware may do that while the
+			 * change is in flight), but it is left as it was, old
+			 * version and no D, which would otherwise date D back
+			 * to that version and make an A/D-only change in
+			 * between look like a missed CLEAR_DIRTY.
 			 */
-			if ((pte_perm(cur) & B_W) && pte_frame(cur) == te_frame(e))
+			if ((pte_perm(cur) & B_W) && pte_frame(cur) == te_frame(e)) {
 				e = te_make(x, page, pte_perm(cur), pte_frame(cur), pte_ver(cur));
-			else
-				e |= (uint64_t)(B_A | B_D) << 41;
-			atomic_store(&c->tlb[slot], e);
+				atomic_store(&c->tlb[slot], e);
+			}
 		}
 		if (a == ORC_WRITE)
 			write_check(w, cpu, e);
@@ -1601,7 +1609,7 @@ static enum orc_result handle_fault(struct orc_world *w, uint32_t cpu, uint32_t 
 			res = ORC_SEGV;
 		else
 			res = install(w, cpu, x, page,
-				      B_U | B_A | (vma & (B_W | B_X)) | (a == ORC_WRITE ? B_D : 0),
+				      B_A | (vma & (B_W | B_X | B_U)) | (a == ORC_WRITE ? B_D : 0),
 				      evflags);
 	} else if (allows(perm, a)) {
 		/*
@@ -1926,7 +1934,7 @@ enum orc_result orc_populate(struct orc_world *w, uint32_t cpu, uint32_t as, uin
 			res = ORC_NOMEM;
 			break;
 		}
-		if (install_prepare(w, as, p, B_U | B_A | (atomic_load(&a->vma[p]) & (B_W | B_X)), f,
+		if (install_prepare(w, as, p, B_A | (atomic_load(&a->vma[p]) & (B_W | B_X | B_U)), f,
 				    &ch[nch]))
 			nch++;
 		else
@@ -2272,7 +2280,7 @@ void orc_config_init(struct orc_config *cfg, uint32_t nr_cpus, uint32_t arch, ui
 	cfg->tlb_ways = 4;
 	cfg->psc_sets = 4;
 	cfg->psc_ways = 4;
-	cfg->numa_nodes = nr_cpus >= 4 ? 2 : 1;
+	cfg->numa_nodes = nr_cpus >= 2 ? 2 : 1;
 	cfg->broadcast = 1;
 	cfg->seed = 1;
 	cfg->max_reports = 20;

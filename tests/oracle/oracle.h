@@ -3,54 +3,73 @@
  * oracle.h - a model machine for libtlbpol, and an oracle that checks every
  * completion the engine reports against it.
  *
- * The machine: several address spaces, each an engine address space with its
- * own tag, with a page table (PTEs with the TLBPOL_PTE_* bits, a frame
- * number and a version bumped by every software change) split into
- * page-table pages ("tables") of group_pages PTEs each, which can be freed and
- * reallocated.  Each CPU has a set-associative TLB of (address space, page)
- * -> (permissions, frame, PTE version) and a paging-structure cache (PSC) of
- * (address space, group) -> table page.  Both are filled only by the CPU's
- * own page walks (on access, or speculatively, also while the CPU is lazy)
- * and emptied only by the engine's flushes (ops->flush_local,
- * ops->broadcast), by the CPU's own catch-up flushes (tlbpol_switch()
- * need_flush, tlbpol_cpu_state() returning 1), by the CR3 write of a switch
- * without TLBPOL_CFGF_RETAIN_AS, and on x86 by a page fault for the faulting
- * address (Intel SDM 4.10.4.1).  Frames and table pages come from pools and
- * go back only from deferred frees (tlbpol_defer_free()), so a translation
- * the engine failed to flush ends up pointing at memory someone else owns.
+ * The machine.  Several address spaces, each an engine address space with its
+ * own tag, each with a page table: PTEs with the TLBPOL_PTE_* bits, a frame
+ * number and a version (bumped by every software change, not by hardware A/D
+ * updates), grouped group_pages to a page-table page ("table") that can be
+ * freed and reallocated.  Each CPU has a set-associative TLB of (address
+ * space, page) -> (bits, frame, version filled from) and a paging-structure
+ * cache (PSC) of (address space, group) -> table page.  Both are filled only
+ * by the CPU's own walks (on access, or speculatively, also while it is lazy
+ * with an address space loaded) and emptied only by the engine's flushes
+ * (ops->flush_local, ops->broadcast: PAGES invalidates the pages of the tag,
+ * and with TLBPOL_FLUSHF_TABLES the PSC entries of tables under the ranges;
+ * AS everything of the tag; ALL everything), by the catch-up flushes the
+ * engine asks for (tlbpol_switch() need_flush, tlbpol_cpu_state() returning
+ * 1), by the CR3 write of a switch to another address space without
+ * TLBPOL_CFGF_RETAIN_AS, by going offline, and on x86 by a page fault for the
+ * faulting address (Intel SDM 4.10.4.1).  Hardware sets A when it fills an
+ * entry and D on the first write through an entry without it, with an atomic
+ * update of the PTE in memory that fails once the PTE is not present (x86 and
+ * ARM64; GENERIC has no hardware A/D: a missing A faults, D is never set).
+ * Frames and table pages come from pools and go back only from deferred
+ * frees (tlbpol_defer_free()), so a translation the engine failed to flush
+ * ends up pointing at memory someone else owns.
  *
  * Interrupts: ops->send_ipi sets the target's pending flag; the target
  * answers with tlbpol_handle_ipi() when it polls (orc_poll()): between
- * accesses, while waiting in the engine (ops->relax), while idle or lazy.
- * An access (walk + fill) is atomic with respect to interrupts, as an
- * instruction is, and with respect to ops->broadcast (a per-CPU lock), as a
- * broadcast TLBI waits for walks in flight.
+ * accesses, while waiting in the engine (ops->relax), while idle or lazy;
+ * a preempted vCPU does not.  An access (walk + fill) is atomic with respect
+ * to interrupts, as an instruction is, and to ops->broadcast (a per-CPU
+ * lock), as a broadcast TLBI waits for walks in flight.
  *
- * The oracle.  A change of PTE (as, page) produces PTE version v.  When the
- * engine reports that change complete (tlbpol_submit() returns with a BY_NOW
- * decision, of whatever action; tlbpol_flush(cpu, by) returns, for that
- * CPU's deferred changes due by @by; a deferred free registered after it
- * runs), the change's PTE word is recorded as the page's latest completed
- * change (cv), and every CPU is checked: none may hold an entry for the page
- * filled from an older version that permits what version v does not
- * (orc_harmful()) -- except a CPU that is lazy (idle or switched to NULL),
- * preempted or away from that address space, which the contract lets the
- * engine skip as long as it flushes before it uses the address space again.
- * Those CPUs are checked when they do: each time a CPU starts to use an
- * address space again (after the catch-up flush it was told to do), it scans
- * its TLB against cv.  Running CPUs also check every entry they use.
- * Freed table pages: no CPU but a preempted or away one may still cache a
- * pointer to it (a lazy CPU's MMU may walk speculatively), and walking a
- * freed table is reported where it happens.  Freed frames: no running CPU may
- * still translate to them.  Written-back pages: no write may reach them.
- * Every deferred free must run exactly once, on the CPU that registered it.
+ * The workload side follows the header's protocol: every change is made
+ * under a page-table lock with an atomic exchange (old_pte is what it
+ * replaced), submitted before the lock is released; present PTEs are changed
+ * first and then submitted, installs submitted first and then written (so
+ * that pending flushes over a reused address complete before the new frame
+ * appears, as flush_tlb_batched_pending() does); frame changes break before
+ * make; frames and tables are freed only from deferred frees; a dirty page is
+ * written back only after tlbpol_flush(BY_WRITEBACK); LAZY_OK addresses are
+ * not reused before their deferred free.
  *
- * Publication order makes the excuses sound: a CPU publishes "excused"
- * before it tells the engine it is idle, lazy, preempted or switching, and
- * "running" only after the engine call and the catch-up flush; a checker
- * records cv before it reads CPU states, a resuming CPU publishes before it
- * scans (all sequentially consistent), so one of the two always sees the
- * other.
+ * The oracle.  A change of PTE (as, page) produces version v.  When the
+ * engine reports it complete -- tlbpol_submit() returns with a BY_NOW
+ * decision (of any action: NONE and LOCAL claim that nothing else is
+ * needed), tlbpol_flush(cpu, by) returns (that CPU's deferred changes due by
+ * @by), a deferred free registered after it runs -- its PTE word becomes the
+ * page's latest completed change (cv), and no CPU may then hold an entry for
+ * the page filled from an older version that permits what version v does not
+ * (orc_harmful()).  A CPU the contract lets the engine skip -- lazy (idle or
+ * switched to NULL), preempted, away from that address space, or in the
+ * middle of a switch or wake-up whose catch-up flush follows at once -- is
+ * excused, and checked instead when it next starts to use the address space
+ * (after the catch-up flush it was told to do): its whole TLB against cv.
+ * Running CPUs also check every entry they use, and can audit themselves.
+ * A freed table page: no CPU but a preempted, away or switching one may still
+ * point to it (a lazy CPU's MMU may walk speculatively), and walking a freed
+ * table is reported where it happens.  A freed frame: no running CPU may
+ * still translate to it.  A written-back or copied page: no write may reach
+ * it.  Every deferred free must run exactly once, on the CPU that registered
+ * it, and none may be lost.
+ *
+ * Why the excuses are sound: a CPU publishes "excused" before the engine call
+ * that lets the engine skip it, and "running" only after that call and its
+ * catch-up flush; a checker records cv before it reads CPU states, a resuming
+ * CPU publishes before it scans (all sequentially consistent), so one of the
+ * two sees the other.  A TLB entry, once gone, never comes back with its old
+ * version, so an entry found older than a completed change was there all
+ * along.
  *
  * Threading: one thread per CPU calls the CPU-side functions for that CPU
  * (orc_cpu_bind() first); page-table changes may be made by any CPU under the
@@ -58,6 +77,11 @@
  * CPU ever blocks while others wait for its acknowledgement).  A simulator can
  * drive the same world from one thread by binding to each CPU in turn and
  * delivering interrupts in a custom relax hook.
+ *
+ * Not modelled: global pages and page sizes other than 4 KiB.  An OFFLINE
+ * CPU still polls, so that a request wrongly posted to it cannot hang the run.
+ * ORC_TRACE=1 in the environment prints the last events (submits, flushes,
+ * interrupts, switches, frees) with the first violation of a world.
  */
 #ifndef TLBPOL_ORACLE_H
 #define TLBPOL_ORACLE_H

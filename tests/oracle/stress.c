@@ -6,7 +6,7 @@
  * found.
  *
  *   stress --cpus N --events M --rules SPEC --arch x86|arm64|generic
- *          --seed S [--retain] [--profile normal|planted]
+ *          --seed S [--retain] [--profile normal|switch|planted]
  *          [--expect-violations] [--no-broadcast] [--as K] [--quiet]
  *
  * --events is the number of workload steps per configuration, over all
@@ -24,7 +24,6 @@
  */
 #define _POSIX_C_SOURCE 200809L
 
-#include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
 #include <sched.h>
@@ -92,6 +91,20 @@ static const struct profile profiles[] = {
 		.unmap_big = 3, .reclaim = 10, .migrate = 7, .young = 10, .dirty = 8,
 		.remap = 5, .cow = 5, .replace = 3,
 		.lazy_spec = 40, .lazy_tick = 10, .lazy_work = 10, .lazy_min = 5, .lazy_max = 40,
+	},
+	{
+		/* Address-space switches dominate: CPUs come back to address
+		 * spaces they left (with --retain, entries kept under their
+		 * tag) while others change them, which is where catch-up
+		 * generations race with shootdowns. */
+		.name = "switch",
+		.nr_as = 2,
+		.access = 400, .spec = 10, .change = 300, .tick = 20, .flush = 20, .sw = 200,
+		.lazy = 20, .idle = 10, .preempt = 10, .offline = 1, .audit = 10,
+		.populate = 8, .prot_down = 20, .prot_up = 10, .unmap = 12, .unmap_tables = 4,
+		.unmap_big = 2, .reclaim = 8, .migrate = 4, .young = 4, .dirty = 8,
+		.remap = 4, .cow = 4, .replace = 2,
+		.lazy_spec = 30, .lazy_tick = 10, .lazy_work = 10, .lazy_min = 5, .lazy_max = 30,
 	},
 	{
 		/* The planted bug (lazy CPUs spared the flush of freed page
@@ -341,6 +354,10 @@ static void *cpu_main(void *arg)
 	orc_barrier(w, cpu);
 	for (uint64_t i = 0; i < t->steps; i++) {
 		orc_poll(w, cpu);
+		/* More CPU threads than cores: give the others a turn now and
+		 * then, so that they interleave finely, not a time slice apart. */
+		if (rnd(w, cpu, 32) == 0)
+			sched_yield();
 		if (off_left) {
 			/* Offline: takes no interrupts (polling is harmless: the
 			 * engine must not have posted any). */
@@ -515,7 +532,7 @@ static int run_one(const struct opts *o, uint64_t mask, const char *mask_name, s
 		for (int k = 0; k < ORC_V_MAX; k++)
 			if (res->v[k])
 				printf(" %s=%" PRIu64, orc_vkind_name((enum orc_vkind)k), res->v[k]);
-		printf("\n  reproduce: stress --cpus %u --events %" PRIu64
+		printf("\n  reproduce (ORC_TRACE=1 also prints the last events): stress --cpus %u --events %" PRIu64
 		       " --rules %#" PRIx64 " --arch %s --seed %" PRIu64 "%s --profile %s\n",
 		       o->cpus, o->events, mask, arch_name(o->arch), o->seed,
 		       o->retain ? " --retain" : "", o->prof->name);
@@ -594,7 +611,7 @@ static void usage(void)
 {
 	fprintf(stderr,
 		"usage: stress --cpus N --events M --rules SPEC --arch x86|arm64|generic --seed S\n"
-		"              [--retain] [--profile normal|planted] [--expect-violations]\n"
+		"              [--retain] [--profile normal|switch|planted] [--expect-violations]\n"
 		"              [--no-broadcast] [--as K] [--quiet] [--verbose]\n"
 		"  SPEC: comma list of all, none, linux, default, a mask, RULE, default-RULE\n"
 		"  $TLBPOL_STRESS_SCALE scales --events (default 1, 0.1 under TSan)\n");

@@ -53,7 +53,7 @@
 	X(broadcast_page_ns, 40, "[BC] each page a broadcast names")                   \
 	X(fault_ns, 1500, "[PF] handling a page fault")                                  \
 	X(mem_access_ns, 60, "[MODEL] a random read that misses the caches (DRAM)")     \
-	X(swap_write_ns, 20000, "[MODEL] writing one page to swap (NVMe, one stream)")  \
+	X(swap_write_ns, 30000, "[MODEL] writing one page to swap (SSD, one stream)")   \
 	X(syscall_ns, 300, "[MODEL] entering and leaving mmap/munmap/madvise")          \
 	X(engine_call_ns, 50, "[MODEL] one libtlbpol call (measured: tools/bench)")    \
 	X(tick_ns, 4000000, "[MODEL] timer tick period (HZ=250)")                       \

@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# The long soak (not a test): build, then run the oracle-checked stress
+# harness (tests/oracle) on 2, 4 and 8 CPUs, for x86, ARM64 and the generic
+# profile, with and without ASID retention and with a switch-heavy mix, each
+# over every rule mask of `--rules all`: at least 10 million events in all.
+# Prints every configuration's summary line and a grand total; exits 1 if
+# the oracle found anything.
+#
+# Usage: scripts/stress.sh [EVENTS [SEED]]
+#   EVENTS  events in all (default 10000000); SEED a number (default random).
+#   $STRESS_BUILDDIR  build directory (default build).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+events=${1:-10000000}
+seed=${2:-$(( (RANDOM << 15) | RANDOM ))}
+builddir=${STRESS_BUILDDIR:-build}
+
+[ -f "$builddir/build.ninja" ] || meson setup "$builddir" >/dev/null
+if ! ninja -C "$builddir" tests/oracle/stress >/dev/null; then
+	echo "stress.sh: cannot build tests/oracle/stress (is subdir('oracle') in tests/meson.build?)" >&2
+	exit 2
+fi
+exe=$builddir/tests/oracle/stress
+
+cpus_list=(2 4 8)
+arch_list=(x86 arm64 generic)
+# The normal mix without and with ASID retention, and the switch-heavy mix
+# with retention (CPUs coming back to address spaces others changed).
+variant_list=("--profile normal" "--profile normal --retain" "--profile switch --retain")
+masks=31 # configurations in --rules all
+runs=$(( ${#cpus_list[@]} * ${#arch_list[@]} * ${#variant_list[@]} ))
+per_config=$(( (events + runs * masks - 1) / (runs * masks) ))
+
+echo "stress.sh: $runs runs x $masks rule masks x $per_config events, seed $seed"
+start=$(date +%s)
+sum_events=0
+sum_viol=0
+failed=0
+for cpus in "${cpus_list[@]}"; do
+	for arch in "${arch_list[@]}"; do
+		for variant in "${variant_list[@]}"; do
+			rc=0
+			# shellcheck disable=SC2086 # $variant is several options
+			out=$(TLBPOL_STRESS_SCALE=1 "$exe" --cpus "$cpus" --arch "$arch" \
+				--events "$per_config" --rules all --seed "$seed" $variant) || rc=$?
+			echo "$out"
+			tot=$(grep '^total:' <<<"$out" || true)
+			ev=$(sed -n 's/.* events=\([0-9]*\).*/\1/p' <<<"$tot")
+			vi=$(sed -n 's/.* violations=\([0-9]*\).*/\1/p' <<<"$tot")
+			sum_events=$(( sum_events + ${ev:-0} ))
+			sum_viol=$(( sum_viol + ${vi:-0} ))
+			if [ "$rc" -ne 0 ]; then
+				failed=$(( failed + 1 ))
+			fi
+		done
+	done
+done
+echo "grand total: runs=$runs events=$sum_events violations=$sum_viol failed_runs=$failed" \
+	"seed=$seed time=$(( $(date +%s) - start ))s"
+[ "$failed" -eq 0 ]
