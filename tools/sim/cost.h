@@ -32,6 +32,9 @@
  *  [BC]    INVLPGB + TLBSYNC / TLBI IS + DSB: assumed; one instruction per
  *          page and one wait for all CPUs (AMD APM vol. 3 INVLPGB; Arm ARM
  *          TLBI ...IS).  No public per-operation figures; tune to taste.
+ *  [HV]    a paravirtual flush hypercall (Hyper-V HvFlushVirtualAddressList,
+ *          KVM PV flush): one VM exit, the hypervisor flushes the vCPUs;
+ *          assumed ~2 us plus a little per page.
  *  [MODEL] a modelling choice of this simulator, not a measurement.
  */
 #define SIM_COSTS(X)                                                                   \
@@ -51,6 +54,8 @@
 	X(vm_ipi_factor, 4, "[VM] IPI costs inside a guest")                           \
 	X(broadcast_ns, 1500, "[BC] broadcast flush wait (TLBSYNC/DSB)")               \
 	X(broadcast_page_ns, 40, "[BC] each page a broadcast names")                   \
+	X(hypercall_ns, 2000, "[HV] a flush hypercall (the broadcast of --hypercall)")  \
+	X(hypercall_page_ns, 20, "[HV] each page a flush hypercall names")             \
 	X(fault_ns, 1500, "[PF] handling a page fault")                                  \
 	X(mem_access_ns, 60, "[MODEL] a random read that misses the caches (DRAM)")     \
 	X(swap_write_ns, 30000, "[MODEL] writing one page to swap (SSD, one stream)")   \

@@ -358,7 +358,10 @@ static void cb_broadcast(void *ctx, uint32_t from, const struct tlbpol_flush *f)
 		pages += f->ranges[r].nr_pages;
 	s->cnt.broadcasts++;
 	s->cnt.pages_flushed += pages;
-	s->cpus[from].clock += s->cfg.cost.broadcast_ns + (double)pages * s->cfg.cost.broadcast_page_ns;
+	if (s->cfg.hypercall)
+		s->cpus[from].clock += s->cfg.cost.hypercall_ns + (double)pages * s->cfg.cost.hypercall_page_ns;
+	else
+		s->cpus[from].clock += s->cfg.cost.broadcast_ns + (double)pages * s->cfg.cost.broadcast_page_ns;
 	heap_fix(s, from);
 }
 
@@ -491,8 +494,9 @@ int sim_init(struct sim *s, const struct sim_config *cfg, const struct workload 
 	ec.cost_ipi_ns = (uint32_t)(cfg->cost.ipi_first_ns * (cfg->vm ? cfg->cost.vm_ipi_factor : 1));
 	ec.cost_ipi_target_ns = (uint32_t)(cfg->cost.ipi_next_ns * (cfg->vm ? cfg->cost.vm_ipi_factor : 1));
 	ec.cost_ipi_remote_ns = (uint32_t)cfg->cost.ipi_remote_ns;
-	ec.cost_broadcast_ns = (uint32_t)cfg->cost.broadcast_ns;
-	ec.cost_broadcast_page_ns = (uint32_t)cfg->cost.broadcast_page_ns;
+	ec.cost_broadcast_ns = (uint32_t)(cfg->hypercall ? cfg->cost.hypercall_ns : cfg->cost.broadcast_ns);
+	ec.cost_broadcast_page_ns =
+		(uint32_t)(cfg->hypercall ? cfg->cost.hypercall_page_ns : cfg->cost.broadcast_page_ns);
 	err = tlbpol_engine_new(&ec, &s->eng);
 	if (err) {
 		snprintf(s->error, sizeof(s->error), "tlbpol_engine_new: %d", err);

@@ -222,6 +222,7 @@ static void usage(FILE *f)
 		"  --l1 N --l2 N     TLB entries (default 64 and 1536)\n"
 		"  --overcommit K    vCPUs per physical CPU in `vcpu` (default 2)\n"
 		"  --broadcast       give the engine a broadcast flush (INVLPGB) on x86 too\n"
+		"  --hypercall       ... as a paravirtual flush hypercall (its own costs)\n"
 		"  --seed S          random seed (default 1)\n"
 		"  --policy NAME     run only this policy (naive, before, linux, tlbpol, custom)\n");
 }
@@ -299,6 +300,9 @@ int main(int argc, char **argv)
 			nfmt = FMT_JSON;
 		} else if (!strcmp(a, "--broadcast")) {
 			cfg.broadcast = 1;
+		} else if (!strcmp(a, "--hypercall")) {
+			cfg.broadcast = 1;
+			cfg.hypercall = 1;
 		} else if (!strcmp(a, "--policy") && v) {
 			only = v;
 			i++;

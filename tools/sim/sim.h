@@ -102,6 +102,7 @@ struct sim_config {
 	uint64_t rules;
 	uint32_t l1_entries, l1_ways, l2_entries, l2_ways;
 	int broadcast; /* give the engine ops->broadcast */
+	int hypercall; /* ... implemented as a flush hypercall */
 	int vm;        /* guest: IPIs cost vm_ipi_factor more */
 	uint32_t overcommit; /* vcpu scenario: vCPUs per physical CPU */
 	uint64_t events;  /* workload size (scenario-defined unit) */
