@@ -390,6 +390,17 @@ TLBPOL_API int tlbpol_engine_new(const struct tlbpol_config *cfg, struct tlbpol_
 TLBPOL_API void tlbpol_engine_free(struct tlbpol_engine *eng);
 
 /**
+ * tlbpol_engine_topology() - the NUMA node of each CPU, as the engine uses it.
+ * @cpu_node: receives min(@n, nr_cpus) entries (may be NULL if @n is 0).
+ * With cfg->cpu_node given, that; with tlbpol_engine_new() and no cpu_node,
+ * what libnuma reported (one node where NUMA is unavailable).
+ * Context: any.
+ * Return: the number of nodes (>= 1); -EINVAL for NULL @eng or @cpu_node.
+ */
+TLBPOL_API int tlbpol_engine_topology(const struct tlbpol_engine *eng, uint16_t *cpu_node,
+				      uint32_t n);
+
+/**
  * tlbpol_engine_rules() - the rules in force: the configured mask less the
  * rules this arch or these ops cannot use (e.g. RULE_BROADCAST without
  * ops->broadcast).

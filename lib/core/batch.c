@@ -84,8 +84,8 @@ uint32_t tlbpol__merge_ranges(struct tlbpol_range *r, uint32_t n, uint64_t *page
  */
 void tlbpol__finalize_kind(const struct tlbpol_engine *eng, struct req_flush *rf)
 {
-	if (rf->f.kind == TLBPOL_FLUSH_PAGES && (eng->rules & TLBPOL_RULE_RANGE_FLUSH) &&
-	    rf->pages <= eng->flush_ceiling)
+	if (rf->f.kind == TLBPOL_FLUSH_PAGES && (params_of(eng)->rules & TLBPOL_RULE_RANGE_FLUSH) &&
+	    rf->pages <= params_of(eng)->flush_ceiling)
 		return;
 	if (rf->f.kind == TLBPOL_FLUSH_PAGES)
 		rf->f.kind = TLBPOL_FLUSH_AS;
@@ -135,7 +135,7 @@ void tlbpol__single(struct tlbpol_engine *eng, uint32_t cpu, struct slot *s,
 static uint32_t build(struct tlbpol_engine *eng, uint32_t cpu, struct slot *s, uint32_t from,
 		      uint32_t to)
 {
-	struct tlbpol_cpu *c = &eng->cpus[cpu];
+	struct tlbpol_cpu *c = cpu_of(eng, cpu);
 	uint32_t nf = 0, selected = 0, off = 0, kept = 0;
 	uint64_t pages_in = 0;
 
@@ -194,7 +194,7 @@ static uint32_t build(struct tlbpol_engine *eng, uint32_t cpu, struct slot *s, u
 		 * means one whole-AS flush, and sorting would be wasted (a
 		 * duplicate can only make the escalation early, never unsafe).
 		 */
-		if (rf->pages <= eng->flush_ceiling && (eng->rules & TLBPOL_RULE_RANGE_FLUSH))
+		if (rf->pages <= params_of(eng)->flush_ceiling && (params_of(eng)->rules & TLBPOL_RULE_RANGE_FLUSH))
 			rf->f.nr_ranges = tlbpol__merge_ranges((struct tlbpol_range *)rf->f.ranges,
 							       rf->f.nr_ranges, &rf->pages);
 		tlbpol__finalize_kind(eng, rf);
@@ -253,7 +253,7 @@ static void release_entries(struct tlbpol_engine *eng, uint32_t cpu, struct slot
 
 int tlbpol__flush_batch(struct tlbpol_engine *eng, uint32_t cpu, uint32_t from, uint32_t to)
 {
-	struct slot *s = &eng->cpus[cpu].slots[SLOT_SYNC];
+	struct slot *s = &cpu_of(eng, cpu)->slots[SLOT_SYNC];
 	uint32_t n = build(eng, cpu, s, from, to);
 
 	if (n) {
@@ -268,7 +268,7 @@ int tlbpol__flush_batch(struct tlbpol_engine *eng, uint32_t cpu, uint32_t from, 
  * anyone (LATR): they complete as the targets tick or switch. */
 int tlbpol__post_lazy_batch(struct tlbpol_engine *eng, uint32_t cpu)
 {
-	struct tlbpol_cpu *c = &eng->cpus[cpu];
+	struct tlbpol_cpu *c = cpu_of(eng, cpu);
 	struct slot *s;
 	uint32_t n;
 	int lazy = 0;
@@ -292,7 +292,7 @@ void tlbpol__slot_done(struct tlbpol_engine *eng, uint32_t cpu, struct slot *s)
 void tlbpol__enqueue(struct tlbpol_engine *eng, struct tlbpol_as *as, uint32_t cpu,
 		     const struct tlbpol_event *ev, uint32_t deadline)
 {
-	struct tlbpol_cpu *c = &eng->cpus[cpu];
+	struct tlbpol_cpu *c = cpu_of(eng, cpu);
 	uint8_t flags = (ev->flags & TLBPOL_EVF_TABLES_FREED) ? TLBPOL_FLUSHF_TABLES : 0;
 	uint8_t global = !!(ev->old_pte & TLBPOL_PTE_GLOBAL);
 	struct pending *p;
@@ -334,7 +334,7 @@ void tlbpol__enqueue(struct tlbpol_engine *eng, struct tlbpol_as *as, uint32_t c
 full:
 	/* Entries hold >= 1 page each, so nr_pending <= pending_pages, and this
 	 * keeps both within batch_pages: a full batch flushes itself. */
-	if (c->pending_pages >= eng->batch_pages) {
+	if (c->pending_pages >= params_of(eng)->batch_pages) {
 		tlbpol__flush_batch(eng, cpu, TLBPOL_BY_WRITEBACK, TLBPOL_BY_FREE);
 		tlbpol__post_lazy_batch(eng, cpu);
 	}
@@ -346,7 +346,7 @@ full:
  */
 uint64_t tlbpol__oldest_seq(const struct tlbpol_engine *eng, uint32_t cpu)
 {
-	const struct tlbpol_cpu *c = &eng->cpus[cpu];
+	const struct tlbpol_cpu *c = cpu_of(eng, cpu);
 	uint64_t oldest = ~0ULL;
 
 	for (uint32_t i = 0; i < c->nr_pending; i++)

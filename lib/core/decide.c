@@ -398,7 +398,7 @@ static enum event_class classify_fault(const struct tlbpol_event *ev, int first_
  * The order of the tests is the priority of the classes: what makes a stale
  * entry grant the most decides.  @first_try ignores FAULT_FLAG_TRIED.
  */
-static enum event_class classify_pte(const struct tlbpol_engine *eng,
+static enum event_class classify_pte(const struct tlbpol_engine *eng, uint64_t rules,
 				     const struct tlbpol_event *ev, int first_try);
 
 /* Classes whose cell can be less than a shootdown by the time tables are
@@ -420,17 +420,17 @@ static int weaker_than_tables(enum event_class cls)
 	}
 }
 
-static enum event_class classify(const struct tlbpol_engine *eng, const struct tlbpol_event *ev,
-				 int first_try)
+static enum event_class classify(const struct tlbpol_engine *eng, uint64_t rules,
+				 const struct tlbpol_event *ev, int first_try)
 {
-	enum event_class cls = classify_pte(eng, ev, first_try);
+	enum event_class cls = classify_pte(eng, rules, ev, first_try);
 
 	if ((ev->flags & TLBPOL_EVF_TABLES_FREED) && weaker_than_tables(cls))
-		return eng->rules == TLBPOL_RULES_NONE ? CLS_NAIVE : CLS_TABLES_FREED;
+		return rules == TLBPOL_RULES_NONE ? CLS_NAIVE : CLS_TABLES_FREED;
 	return cls;
 }
 
-static enum event_class classify_pte(const struct tlbpol_engine *eng,
+static enum event_class classify_pte(const struct tlbpol_engine *eng, uint64_t rules,
 				     const struct tlbpol_event *ev, int first_try)
 {
 	uint32_t old = ev->old_pte, new = ev->new_pte;
@@ -444,14 +444,14 @@ static enum event_class classify_pte(const struct tlbpol_engine *eng,
 	if (ev->kind == TLBPOL_EV_FAULT && old == new && (old & TLBPOL_PTE_PRESENT) &&
 	    !(ev->flags & (TLBPOL_EVF_TRIED | TLBPOL_EVF_PFN_CHANGED | TLBPOL_EVF_EXEC)) &&
 	    (!(ev->flags & TLBPOL_EVF_WRITE) || (old & TLBPOL_PTE_WRITE)) &&
-	    eng->rules != TLBPOL_RULES_NONE)
+	    rules != TLBPOL_RULES_NONE)
 		return CLS_SPURIOUS;
 	if (!(old & TLBPOL_PTE_PRESENT))
 		return CLS_NOT_PRESENT;
 	if (old == new && ev->kind != TLBPOL_EV_FAULT && ev->kind != TLBPOL_EV_REMAP &&
 	    !(ev->flags & TLBPOL_EVF_PFN_CHANGED))
 		return CLS_UNCHANGED;
-	if (eng->rules == TLBPOL_RULES_NONE)
+	if (rules == TLBPOL_RULES_NONE)
 		return CLS_NAIVE;
 	if (ev->kind == TLBPOL_EV_REMAP)
 		return CLS_REMAP;
@@ -470,20 +470,22 @@ static enum event_class classify_pte(const struct tlbpol_engine *eng,
 	return CLS_UPGRADE; /* only bits were gained */
 }
 
-void tlbpol__decide(const struct tlbpol_engine *eng, const struct tlbpol_event *ev,
-		    struct tlbpol_decision *out)
+/* @p: the configuration this decision is made under, read once. */
+void tlbpol__decide(const struct tlbpol_engine *eng, const struct tlbpol_params *p,
+		    const struct tlbpol_event *ev, struct tlbpol_decision *out)
 {
-	enum event_class cls = classify(eng, ev, 0);
+	uint64_t rules = p->rules;
+	enum event_class cls = classify(eng, rules, ev, 0);
 	const struct decision_row *row = &decision_table[cls];
 	struct verdict v = row->with[eng->arch];
 
-	if (row->rule && !(eng->rules & row->rule)) {
+	if (row->rule && !(rules & row->rule)) {
 		v = row->without;
 		if (v.action == 0xff) {
-			cls = classify(eng, ev, 1);
+			cls = classify(eng, rules, ev, 1);
 			row = &decision_table[cls];
-			v = (row->rule && !(eng->rules & row->rule)) ? row->without
-								      : row->with[eng->arch];
+			v = (row->rule && !(rules & row->rule)) ? row->without
+							       : row->with[eng->arch];
 		}
 	}
 
@@ -495,7 +497,7 @@ void tlbpol__decide(const struct tlbpol_engine *eng, const struct tlbpol_event *
 	 * a dirty page's BY_WRITEBACK protects data, not frames.
 	 */
 	if (v.deadline == TLBPOL_BY_FREE && (ev->flags & TLBPOL_EVF_LAZY_OK) &&
-	    (eng->rules & TLBPOL_RULE_LAZY_UNMAP))
+	    (rules & TLBPOL_RULE_LAZY_UNMAP))
 		v.deadline = TLBPOL_BY_LAZY;
 
 	out->action = v.action;
@@ -573,7 +575,7 @@ int tlbpol_decide(const struct tlbpol_engine *eng, const struct tlbpol_as *as, u
 	err = tlbpol__validate_event(eng, ev);
 	if (err)
 		return err;
-	tlbpol__decide(eng, ev, out);
+	tlbpol__decide(eng, params_of(eng), ev, out);
 	return 0;
 }
 

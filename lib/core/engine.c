@@ -82,17 +82,34 @@ static uint32_t nodes_of(const struct tlbpol_config *cfg)
 	return n;
 }
 
-static size_t layout(const struct tlbpol_config *cfg, struct tlbpol_engine *eng)
+#define PAGE 4096
+
+/* Where one CPU's state lies, asked of layout(). */
+struct probe {
+	uint32_t cpu;
+	size_t off[2], len[2];
+};
+
+/*
+ * @placed: page-align each CPU's struct and its arrays, so that the hosted
+ * layer can bind them to the CPU's NUMA node (a page belongs to one node).
+ */
+static size_t layout(const struct tlbpol_config *cfg, struct tlbpol_engine *eng, int placed,
+		     struct probe *probe)
 {
 	uint32_t words = (cfg->nr_cpus + 63) / 64;
 	uint32_t flush_cap = cfg->batch_pages < cfg->max_as ? cfg->batch_pages : cfg->max_as;
 	uint32_t recv_as_cap = cfg->max_as < 256 ? cfg->max_as : 256;
+	size_t stride = placed ? prim_align_up(sizeof(struct tlbpol_cpu), PAGE)
+			       : sizeof(struct tlbpol_cpu);
 	size_t off = 0, cpus, as, gens, boxes, masks = 0;
 
 	if (recv_as_cap < flush_cap)
 		recv_as_cap = flush_cap;
 	take(&off, sizeof(struct tlbpol_engine));
-	cpus = take(&off, (size_t)cfg->nr_cpus * sizeof(struct tlbpol_cpu));
+	if (placed)
+		off = prim_align_up(off, PAGE);
+	cpus = take(&off, (size_t)cfg->nr_cpus * stride);
 	as = take(&off, (size_t)cfg->max_as * sizeof(struct tlbpol_as));
 	gens = take(&off, (size_t)cfg->nr_cpus * cfg->max_as * sizeof(uint64_t));
 	boxes = take(&off, (size_t)cfg->nr_cpus * cfg->max_as * sizeof(struct pbox));
@@ -100,11 +117,16 @@ static size_t layout(const struct tlbpol_config *cfg, struct tlbpol_engine *eng)
 		masks = take(&off, (size_t)nodes_of(cfg) * words * sizeof(uint64_t));
 	if (eng) {
 		eng->cpus = AT(eng, cpus);
+		eng->cpu_stride = (uint32_t)stride;
 		eng->as = AT(eng, as);
 		eng->local_gen = AT(eng, gens);
 		eng->pbox = AT(eng, boxes);
 		if (cfg->cpu_node)
 			eng->node_mask = AT(eng, masks);
+	}
+	if (probe) {
+		probe->off[0] = cpus + (size_t)probe->cpu * stride;
+		probe->len[0] = stride;
 	}
 	for (uint32_t a = 0; a < cfg->max_as; a++) {
 		size_t fp = take(&off, words * sizeof(uint64_t));
@@ -119,10 +141,18 @@ static size_t layout(const struct tlbpol_config *cfg, struct tlbpol_engine *eng)
 			eng->cpu_node = AT(eng, nodes);
 	}
 	for (uint32_t i = 0; i < cfg->nr_cpus; i++) {
-		struct tlbpol_cpu *c = eng ? &eng->cpus[i] : 0;
-		size_t o;
+		struct tlbpol_cpu *c = eng ? cpu_of(eng, i) : 0;
+		size_t o, start;
 
-#define PLACE(field, bytes)                                                    	do {                                                                   		o = take(&off, (bytes));                                       		if (c)                                                         			c->field = AT(eng, o);                                 	} while (0)
+#define PLACE(field, bytes)                                                    \
+	do {                                                                   \
+		o = take(&off, (bytes));                                       \
+		if (c)                                                         \
+			c->field = AT(eng, o);                                 \
+	} while (0)
+		if (placed)
+			off = prim_align_up(off, PAGE);
+		start = off;
 		PLACE(inbox, words * sizeof(uint64_t));
 		PLACE(pending, cfg->batch_pages * sizeof(struct pending));
 		PLACE(as_slot, cfg->max_as * sizeof(uint32_t));
@@ -137,6 +167,12 @@ static size_t layout(const struct tlbpol_config *cfg, struct tlbpol_engine *eng)
 			PLACE(slots[k].ranges, cfg->batch_pages * sizeof(struct tlbpol_range));
 		}
 #undef PLACE
+		if (placed)
+			off = prim_align_up(off, PAGE);
+		if (probe && probe->cpu == i) {
+			probe->off[1] = start;
+			probe->len[1] = off - start;
+		}
 		if (c) {
 			c->flush_cap = flush_cap;
 			c->recv_as_cap = recv_as_cap;
@@ -146,11 +182,31 @@ static size_t layout(const struct tlbpol_config *cfg, struct tlbpol_engine *eng)
 	return off;
 }
 
-size_t tlbpol_engine_size(const struct tlbpol_config *cfg)
+size_t tlbpol__engine_size(const struct tlbpol_config *cfg, int placed)
 {
 	if (tlbpol__config_check(cfg))
 		return 0;
-	return layout(cfg, 0);
+	return layout(cfg, 0, placed, 0);
+}
+
+int tlbpol__cpu_ranges(const struct tlbpol_config *cfg, int placed, uint32_t cpu,
+		       size_t off[2], size_t len[2])
+{
+	struct probe pr = { cpu, { 0, 0 }, { 0, 0 } };
+
+	if (tlbpol__config_check(cfg) || cpu >= cfg->nr_cpus)
+		return 0;
+	layout(cfg, 0, placed, &pr);
+	off[0] = pr.off[0];
+	len[0] = pr.len[0];
+	off[1] = pr.off[1];
+	len[1] = pr.len[1];
+	return 2;
+}
+
+size_t tlbpol_engine_size(const struct tlbpol_config *cfg)
+{
+	return tlbpol__engine_size(cfg, 0);
 }
 
 /*
@@ -160,19 +216,23 @@ size_t tlbpol_engine_size(const struct tlbpol_config *cfg)
  * that arch a weaker but safe cell instead (see decide.c).  Rules that need
  * something the caller did not give are dropped.
  */
-static uint64_t rules_in_force(const struct tlbpol_config *cfg)
+uint64_t tlbpol__rules_in_force(const struct tlbpol_engine *eng, uint64_t rules)
 {
-	uint64_t rules = cfg->rules;
-
-	if (!cfg->ops->broadcast)
+	if (!eng->ops.broadcast)
 		rules &= ~TLBPOL_RULE_BROADCAST;
-	if (!cfg->cpu_node)
+	if (!eng->cpu_node)
 		rules &= ~TLBPOL_RULE_NUMA_FANOUT;
 	return rules;
 }
 
 int tlbpol_engine_init(struct tlbpol_engine **out, void *mem, size_t len,
 		       const struct tlbpol_config *cfg)
+{
+	return tlbpol__engine_init(out, mem, len, cfg, 0);
+}
+
+int tlbpol__engine_init(struct tlbpol_engine **out, void *mem, size_t len,
+			const struct tlbpol_config *cfg, int placed)
 {
 	struct tlbpol_engine *eng = (struct tlbpol_engine *)mem;
 	size_t need;
@@ -183,35 +243,36 @@ int tlbpol_engine_init(struct tlbpol_engine **out, void *mem, size_t len,
 	err = tlbpol__config_check(cfg);
 	if (err)
 		return err;
-	if ((uintptr_t)mem & (TLBPOL_CACHELINE - 1))
+	if ((uintptr_t)mem & ((placed ? PAGE : TLBPOL_CACHELINE) - 1))
 		return -E_INVAL;
-	need = layout(cfg, 0);
+	need = layout(cfg, 0, placed, 0);
 	if (len < need)
 		return -E_NOMEM;
 
 	prim_zero(mem, need);
-	layout(cfg, eng);
+	layout(cfg, eng, placed, 0);
 	eng->nr_cpus = cfg->nr_cpus;
 	eng->arch = cfg->arch;
 	eng->max_as = cfg->max_as;
-	eng->rules_configured = cfg->rules;
-	eng->rules = rules_in_force(cfg);
-	eng->flush_ceiling = cfg->flush_ceiling;
-	eng->batch_pages = cfg->batch_pages;
+	eng->params = &eng->params0;
+	eng->batch_cap = cfg->batch_pages;
+	eng->params0.rules_configured = cfg->rules;
+	eng->params0.flush_ceiling = cfg->flush_ceiling;
+	eng->params0.batch_pages = cfg->batch_pages;
 	eng->words = (cfg->nr_cpus + 63) / 64;
 	prim_copy(&eng->ops, cfg->ops, sizeof(eng->ops));
 	eng->ops.size = sizeof(eng->ops);
 	eng->ops_ctx = cfg->ops_ctx;
 	eng->flags = cfg->flags;
 	eng->nr_nodes = nodes_of(cfg);
-	eng->cost_ipi = cfg->cost_ipi_ns ? cfg->cost_ipi_ns : TLBPOL_DEFAULT_COST_IPI_NS;
-	eng->cost_ipi_target =
+	eng->params0.cost_ipi = cfg->cost_ipi_ns ? cfg->cost_ipi_ns : TLBPOL_DEFAULT_COST_IPI_NS;
+	eng->params0.cost_ipi_target =
 		cfg->cost_ipi_target_ns ? cfg->cost_ipi_target_ns : TLBPOL_DEFAULT_COST_IPI_TARGET_NS;
-	eng->cost_ipi_remote =
+	eng->params0.cost_ipi_remote =
 		cfg->cost_ipi_remote_ns ? cfg->cost_ipi_remote_ns : TLBPOL_DEFAULT_COST_IPI_REMOTE_NS;
-	eng->cost_bcast =
+	eng->params0.cost_bcast =
 		cfg->cost_broadcast_ns ? cfg->cost_broadcast_ns : TLBPOL_DEFAULT_COST_BROADCAST_NS;
-	eng->cost_bcast_page = cfg->cost_broadcast_page_ns ? cfg->cost_broadcast_page_ns
+	eng->params0.cost_bcast_page = cfg->cost_broadcast_page_ns ? cfg->cost_broadcast_page_ns
 							   : TLBPOL_DEFAULT_COST_BROADCAST_PAGE_NS;
 	if (cfg->cpu_node) {
 		prim_copy(eng->cpu_node, cfg->cpu_node, cfg->nr_cpus * sizeof(uint16_t));
@@ -225,14 +286,24 @@ int tlbpol_engine_init(struct tlbpol_engine **out, void *mem, size_t len,
 	}
 	for (size_t i = 0; i < (size_t)cfg->nr_cpus * cfg->max_as; i++)
 		eng->pbox[i].lo = ~0ULL;
+	eng->params0.rules = tlbpol__rules_in_force(eng, cfg->rules);
 	prim_store_release(&eng->magic, TLBPOL_MAGIC);
 	*out = eng;
 	return 0;
 }
 
+int tlbpol_engine_topology(const struct tlbpol_engine *eng, uint16_t *cpu_node, uint32_t n)
+{
+	if (!eng || eng->magic != TLBPOL_MAGIC || (!cpu_node && n))
+		return -E_INVAL;
+	for (uint32_t i = 0; i < n && i < eng->nr_cpus; i++)
+		cpu_node[i] = eng->cpu_node ? eng->cpu_node[i] : 0;
+	return (int)eng->nr_nodes;
+}
+
 uint64_t tlbpol_engine_rules(const struct tlbpol_engine *eng)
 {
-	return eng ? eng->rules : 0;
+	return eng ? params_of(eng)->rules : 0;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -283,6 +354,8 @@ int tlbpol_as_open(struct tlbpol_engine *eng, uint64_t tag, struct tlbpol_as **o
 		prim_store_relaxed(&slot->footprint[w], 0ULL);
 	prim_store_release(&slot->state, (uint32_t)AS_OPEN);
 	prim_spin_unlock(&eng->as_lock);
+	if (eng->as_changed)
+		eng->as_changed(eng, slot, 1);
 	*out = slot;
 	return 0;
 }
@@ -298,8 +371,12 @@ int tlbpol_as_close(struct tlbpol_engine *eng, struct tlbpol_as *as)
 		err = -E_INVAL;
 	else if (prim_load_acquire(&as->pending) || prim_load_acquire(&as->loaded))
 		err = -E_BUSY;
-	else
+	else {
+		/* Unpublished from lookups before the slot can be reused. */
+		if (eng->as_changed)
+			eng->as_changed(eng, as, 0);
 		prim_store_release(&as->state, (uint32_t)AS_FREE);
+	}
 	prim_spin_unlock(&eng->as_lock);
 	return err;
 }
@@ -319,7 +396,7 @@ uint64_t tlbpol_as_tag(const struct tlbpol_as *as)
  */
 void tlbpol__run_dfrees(struct tlbpol_engine *eng, uint32_t cpu)
 {
-	struct tlbpol_cpu *c = &eng->cpus[cpu];
+	struct tlbpol_cpu *c = cpu_of(eng, cpu);
 	uint64_t oldest;
 
 	if (!c->dfree_count)
@@ -352,7 +429,7 @@ int tlbpol_defer_free(struct tlbpol_engine *eng, uint32_t cpu, void (*fn)(void *
 		return -E_INVAL;
 	if (cpu >= eng->nr_cpus)
 		return -E_RANGE;
-	c = &eng->cpus[cpu];
+	c = cpu_of(eng, cpu);
 	tlbpol__reap(eng, cpu);
 	if (c->dfree_count == TLBPOL_DFREE_SLOTS)
 		complete_all(eng, cpu);
@@ -406,7 +483,7 @@ int tlbpol_switch(struct tlbpol_engine *eng, uint32_t cpu, struct tlbpol_as *nex
 		return -E_RANGE;
 	if (next && !tlbpol__as_valid(eng, next))
 		return -E_INVAL;
-	c = &eng->cpus[cpu];
+	c = cpu_of(eng, cpu);
 
 	if (c->need_full_flush) {
 		/* Back from OFFLINE: requests were not sent to this CPU while it
@@ -462,6 +539,8 @@ int tlbpol_switch(struct tlbpol_engine *eng, uint32_t cpu, struct tlbpol_as *nex
 	tlbpol__serve(eng, cpu);
 	tlbpol__reap(eng, cpu);
 	tlbpol__run_dfrees(eng, cpu);
+	if (eng->quiescent)
+		eng->quiescent();
 	return 0;
 }
 
@@ -473,7 +552,7 @@ int tlbpol_unload(struct tlbpol_engine *eng, uint32_t cpu)
 		return -E_INVAL;
 	if (cpu >= eng->nr_cpus)
 		return -E_RANGE;
-	c = &eng->cpus[cpu];
+	c = cpu_of(eng, cpu);
 	if (c->current)
 		return -E_BUSY;
 	if (c->loaded)
@@ -492,7 +571,7 @@ int tlbpol_cpu_state(struct tlbpol_engine *eng, uint32_t cpu, uint32_t state)
 		return -E_INVAL;
 	if (cpu >= eng->nr_cpus)
 		return -E_RANGE;
-	c = &eng->cpus[cpu];
+	c = cpu_of(eng, cpu);
 	old = prim_load_relaxed(&c->state);
 	if (state == TLBPOL_CPU_OFFLINE && old != TLBPOL_CPU_OFFLINE) {
 		tlbpol__reap(eng, cpu);
@@ -532,6 +611,8 @@ int tlbpol_tick(struct tlbpol_engine *eng, uint32_t cpu)
 	tlbpol__reap(eng, cpu);
 	tlbpol__post_lazy_batch(eng, cpu);
 	tlbpol__run_dfrees(eng, cpu);
+	if (eng->quiescent)
+		eng->quiescent();
 	return 0;
 }
 
@@ -556,8 +637,8 @@ int tlbpol_stats_read(const struct tlbpol_engine *eng, int cpu, struct tlbpol_st
 	for (uint32_t i = 0; i < eng->nr_cpus; i++) {
 		if (cpu >= 0 && (uint32_t)cpu != i)
 			continue;
-		stats_add(out, &eng->cpus[i].cnt.task);
-		stats_add(out, &eng->cpus[i].cnt.irq);
+		stats_add(out, &cpu_of(eng, i)->cnt.task);
+		stats_add(out, &cpu_of(eng, i)->cnt.irq);
 	}
 	return 0;
 }

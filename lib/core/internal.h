@@ -180,20 +180,34 @@ struct tlbpol_cpu {
 	struct cpu_counters cnt;
 } __attribute__((aligned(TLBPOL_CACHELINE)));
 
+/*
+ * What can change while the engine runs (the hosted layer's
+ * tlbpol_engine_set_*()): a block replaced as a whole through eng->params,
+ * never modified in place, so one call that reads it once sees one
+ * consistent configuration.  The hosted layer frees a replaced block after
+ * an RCU grace period.
+ */
+struct tlbpol_params {
+	uint64_t rules; /* in force: configured less what arch/ops cannot use */
+	uint64_t rules_configured;
+	uint32_t flush_ceiling;
+	uint32_t batch_pages; /* <= eng->batch_cap */
+	uint32_t cost_ipi, cost_ipi_target, cost_ipi_remote, cost_bcast, cost_bcast_page;
+	uint32_t pad;
+};
+
 struct tlbpol_engine {
 	uint32_t magic;
 	uint32_t nr_cpus;
 	uint32_t arch;
 	uint32_t max_as;
-	uint64_t rules; /* in force: configured less what arch/ops cannot use */
-	uint64_t rules_configured;
-	uint32_t flush_ceiling;
-	uint32_t batch_pages;
+	struct tlbpol_params *params; /* atomic: the current block */
+	uint32_t batch_cap;   /* batch_pages the per-CPU arrays were sized for */
 	uint32_t words; /* uint64_t words in a CPU bitmap */
 	uint32_t as_lock;
 	uint32_t flags; /* TLBPOL_CFGF_* */
 	uint32_t nr_nodes;
-	uint32_t cost_ipi, cost_ipi_target, cost_ipi_remote, cost_bcast, cost_bcast_page;
+	uint32_t cpu_stride;  /* bytes from one struct tlbpol_cpu to the next */
 	struct tlbpol_ops ops;
 	void *ops_ctx;
 	uint16_t *cpu_node;   /* copy of cfg->cpu_node, or NULL */
@@ -202,7 +216,23 @@ struct tlbpol_engine {
 	struct pbox *pbox;    /* [cpu * max_as + as] */
 	struct tlbpol_cpu *cpus;
 	struct tlbpol_as *as;
+	struct tlbpol_params params0; /* the block the engine starts with */
+	/* Hooks for the hosted layer (NULL in a freestanding engine). */
+	void (*quiescent)(void);      /* after tlbpol_tick() and tlbpol_switch() */
+	void (*as_changed)(struct tlbpol_engine *eng, struct tlbpol_as *as, int open);
+	void *hosted;
 };
+
+static inline struct tlbpol_cpu *cpu_of(const struct tlbpol_engine *eng, uint32_t cpu)
+{
+	return (struct tlbpol_cpu *)((char *)eng->cpus + (size_t)cpu * eng->cpu_stride);
+}
+
+/* The configuration in force; read it once per decision. */
+static inline const struct tlbpol_params *params_of(const struct tlbpol_engine *eng)
+{
+	return prim_load_acquire(&eng->params);
+}
 
 #define TLBPOL_MAGIC 0x746c6270u /* "tlbp" */
 
@@ -254,8 +284,8 @@ static inline int set_next(const struct tlbpol_cpuset *t, uint32_t words, int cp
 /* A CPU that is not using user addresses (Linux lazy TLB mode). */
 static inline int cpu_is_lazy(const struct tlbpol_engine *eng, uint32_t cpu)
 {
-	return prim_load_seqcst(&eng->cpus[cpu].lazy) ||
-	       prim_load_seqcst(&eng->cpus[cpu].state) == TLBPOL_CPU_IDLE;
+	return prim_load_seqcst(&cpu_of(eng, cpu)->lazy) ||
+	       prim_load_seqcst(&cpu_of(eng, cpu)->state) == TLBPOL_CPU_IDLE;
 }
 
 /* Does @c have lazy requests in flight?  (Cheap test before reaping.) */
@@ -270,11 +300,21 @@ static inline int lazy_in_flight(const struct tlbpol_cpu *c)
 
 /* decide.c */
 int tlbpol__validate_event(const struct tlbpol_engine *eng, const struct tlbpol_event *ev);
-void tlbpol__decide(const struct tlbpol_engine *eng, const struct tlbpol_event *ev,
-		    struct tlbpol_decision *out);
+void tlbpol__decide(const struct tlbpol_engine *eng, const struct tlbpol_params *p,
+		    const struct tlbpol_event *ev, struct tlbpol_decision *out);
 
 /* engine.c */
 int tlbpol__config_check(const struct tlbpol_config *cfg);
+/* @placed: each CPU's state on pages of its own (for NUMA placement); the
+ * memory must then be page-aligned. */
+size_t tlbpol__engine_size(const struct tlbpol_config *cfg, int placed);
+int tlbpol__engine_init(struct tlbpol_engine **out, void *mem, size_t len,
+			const struct tlbpol_config *cfg, int placed);
+/* The byte ranges (offset, length) holding @cpu's state, for binding them
+ * to its node; returns how many (<= 2). */
+int tlbpol__cpu_ranges(const struct tlbpol_config *cfg, int placed, uint32_t cpu,
+		       size_t off[2], size_t len[2]);
+uint64_t tlbpol__rules_in_force(const struct tlbpol_engine *eng, uint64_t rules);
 int tlbpol__as_valid(const struct tlbpol_engine *eng, const struct tlbpol_as *as);
 void tlbpol__run_dfrees(struct tlbpol_engine *eng, uint32_t cpu);
 uint64_t tlbpol__catch_up(struct tlbpol_engine *eng, uint32_t cpu, struct tlbpol_as *as);

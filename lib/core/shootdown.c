@@ -77,7 +77,7 @@ static void flush_on(struct tlbpol_engine *eng, uint32_t cpu, const struct tlbpo
 static int may_cache(const struct tlbpol_engine *eng, uint32_t as_index, uint32_t global,
 		     uint32_t cpu)
 {
-	if (!(eng->rules & TLBPOL_RULE_FOOTPRINT) || global)
+	if (!(params_of(eng)->rules & TLBPOL_RULE_FOOTPRINT) || global)
 		return 1;
 	return bitmap_test(eng->as[as_index].footprint, cpu);
 }
@@ -121,7 +121,7 @@ static uint32_t slot_ranges(const struct slot *s)
  * claimed the request yet; they acknowledge to the initiator themselves. */
 static void forward(struct tlbpol_engine *eng, uint32_t me, const struct slot *s)
 {
-	struct tlbpol_cpu *c = &eng->cpus[me];
+	struct tlbpol_cpu *c = cpu_of(eng, me);
 	const uint64_t *mask = &eng->node_mask[(size_t)node_of(eng, me) * eng->words];
 	uint32_t n = 0;
 
@@ -142,8 +142,8 @@ static void forward(struct tlbpol_engine *eng, uint32_t me, const struct slot *s
 static void recv_add(struct tlbpol_engine *eng, uint32_t me, struct recv_round *rr,
 		     uint32_t from, uint32_t slot_index)
 {
-	struct tlbpol_cpu *c = &eng->cpus[me];
-	const struct slot *s = &eng->cpus[from].slots[slot_index];
+	struct tlbpol_cpu *c = cpu_of(eng, me);
+	const struct slot *s = &cpu_of(eng, from)->slots[slot_index];
 
 	if (s->fanout && bitmap_test(s->leaders, me))
 		forward(eng, me, s);
@@ -185,12 +185,12 @@ static void recv_add(struct tlbpol_engine *eng, uint32_t me, struct recv_round *
 /* Without RULE_RECEIVER_MERGE: each claimed request's parts, one by one. */
 static void recv_each(struct tlbpol_engine *eng, uint32_t me)
 {
-	struct tlbpol_cpu *c = &eng->cpus[me];
-	int gen_skip = !!(eng->rules & TLBPOL_RULE_GEN_SKIP);
+	struct tlbpol_cpu *c = cpu_of(eng, me);
+	int gen_skip = !!(params_of(eng)->rules & TLBPOL_RULE_GEN_SKIP);
 
 	for (uint32_t i = 0; i < c->nr_claims; i++) {
-		const struct slot *s = &eng->cpus[c->claims[i] / TLBPOL_SLOTS]
-						.slots[c->claims[i] % TLBPOL_SLOTS];
+		const struct slot *s = &cpu_of(eng, c->claims[i] / TLBPOL_SLOTS)
+						->slots[c->claims[i] % TLBPOL_SLOTS];
 
 		for (uint32_t k = 0; k < s->nr_flushes; k++) {
 			const struct req_flush *rf = &s->flushes[k];
@@ -221,8 +221,8 @@ static void recv_each(struct tlbpol_engine *eng, uint32_t me)
  */
 static void recv_merged(struct tlbpol_engine *eng, uint32_t me, struct recv_round *rr)
 {
-	struct tlbpol_cpu *c = &eng->cpus[me];
-	int gen_skip = !!(eng->rules & TLBPOL_RULE_GEN_SKIP);
+	struct tlbpol_cpu *c = cpu_of(eng, me);
+	int gen_skip = !!(params_of(eng)->rules & TLBPOL_RULE_GEN_SKIP);
 	uint32_t i = 0;
 
 	sort_recv(c->recv_ranges, rr->nr_ranges);
@@ -258,7 +258,7 @@ static void recv_merged(struct tlbpol_engine *eng, uint32_t me, struct recv_roun
 		f.ranges = 0;
 		if (f.kind == TLBPOL_FLUSH_PAGES && !(gen_skip && !contiguous)) {
 			n = tlbpol__merge_sorted(c->recv_out, n, &pages);
-			if ((eng->rules & TLBPOL_RULE_RANGE_FLUSH) && pages <= eng->flush_ceiling) {
+			if ((params_of(eng)->rules & TLBPOL_RULE_RANGE_FLUSH) && pages <= params_of(eng)->flush_ceiling) {
 				f.nr_ranges = n;
 				f.ranges = c->recv_out;
 			} else {
@@ -279,19 +279,19 @@ static void recv_merged(struct tlbpol_engine *eng, uint32_t me, struct recv_roun
 /* Flush what this round claimed, then acknowledge every claimed request. */
 static void recv_finish(struct tlbpol_engine *eng, uint32_t me, struct recv_round *rr)
 {
-	struct tlbpol_cpu *c = &eng->cpus[me];
+	struct tlbpol_cpu *c = cpu_of(eng, me);
 
 	if (!c->nr_claims)
 		return;
-	if (eng->rules & TLBPOL_RULE_RECEIVER_MERGE)
+	if (params_of(eng)->rules & TLBPOL_RULE_RECEIVER_MERGE)
 		recv_merged(eng, me, rr);
 	else
 		recv_each(eng, me);
 	for (uint32_t a = 0; a < rr->nr_as; a++)
 		c->recv_slot[c->recv_as[a].as_index] = 0;
 	for (uint32_t i = 0; i < c->nr_claims; i++) {
-		struct slot *s = &eng->cpus[c->claims[i] / TLBPOL_SLOTS]
-					  .slots[c->claims[i] % TLBPOL_SLOTS];
+		struct slot *s = &cpu_of(eng, c->claims[i] / TLBPOL_SLOTS)
+					  ->slots[c->claims[i] % TLBPOL_SLOTS];
 
 		prim_fetch_sub_release(&s->acks, 1u);
 	}
@@ -303,7 +303,7 @@ static void recv_finish(struct tlbpol_engine *eng, uint32_t me, struct recv_roun
 static int inbox_empty(const struct tlbpol_engine *eng, uint32_t me)
 {
 	for (uint32_t w = 0; w < eng->words; w++)
-		if (prim_load_relaxed(&eng->cpus[me].inbox[w]))
+		if (prim_load_relaxed(&cpu_of(eng, me)->inbox[w]))
 			return 0;
 	return 1;
 }
@@ -316,7 +316,7 @@ static int inbox_empty(const struct tlbpol_engine *eng, uint32_t me)
  */
 int tlbpol__serve(struct tlbpol_engine *eng, uint32_t me)
 {
-	struct tlbpol_cpu *c = &eng->cpus[me];
+	struct tlbpol_cpu *c = cpu_of(eng, me);
 	uint64_t mybit = 1ULL << (me % 64);
 	int served = 0;
 
@@ -338,7 +338,7 @@ int tlbpol__serve(struct tlbpol_engine *eng, uint32_t me)
 
 				bits &= bits - 1;
 				for (uint32_t k = 0; k < TLBPOL_SLOTS; k++) {
-					struct slot *s = &eng->cpus[from].slots[k];
+					struct slot *s = &cpu_of(eng, from)->slots[k];
 					uint64_t *tw = &s->targets[me / 64];
 
 					if (!(prim_load_acquire(tw) & mybit))
@@ -398,14 +398,14 @@ static uint32_t candidates(struct tlbpol_engine *eng, uint32_t me, const struct 
 	for (uint32_t k = 0; k < s->nr_flushes; k++) {
 		const struct req_flush *rf = &s->flushes[k];
 		const uint64_t *fp = eng->as[rf->as_index].footprint;
-		int all = !(eng->rules & TLBPOL_RULE_FOOTPRINT) || rf->global;
+		int all = !(params_of(eng)->rules & TLBPOL_RULE_FOOTPRINT) || rf->global;
 
 		for (uint32_t w = 0; w < words; w++)
 			t->bits[w] |= all ? (w == words - 1 ? tail : ~0ULL) : prim_load_relaxed(&fp[w]);
 	}
 	t->bits[me / 64] &= ~(1ULL << (me % 64));
 	for_each_target(i, t, eng) {
-		if (prim_load_seqcst(&eng->cpus[i].state) == TLBPOL_CPU_OFFLINE)
+		if (prim_load_seqcst(&cpu_of(eng, i)->state) == TLBPOL_CPU_OFFLINE)
 			t->bits[i / 64] &= ~(1ULL << (i % 64));
 		else
 			n++;
@@ -425,7 +425,7 @@ enum skip { SKIP_NO, SKIP_OFFLINE, SKIP_LAZY, SKIP_GEN };
 static enum skip skippable(const struct tlbpol_engine *eng, uint32_t x, const struct slot *s,
 			   int tables, int check_gen)
 {
-	uint32_t st = prim_load_seqcst(&eng->cpus[x].state);
+	uint32_t st = prim_load_seqcst(&cpu_of(eng, x)->state);
 
 	if (st == TLBPOL_CPU_OFFLINE)
 		return SKIP_OFFLINE;
@@ -434,7 +434,7 @@ static enum skip skippable(const struct tlbpol_engine *eng, uint32_t x, const st
 	 * flushes before it runs again: KVM's PV TLB flush skips it even when
 	 * page tables were freed (arch/x86/kernel/kvm.c kvm_flush_tlb_multi()).
 	 */
-	if ((eng->rules & TLBPOL_RULE_VCPU_DEFER) && st == TLBPOL_CPU_PREEMPTED)
+	if ((params_of(eng)->rules & TLBPOL_RULE_VCPU_DEFER) && st == TLBPOL_CPU_PREEMPTED)
 		return SKIP_LAZY;
 	/*
 	 * A lazy CPU does not touch user addresses until it switches back, but
@@ -444,13 +444,13 @@ static enum skip skippable(const struct tlbpol_engine *eng, uint32_t x, const st
 	 */
 #ifdef TLBPOL_PLANTED_BUG
 	(void)tables;
-	if ((eng->rules & TLBPOL_RULE_LAZY_CPUS) && cpu_is_lazy(eng, x))
+	if ((params_of(eng)->rules & TLBPOL_RULE_LAZY_CPUS) && cpu_is_lazy(eng, x))
 		return SKIP_LAZY;
 #else
-	if ((eng->rules & TLBPOL_RULE_LAZY_CPUS) && !tables && cpu_is_lazy(eng, x))
+	if ((params_of(eng)->rules & TLBPOL_RULE_LAZY_CPUS) && !tables && cpu_is_lazy(eng, x))
 		return SKIP_LAZY;
 #endif
-	if (check_gen && (eng->rules & TLBPOL_RULE_GEN_SKIP)) {
+	if (check_gen && (params_of(eng)->rules & TLBPOL_RULE_GEN_SKIP)) {
 		for (uint32_t k = 0; k < s->nr_flushes; k++)
 			if (flushed_gen(eng, x, s->flushes[k].as_index) < s->flushes[k].gen)
 				return SKIP_NO;
@@ -478,16 +478,16 @@ static int broadcast_cheaper(const struct tlbpol_engine *eng, uint32_t me, const
 	uint64_t ipi, bc = 0;
 	uint32_t remote = 0;
 
-	if (!(eng->rules & TLBPOL_RULE_BROADCAST) || !n)
+	if (!(params_of(eng)->rules & TLBPOL_RULE_BROADCAST) || !n)
 		return 0;
 	if (eng->cpu_node)
 		for_each_target(i, t, eng)
 			remote += node_of(eng, (uint32_t)i) != node_of(eng, me);
-	ipi = eng->cost_ipi + (uint64_t)(n - 1) * eng->cost_ipi_target +
-	      (uint64_t)remote * eng->cost_ipi_remote;
+	ipi = params_of(eng)->cost_ipi + (uint64_t)(n - 1) * params_of(eng)->cost_ipi_target +
+	      (uint64_t)remote * params_of(eng)->cost_ipi_remote;
 	for (uint32_t k = 0; k < s->nr_flushes; k++)
-		bc += eng->cost_bcast + (s->flushes[k].f.kind == TLBPOL_FLUSH_PAGES
-						 ? s->flushes[k].pages * eng->cost_bcast_page
+		bc += params_of(eng)->cost_bcast + (s->flushes[k].f.kind == TLBPOL_FLUSH_PAGES
+						 ? s->flushes[k].pages * params_of(eng)->cost_bcast_page
 						 : 0);
 	return bc < ipi;
 }
@@ -497,7 +497,7 @@ static int broadcast_cheaper(const struct tlbpol_engine *eng, uint32_t me, const
 static void send_ipis(struct tlbpol_engine *eng, uint32_t me, struct slot *s,
 		      struct tlbpol_cpuset *t)
 {
-	struct tlbpol_cpu *c = &eng->cpus[me];
+	struct tlbpol_cpu *c = cpu_of(eng, me);
 	uint32_t n = 0;
 
 	if (s->fanout) {
@@ -537,7 +537,7 @@ static int choose_leaders(struct tlbpol_engine *eng, uint32_t me, struct slot *s
 	uint32_t words = eng->words, mynode = node_of(eng, me);
 	int any = 0;
 
-	if (!(eng->rules & TLBPOL_RULE_NUMA_FANOUT) || eng->nr_nodes < 2)
+	if (!(params_of(eng)->rules & TLBPOL_RULE_NUMA_FANOUT) || eng->nr_nodes < 2)
 		return 0;
 	for (uint32_t w = 0; w < words; w++)
 		s->leaders[w] = 0;
@@ -552,7 +552,7 @@ static int choose_leaders(struct tlbpol_engine *eng, uint32_t me, struct slot *s
 			taken = (s->leaders[w] & nm[w]) != 0;
 			k += prim_popcount64(t->bits[w] & nm[w]);
 		}
-		if (taken || (uint64_t)(k - 1) * eng->cost_ipi_remote <= eng->cost_ipi)
+		if (taken || (uint64_t)(k - 1) * params_of(eng)->cost_ipi_remote <= params_of(eng)->cost_ipi)
 			continue;
 		s->leaders[i / 64] |= 1ULL << (i % 64);
 		any = 1;
@@ -581,7 +581,7 @@ static void take_generations(struct tlbpol_engine *eng, struct slot *s)
 static void arm(struct tlbpol_engine *eng, uint32_t me, struct slot *s,
 		struct tlbpol_cpuset *t, int lazy)
 {
-	struct tlbpol_cpu *c = &eng->cpus[me];
+	struct tlbpol_cpu *c = cpu_of(eng, me);
 	uint64_t mybit = 1ULL << (me % 64);
 	int tables = needs_tables(s);
 	uint32_t n = 0;
@@ -618,7 +618,7 @@ static void arm(struct tlbpol_engine *eng, uint32_t me, struct slot *s,
 		uint64_t xbit = 1ULL << (i % 64);
 		enum skip why;
 
-		prim_fetch_or(&eng->cpus[i].inbox[me / 64], mybit);
+		prim_fetch_or(&cpu_of(eng, i)->inbox[me / 64], mybit);
 		/*
 		 * The target may have gone offline, lazy or preempted after we
 		 * looked.  Take our request back if it has not claimed it; if
@@ -657,7 +657,7 @@ static void wait_acks(struct tlbpol_engine *eng, uint32_t me, struct slot *s)
 
 void tlbpol__shoot(struct tlbpol_engine *eng, uint32_t me, struct slot *s)
 {
-	struct tlbpol_cpu *c = &eng->cpus[me];
+	struct tlbpol_cpu *c = cpu_of(eng, me);
 	uint32_t n;
 
 	/*
@@ -690,7 +690,7 @@ void tlbpol__shoot(struct tlbpol_engine *eng, uint32_t me, struct slot *s)
 /* A free lazy slot, completing the oldest in flight if all are busy. */
 struct slot *tlbpol__lazy_slot(struct tlbpol_engine *eng, uint32_t me)
 {
-	struct tlbpol_cpu *c = &eng->cpus[me];
+	struct tlbpol_cpu *c = cpu_of(eng, me);
 
 	tlbpol__reap(eng, me);
 	for (uint32_t i = 1; i < TLBPOL_SLOTS; i++)
@@ -702,7 +702,7 @@ struct slot *tlbpol__lazy_slot(struct tlbpol_engine *eng, uint32_t me)
 
 void tlbpol__post_lazy(struct tlbpol_engine *eng, uint32_t me, struct slot *s)
 {
-	struct tlbpol_cpu *c = &eng->cpus[me];
+	struct tlbpol_cpu *c = cpu_of(eng, me);
 
 	if (!s->nr_flushes)
 		return;
@@ -717,7 +717,7 @@ void tlbpol__post_lazy(struct tlbpol_engine *eng, uint32_t me, struct slot *s)
  * it yet, and wait (tlbpol_flush(.., BY_LAZY)). */
 void tlbpol__force_lazy(struct tlbpol_engine *eng, uint32_t me)
 {
-	struct tlbpol_cpu *c = &eng->cpus[me];
+	struct tlbpol_cpu *c = cpu_of(eng, me);
 
 	for (uint32_t i = 1; i < TLBPOL_SLOTS; i++) {
 		struct slot *s = &c->slots[i];
@@ -740,7 +740,7 @@ void tlbpol__force_lazy(struct tlbpol_engine *eng, uint32_t me)
 
 void tlbpol__reap(struct tlbpol_engine *eng, uint32_t me)
 {
-	struct tlbpol_cpu *c = &eng->cpus[me];
+	struct tlbpol_cpu *c = cpu_of(eng, me);
 
 	for (uint32_t i = 1; i < TLBPOL_SLOTS; i++) {
 		struct slot *s = &c->slots[i];

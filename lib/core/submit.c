@@ -50,7 +50,7 @@ static void settle_reused_range(struct tlbpol_engine *eng, struct tlbpol_as *as,
 		global |= (int)prim_load_relaxed(&b->global);
 	}
 	if (others) {
-		struct slot *s = &eng->cpus[cpu].slots[SLOT_SYNC];
+		struct slot *s = &cpu_of(eng, cpu)->slots[SLOT_SYNC];
 		struct req_flush *rf = &s->flushes[0];
 
 		tlbpol__single(eng, cpu, s, as, ev);
@@ -78,8 +78,8 @@ int tlbpol_submit(struct tlbpol_engine *eng, struct tlbpol_as *as, uint32_t cpu,
 	err = tlbpol__validate_event(eng, ev);
 	if (err)
 		return err;
-	tlbpol__decide(eng, ev, &d);
-	c = &eng->cpus[cpu];
+	tlbpol__decide(eng, params_of(eng), ev, &d);
+	c = cpu_of(eng, cpu);
 	if (lazy_in_flight(c))
 		tlbpol__reap(eng, cpu);
 	if (!(ev->old_pte & TLBPOL_PTE_PRESENT) && prim_load_acquire(&as->pending))
@@ -101,7 +101,7 @@ int tlbpol_submit(struct tlbpol_engine *eng, struct tlbpol_as *as, uint32_t cpu,
 		else
 			prim_count(&c->cnt.task.full_flushes, 1);
 	} else if (d.action == TLBPOL_ACT_SHOOTDOWN) {
-		if (d.deadline == TLBPOL_BY_NOW || ev->nr_pages >= eng->batch_pages) {
+		if (d.deadline == TLBPOL_BY_NOW || ev->nr_pages >= params_of(eng)->batch_pages) {
 			struct slot *s = &c->slots[SLOT_SYNC];
 
 			tlbpol__single(eng, cpu, s, as, ev);
