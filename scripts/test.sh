@@ -56,7 +56,7 @@ UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 run_suite build-asan --no-suite
 
 echo "== TSan (concurrent tests)"
 setup build-tsan -Db_sanitize=thread -Db_lundef=false
-TSAN_OPTIONS=halt_on_error=1 run_suite build-tsan --suite concurrency
+TSAN_OPTIONS="halt_on_error=1 suppressions=$PWD/tests/tsan.supp" run_suite build-tsan --suite concurrency
 
 echo "== freestanding core"
 setup build-freestanding -Dfreestanding=true

@@ -410,6 +410,72 @@ TLBPOL_API int tlbpol_engine_topology(const struct tlbpol_engine *eng, uint16_t 
 TLBPOL_API uint64_t tlbpol_engine_rules(const struct tlbpol_engine *eng);
 
 /* ------------------------------------------------------------------------ */
+/* Live reconfiguration (hosted build; engines from tlbpol_engine_new())     */
+/* ------------------------------------------------------------------------ */
+
+/*
+ * Rules, flush ceiling, batch size and cost model can change while CPUs run.
+ * Engine calls read the configuration without a lock or barrier (liburcu's
+ * QSBR flavour); a change frees the configuration it replaces after every
+ * registered thread has passed a quiescent state.  The contract:
+ *  - a thread that calls into an engine that may be reconfigured calls
+ *    tlbpol_thread_register() first (and tlbpol_thread_unregister() before
+ *    it exits);
+ *  - it passes quiescent states: every return from tlbpol_tick() or
+ *    tlbpol_switch() is one, tlbpol_quiescent() is one, and a thread that
+ *    blocks for long goes tlbpol_thread_offline() / tlbpol_thread_online()
+ *    around it.  A change waits for all of them (it blocks until then).
+ * Threads that never call an engine being reconfigured need not register.
+ * One call sees one configuration: a decision never mixes two.
+ */
+
+/**
+ * tlbpol_engine_set_rules() - replace the rule mask (filtered as at creation:
+ * rules the ops or topology cannot serve are dropped).
+ * Context: process context, may block until a grace period has elapsed; not
+ * from a callback.
+ * Return: 0; -EINVAL for NULL or a freestanding engine, or unknown bits;
+ * -ENOMEM.
+ */
+TLBPOL_API int tlbpol_engine_set_rules(struct tlbpol_engine *eng, uint64_t rules);
+/**
+ * tlbpol_engine_set_flush_ceiling() - pages above which a whole-AS flush is
+ * used.  Context and errors: as tlbpol_engine_set_rules(); -EINVAL for 0.
+ */
+TLBPOL_API int tlbpol_engine_set_flush_ceiling(struct tlbpol_engine *eng, uint32_t pages);
+/**
+ * tlbpol_engine_set_batch_pages() - deferred pages a CPU holds before it
+ * flushes by itself: 1 .. the batch_pages the engine was created with (its
+ * arrays are sized for that).  Context: as tlbpol_engine_set_rules().
+ * Return: 0; -EINVAL; -ERANGE for 0 or above the creation size; -ENOMEM.
+ */
+TLBPOL_API int tlbpol_engine_set_batch_pages(struct tlbpol_engine *eng, uint32_t pages);
+/**
+ * tlbpol_engine_set_cost_model() - the broadcast cost model from @cfg's
+ * cost_* fields (a zero field keeps the current value).
+ * Context: as tlbpol_engine_set_rules().
+ * Return: 0; -EINVAL for NULL or cfg->size too small; -ENOMEM.
+ */
+TLBPOL_API int tlbpol_engine_set_cost_model(struct tlbpol_engine *eng,
+					    const struct tlbpol_config *cfg);
+/**
+ * tlbpol_thread_register() / tlbpol_thread_unregister() - the calling thread
+ * takes part in (leaves) the grace periods of live reconfiguration.
+ * Idempotent.  Context: the thread itself.
+ */
+TLBPOL_API void tlbpol_thread_register(void);
+TLBPOL_API void tlbpol_thread_unregister(void);
+/**
+ * tlbpol_quiescent() - the calling thread holds no engine configuration now.
+ * tlbpol_thread_offline() / tlbpol_thread_online() - around a long block.
+ * No-ops in an unregistered thread.  Context: the thread itself, outside
+ * engine calls.
+ */
+TLBPOL_API void tlbpol_quiescent(void);
+TLBPOL_API void tlbpol_thread_offline(void);
+TLBPOL_API void tlbpol_thread_online(void);
+
+/* ------------------------------------------------------------------------ */
 /* Address spaces and CPU state                                             */
 /* ------------------------------------------------------------------------ */
 
@@ -431,6 +497,17 @@ TLBPOL_API int tlbpol_as_open(struct tlbpol_engine *eng, uint64_t tag, struct tl
  * another engine; -EBUSY while flushes are pending for it or a CPU runs it.
  */
 TLBPOL_API int tlbpol_as_close(struct tlbpol_engine *eng, struct tlbpol_as *as);
+
+/**
+ * tlbpol_as_lookup() - the open address space with @tag (hosted build).
+ * Lock-free on the read side (a liburcu hash table); in a thread registered
+ * with tlbpol_thread_register() it costs no more than the hash walk.  The
+ * handle is valid until the address space is closed.
+ * Context: any thread, not from a callback.
+ * Return: the address space, or NULL (none open with @tag, NULL or
+ * freestanding @eng).
+ */
+TLBPOL_API struct tlbpol_as *tlbpol_as_lookup(struct tlbpol_engine *eng, uint64_t tag);
 
 /**
  * tlbpol_as_tag() - the tag @as was opened with (0 for NULL).

@@ -371,13 +371,15 @@ int tlbpol_as_close(struct tlbpol_engine *eng, struct tlbpol_as *as)
 		err = -E_INVAL;
 	else if (prim_load_acquire(&as->pending) || prim_load_acquire(&as->loaded))
 		err = -E_BUSY;
-	else {
-		/* Unpublished from lookups before the slot can be reused. */
-		if (eng->as_changed)
-			eng->as_changed(eng, as, 0);
+	else
+		prim_store_release(&as->state, (uint32_t)(eng->as_changed ? AS_CLOSING : AS_FREE));
+	prim_spin_unlock(&eng->as_lock);
+	/* Unpublished from lookups (outside the lock: it waits for readers)
+	 * before the slot can be reused. */
+	if (!err && eng->as_changed) {
+		eng->as_changed(eng, as, 0);
 		prim_store_release(&as->state, (uint32_t)AS_FREE);
 	}
-	prim_spin_unlock(&eng->as_lock);
 	return err;
 }
 

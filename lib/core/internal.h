@@ -30,7 +30,9 @@
 /* Requests a receiver claims before it flushes and acknowledges them. */
 #define TLBPOL_CLAIM_MAX 64
 
-enum as_state { AS_FREE = 0, AS_OPEN = 1 };
+/* CLOSING: refused like a closed one, not yet reusable (the hosted layer
+ * is unpublishing it from lookups, which waits for a grace period). */
+enum as_state { AS_FREE = 0, AS_OPEN = 1, AS_CLOSING = 2 };
 
 struct tlbpol_as {
 	struct tlbpol_engine *eng; /* owner: a foreign handle is refused */

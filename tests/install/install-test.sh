@@ -99,8 +99,12 @@ done
 
 # ---------------------------------------------------------------------------
 step "pkg-config on the installed tlbpol.pc only"
+# The installed tlbpol.pc first; the system's .pc files only for what it
+# Requires.private (libnuma, liburcu): no other tlbpol.pc can be found,
+# since the installed directory comes first.
+sys_pc=$(pkg-config --variable pc_path pkg-config 2>/dev/null || true)
 export PKG_CONFIG_PATH=$pcdir
-export PKG_CONFIG_LIBDIR=$pcdir # no fallback to the system's .pc files
+export PKG_CONFIG_LIBDIR=$pcdir${sys_pc:+:$sys_pc}
 unset PKG_CONFIG_SYSROOT_DIR
 pc_cflags=$(pkg-config --cflags tlbpol) || die "pkg-config --cflags tlbpol failed"
 pc_libs=$(pkg-config --libs tlbpol) || die "pkg-config --libs tlbpol failed"

@@ -484,7 +484,8 @@ int sim_init(struct sim *s, const struct sim_config *cfg, const struct workload 
 	if (!s->cpus || !s->heap || !s->node || !s->irq_list)
 		return -1;
 	for (uint32_t c = 0; c < cfg->ncpus; c++)
-		s->node[c] = (uint16_t)((uint64_t)c * cfg->nnodes / cfg->ncpus);
+		s->node[c] = cfg->topology ? cfg->topology[c]
+					   : (uint16_t)((uint64_t)c * cfg->nnodes / cfg->ncpus);
 	tlbpol_config_init(&ec, cfg->ncpus, cfg->arch);
 	ec.rules = cfg->rules;
 	ec.max_as = SIM_MAX_AS;

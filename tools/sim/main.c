@@ -206,6 +206,41 @@ static void print_json(FILE *f, const struct workload *wl, const struct result *
 	}
 }
 
+/*
+ * "cpu node" lines, as examples/topology prints them; '#' starts a comment.
+ * CPUs must be numbered 0..N-1.
+ */
+static uint16_t topo[1024];
+static int read_topology(const char *path, struct sim_config *cfg)
+{
+	FILE *f = fopen(path, "r");
+	char line[128];
+	uint32_t n = 0, nodes = 0;
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		unsigned cpu, node;
+
+		if (line[0] == '#' || line[0] == '\n')
+			continue;
+		if (sscanf(line, "%u %u", &cpu, &node) != 2 || cpu != n || n >= 1024 || node >= 1024) {
+			fclose(f);
+			return -1;
+		}
+		topo[n++] = (uint16_t)node;
+		if (node + 1 > nodes)
+			nodes = node + 1;
+	}
+	fclose(f);
+	if (n < 2)
+		return -1;
+	cfg->ncpus = n;
+	cfg->nnodes = nodes;
+	cfg->topology = topo;
+	return 0;
+}
+
 static void usage(FILE *f)
 {
 	fprintf(f,
@@ -224,7 +259,8 @@ static void usage(FILE *f)
 		"  --broadcast       give the engine a broadcast flush (INVLPGB) on x86 too\n"
 		"  --hypercall       ... as a paravirtual flush hypercall (its own costs)\n"
 		"  --seed S          random seed (default 1)\n"
-		"  --policy NAME     run only this policy (naive, before, linux, tlbpol, custom)\n");
+		"  --policy NAME     run only this policy (naive, before, linux, tlbpol, custom)\n"
+		"  --topology FILE   CPUs and nodes from \"cpu node\" lines (examples/topology)\n");
 }
 
 int main(int argc, char **argv)
@@ -303,6 +339,12 @@ int main(int argc, char **argv)
 		} else if (!strcmp(a, "--hypercall")) {
 			cfg.broadcast = 1;
 			cfg.hypercall = 1;
+		} else if (!strcmp(a, "--topology") && v) {
+			if (read_topology(v, &cfg)) {
+				fprintf(stderr, "tlbpol-sim: cannot read topology %s\n", v);
+				return 2;
+			}
+			i++;
 		} else if (!strcmp(a, "--policy") && v) {
 			only = v;
 			i++;
@@ -374,6 +416,7 @@ int main(int argc, char **argv)
 			};
 
 			c.ncpus = sizes[k];
+			c.topology = NULL;
 			c.nnodes = cfg.nnodes < sizes[k] ? cfg.nnodes : sizes[k];
 			printf("%6u", sizes[k]);
 			for (int p = 0; p < 4; p++) {

@@ -98,6 +98,7 @@ struct sim_counters {
 
 struct sim_config {
 	uint32_t ncpus, nnodes;
+	const uint16_t *topology; /* node of each CPU, or NULL: blocks of CPUs */
 	uint32_t arch;
 	uint64_t rules;
 	uint32_t l1_entries, l1_ways, l2_entries, l2_ways;
