@@ -561,18 +561,25 @@ int tlbpol__validate_event(const struct tlbpol_engine *eng, const struct tlbpol_
 	return 0;
 }
 
-int tlbpol_decide(const struct tlbpol_engine *eng, const struct tlbpol_as *as, uint32_t cpu,
-		  const struct tlbpol_event *ev, struct tlbpol_decision *out)
+/* The arguments of tlbpol_decide() and tlbpol_submit(), in the order the
+ * header documents their errors. */
+int tlbpol__check_event_call(const struct tlbpol_engine *eng, const struct tlbpol_as *as,
+			     uint32_t cpu, const struct tlbpol_event *ev)
 {
-	int err;
-
-	if (!eng || !ev || !out || !as || eng->magic != TLBPOL_MAGIC)
+	if (!eng || !ev || !as || eng->magic != TLBPOL_MAGIC)
 		return -E_INVAL;
 	if (cpu >= eng->nr_cpus)
 		return -E_RANGE;
 	if (!tlbpol__as_valid(eng, as))
 		return -E_INVAL;
-	err = tlbpol__validate_event(eng, ev);
+	return tlbpol__validate_event(eng, ev);
+}
+
+int tlbpol_decide(const struct tlbpol_engine *eng, const struct tlbpol_as *as, uint32_t cpu,
+		  const struct tlbpol_event *ev, struct tlbpol_decision *out)
+{
+	int err = out ? tlbpol__check_event_call(eng, as, cpu, ev) : -E_INVAL;
+
 	if (err)
 		return err;
 	tlbpol__decide(eng, params_of(eng), ev, out);

@@ -302,6 +302,8 @@ static inline int lazy_in_flight(const struct tlbpol_cpu *c)
 
 /* decide.c */
 int tlbpol__validate_event(const struct tlbpol_engine *eng, const struct tlbpol_event *ev);
+int tlbpol__check_event_call(const struct tlbpol_engine *eng, const struct tlbpol_as *as,
+			     uint32_t cpu, const struct tlbpol_event *ev);
 void tlbpol__decide(const struct tlbpol_engine *eng, const struct tlbpol_params *p,
 		    const struct tlbpol_event *ev, struct tlbpol_decision *out);
 

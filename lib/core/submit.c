@@ -67,15 +67,8 @@ int tlbpol_submit(struct tlbpol_engine *eng, struct tlbpol_as *as, uint32_t cpu,
 {
 	struct tlbpol_decision d;
 	struct tlbpol_cpu *c;
-	int err;
+	int err = tlbpol__check_event_call(eng, as, cpu, ev);
 
-	if (!eng || !ev || !as || eng->magic != TLBPOL_MAGIC)
-		return -E_INVAL;
-	if (cpu >= eng->nr_cpus)
-		return -E_RANGE;
-	if (!tlbpol__as_valid(eng, as))
-		return -E_INVAL;
-	err = tlbpol__validate_event(eng, ev);
 	if (err)
 		return err;
 	tlbpol__decide(eng, params_of(eng), ev, &d);
