@@ -545,6 +545,13 @@ static void test_address_reuse_settles_pending(void **s)
 	assert_int_equal(h.log[0].kind, TLBPOL_FLUSH_AS);
 	/* The pending entry itself is still completed later (never lost). */
 	assert_int_equal(tlbpol_flush(h.eng, 1, TLBPOL_BY_FREE), 1);
+	/* LAZY_OK work pending elsewhere: its caller promised not to reuse
+	 * the addresses, so an install there settles nothing. */
+	submit(&h, as, 1, h_event(TLBPOL_EV_UNMAP, TLBPOL_EVF_LAZY_OK, 0x50000, 1, RW, 0));
+	h_reset_log(&h);
+	submit(&h, as, 2, h_event(TLBPOL_EV_FAULT, 0, 0x50000, 1, 0, RW));
+	assert_int_equal(h.nr_log, 0);
+	assert_int_equal(tlbpol_flush(h.eng, 1, TLBPOL_BY_LAZY), 1);
 	/* A global PTE pending elsewhere: a whole-AS flush would keep it. */
 	submit(&h, as, 1, h_event(TLBPOL_EV_UNMAP, 0, 0x30000, 1, RW | G, 0));
 	h_reset_log(&h);

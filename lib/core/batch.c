@@ -154,7 +154,7 @@ static uint32_t build(struct tlbpol_engine *eng, uint32_t cpu, struct slot *s, u
 		rf->f.flags |= p->flush_flags;
 		rf->f.nr_ranges++;
 		rf->entries++;
-		rf->global |= p->global;
+		rf->global |= p->global & 1;
 		if (p->seq < s->min_seq)
 			s->min_seq = p->seq;
 		selected += p->events;
@@ -206,12 +206,15 @@ static uint32_t build(struct tlbpol_engine *eng, uint32_t cpu, struct slot *s, u
 }
 #undef SELECTED
 
-/* Publish one more pending entry of @cpu in @as_index over [lo, hi]. */
+/* Publish one more pending entry of @cpu in @as_index over [lo, hi]
+ * (@spanned: 0 for LAZY_OK entries, whose addresses are not reused). */
 static void pbox_add(struct tlbpol_engine *eng, uint32_t cpu, uint32_t as_index, uint64_t lo,
-		     uint64_t hi, uint32_t global, uint32_t new_entry)
+		     uint64_t hi, uint32_t global, uint32_t new_entry, int spanned)
 {
 	struct pbox *b = pbox_of(eng, cpu, as_index);
 
+	if (!spanned)
+		lo = ~0ULL, hi = 0;
 	if (lo < prim_load_relaxed(&b->lo))
 		prim_store_relaxed(&b->lo, lo);
 	if (hi > prim_load_relaxed(&b->hi))
@@ -295,6 +298,7 @@ void tlbpol__enqueue(struct tlbpol_engine *eng, struct tlbpol_as *as, uint32_t c
 	struct tlbpol_cpu *c = cpu_of(eng, cpu);
 	uint8_t flags = (ev->flags & TLBPOL_EVF_TABLES_FREED) ? TLBPOL_FLUSHF_TABLES : 0;
 	uint8_t global = !!(ev->old_pte & TLBPOL_PTE_GLOBAL);
+	uint8_t unspanned = (ev->flags & TLBPOL_EVF_LAZY_OK) ? PENDING_UNSPANNED : 0;
 	struct pending *p;
 
 	/*
@@ -305,7 +309,8 @@ void tlbpol__enqueue(struct tlbpol_engine *eng, struct tlbpol_as *as, uint32_t c
 	if (c->nr_pending) {
 		p = &c->pending[c->nr_pending - 1];
 		if (p->as_index == as->index && p->page_shift == ev->page_shift &&
-		    p->deadline == deadline && p->flush_flags == flags && p->global == global &&
+		    p->deadline == deadline && p->flush_flags == flags &&
+		    p->global == (global | unspanned) &&
 		    p->va + (p->nr_pages << p->page_shift) == ev->va) {
 			/* Keep the entry's seq: it is as old as its oldest page,
 			 * which is what a deferred free waits for. */
@@ -313,7 +318,7 @@ void tlbpol__enqueue(struct tlbpol_engine *eng, struct tlbpol_as *as, uint32_t c
 			p->events++;
 			c->next_seq++;
 			pbox_add(eng, cpu, as->index, p->va,
-				 range_last(p->va, p->nr_pages, p->page_shift), global, 0);
+				 range_last(p->va, p->nr_pages, p->page_shift), global, 0, !unspanned);
 			c->pending_pages += (uint32_t)ev->nr_pages;
 			goto full;
 		}
@@ -327,10 +332,10 @@ void tlbpol__enqueue(struct tlbpol_engine *eng, struct tlbpol_as *as, uint32_t c
 	p->page_shift = (uint8_t)ev->page_shift;
 	p->deadline = (uint8_t)deadline;
 	p->flush_flags = flags;
-	p->global = global;
+	p->global = global | unspanned;
 	c->pending_pages += (uint32_t)ev->nr_pages;
 	pbox_add(eng, cpu, as->index, ev->va, range_last(ev->va, ev->nr_pages, ev->page_shift),
-		 global, 1);
+		 global, 1, !unspanned);
 full:
 	/* Entries hold >= 1 page each, so nr_pending <= pending_pages, and this
 	 * keeps both within batch_pages: a full batch flushes itself. */

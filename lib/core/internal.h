@@ -62,11 +62,15 @@ struct pending {
 	uint8_t flush_flags; /* TLBPOL_FLUSHF_* */
 	uint8_t global;      /* old PTE was global: FOOTPRINT cannot narrow it */
 };
+/* pending.global bit: LAZY_OK, so its addresses are not reused before its
+ * deferred free: it stays out of the span installs check (struct pbox). */
+#define PENDING_UNSPANNED 0x2
 
 /*
  * What one CPU has pending in one address space, published for the others:
  * how many batch entries (in its batch or in its lazy requests in flight)
- * and the bytes they span.  Only the owner writes it; an installing CPU reads
+ * and the bytes spanned by those whose addresses may be reused before they
+ * complete (not LAZY_OK: its caller promised not to reuse them).  Only the owner writes it; an installing CPU reads
  * it to know whether the address it reuses may still be cached elsewhere.
  * The owner writes the bounds before the count when adding, and zeroes the
  * count before the bounds when the last entry completes, so a reader that
