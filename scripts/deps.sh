@@ -19,3 +19,11 @@ if ((${#missing[@]})); then
 	apt-get update -qq
 	apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
+# QEMU boots examples/unikernel in the tests; where it cannot be installed,
+# those tests are not registered and the rest runs.
+if ! command -v qemu-system-x86_64 >/dev/null && [ "$(id -u)" -eq 0 ]; then
+	echo "deps: installing qemu-system-x86 (for examples/unikernel)" >&2
+	export DEBIAN_FRONTEND=noninteractive
+	{ apt-get update -qq && apt-get install -y -qq --no-install-recommends qemu-system-x86; } \
+		>/dev/null 2>&1 || echo "deps: qemu-system-x86 could not be installed; unikernel tests will be skipped" >&2
+fi

@@ -52,7 +52,7 @@ run_suite build
 
 echo "== ASan + UBSan"
 setup build-asan -Db_sanitize=address,undefined -Db_lundef=false
-UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 run_suite build-asan --no-suite packaging --no-suite bindings
+UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 run_suite build-asan --no-suite packaging --no-suite bindings --no-suite unikernel --no-suite unikernel-kvm
 
 echo "== TSan (concurrent tests)"
 setup build-tsan -Db_sanitize=thread -Db_lundef=false

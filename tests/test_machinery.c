@@ -394,7 +394,10 @@ static void test_lazy_unmap(void **s)
 			assert_int_equal(h.ipi_targets, 3);
 		}
 		assert_int_equal(frees_run, 1);
-		for (uint32_t c = 0; c < 4; c++)
+		/* The initiator drops each lazily unmapped page at once (LATR),
+		 * and the batch once more when posting it; the others once. */
+		assert_int_equal(h.flushes_on[0], on ? 9 : 1);
+		for (uint32_t c = 1; c < 4; c++)
 			assert_int_equal(h.flushes_on[c], 1);
 		tlbpol_engine_free(h.eng);
 	}

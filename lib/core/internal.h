@@ -25,7 +25,7 @@
  * (the initiator waits for it), the others carry lazy work posted without an
  * interrupt, completed as targets tick or switch.
  */
-#define TLBPOL_SLOTS 3
+#define TLBPOL_SLOTS 5
 #define SLOT_SYNC 0
 /* Requests a receiver claims before it flushes and acknowledges them. */
 #define TLBPOL_CLAIM_MAX 64

@@ -586,6 +586,12 @@ static void arm(struct tlbpol_engine *eng, uint32_t me, struct slot *s,
 	int tables = needs_tables(s);
 	uint32_t n = 0;
 
+	/*
+	 * Lazy work was flushed here already when it was submitted, but only
+	 * if this CPU was in the footprint then: one that came back since,
+	 * with its entries retained, read an older generation than this
+	 * request's and relies on this flush.
+	 */
 	for (uint32_t k = 0; k < s->nr_flushes; k++) {
 		const struct req_flush *rf = &s->flushes[k];
 

@@ -62,6 +62,31 @@ static void settle_reused_range(struct tlbpol_engine *eng, struct tlbpol_as *as,
 	}
 }
 
+/*
+ * Lazy work is deferred for the other CPUs only: the initiator drops its own
+ * entries at once, as LATR does, so the address faults on this CPU as soon
+ * as the unmap returns (and a caller that broke the LAZY_OK promise here
+ * would fault rather than read the old frame).  The lazy request flushes
+ * it again when posted (see arm()).
+ */
+static void flush_self_now(struct tlbpol_engine *eng, struct tlbpol_as *as, uint32_t cpu,
+			   const struct tlbpol_event *ev)
+{
+	struct tlbpol_cpu *c = cpu_of(eng, cpu);
+	struct slot *s = &c->slots[SLOT_SYNC];
+
+	if ((params_of(eng)->rules & TLBPOL_RULE_FOOTPRINT) && !(ev->old_pte & TLBPOL_PTE_GLOBAL) &&
+	    !bitmap_test(as->footprint, cpu))
+		return;
+	tlbpol__single(eng, cpu, s, as, ev);
+	eng->ops.flush_local(eng->ops_ctx, cpu, &s->flushes[0].f);
+	prim_count(&c->cnt.task.local_flushes, 1);
+	if (s->flushes[0].f.kind == TLBPOL_FLUSH_PAGES)
+		prim_count(&c->cnt.task.pages_flushed, ev->nr_pages);
+	else
+		prim_count(&c->cnt.task.full_flushes, 1);
+}
+
 int tlbpol_submit(struct tlbpol_engine *eng, struct tlbpol_as *as, uint32_t cpu,
 		  const struct tlbpol_event *ev, struct tlbpol_decision *out)
 {
@@ -100,6 +125,8 @@ int tlbpol_submit(struct tlbpol_engine *eng, struct tlbpol_as *as, uint32_t cpu,
 			tlbpol__single(eng, cpu, s, as, ev);
 			tlbpol__shoot(eng, cpu, s);
 		} else {
+			if (d.deadline == TLBPOL_BY_LAZY)
+				flush_self_now(eng, as, cpu, ev);
 			tlbpol__enqueue(eng, as, cpu, ev, d.deadline);
 		}
 	}

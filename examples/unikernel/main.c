@@ -1,0 +1,270 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * main.c - boot (BSP and APs), trap dispatch, and the libtlbpol callbacks
+ * that drive the real hardware: invlpg / CR3 / CR4.PGE in flush_local, local
+ * APIC IPIs in send_ipi.
+ */
+#include "mm.h"
+
+uint8_t cpu_stacks[UK_MAX_CPUS][UK_STACK_SIZE] __attribute__((aligned(4096)));
+struct cpu_counts counts[UK_MAX_CPUS];
+uint32_t nr_cpus = 1;
+uint32_t apic_ids[UK_MAX_CPUS];
+uint32_t ping_ack;
+
+extern char __kernel_end[];
+
+/* xen/include/public/arch-x86/hvm/start_info.h */
+struct hvm_start_info {
+	uint32_t magic; /* 0x336ec578 */
+	uint32_t version;
+	uint32_t flags;
+	uint32_t nr_modules;
+	uint64_t modlist_paddr;
+	uint64_t cmdline_paddr;
+	uint64_t rsdp_paddr;    /* version >= 1 */
+	uint64_t memmap_paddr;  /* version >= 1 */
+	uint32_t memmap_entries;
+	uint32_t reserved;
+};
+
+struct hvm_memmap_entry {
+	uint64_t addr;
+	uint64_t size;
+	uint32_t type; /* 1: RAM (E820) */
+	uint32_t reserved;
+};
+
+/* ------------------------------------------------------------------------ */
+/* libtlbpol callbacks                                                      */
+/* ------------------------------------------------------------------------ */
+
+/*
+ * Flush this CPU's TLB as the engine asks.
+ *  PAGES: one invlpg per page.  INVLPG removes the TLB entries for the page
+ *	and every paging-structure-cache entry (SDM 3A 4.10.4.1), which is
+ *	what TLBPOL_FLUSHF_TABLES needs too.
+ *  AS: a CR3 write: every non-global entry (no PCIDs here).
+ *  ALL: toggling CR4.PGE, which also drops global entries (SDM 4.10.4.1).
+ * The planted bug (planted=1, or the kernel-planted.elf build): the last CPU
+ * silently drops every flush; planted=2: only its invlpg (page) flushes.  The
+ * stale-TLB check must catch it.
+ */
+static void op_flush_local(void *ctx, uint32_t cpu, const struct tlbpol_flush *f)
+{
+	struct cpu_counts *c = &counts[cpu];
+
+	(void)ctx;
+	if (cpu != this_cpu())
+		panic("flush_local for CPU %u ran on CPU %u", cpu, this_cpu());
+	if (param_planted && cpu == nr_cpus - 1 &&
+	    (param_planted == 1 || f->kind == TLBPOL_FLUSH_PAGES)) {
+		COUNT(c->skipped, 1);
+		return;
+	}
+	switch (f->kind) {
+	case TLBPOL_FLUSH_PAGES:
+		for (uint32_t r = 0; r < f->nr_ranges; r++) {
+			const struct tlbpol_range *rg = &f->ranges[r];
+
+			for (uint64_t i = 0; i < rg->nr_pages; i++)
+				invlpg(rg->va + (i << rg->page_shift));
+			COUNT(c->invlpg, rg->nr_pages);
+		}
+		break;
+	case TLBPOL_FLUSH_AS:
+		write_cr3(read_cr3());
+		COUNT(c->full_flush, 1);
+		break;
+	default: {
+		uint64_t cr4 = read_cr4();
+
+		write_cr4(cr4 & ~(1ULL << 7));
+		write_cr4(cr4);
+		COUNT(c->full_flush, 1);
+		break;
+	}
+	}
+}
+
+/* One fixed IPI per target on the shootdown vector; the target's handler
+ * calls tlbpol_handle_ipi() (trap_dispatch() below). */
+static void op_send_ipi(void *ctx, uint32_t from, const struct tlbpol_cpuset *targets)
+{
+	(void)ctx;
+	for (int t = tlbpol_cpuset_next(targets, -1); t >= 0; t = tlbpol_cpuset_next(targets, t)) {
+		lapic_send(apic_ids[t], VEC_SHOOTDOWN);
+		COUNT(counts[from].ipi_sent, 1);
+	}
+}
+
+static void op_relax(void *ctx, uint32_t cpu)
+{
+	(void)ctx;
+	(void)cpu;
+	cpu_pause();
+}
+
+const struct tlbpol_ops uk_ops = {
+	sizeof(struct tlbpol_ops), 0, op_flush_local, op_send_ipi, 0, op_relax,
+};
+
+/* ------------------------------------------------------------------------ */
+/* Traps                                                                    */
+/* ------------------------------------------------------------------------ */
+
+void trap_dispatch(struct trap_frame *f)
+{
+	uint32_t cpu;
+
+	switch (f->vector) {
+	case VEC_PF: {
+		uint64_t cr2 = read_cr2(); /* before anything can fault again */
+
+		if (mm_page_fault(f, cr2))
+			return;
+		panic("CPU %u: page fault at %lx, error %lx, rip %lx", this_cpu(), cr2, f->error,
+		      f->rip);
+	}
+	case VEC_SHOOTDOWN: {
+		struct tlbpol_engine *eng = g_eng;
+
+		uint64_t t0 = rdtsc();
+
+		cpu = this_cpu();
+		counts[cpu].ipi_recv++;
+		/* NULL between rule masks: a late interrupt finds nothing. */
+		if (eng)
+			tlbpol_handle_ipi(eng, cpu);
+		lapic_eoi();
+		counts[cpu].irq_cyc += rdtsc() - t0;
+		return;
+	}
+	case VEC_PING:
+		__atomic_store_n(&ping_ack, 1u, __ATOMIC_RELEASE);
+		lapic_eoi();
+		return;
+	case VEC_TIMER:
+		lapic_eoi();
+		return;
+	case VEC_SPURIOUS:
+		return; /* no EOI for the spurious vector (SDM 3A 11.9) */
+	default:
+		break;
+	}
+	if (f->vector >= 32) {
+		COUNT(counts[this_cpu()].anomalies, 1); /* may interrupt a task-side ++ */
+		kprintf("CPU %u: unexpected interrupt vector %lu\n", this_cpu(), f->vector);
+		lapic_eoi();
+		return;
+	}
+	panic("CPU %u: exception %lu, error %lx, rip %lx, rsp %lx, cr2 %lx", this_cpu(), f->vector,
+	      f->error, f->rip, f->rsp, read_cr2());
+}
+
+/* ------------------------------------------------------------------------ */
+/* Boot                                                                     */
+/* ------------------------------------------------------------------------ */
+
+static void ap_main(uint32_t cpu)
+{
+	idt_load();
+	lapic_init();
+	if (lapic_id() != apic_ids[cpu])
+		panic("CPU %u came up with APIC ID %u, expected %u", cpu, lapic_id(), apic_ids[cpu]);
+	__atomic_fetch_add(&cpus_up, 1u, __ATOMIC_RELEASE);
+	work_run(cpu);
+}
+
+/* Is [lo, hi) inside one RAM entry of the PVH memory map? */
+static int ram_covers(const struct hvm_start_info *si, uint64_t lo, uint64_t hi)
+{
+	const struct hvm_memmap_entry *m;
+
+	if (si->version < 1 || !si->memmap_paddr)
+		return 1; /* no map: trust -m (run.sh gives 128 MiB) */
+	m = (const struct hvm_memmap_entry *)(uintptr_t)si->memmap_paddr;
+	for (uint32_t i = 0; i < si->memmap_entries; i++)
+		if (m[i].type == 1 && m[i].addr <= lo && hi <= m[i].addr + m[i].size)
+			return 1;
+	return 0;
+}
+
+uint64_t engine_mem_base;
+uint64_t engine_mem_stride;
+
+void kmain(uint32_t si_phys)
+{
+	const struct hvm_start_info *si = (const struct hvm_start_info *)(uintptr_t)si_phys;
+	static char cmdline[512];
+	uint32_t bsp, n;
+	uint64_t base, pool, nframes = 2048;
+	struct tlbpol_config cfg;
+
+	console_init();
+	pic_disable();
+	if (si->magic != 0x336ec578)
+		panic("not booted through PVH (start_info magic %x)", si->magic);
+	/* Copy what we need from start_info first: it may lie in low memory
+	 * the AP trampoline will overwrite. */
+	if (si->cmdline_paddr) {
+		const char *c = (const char *)(uintptr_t)si->cmdline_paddr;
+		size_t i = 0;
+
+		for (; c[i] && i < sizeof(cmdline) - 1; i++)
+			cmdline[i] = c[i];
+		cmdline[i] = 0;
+	}
+	kprintf("\nlibtlbpol %s unikernel: PVH start_info v%u, cmdline \"%s\"\n", tlbpol_version(),
+		si->version, cmdline);
+	params_parse(cmdline);
+
+	idt_init();
+	idt_load();
+	lapic_init();
+	bsp = lapic_id();
+	n = (uint32_t)acpi_find_cpus(si->version >= 1 ? si->rsdp_paddr : 0, apic_ids, UK_MAX_CPUS);
+	if (n) {
+		kprintf("ACPI MADT: %u enabled local APICs\n", n);
+	} else {
+		/* No MADT: QEMU numbers APIC IDs 0..N-1 for -smp N with one
+		 * thread per core and a power-of-two-free layout; take cpus=N. */
+		n = param_cpus ? param_cpus : 1;
+		for (uint32_t i = 0; i < n; i++)
+			apic_ids[i] = i;
+		kprintf("no ACPI MADT: assuming APIC IDs 0..%u (cpus=%u)\n", n - 1, n);
+	}
+	/* CPU 0 is the BSP, whatever its place in the MADT. */
+	for (uint32_t i = 0; i < n; i++)
+		if (apic_ids[i] == bsp) {
+			apic_ids[i] = apic_ids[0];
+			apic_ids[0] = bsp;
+		}
+	nr_cpus = n;
+	kprintf("CPUs: %u, APIC IDs:", nr_cpus);
+	for (uint32_t i = 0; i < nr_cpus; i++)
+		kprintf(" %u", apic_ids[i]);
+	kprintf("\n");
+
+	/* Memory after the kernel: three engines (one per rule mask, so a late
+	 * interrupt for one never meets another being built), then frames. */
+	tlbpol_config_init(&cfg, nr_cpus, TLBPOL_ARCH_X86_64);
+	cfg.max_as = 2;
+	cfg.ops = &uk_ops;
+	engine_mem_stride = (tlbpol_engine_size(&cfg) + 4095) & ~4095ULL;
+	if (!engine_mem_stride)
+		panic("tlbpol_engine_size() = 0");
+	base = ((uint64_t)(uintptr_t)__kernel_end + 0x1fffff) & ~0x1fffffULL;
+	engine_mem_base = base;
+	pool = base + 3 * engine_mem_stride;
+	if (!ram_covers(si, base, pool + nframes * 4096))
+		panic("not enough RAM at %lx (want %lu MiB): use -m 128M", base,
+		      (pool + nframes * 4096 - base) >> 20);
+	kprintf("engine: %lu KiB per rule mask at %lx; %lu test frames at %lx\n",
+		engine_mem_stride >> 10, base, nframes, pool);
+	mm_init(pool, (uint32_t)nframes);
+	params_print();
+
+	smp_boot(ap_main);
+	work_run(0);
+}

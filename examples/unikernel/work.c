@@ -1,0 +1,848 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * work.c - the workloads, the stale-TLB check and the result table.
+ *
+ * Every CPU runs work_run() at once (SPMD, in lock step through barriers).
+ * For each rule mask (naive, linux, default) a fresh engine is built, every
+ * CPU switches into its one address space, and the workloads run:
+ *
+ *  seed000     every CPU writes the same not-present page of a shared
+ *              mapping: write faults racing on one PTE, so spurious faults
+ *              (PTE installed between a CPU's walk and its taking the lock)
+ *              and retried faults (installed while the faulting CPU prepared
+ *              its frame with the lock dropped).  Then one CPU unmaps it.
+ *  tlb_flush2  will-it-scale tlb_flush2: each CPU touches its page and
+ *              unmaps it (madvise(MADV_DONTNEED)), in a loop, one address
+ *              space, the same address every iteration.
+ *  flush2_lazy the same loop, but each CPU cycles through a ring of
+ *              addresses and unmaps with TLBPOL_EVF_LAZY_OK: an address is
+ *              not used again until the deferred free of its last frame has
+ *              run (LATR's condition; an mmap/munmap loop whose allocator
+ *              holds addresses back), so the flush may complete at the
+ *              other CPUs' ticks, without an interrupt.
+ *  reclaim     many pages mapped and cached on every CPU are reclaimed at
+ *              once by one CPU (kswapd): RECLAIM events, then
+ *              tlbpol_flush(BY_FREE) before the frames are freed.
+ *  downgrade   mprotect(PROT_READ) of pages every CPU has written (a
+ *              shootdown everywhere), the write check, then mprotect back
+ *              (an upgrade) and every CPU writes again.
+ *
+ * The stale-TLB check runs on the hardware itself.  Every test frame holds
+ * its identity at offset 0.  After a flush is complete, each CPU reads each
+ * changed page through its own TLB (a probe whose fault is fixed up): a read
+ * must fault if the PTE is not present and must return the identity of the
+ * frame the PTE names if it is.  Reading some other frame's identity with no
+ * fault means the CPU kept a translation the engine should have flushed.
+ * After a downgrade, a write must fault.  Under QEMU's TCG the per-vCPU
+ * software TLB is emptied only by invlpg, CR3/CR4 writes (and cross-vCPU
+ * flush work, which x86 never asks for), so a skipped flush really leaves
+ * the stale translation there for the probe to find.
+ */
+#include "mm.h"
+
+/* ------------------------------------------------------------------------ */
+/* Parameters (kernel command line, key=value)                              */
+/* ------------------------------------------------------------------------ */
+
+uint32_t param_cpus;
+#ifdef UK_PLANTED_BUG
+uint32_t param_planted = 1;
+#else
+uint32_t param_planted;
+#endif
+static uint32_t p_rounds = 8;   /* rounds per workload and mask */
+static uint32_t p_iters = 16;   /* tlb_flush2 iterations per CPU per round */
+static uint32_t p_ring = 16;    /* flush2_lazy addresses per CPU */
+static uint32_t p_reclaim = 64; /* pages per reclaim batch */
+static uint32_t p_dgpages = 8;  /* pages per mprotect */
+static uint32_t p_tick = 4;     /* iterations between ticks in the loops */
+uint32_t param_idle_hlt;        /* idle=hlt */
+
+static uint32_t parse_u32(const char *s)
+{
+	uint32_t v = 0;
+
+	while (*s >= '0' && *s <= '9')
+		v = v * 10 + (uint32_t)(*s++ - '0');
+	return v;
+}
+
+void params_parse(const char *c)
+{
+	static const struct {
+		const char *key;
+		uint32_t *val, min, max;
+	} keys[] = {
+		{ "rounds=", &p_rounds, 1, 1000000 },   { "iters=", &p_iters, 1, 1000000 },
+		{ "ring=", &p_ring, 2, 16 },            { "reclaim=", &p_reclaim, 1, 192 },
+		{ "dgpages=", &p_dgpages, 1, 32 },      { "tick=", &p_tick, 1, 1000000 },
+		{ "cpus=", &param_cpus, 1, UK_MAX_CPUS }, { "planted=", &param_planted, 0, 2 },
+	};
+
+	while (*c) {
+		while (*c == ' ')
+			c++;
+		if (!strncmp(c, "idle=hlt", 8))
+			param_idle_hlt = 1;
+		for (size_t k = 0; k < sizeof(keys) / sizeof(keys[0]); k++) {
+			size_t n = strlen(keys[k].key);
+
+			if (!strncmp(c, keys[k].key, n)) {
+				uint32_t v = parse_u32(c + n);
+
+				*keys[k].val = v < keys[k].min ? keys[k].min
+					       : v > keys[k].max ? keys[k].max : v;
+			}
+		}
+		while (*c && *c != ' ')
+			c++;
+	}
+}
+
+void params_print(void)
+{
+	kprintf("params: rounds=%u iters=%u ring=%u reclaim=%u dgpages=%u tick=%u planted=%u idle=%s\n",
+		p_rounds, p_iters, p_ring, p_reclaim, p_dgpages, p_tick, param_planted,
+		param_idle_hlt ? "hlt" : "spin");
+	if (param_planted == 1)
+		kprintf("PLANTED BUG: CPU %u drops every flush_local (invlpg, CR3, CR4) on purpose\n",
+			nr_cpus - 1);
+	else if (param_planted == 2)
+		kprintf("PLANTED BUG: CPU %u skips its invlpg (page flushes) on purpose\n", nr_cpus - 1);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Layout of the test region (page indices)                                 */
+/* ------------------------------------------------------------------------ */
+
+#define IDX_SEED 0
+#define IDX_DG 8          /* .. 39 */
+#define IDX_F2 40         /* one per CPU: .. 55 */
+#define IDX_F2L 64        /* ring per CPU: .. 319 */
+#define IDX_RC 320        /* .. 511 */
+
+enum { WL_SEED000, WL_FLUSH2, WL_FLUSH2_LAZY, WL_RECLAIM, WL_DOWNGRADE, NR_WL };
+static const char *const wl_names[NR_WL] = {
+	"seed000", "tlb_flush2", "flush2_lazy", "reclaim", "downgrade",
+};
+static const char *const wl_units[NR_WL] = {
+	"write", "touch+unmap", "touch+unmap", "page", "RO+RW pair",
+};
+
+#define NR_MASKS 3
+static const struct {
+	const char *name;
+	uint64_t rules;
+} masks[NR_MASKS] = {
+	{ "naive", TLBPOL_RULES_NONE },
+	{ "linux", TLBPOL_RULES_LINUX },
+	{ "default", TLBPOL_RULES_DEFAULT },
+};
+
+/* ------------------------------------------------------------------------ */
+/* Barriers                                                                 */
+/* ------------------------------------------------------------------------ */
+
+static struct {
+	uint32_t count;
+	uint32_t gen;
+} bar __attribute__((aligned(64)));
+static uint32_t tick_ok[UK_MAX_CPUS];
+
+/*
+ * Waiting for other CPUs.  idle=hlt (run.sh sets it under TCG): sleep until
+ * the next interrupt -- a shootdown IPI or the 100 us LAPIC timer -- so that a
+ * waiting vCPU leaves the host CPU to the vCPUs doing the work (MTTCG runs
+ * one host thread per vCPU, and this host has 2 cores).  Default: spin, so
+ * that under KVM an IPI never lands on a halted vCPU and its wake-up does not
+ * count in the cycles measured.  Called with interrupts enabled.
+ */
+static void idle_wait(void)
+{
+	if (param_idle_hlt)
+		__asm__ __volatile__("sti; hlt" ::: "memory");
+	else
+		cpu_pause();
+}
+
+/*
+ * Sense-reversing barrier.  A waiting CPU is a running CPU with nothing to
+ * do: it ticks (tlbpol_tick(): serves requests posted to it without an
+ * interrupt, posts its own lazy work, runs due deferred frees), as an idle
+ * loop would at each timer tick, and takes shootdown interrupts.
+ */
+static void barrier(uint32_t cpu)
+{
+	uint32_t g = __atomic_load_n(&bar.gen, __ATOMIC_ACQUIRE);
+
+	if (__atomic_add_fetch(&bar.count, 1u, __ATOMIC_ACQ_REL) == nr_cpus) {
+		__atomic_store_n(&bar.count, 0u, __ATOMIC_RELAXED);
+		__atomic_store_n(&bar.gen, g + 1, __ATOMIC_RELEASE);
+		return;
+	}
+	while (__atomic_load_n(&bar.gen, __ATOMIC_ACQUIRE) == g) {
+		if (tick_ok[cpu])
+			tlbpol_tick(g_eng, cpu);
+		idle_wait();
+	}
+}
+
+/* ------------------------------------------------------------------------ */
+/* Measurement                                                              */
+/* ------------------------------------------------------------------------ */
+
+struct result {
+	uint64_t ops;
+	struct cpu_counts hw;     /* summed over CPUs, measured segments only */
+	struct tlbpol_stats eng;  /* engine counters, same segments */
+	uint64_t stale, anomalies; /* whole workload, checks included */
+};
+
+static struct result results[NR_WL][NR_MASKS];
+static struct cpu_counts snap_hw;
+static struct tlbpol_stats snap_eng;
+static uint64_t wl_stale0, wl_anom0;
+static uint32_t stale_printed;
+
+static void sum_counts(struct cpu_counts *out)
+{
+	memset(out, 0, sizeof(*out));
+	for (uint32_t c = 0; c < nr_cpus; c++) {
+		const uint64_t *src = (const uint64_t *)&counts[c];
+		uint64_t *dst = (uint64_t *)out;
+
+		for (size_t i = 0; i < NR_COUNTS; i++)
+			dst[i] += __atomic_load_n(&src[i], __ATOMIC_RELAXED);
+	}
+}
+
+/* Start a measured segment: everyone quiet, CPU 0 snapshots, then go. */
+static void seg_begin(uint32_t cpu)
+{
+	barrier(cpu);
+	if (cpu == 0) {
+		sum_counts(&snap_hw);
+		tlbpol_stats_read(g_eng, -1, &snap_eng);
+	}
+	barrier(cpu);
+}
+
+/*
+ * End a measured segment: wait for everyone (ticking), complete whatever
+ * lazy work is left (tlbpol_flush(BY_LAZY) interrupts only targets that have
+ * not picked it up at a tick yet), so the segment's cost and counters include
+ * all of its flushes.
+ */
+static void seg_end(uint32_t cpu, int wl, int m, uint64_t ops)
+{
+	/* Lazy work completes at ticks: give every CPU two (post its own, then
+	 * serve what the others posted) before forcing what is left. */
+	barrier(cpu);
+	tlbpol_tick(g_eng, cpu);
+	barrier(cpu);
+	tlbpol_tick(g_eng, cpu);
+	barrier(cpu);
+	tlbpol_flush(g_eng, cpu, TLBPOL_BY_LAZY);
+	barrier(cpu);
+	if (cpu == 0) {
+		struct result *r = &results[wl][m];
+		struct cpu_counts hw;
+		struct tlbpol_stats st;
+
+		sum_counts(&hw);
+		tlbpol_stats_read(g_eng, -1, &st);
+		r->ops += ops;
+		for (size_t i = 0; i < NR_COUNTS; i++)
+			((uint64_t *)&r->hw)[i] += ((uint64_t *)&hw)[i] - ((uint64_t *)&snap_hw)[i];
+		for (size_t i = 0; i < sizeof(st) / 8; i++)
+			((uint64_t *)&r->eng)[i] += ((uint64_t *)&st)[i] - ((uint64_t *)&snap_eng)[i];
+	}
+	barrier(cpu);
+}
+
+/* ------------------------------------------------------------------------ */
+/* The stale-TLB check                                                      */
+/* ------------------------------------------------------------------------ */
+
+static void stale(uint32_t cpu, int wl, int m, uint32_t idx, const char *what, uint64_t got,
+		  uint64_t pte)
+{
+	counts[cpu].stale++;
+	if (__atomic_fetch_add(&stale_printed, 1u, __ATOMIC_RELAXED) < 16)
+		kprintf("STALE: CPU %u %s/%s page %u va %lx: %s %lx, but the PTE is %lx%s\n", cpu,
+			wl_names[wl], masks[m].name, idx, TVA(idx), what, got, pte,
+			(got >> 48) == 0x1de7 ? " (an old frame's identity)" : "");
+}
+
+static void anomaly(uint32_t cpu, int wl, int m, uint32_t idx, const char *what, uint64_t v)
+{
+	COUNT(counts[cpu].anomalies, 1);
+	kprintf("ANOMALY: CPU %u %s/%s page %u: %s %lx\n", cpu, wl_names[wl], masks[m].name, idx,
+		what, v);
+}
+
+/*
+ * Read page @idx through this CPU's TLB and compare with the page table.
+ * Called only while nobody changes that PTE, after its flushes completed.
+ */
+static void check_read(uint32_t cpu, int wl, int m, uint32_t idx)
+{
+	uint64_t pte = __atomic_load_n(&test_pt[idx], __ATOMIC_ACQUIRE);
+	uint64_t got = probe_read((volatile uint64_t *)(uintptr_t)TVA(idx));
+
+	if (pte & PTE_P) {
+		if (got == idw(PTE_PFN(pte)))
+			return;
+		if (got == PROBE_FAULT)
+			anomaly(cpu, wl, m, idx, "read faulted on a present PTE", pte);
+		else
+			stale(cpu, wl, m, idx, "read", got, pte);
+	} else if (got != PROBE_FAULT) {
+		/* Unmapped and its deferred free has run: nothing may remain. */
+		if (!__atomic_load_n(&vpages[idx].pending, __ATOMIC_ACQUIRE))
+			stale(cpu, wl, m, idx, "read without a fault", got, pte);
+	}
+}
+
+/*
+ * This CPU has just accessed page @idx without a fault it did not resolve
+ * itself: the PTE must be present and name the frame it reached.  An access
+ * to a not-present page that did not fault went through a translation the
+ * page table no longer has, whatever deferred free is outstanding: nobody
+ * may reuse an address whose lazy flush is pending (TLBPOL_EVF_LAZY_OK), and
+ * every workload here clears an address before using it again.
+ */
+static void check_touched(uint32_t cpu, int wl, int m, uint32_t idx)
+{
+	uint64_t pte = __atomic_load_n(&test_pt[idx], __ATOMIC_ACQUIRE);
+
+	if (!(pte & PTE_P))
+		stale(cpu, wl, m, idx, "access did not fault, reached",
+		      probe_read((volatile uint64_t *)(uintptr_t)TVA(idx)), pte);
+	else
+		check_read(cpu, wl, m, idx);
+}
+
+/* After a downgrade: a write must fault. */
+static void check_write_faults(uint32_t cpu, int wl, int m, uint32_t idx)
+{
+	uint64_t pte = __atomic_load_n(&test_pt[idx], __ATOMIC_ACQUIRE);
+	volatile uint64_t *p = (volatile uint64_t *)(uintptr_t)(TVA(idx) + SCRATCH_OFF(cpu));
+
+	if (pte & PTE_W)
+		return;
+	if (probe_write(p, 0xbad) != PROBE_FAULT)
+		stale(cpu, wl, m, idx, "write went through a read-only PTE", 0, pte);
+}
+
+static void check_range(uint32_t cpu, int wl, int m, uint32_t first, uint32_t n)
+{
+	for (uint32_t i = first; i < first + n; i++)
+		check_read(cpu, wl, m, i);
+}
+
+/*
+ * Time an operation on the CPU that performs it: what will-it-scale measures
+ * (each thread's loop), a fault's latency, an munmap's or mprotect's return.
+ * The cycles other CPUs spend in the shootdown handler are counted apart
+ * (irq_cyc).  rdtsc under a nested hypervisor may itself exit: the
+ * calibration line shows its cost.
+ */
+#define TIMED(cpu, stmt)                                                       \
+	do {                                                                   \
+		uint64_t t_ = rdtsc();                                         \
+		stmt;                                                          \
+		counts[cpu].op_cyc += rdtsc() - t_;                            \
+	} while (0)
+
+/* A real access through the TLB (the page-fault handler resolves it). */
+static void touch_write(uint32_t cpu, uint32_t idx, uint64_t v)
+{
+	((volatile uint64_t *)(uintptr_t)TVA(idx))[SCRATCH_OFF(cpu) / 8] = v;
+}
+
+static void touch_read(uint32_t idx)
+{
+	(void)((volatile uint64_t *)(uintptr_t)TVA(idx))[0];
+}
+
+/* Unmap a workload's pages and wait until every frame is back. */
+static void teardown(uint32_t cpu, int wl, int m, uint32_t first, uint32_t n)
+{
+	barrier(cpu);
+	if (cpu == 0) {
+		for (uint32_t i = first; i < first + n; i++)
+			mm_unmap(cpu, i, TLBPOL_EV_UNMAP, TLBPOL_EVF_PRIVATE);
+		tlbpol_flush(g_eng, cpu, TLBPOL_BY_LAZY);
+	}
+	barrier(cpu);
+	tlbpol_flush(g_eng, cpu, TLBPOL_BY_LAZY);
+	barrier(cpu);
+	check_range(cpu, wl, m, first, n);
+	barrier(cpu);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Workloads                                                                */
+/* ------------------------------------------------------------------------ */
+
+static void wl_seed000(uint32_t cpu, int m)
+{
+	for (uint32_t r = 0; r < p_rounds; r++) {
+		seg_begin(cpu);
+		TIMED(cpu, touch_write(cpu, IDX_SEED, r)); /* all CPUs, one page */
+		check_touched(cpu, WL_SEED000, m, IDX_SEED);
+		barrier(cpu);
+		if (cpu == r % nr_cpus) {
+			/* A shared (file) page: dirty, so due before writeback. */
+			TIMED(cpu, mm_unmap(cpu, IDX_SEED, TLBPOL_EV_UNMAP, 0);
+			      tlbpol_flush(g_eng, cpu, TLBPOL_BY_FREE));
+		}
+		seg_end(cpu, WL_SEED000, m, nr_cpus);
+		check_read(cpu, WL_SEED000, m, IDX_SEED);
+	}
+	teardown(cpu, WL_SEED000, m, IDX_SEED, 1);
+}
+
+/* Wait, ticking, until pages [first, first + n) have no deferred free
+ * outstanding; force completion only if the others take too long. */
+static void wait_clear(uint32_t cpu, uint32_t first, uint32_t n)
+{
+	uint64_t t0 = 0;
+
+	for (;;) {
+		uint32_t busy = 0;
+
+		for (uint32_t i = first; i < first + n; i++)
+			busy |= __atomic_load_n(&vpages[i].pending, __ATOMIC_ACQUIRE);
+		if (!busy)
+			return;
+		tlbpol_tick(g_eng, cpu);
+		if (!t0)
+			t0 = rdtsc();
+		else if (rdtsc() - t0 > 500ULL * 1000 * 1000) {
+			tlbpol_flush(g_eng, cpu, TLBPOL_BY_LAZY);
+			t0 = 0;
+		}
+		idle_wait();
+	}
+}
+
+static void wl_flush2(uint32_t cpu, int m, int lazy)
+{
+	int wl = lazy ? WL_FLUSH2_LAZY : WL_FLUSH2;
+	uint32_t first = lazy ? IDX_F2L + cpu * p_ring : IDX_F2 + cpu;
+	uint32_t ring = lazy ? p_ring : 1;
+	uint32_t flags = TLBPOL_EVF_PRIVATE | (lazy ? TLBPOL_EVF_LAZY_OK : 0);
+
+	for (uint32_t r = 0; r < p_rounds; r++) {
+		uint32_t s = 0;
+
+		seg_begin(cpu);
+		for (uint32_t it = 0; it < p_iters; it++) {
+			uint32_t idx = first + s;
+			uint64_t t = rdtsc();
+
+			/* LATR: an address comes back only after its deferred
+			 * free ran.  The whole ring is cleared before wrapping
+			 * around: the engine tracks what a CPU has pending as
+			 * one span per address space, and an install inside it
+			 * completes the span at once (with interrupts). */
+			if (lazy)
+				wait_clear(cpu, s ? idx : first, s ? 1 : ring);
+			touch_write(cpu, idx, it);
+			check_touched(cpu, wl, m, idx);
+			mm_unmap(cpu, idx, TLBPOL_EV_UNMAP, flags);
+			tlbpol_flush(g_eng, cpu, TLBPOL_BY_FREE); /* madvise returns */
+			if ((it + 1) % p_tick == 0)
+				tlbpol_tick(g_eng, cpu);
+			counts[cpu].op_cyc += rdtsc() - t;
+			/* munmap has returned: can this CPU still read the page?
+			 * Allowed while its lazy flush is pending (the engine
+			 * defers the initiator's own flush to its tick too), an
+			 * error otherwise (check_read()).  Not timed. */
+			if (probe_read((volatile uint64_t *)(uintptr_t)TVA(idx)) != PROBE_FAULT) {
+				if (__atomic_load_n(&vpages[idx].pending, __ATOMIC_ACQUIRE))
+					counts[cpu].self_visible++;
+				else
+					check_read(cpu, wl, m, idx);
+			}
+			s = (s + 1) % ring;
+		}
+		seg_end(cpu, wl, m, (uint64_t)nr_cpus * p_iters);
+		for (uint32_t c = 0; c < nr_cpus; c++)
+			check_range(cpu, wl, m, lazy ? IDX_F2L + c * p_ring : IDX_F2 + c, ring);
+	}
+	barrier(cpu);
+}
+
+static void wl_reclaim(uint32_t cpu, int m)
+{
+	for (uint32_t r = 0; r < p_rounds; r++) {
+		/* Populate, not measured: every CPU reads every page (racing
+		 * faults install them), so every TLB holds all of them. */
+		barrier(cpu);
+		for (uint32_t k = 0; k < p_reclaim; k++) {
+			uint32_t idx = IDX_RC + (k + cpu * p_reclaim / nr_cpus) % p_reclaim;
+
+			touch_read(idx);
+			check_touched(cpu, WL_RECLAIM, m, idx);
+		}
+		seg_begin(cpu);
+		if (cpu == r % nr_cpus) {
+			uint64_t t = rdtsc();
+
+			for (uint32_t k = 0; k < p_reclaim; k++)
+				mm_unmap(cpu, IDX_RC + k, TLBPOL_EV_RECLAIM, 0);
+			tlbpol_flush(g_eng, cpu, TLBPOL_BY_FREE); /* before the frames go */
+			counts[cpu].op_cyc += rdtsc() - t;
+		}
+		seg_end(cpu, WL_RECLAIM, m, p_reclaim);
+		check_range(cpu, WL_RECLAIM, m, IDX_RC, p_reclaim);
+	}
+	barrier(cpu);
+}
+
+static void wl_downgrade(uint32_t cpu, int m)
+{
+	barrier(cpu);
+	for (uint32_t i = 0; i < p_dgpages; i++) {
+		touch_write(cpu, IDX_DG + i, i);
+		check_touched(cpu, WL_DOWNGRADE, m, IDX_DG + i);
+	}
+	for (uint32_t r = 0; r < p_rounds; r++) {
+		uint32_t who = r % nr_cpus;
+
+		seg_begin(cpu);
+		if (cpu == who)
+			TIMED(cpu, mm_protect(cpu, IDX_DG, p_dgpages, 0));
+		seg_end(cpu, WL_DOWNGRADE, m, 1);
+		/* Complete: every write must fault now, every read still works. */
+		for (uint32_t i = 0; i < p_dgpages; i++) {
+			check_write_faults(cpu, WL_DOWNGRADE, m, IDX_DG + i);
+			check_read(cpu, WL_DOWNGRADE, m, IDX_DG + i);
+		}
+		seg_begin(cpu);
+		if (cpu == who)
+			TIMED(cpu, mm_protect(cpu, IDX_DG, p_dgpages, 1));
+		barrier(cpu);
+		for (uint32_t i = 0; i < p_dgpages; i++)
+			touch_write(cpu, IDX_DG + i, r);
+		seg_end(cpu, WL_DOWNGRADE, m, 0);
+	}
+	teardown(cpu, WL_DOWNGRADE, m, IDX_DG, p_dgpages);
+}
+
+/* ------------------------------------------------------------------------ */
+/* One rule mask                                                            */
+/* ------------------------------------------------------------------------ */
+
+extern const struct tlbpol_ops uk_ops;
+extern uint64_t engine_mem_base, engine_mem_stride;
+
+static void wl_begin(uint32_t cpu)
+{
+	barrier(cpu);
+	if (cpu == 0) {
+		struct cpu_counts hw;
+
+		sum_counts(&hw);
+		wl_stale0 = hw.stale;
+		wl_anom0 = hw.anomalies;
+	}
+	barrier(cpu);
+}
+
+static void wl_end(uint32_t cpu, int wl, int m)
+{
+	barrier(cpu);
+	if (cpu == 0) {
+		struct cpu_counts hw;
+
+		sum_counts(&hw);
+		results[wl][m].stale = hw.stale - wl_stale0;
+		results[wl][m].anomalies = hw.anomalies - wl_anom0;
+		kprintf("  %-12s %-8s done: %lu ops, %lu stale\n", wl_names[wl], masks[m].name,
+			results[wl][m].ops, results[wl][m].stale);
+	}
+	barrier(cpu);
+}
+
+static void run_mask(uint32_t cpu, int m)
+{
+	int need_flush = 0;
+
+	barrier(cpu);
+	if (cpu == 0) {
+		struct tlbpol_config cfg;
+		struct tlbpol_engine *eng;
+		struct tlbpol_as *as;
+		void *mem = (void *)(uintptr_t)(engine_mem_base + (uint64_t)m * engine_mem_stride);
+		int err;
+
+		tlbpol_config_init(&cfg, nr_cpus, TLBPOL_ARCH_X86_64);
+		cfg.max_as = 2;
+		cfg.rules = masks[m].rules;
+		cfg.ops = &uk_ops;
+		err = tlbpol_engine_init(&eng, mem, engine_mem_stride, &cfg);
+		if (err)
+			panic("tlbpol_engine_init = %d", err);
+		err = tlbpol_as_open(eng, 1, &as);
+		if (err)
+			panic("tlbpol_as_open = %d", err);
+		g_as = as;
+		g_eng = eng;
+		kprintf("rules %-7s: configured %lx, in force %lx\n", masks[m].name, masks[m].rules,
+			tlbpol_engine_rules(eng));
+	}
+	barrier(cpu);
+	/* Switch in: join the footprint, then load the address space (a CR3
+	 * write, which also drops whatever the previous engine left). */
+	if (tlbpol_switch(g_eng, cpu, g_as, &need_flush))
+		panic("tlbpol_switch failed");
+	write_cr3(read_cr3());
+	tick_ok[cpu] = 1;
+	barrier(cpu);
+
+	wl_begin(cpu);
+	wl_seed000(cpu, m);
+	wl_end(cpu, WL_SEED000, m);
+
+	wl_begin(cpu);
+	wl_flush2(cpu, m, 0);
+	wl_end(cpu, WL_FLUSH2, m);
+
+	wl_begin(cpu);
+	wl_flush2(cpu, m, 1);
+	wl_end(cpu, WL_FLUSH2_LAZY, m);
+
+	wl_begin(cpu);
+	wl_reclaim(cpu, m);
+	wl_end(cpu, WL_RECLAIM, m);
+
+	wl_begin(cpu);
+	wl_downgrade(cpu, m);
+	wl_end(cpu, WL_DOWNGRADE, m);
+
+	/* Leave: complete everything, go lazy, drop the address space. */
+	tlbpol_flush(g_eng, cpu, TLBPOL_BY_LAZY);
+	barrier(cpu);
+	tick_ok[cpu] = 0;
+	if (tlbpol_switch(g_eng, cpu, 0, 0) || tlbpol_unload(g_eng, cpu))
+		panic("CPU %u: leaving the address space failed", cpu);
+	barrier(cpu);
+	if (cpu == 0) {
+		int err = tlbpol_as_close(g_eng, g_as);
+
+		if (err)
+			panic("tlbpol_as_close = %d", err);
+		if (mm_frames_free() != mm_frames_total()) {
+			COUNT(counts[0].anomalies, 1);
+			kprintf("ANOMALY: %u of %u frames did not come back\n",
+				mm_frames_total() - mm_frames_free(), mm_frames_total());
+		}
+		for (uint32_t i = 0; i < NR_TPAGES; i++)
+			if (test_pt[i] || vpages[i].pending) {
+				COUNT(counts[0].anomalies, 1);
+				kprintf("ANOMALY: page %u left mapped or pending\n", i);
+			}
+		g_eng = 0;
+		g_as = 0;
+	}
+	barrier(cpu);
+}
+
+/* ------------------------------------------------------------------------ */
+/* The table                                                                */
+/* ------------------------------------------------------------------------ */
+
+/* "base / x" as "12.34x"; "-" when both are 0, "inf" when only x is. */
+static void ratio(char *out, uint64_t base, uint64_t x)
+{
+	uint64_t v, ip;
+	char d[24];
+	int k = 0;
+
+	if (!x) {
+		const char *s = base ? "inf" : "-";
+
+		while ((*out++ = *s++))
+			;
+		return;
+	}
+	v = (base * 100 + x / 2) / x;
+	ip = v / 100;
+	do {
+		d[k++] = (char)('0' + ip % 10);
+		ip /= 10;
+	} while (ip);
+	while (k)
+		*out++ = d[--k];
+	*out++ = '.';
+	*out++ = (char)('0' + (v % 100) / 10);
+	*out++ = (char)('0' + v % 10);
+	*out++ = 'x';
+	*out = 0;
+}
+
+static uint64_t per_op(uint64_t cycles, uint64_t ops)
+{
+	return ops ? (cycles + ops / 2) / ops : 0;
+}
+
+static int print_table(void)
+{
+	uint64_t total_stale = 0, total_anom = 0;
+	int claims_ok = 1;
+
+	kprintf("\n=== libtlbpol unikernel: %u CPUs, %lu rounds, TSC cycles ===\n", nr_cpus,
+		(uint64_t)p_rounds);
+	kprintf("cyc/op: cycles the CPUs spent inside the operations (fault, touch+unmap loop, "
+		"munmap/mprotect until it returns) / ops\n");
+	kprintf("irq/op: cycles the targets spent in the shootdown interrupt handler / ops\n");
+	kprintf("IPI/naive, IPI/linux: that row's IPIs sent / this row's (x fewer); "
+		"cyc/nv, cyc/lx: the same for cyc/op\n\n");
+	kprintf("%-11s %-7s %6s %9s %8s %9s %9s %7s %7s %6s %4s %5s %5s | %9s %9s | %7s %7s\n",
+		"workload", "rules", "ops", "cyc/op", "irq/op", "IPIs-sent", "IPIs-recv", "invlpg",
+		"full-fl", "faults", "spur", "retry", "stale", "IPI/naive", "IPI/linux", "cyc/nv",
+		"cyc/lx");
+	for (int w = 0; w < NR_WL; w++) {
+		for (int m = 0; m < NR_MASKS; m++) {
+			struct result *r = &results[w][m], *nv = &results[w][0], *lx = &results[w][1];
+			char a[24], b[24], c[24], d[24];
+			uint64_t cyc = per_op(r->hw.op_cyc, r->ops);
+
+			ratio(a, nv->hw.ipi_sent, r->hw.ipi_sent);
+			ratio(b, lx->hw.ipi_sent, r->hw.ipi_sent);
+			ratio(c, per_op(nv->hw.op_cyc, nv->ops), cyc);
+			ratio(d, per_op(lx->hw.op_cyc, lx->ops), cyc);
+			kprintf("%-11s %-7s %6lu %9lu %8lu %9lu %9lu %7lu %7lu %6lu %4lu %5lu %5lu | %9s %9s | "
+				"%7s %7s\n",
+				m ? "" : wl_names[w], masks[m].name, r->ops, cyc,
+				per_op(r->hw.irq_cyc, r->ops), r->hw.ipi_sent, r->hw.ipi_recv, r->hw.invlpg,
+				r->hw.full_flush, r->hw.faults, r->hw.spurious, r->hw.retried, r->stale, a,
+				m == 0 ? "" : b, c, m == 0 ? "" : d);
+			/* The engine counts the same IPIs we sent. */
+			if (r->eng.ipis_sent != r->hw.ipi_sent) {
+				total_anom++;
+				kprintf("ANOMALY: engine counted %lu IPIs, the APIC sent %lu\n",
+					r->eng.ipis_sent, r->hw.ipi_sent);
+			}
+		}
+	}
+	kprintf("(op = one %s / %s / %s / %s / %s)\n", wl_units[0], wl_units[1], wl_units[2],
+		wl_units[3], wl_units[4]);
+	if (param_planted) {
+		struct cpu_counts hw;
+
+		sum_counts(&hw);
+		kprintf("planted bug: %lu flush_local calls dropped on CPU %u\n", hw.skipped,
+			nr_cpus - 1);
+	}
+
+	/* The claims of issue 6, checked in the same boot. */
+	if (nr_cpus > 1) {
+		uint64_t rn = results[WL_RECLAIM][0].hw.ipi_sent, rd = results[WL_RECLAIM][2].hw.ipi_sent;
+		uint64_t fl = results[WL_FLUSH2_LAZY][1].hw.ipi_sent,
+			 fd = results[WL_FLUSH2_LAZY][2].hw.ipi_sent;
+		uint64_t sl = results[WL_FLUSH2][1].hw.ipi_sent, sd = results[WL_FLUSH2][2].hw.ipi_sent;
+		int c1 = rn >= 10 * rd, c2 = fd < fl;
+
+		kprintf("\nCLAIM reclaim: default sends >= 10x fewer IPIs than naive: %lu vs %lu: %s\n",
+			rd, rn, c1 ? "ok" : "FAILED");
+		kprintf("CLAIM flush2_lazy: default sends fewer IPIs than linux: %lu vs %lu: %s\n", fd,
+			fl, c2 ? "ok" : "FAILED");
+		kprintf("NOTE  tlb_flush2 (same address every iteration): default %lu vs linux %lu IPIs\n",
+			sd, sl);
+		kprintf("NOTE  flush2_lazy: the unmapping CPU could still read its page right after "
+			"munmap returned in %lu of %lu (naive), %lu (linux), %lu (default) iterations\n",
+			results[WL_FLUSH2_LAZY][0].hw.self_visible, results[WL_FLUSH2_LAZY][0].ops,
+			results[WL_FLUSH2_LAZY][1].hw.self_visible,
+			results[WL_FLUSH2_LAZY][2].hw.self_visible);
+		claims_ok = c1 && c2;
+	}
+	/* Totals from the CPUs' counters: they include what was found outside
+	 * the workloads (frames not returned at the end of a mask). */
+	{
+		struct cpu_counts hw;
+
+		sum_counts(&hw);
+		total_stale = hw.stale;
+		total_anom += hw.anomalies;
+	}
+	kprintf("\nstale reads: %lu, anomalies: %lu\n", total_stale, total_anom);
+	if (total_stale) {
+		kprintf("RESULT: STALE -- %lu stale TLB reads detected\n", total_stale);
+		return EXIT_STALE;
+	}
+	if (total_anom) {
+		kprintf("RESULT: FAIL -- %lu anomalies\n", total_anom);
+		return EXIT_FAIL;
+	}
+	if (!claims_ok) {
+		kprintf("RESULT: CLAIM FAILED\n");
+		return EXIT_CLAIM;
+	}
+	kprintf("RESULT: PASS\n");
+	return EXIT_PASS;
+}
+
+/*
+ * What the primitives cost on this machine, to read the table by: CPU 0
+ * times each while the others wait with interrupts on.
+ */
+static void calibrate(uint32_t cpu)
+{
+	enum { N = 1000 };
+	volatile uint64_t *unmapped = (volatile uint64_t *)(uintptr_t)TVA(NR_TPAGES - 1);
+	uint64_t t, c_tsc, c_inv, c_cr3, c_pf, c_ipi = 0;
+
+	barrier(cpu);
+	if (cpu == 0) {
+		t = rdtsc();
+		for (int i = 0; i < N; i++)
+			(void)rdtsc();
+		c_tsc = (rdtsc() - t) / N;
+		t = rdtsc();
+		for (int i = 0; i < N; i++)
+			invlpg(TVA(NR_TPAGES - 1));
+		c_inv = (rdtsc() - t) / N;
+		t = rdtsc();
+		for (int i = 0; i < N; i++)
+			write_cr3(read_cr3());
+		c_cr3 = (rdtsc() - t) / N;
+		t = rdtsc();
+		for (int i = 0; i < N; i++)
+			if (probe_read(unmapped) != PROBE_FAULT)
+				panic("calibration: the unmapped page did not fault");
+		c_pf = (rdtsc() - t) / N;
+		if (nr_cpus > 1) {
+			t = rdtsc();
+			for (int i = 0; i < N; i++) {
+				__atomic_store_n(&ping_ack, 0u, __ATOMIC_RELAXED);
+				lapic_send(apic_ids[1], VEC_PING);
+				while (!__atomic_load_n(&ping_ack, __ATOMIC_ACQUIRE))
+					cpu_pause();
+			}
+			c_ipi = (rdtsc() - t) / N;
+		}
+		kprintf("calibration (TSC cycles): rdtsc %lu, invlpg %lu, CR3 write %lu, "
+			"#PF round trip %lu, IPI round trip CPU0->CPU1->CPU0 %lu\n",
+			c_tsc, c_inv, c_cr3, c_pf, c_ipi);
+	}
+	barrier(cpu);
+}
+
+void work_run(uint32_t cpu)
+{
+	if (param_idle_hlt)
+		lapic_timer_periodic(VEC_TIMER, 100000);
+	irq_enable();
+	calibrate(cpu);
+	for (int m = 0; m < NR_MASKS; m++)
+		run_mask(cpu, m);
+	if (cpu == 0)
+		kexit((uint32_t)print_table());
+	for (;;)
+		__asm__ __volatile__("hlt");
+}
