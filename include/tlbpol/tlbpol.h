@@ -383,7 +383,8 @@ TLBPOL_API int tlbpol_engine_new(const struct tlbpol_config *cfg, struct tlbpol_
 
 /**
  * tlbpol_engine_free() - free an engine made by tlbpol_engine_new() (hosted
- * build only).  NULL is ignored.  Pending flushes and deferred frees are
+ * build only).  NULL, and an engine built by tlbpol_engine_init() in the
+ * caller's memory (which stays the caller's), are ignored.  Pending flushes and deferred frees are
  * dropped: complete them first with tlbpol_flush(.., TLBPOL_BY_LAZY).
  * Context: no other call may be running on the engine.
  */

@@ -109,6 +109,9 @@ void tlbpol_engine_free(struct tlbpol_engine *eng)
 	if (!eng)
 		return;
 	h = eng->hosted;
+	/* Built by tlbpol_engine_init() in the caller's memory: not ours. */
+	if (!h)
+		return;
 	/* A parameter block that replaced the first is the hosted layer's. */
 	if (eng->params != &eng->params0)
 		free(eng->params);
