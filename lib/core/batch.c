@@ -14,13 +14,6 @@
 #include "internal.h"
 #include "sort.h"
 
-/* Last byte (inclusive) of @nr pages of 1 << @shift from @va: validated
- * events never wrap, but may end exactly at 2^64. */
-static uint64_t range_last(uint64_t va, uint64_t nr, uint32_t shift)
-{
-	return va + ((nr - 1) << shift) + ((1ULL << shift) - 1);
-}
-
 static inline int range_less(const struct tlbpol_range *x, const struct tlbpol_range *y)
 {
 	if (x->page_shift != y->page_shift)
@@ -104,13 +97,12 @@ static void init_part(struct req_flush *rf, const struct tlbpol_as *as)
 }
 
 /* A one-event request in @s. */
-void tlbpol__single(struct tlbpol_engine *eng, uint32_t cpu, struct slot *s,
-		    const struct tlbpol_as *as, const struct tlbpol_event *ev)
+void tlbpol__single(struct tlbpol_engine *eng, struct slot *s, const struct tlbpol_as *as,
+		    const struct tlbpol_event *ev)
 {
 	struct req_flush *rf = &s->flushes[0];
 	struct tlbpol_range *r = &s->ranges[0];
 
-	(void)cpu;
 	init_part(rf, as);
 	r->va = ev->va;
 	r->nr_pages = ev->nr_pages;
@@ -154,7 +146,7 @@ static uint32_t build(struct tlbpol_engine *eng, uint32_t cpu, struct slot *s, u
 		rf->f.flags |= p->flush_flags;
 		rf->f.nr_ranges++;
 		rf->entries++;
-		rf->global |= p->global & 1;
+		rf->global |= p->global;
 		if (p->seq < s->min_seq)
 			s->min_seq = p->seq;
 		selected += p->events;
@@ -298,7 +290,7 @@ void tlbpol__enqueue(struct tlbpol_engine *eng, struct tlbpol_as *as, uint32_t c
 	struct tlbpol_cpu *c = cpu_of(eng, cpu);
 	uint8_t flags = (ev->flags & TLBPOL_EVF_TABLES_FREED) ? TLBPOL_FLUSHF_TABLES : 0;
 	uint8_t global = !!(ev->old_pte & TLBPOL_PTE_GLOBAL);
-	uint8_t unspanned = (ev->flags & TLBPOL_EVF_LAZY_OK) ? PENDING_UNSPANNED : 0;
+	uint8_t spanned = !(ev->flags & TLBPOL_EVF_LAZY_OK);
 	struct pending *p;
 
 	/*
@@ -309,8 +301,8 @@ void tlbpol__enqueue(struct tlbpol_engine *eng, struct tlbpol_as *as, uint32_t c
 	if (c->nr_pending) {
 		p = &c->pending[c->nr_pending - 1];
 		if (p->as_index == as->index && p->page_shift == ev->page_shift &&
-		    p->deadline == deadline && p->flush_flags == flags &&
-		    p->global == (global | unspanned) &&
+		    p->deadline == deadline && p->flush_flags == flags && p->global == global &&
+		    p->spanned == spanned &&
 		    p->va + (p->nr_pages << p->page_shift) == ev->va) {
 			/* Keep the entry's seq: it is as old as its oldest page,
 			 * which is what a deferred free waits for. */
@@ -318,7 +310,7 @@ void tlbpol__enqueue(struct tlbpol_engine *eng, struct tlbpol_as *as, uint32_t c
 			p->events++;
 			c->next_seq++;
 			pbox_add(eng, cpu, as->index, p->va,
-				 range_last(p->va, p->nr_pages, p->page_shift), global, 0, !unspanned);
+				 range_last(p->va, p->nr_pages, p->page_shift), global, 0, spanned);
 			c->pending_pages += (uint32_t)ev->nr_pages;
 			goto full;
 		}
@@ -332,10 +324,11 @@ void tlbpol__enqueue(struct tlbpol_engine *eng, struct tlbpol_as *as, uint32_t c
 	p->page_shift = (uint8_t)ev->page_shift;
 	p->deadline = (uint8_t)deadline;
 	p->flush_flags = flags;
-	p->global = global | unspanned;
+	p->global = global;
+	p->spanned = spanned;
 	c->pending_pages += (uint32_t)ev->nr_pages;
 	pbox_add(eng, cpu, as->index, ev->va, range_last(ev->va, ev->nr_pages, ev->page_shift),
-		 global, 1, !unspanned);
+		 global, 1, spanned);
 full:
 	/* Entries hold >= 1 page each, so nr_pending <= pending_pages, and this
 	 * keeps both within batch_pages: a full batch flushes itself. */

@@ -61,10 +61,9 @@ struct pending {
 	uint8_t deadline;
 	uint8_t flush_flags; /* TLBPOL_FLUSHF_* */
 	uint8_t global;      /* old PTE was global: FOOTPRINT cannot narrow it */
+	uint8_t spanned;     /* not LAZY_OK: its addresses may be reused before it
+			      * completes, so installs check it (struct pbox) */
 };
-/* pending.global bit: LAZY_OK, so its addresses are not reused before its
- * deferred free: it stays out of the span installs check (struct pbox). */
-#define PENDING_UNSPANNED 0x2
 
 /*
  * What one CPU has pending in one address space, published for the others:
@@ -242,6 +241,27 @@ static inline const struct tlbpol_params *params_of(const struct tlbpol_engine *
 
 #define TLBPOL_MAGIC 0x746c6270u /* "tlbp" */
 
+/* Last byte (inclusive) of @nr pages of 1 << @shift from @va: validated
+ * events never wrap, but may end exactly at 2^64. */
+static inline uint64_t range_last(uint64_t va, uint64_t nr, uint32_t shift)
+{
+	return va + ((nr - 1) << shift) + ((1ULL << shift) - 1);
+}
+
+/* Account a flush this CPU performed in @s. */
+static inline void count_flush(struct tlbpol_stats *s, const struct tlbpol_flush *f)
+{
+	if (f->kind == TLBPOL_FLUSH_PAGES) {
+		uint64_t pages = 0;
+
+		for (uint32_t i = 0; i < f->nr_ranges; i++)
+			pages += f->ranges[i].nr_pages;
+		prim_count(&s->pages_flushed, pages);
+	} else {
+		prim_count(&s->full_flushes, 1);
+	}
+}
+
 static inline int bitmap_test(const uint64_t *w, uint32_t bit)
 {
 	return (prim_load_relaxed(&w[bit / 64]) >> (bit % 64)) & 1;
@@ -343,8 +363,8 @@ int tlbpol__flush_batch(struct tlbpol_engine *eng, uint32_t cpu, uint32_t from, 
 int tlbpol__post_lazy_batch(struct tlbpol_engine *eng, uint32_t cpu);
 void tlbpol__enqueue(struct tlbpol_engine *eng, struct tlbpol_as *as, uint32_t cpu,
 		     const struct tlbpol_event *ev, uint32_t deadline);
-void tlbpol__single(struct tlbpol_engine *eng, uint32_t cpu, struct slot *s,
-		    const struct tlbpol_as *as, const struct tlbpol_event *ev);
+void tlbpol__single(struct tlbpol_engine *eng, struct slot *s, const struct tlbpol_as *as,
+		    const struct tlbpol_event *ev);
 void tlbpol__finalize_kind(const struct tlbpol_engine *eng, struct req_flush *rf);
 uint64_t tlbpol__oldest_seq(const struct tlbpol_engine *eng, uint32_t cpu);
 uint32_t tlbpol__merge_ranges(struct tlbpol_range *r, uint32_t n, uint64_t *pages);

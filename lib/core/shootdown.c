@@ -26,19 +26,6 @@
 #include "internal.h"
 #include "sort.h"
 
-static void count_flush(struct tlbpol_stats *s, const struct tlbpol_flush *f)
-{
-	if (f->kind == TLBPOL_FLUSH_PAGES) {
-		uint64_t pages = 0;
-
-		for (uint32_t i = 0; i < f->nr_ranges; i++)
-			pages += f->ranges[i].nr_pages;
-		prim_count(&s->pages_flushed, pages);
-	} else {
-		prim_count(&s->full_flushes, 1);
-	}
-}
-
 static uint64_t flushed_gen(const struct tlbpol_engine *eng, uint32_t cpu, uint32_t as)
 {
 	return prim_load_relaxed(local_gen_of(eng, cpu, as));

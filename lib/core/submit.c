@@ -4,12 +4,6 @@
  */
 #include "internal.h"
 
-/* Last byte (inclusive) of @nr pages of 1 << @shift from @va. */
-static uint64_t range_last(uint64_t va, uint64_t nr, uint32_t shift)
-{
-	return va + ((nr - 1) << shift) + ((1ULL << shift) - 1);
-}
-
 /*
  * An address is being reused (a PTE installed where none was) while
  * deferred flushes are pending in its address space.  A deferred entry may be
@@ -53,13 +47,26 @@ static void settle_reused_range(struct tlbpol_engine *eng, struct tlbpol_as *as,
 		struct slot *s = &cpu_of(eng, cpu)->slots[SLOT_SYNC];
 		struct req_flush *rf = &s->flushes[0];
 
-		tlbpol__single(eng, cpu, s, as, ev);
+		tlbpol__single(eng, s, as, ev);
 		rf->f.kind = global ? TLBPOL_FLUSH_ALL : TLBPOL_FLUSH_AS;
 		rf->f.nr_ranges = 0;
 		rf->f.ranges = 0;
 		rf->global = (uint32_t)global;
 		tlbpol__shoot(eng, cpu, s);
 	}
+}
+
+/* Flush @ev's pages (or its address space, past the ceiling) on @cpu. */
+static void flush_here(struct tlbpol_engine *eng, struct tlbpol_as *as, uint32_t cpu,
+		       const struct tlbpol_event *ev)
+{
+	struct tlbpol_cpu *c = cpu_of(eng, cpu);
+	struct slot *s = &c->slots[SLOT_SYNC];
+
+	tlbpol__single(eng, s, as, ev);
+	eng->ops.flush_local(eng->ops_ctx, cpu, &s->flushes[0].f);
+	prim_count(&c->cnt.task.local_flushes, 1);
+	count_flush(&c->cnt.task, &s->flushes[0].f);
 }
 
 /*
@@ -72,19 +79,10 @@ static void settle_reused_range(struct tlbpol_engine *eng, struct tlbpol_as *as,
 static void flush_self_now(struct tlbpol_engine *eng, struct tlbpol_as *as, uint32_t cpu,
 			   const struct tlbpol_event *ev)
 {
-	struct tlbpol_cpu *c = cpu_of(eng, cpu);
-	struct slot *s = &c->slots[SLOT_SYNC];
-
 	if ((params_of(eng)->rules & TLBPOL_RULE_FOOTPRINT) && !(ev->old_pte & TLBPOL_PTE_GLOBAL) &&
 	    !bitmap_test(as->footprint, cpu))
 		return;
-	tlbpol__single(eng, cpu, s, as, ev);
-	eng->ops.flush_local(eng->ops_ctx, cpu, &s->flushes[0].f);
-	prim_count(&c->cnt.task.local_flushes, 1);
-	if (s->flushes[0].f.kind == TLBPOL_FLUSH_PAGES)
-		prim_count(&c->cnt.task.pages_flushed, ev->nr_pages);
-	else
-		prim_count(&c->cnt.task.full_flushes, 1);
+	flush_here(eng, as, cpu, ev);
 }
 
 int tlbpol_submit(struct tlbpol_engine *eng, struct tlbpol_as *as, uint32_t cpu,
@@ -109,20 +107,12 @@ int tlbpol_submit(struct tlbpol_engine *eng, struct tlbpol_as *as, uint32_t cpu,
 		prim_count(&c->cnt.task.flushes_avoided, 1);
 
 	if (d.action == TLBPOL_ACT_LOCAL) {
-		struct slot *s = &c->slots[SLOT_SYNC];
-
-		tlbpol__single(eng, cpu, s, as, ev);
-		eng->ops.flush_local(eng->ops_ctx, cpu, &s->flushes[0].f);
-		prim_count(&c->cnt.task.local_flushes, 1);
-		if (s->flushes[0].f.kind == TLBPOL_FLUSH_PAGES)
-			prim_count(&c->cnt.task.pages_flushed, ev->nr_pages);
-		else
-			prim_count(&c->cnt.task.full_flushes, 1);
+		flush_here(eng, as, cpu, ev);
 	} else if (d.action == TLBPOL_ACT_SHOOTDOWN) {
 		if (d.deadline == TLBPOL_BY_NOW || ev->nr_pages >= params_of(eng)->batch_pages) {
 			struct slot *s = &c->slots[SLOT_SYNC];
 
-			tlbpol__single(eng, cpu, s, as, ev);
+			tlbpol__single(eng, s, as, ev);
 			tlbpol__shoot(eng, cpu, s);
 		} else {
 			if (d.deadline == TLBPOL_BY_LAZY)
