@@ -268,6 +268,7 @@ static void test_config_errors(void **state)
 	CHECK(-EINVAL, cfg.ops = &no_ipi);
 	CHECK(-EINVAL, cfg.ops = &small);
 	CHECK(-EINVAL, cfg.flush_ceiling = 0);
+	CHECK(-EINVAL, cfg.reserved = 1);
 	CHECK(-ERANGE, cfg.batch_pages = 0);
 	CHECK(-ERANGE, cfg.batch_pages = TLBPOL_MAX_BATCH_PAGES + 1);
 	CHECK(-ERANGE, cfg.max_as = 0);

@@ -144,6 +144,9 @@ static void test_reconfigure(void **s)
 	assert_int_equal(tlbpol_engine_set_cost_model(h.eng, &costs), 0);
 	costs.size = 4;
 	assert_int_equal(tlbpol_engine_set_cost_model(h.eng, &costs), -EINVAL);
+	assert_int_equal(tlbpol_engine_set_ipi_delay(h.eng, 1000), 0);
+	assert_int_equal(tlbpol_engine_set_ipi_delay(h.eng, 0), 0);
+	assert_int_equal(tlbpol_engine_set_ipi_delay(NULL, 0), -EINVAL);
 	tlbpol_quiescent();
 	tlbpol_thread_offline();
 	tlbpol_thread_online();
@@ -167,6 +170,7 @@ static void test_freestanding_refuses(void **s)
 	cfg.ops_ctx = &h;
 	assert_int_equal(tlbpol_engine_init(&eng, mem, sizeof(mem), &cfg), 0);
 	assert_int_equal(tlbpol_engine_set_rules(eng, 0), -EINVAL);
+	assert_int_equal(tlbpol_engine_set_ipi_delay(eng, 10), -EINVAL);
 	assert_null(tlbpol_as_lookup(eng, 1));
 	tlbpol_engine_free(eng); /* not ours to free: ignored */
 	assert_int_equal(tlbpol_engine_rules(eng) != 0, 1);

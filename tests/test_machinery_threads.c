@@ -24,6 +24,7 @@ struct machine {
 	_Atomic uint64_t served[NCPU];
 	_Atomic int stop;
 	_Atomic uint32_t poll_us[NCPU]; /* 0: poll continuously */
+	_Atomic uint64_t relaxes[NCPU];  /* turns of wait loops */
 };
 
 static struct machine M;
@@ -58,7 +59,10 @@ static void m_poll(struct machine *m, uint32_t cpu)
 
 static void m_relax(void *ctx, uint32_t cpu)
 {
-	m_poll(ctx, cpu);
+	struct machine *m = ctx;
+
+	atomic_fetch_add(&m->relaxes[cpu], 1);
+	m_poll(m, cpu);
 	sched_yield();
 }
 
@@ -272,12 +276,186 @@ static void test_mutual_shootdowns_finish(void **s)
 	tlbpol_engine_free(M.eng);
 }
 
+/* ------------------------------------------------------------------------ */
+/* RULE_POLLING_CPUS                                                        */
+/* ------------------------------------------------------------------------ */
+
+struct gated {
+	struct tlbpol_as *as;
+	uint32_t cpu;
+	_Atomic int done;
+};
+
+static _Atomic int gate; /* CPU 2 answers nothing until it opens */
+
+/* CPU 2: takes its interrupts only once the gate is open. */
+static void *gated_cpu(void *p)
+{
+	(void)p;
+	while (!atomic_load(&gate))
+		sched_yield();
+	while (!atomic_load(&M.stop)) {
+		m_poll(&M, 2);
+		sched_yield();
+	}
+	m_poll(&M, 2);
+	return NULL;
+}
+
+/* CPU 1: one synchronous shootdown to CPU 2, waited for (polling). */
+static void *waiting_initiator(void *p)
+{
+	struct gated *g = p;
+	struct tlbpol_event ev = h_event(TLBPOL_EV_PROTECT, 0, 0x40000000, 1, RW, RO);
+
+	assert_int_equal(tlbpol_submit(M.eng, g->as, 1, &ev, NULL), 0);
+	atomic_store(&g->done, 1);
+	/* Still a CPU: keep taking interrupts until told to stop. */
+	while (!atomic_load(&M.stop)) {
+		m_poll(&M, 1);
+		sched_yield();
+	}
+	m_poll(&M, 1);
+	return NULL;
+}
+
+/*
+ * CPU 1 waits inside the engine for CPU 2 (which answers nothing until the
+ * gate opens) while CPU 0 shoots down 100 times at CPU 1.  With the rule,
+ * CPU 1 serves all 100 from its wait loop and is never interrupted; without
+ * it, every one of them interrupts CPU 1.  Either way all complete before
+ * CPU 1's own request does.
+ */
+static uint64_t polling_waiter(uint64_t rules, uint64_t *skipped)
+{
+	pthread_t t1, t2;
+	struct tlbpol_as *x, *y;
+	struct tlbpol_stats st;
+	struct gated g = { 0 };
+
+	machine_start(3, rules);
+	atomic_store(&gate, 0);
+	assert_int_equal(tlbpol_as_open(M.eng, 1, &x), 0); /* CPUs 1, 2 */
+	assert_int_equal(tlbpol_as_open(M.eng, 2, &y), 0); /* CPUs 0, 1 */
+	assert_int_equal(tlbpol_switch(M.eng, 2, x, NULL), 0);
+	assert_int_equal(tlbpol_switch(M.eng, 1, x, NULL), 0);
+	assert_int_equal(tlbpol_switch(M.eng, 1, y, NULL), 0);
+	assert_int_equal(tlbpol_switch(M.eng, 0, y, NULL), 0);
+	g.as = x;
+	assert_int_equal(pthread_create(&t2, NULL, gated_cpu, NULL), 0);
+	assert_int_equal(pthread_create(&t1, NULL, waiting_initiator, &g), 0);
+	/* CPU 1 is in its wait loop once it has relaxed there. */
+	while (!atomic_load(&M.relaxes[1]))
+		sched_yield();
+	for (uint64_t i = 0; i < 100; i++) {
+		struct tlbpol_event ev =
+			h_event(TLBPOL_EV_PROTECT, 0, 0x50000000 + (i % 64) * 0x1000, 1, RW, RO);
+
+		assert_int_equal(tlbpol_submit(M.eng, y, 0, &ev, NULL), 0);
+	}
+	assert_int_equal(atomic_load(&g.done), 0); /* still waiting for CPU 2 */
+	atomic_store(&gate, 1);
+	while (!atomic_load(&g.done))
+		sched_yield();
+	atomic_store(&M.stop, 1);
+	pthread_join(t1, NULL);
+	pthread_join(t2, NULL);
+	assert_int_equal(tlbpol_stats_read(M.eng, 0, &st), 0);
+	*skipped = st.lazy_skipped;
+	assert_int_equal(tlbpol_stats_read(M.eng, 1, &st), 0);
+	assert_int_equal(st.remote_flushes + st.gen_skipped >= 1, 1);
+	tlbpol_engine_free(M.eng);
+	return atomic_load(&M.ipis_to[1]);
+}
+
+static void test_polling_waiter_not_interrupted(void **s)
+{
+	uint64_t skip_on, skip_off;
+	uint64_t on = polling_waiter(TLBPOL_RULES_DEFAULT, &skip_on);
+	uint64_t off = polling_waiter(TLBPOL_RULES_DEFAULT & ~TLBPOL_RULE_POLLING_CPUS, &skip_off);
+
+	(void)s;
+	printf("# 100 shootdowns at a CPU waiting in the engine: %llu interrupts with "
+	       "RULE_POLLING_CPUS, %llu without\n",
+	       (unsigned long long)on, (unsigned long long)off);
+	assert_int_equal(on, 0);
+	assert_int_equal(skip_on, 100);
+	assert_int_equal(off, 100);
+	assert_int_equal(skip_off, 0);
+}
+
+/* A CPU that never answers interrupts, only ticks every millisecond. */
+static void *ticking_cpu(void *p)
+{
+	uint32_t cpu = (uint32_t)(uintptr_t)p;
+
+	while (!atomic_load(&M.stop)) {
+		struct timespec ts = { 0, 1000 * 1000 };
+
+		assert_int_equal(tlbpol_tick(M.eng, cpu), 0);
+		nanosleep(&ts, NULL);
+	}
+	assert_int_equal(tlbpol_tick(M.eng, cpu), 0);
+	return NULL;
+}
+
+/*
+ * ipi_delay_spins: 20 shootdowns at a CPU that serves its inbox only when it
+ * ticks.  With a delay longer than a tick period the initiator never
+ * interrupts it; with none it interrupts every time (and the request is
+ * served at the tick all the same: the target ignores interrupts here).
+ */
+static uint64_t delayed(uint32_t spins, uint64_t *ipis_sent)
+{
+	pthread_t t;
+	struct tlbpol_as *as;
+	struct tlbpol_stats st;
+
+	machine_start(2, TLBPOL_RULES_DEFAULT);
+	assert_int_equal(tlbpol_engine_set_ipi_delay(M.eng, spins), 0);
+	assert_int_equal(tlbpol_as_open(M.eng, 1, &as), 0);
+	assert_int_equal(tlbpol_switch(M.eng, 0, as, NULL), 0);
+	assert_int_equal(tlbpol_switch(M.eng, 1, as, NULL), 0);
+	assert_int_equal(pthread_create(&t, NULL, ticking_cpu, (void *)(uintptr_t)1), 0);
+	for (uint64_t i = 0; i < 20; i++) {
+		struct tlbpol_event ev =
+			h_event(TLBPOL_EV_PROTECT, 0, 0x60000000 + i * 0x1000, 1, RW, RO);
+
+		assert_int_equal(tlbpol_submit(M.eng, as, 0, &ev, NULL), 0);
+	}
+	atomic_store(&M.stop, 1);
+	pthread_join(t, NULL);
+	assert_int_equal(tlbpol_stats_read(M.eng, -1, &st), 0);
+	*ipis_sent = st.ipis_sent;
+	tlbpol_engine_free(M.eng);
+	return atomic_load(&M.ipis_to[1]);
+}
+
+static void test_ipi_delay_lets_target_serve(void **s)
+{
+	uint64_t sent_on, sent_off;
+	/* ~100 us and more per turn (a sched_yield), a tick every 1 ms. */
+	uint64_t on = delayed(10000000, &sent_on);
+	uint64_t off = delayed(0, &sent_off);
+
+	(void)s;
+	printf("# 20 shootdowns at a CPU that only ticks: %llu interrupts with "
+	       "ipi_delay_spins, %llu without\n",
+	       (unsigned long long)on, (unsigned long long)off);
+	assert_int_equal(on, 0);
+	assert_int_equal(sent_on, 0);
+	assert_int_equal(off, 20);
+	assert_int_equal(sent_off, 20);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_reclaim_one_ipi_per_target_per_batch),
 		cmocka_unit_test(test_receiver_merge_burst),
 		cmocka_unit_test(test_mutual_shootdowns_finish),
+		cmocka_unit_test(test_polling_waiter_not_interrupted),
+		cmocka_unit_test(test_ipi_delay_lets_target_serve),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

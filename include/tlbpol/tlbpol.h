@@ -120,6 +120,12 @@ enum tlbpol_arch {
 /* A preempted vCPU is not interrupted; it flushes before it next runs (KVM PV
  * flush). */
 #define TLBPOL_RULE_VCPU_DEFER (1ULL << 13)
+/* Do not interrupt a CPU that is waiting inside the engine for its own
+ * shootdown's acknowledgements: it polls its inbox on every turn of that
+ * wait and once more before it leaves, so a request posted to it is served
+ * with no interrupt (Linux does this for idle CPUs that poll need_resched,
+ * TIF_POLLING_NRFLAG, not for CPUs spinning in a TLB shootdown). */
+#define TLBPOL_RULE_POLLING_CPUS (1ULL << 14)
 
 /* The naive policy: every change to a present PTE is a full flush on every
  * CPU before the call returns. */
@@ -134,7 +140,8 @@ enum tlbpol_arch {
 #define TLBPOL_RULES_DEFAULT                                                    \
 	(TLBPOL_RULES_LINUX | TLBPOL_RULE_RECEIVER_MERGE |                     \
 	 TLBPOL_RULE_BROADCAST | TLBPOL_RULE_NUMA_FANOUT |                     \
-	 TLBPOL_RULE_LAZY_UNMAP | TLBPOL_RULE_VCPU_DEFER)
+	 TLBPOL_RULE_LAZY_UNMAP | TLBPOL_RULE_VCPU_DEFER |                     \
+	 TLBPOL_RULE_POLLING_CPUS)
 /* Every rule bit this version knows; any other bit is rejected (-EINVAL). */
 #define TLBPOL_RULES_ALL TLBPOL_RULES_DEFAULT
 
@@ -316,6 +323,18 @@ struct tlbpol_ops {
  * @cost_ipi_ns, @cost_ipi_target_ns, @cost_ipi_remote_ns, @cost_broadcast_ns,
  * @cost_broadcast_page_ns: the broadcast cost model (see
  *	TLBPOL_DEFAULT_COST_IPI_NS); 0 takes the default.
+ * @ipi_delay_spins: with TLBPOL_RULE_POLLING_CPUS, how many turns of its wait
+ *	loop (each one ops->relax) an initiator of a synchronous shootdown
+ *	waits for its targets to serve the request by themselves (from their
+ *	own shootdown's wait, a tick or a switch) before it interrupts the rest.
+ *	0 (the default): interrupt at once.  Two CPUs shooting at each other
+ *	in turn (each unmaps while the other is between its waits) never find
+ *	each other polling; a short delay lets the other reach its wait.  Set
+ *	it to about the cost of an interrupt divided by the cost of one turn:
+ *	the wait then never costs more than the interrupt it may save (the
+ *	spin-then-block argument), which pays where interrupts are dear (a
+ *	guest: every IPI is a VM exit on both sides).
+ * @reserved: 0.
  */
 struct tlbpol_config {
 	uint32_t size;
@@ -334,6 +353,8 @@ struct tlbpol_config {
 	uint32_t cost_ipi_remote_ns;
 	uint32_t cost_broadcast_ns;
 	uint32_t cost_broadcast_page_ns;
+	uint32_t ipi_delay_spins;
+	uint32_t reserved;
 };
 
 struct tlbpol_engine;
@@ -459,6 +480,12 @@ TLBPOL_API int tlbpol_engine_set_batch_pages(struct tlbpol_engine *eng, uint32_t
  */
 TLBPOL_API int tlbpol_engine_set_cost_model(struct tlbpol_engine *eng,
 					    const struct tlbpol_config *cfg);
+/**
+ * tlbpol_engine_set_ipi_delay() - replace the config's ipi_delay_spins (0:
+ * interrupt at once).  Context: as tlbpol_engine_set_rules().
+ * Return: 0; -EINVAL for NULL or a freestanding engine; -ENOMEM.
+ */
+TLBPOL_API int tlbpol_engine_set_ipi_delay(struct tlbpol_engine *eng, uint32_t spins);
 /**
  * tlbpol_thread_register() / tlbpol_thread_unregister() - the calling thread
  * takes part in (leaves) the grace periods of live reconfiguration.
@@ -876,7 +903,9 @@ TLBPOL_API int tlbpol_handle_ipi(struct tlbpol_engine *eng, uint32_t cpu);
  * @full_flushes: TLBPOL_FLUSH_AS / TLBPOL_FLUSH_ALL flushes performed.
  * @coalesced: deferred events that shared a shootdown with an earlier one.
  * @gen_skipped: CPUs skipped because their flush generation covered a request.
- * @lazy_skipped: CPUs not interrupted because they were lazy or preempted.
+ * @lazy_skipped: CPUs not interrupted because they were lazy or preempted
+ *	(they catch up by themselves), or polling (TLBPOL_RULE_POLLING_CPUS:
+ *	they serve the request posted to them from their wait loop).
  * @deferred_frees: deferred frees run.
  * @by_reason: submitted events per TLBPOL_WHY_* reason.
  *

@@ -39,7 +39,7 @@ int tlbpol__config_check(const struct tlbpol_config *cfg)
 	if (!cfg->ops || cfg->ops->size < sizeof(struct tlbpol_ops) ||
 	    !cfg->ops->flush_local || !cfg->ops->send_ipi)
 		return -E_INVAL;
-	if (cfg->flush_ceiling == 0)
+	if (cfg->flush_ceiling == 0 || cfg->reserved)
 		return -E_INVAL;
 	if (cfg->nr_cpus == 0 || cfg->nr_cpus > TLBPOL_MAX_CPUS)
 		return -E_RANGE;
@@ -274,6 +274,7 @@ int tlbpol__engine_init(struct tlbpol_engine **out, void *mem, size_t len,
 		cfg->cost_broadcast_ns ? cfg->cost_broadcast_ns : TLBPOL_DEFAULT_COST_BROADCAST_NS;
 	eng->params0.cost_bcast_page = cfg->cost_broadcast_page_ns ? cfg->cost_broadcast_page_ns
 							   : TLBPOL_DEFAULT_COST_BROADCAST_PAGE_NS;
+	eng->params0.ipi_delay_spins = cfg->ipi_delay_spins;
 	if (cfg->cpu_node) {
 		prim_copy(eng->cpu_node, cfg->cpu_node, cfg->nr_cpus * sizeof(uint16_t));
 		for (uint32_t i = 0; i < cfg->nr_cpus; i++)

@@ -152,6 +152,7 @@ struct tlbpol_cpu {
 	/* --- read by other CPUs --- */
 	uint32_t state;  /* atomic: enum tlbpol_cpu_state */
 	uint32_t lazy;   /* atomic: switched to NULL, keeping `loaded` */
+	uint32_t polling; /* atomic: in wait_acks(), serving its inbox (RULE_POLLING_CPUS) */
 	uint64_t *inbox; /* atomic words: bit i = CPU i may have a request for us */
 	struct slot slots[TLBPOL_SLOTS];
 
@@ -198,6 +199,7 @@ struct tlbpol_params {
 	uint32_t flush_ceiling;
 	uint32_t batch_pages; /* <= eng->batch_cap */
 	uint32_t cost_ipi, cost_ipi_target, cost_ipi_remote, cost_bcast, cost_bcast_page;
+	uint32_t ipi_delay_spins;
 	uint32_t pad;
 };
 

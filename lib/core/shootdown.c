@@ -104,26 +104,58 @@ static uint32_t slot_ranges(const struct slot *s)
 	return n;
 }
 
-/* NUMA fan-out: a leader interrupts the targets of its node that have not
- * claimed the request yet; they acknowledge to the initiator themselves. */
-static void forward(struct tlbpol_engine *eng, uint32_t me, const struct slot *s)
+/*
+ * Interrupt the CPUs of @t, whose inboxes already name the request, and count
+ * them in @cnt.  RULE_POLLING_CPUS leaves out a CPU that is spinning in
+ * wait_acks(): the waiter publishes `polling`, then serves its inbox on every
+ * turn; before it leaves it clears `polling`, fences and serves once more.
+ * We posted to its inbox, fence, then read `polling`: either we read 1 and
+ * its last serve (after its clear, after our post) finds our request, or we
+ * read 0 and interrupt it (the Dekker pattern, as with set_nr_if_polling()
+ * in Linux's kernel/sched/core.c).  Returns how many were interrupted.
+ */
+static uint32_t kick(struct tlbpol_engine *eng, uint32_t me, struct tlbpol_cpuset *t,
+		     struct tlbpol_stats *cnt)
+{
+	uint32_t n = 0;
+
+	if (params_of(eng)->rules & TLBPOL_RULE_POLLING_CPUS) {
+		prim_fence();
+		for_each_target(i, t, eng) {
+			if (prim_load_relaxed(&cpu_of(eng, i)->polling)) {
+				t->bits[i / 64] &= ~(1ULL << (i % 64));
+				prim_count(&cnt->lazy_skipped, 1);
+			}
+		}
+	}
+	for (uint32_t w = 0; w < eng->words; w++)
+		n += prim_popcount64(t->bits[w]);
+	if (!n)
+		return 0;
+	eng->ops.send_ipi(eng->ops_ctx, me, t);
+	prim_count(&cnt->ipis_sent, n);
+	return n;
+}
+
+/*
+ * NUMA fan-out: a leader interrupts the targets of its node that have not
+ * claimed the request yet; they acknowledge to the initiator themselves.
+ * The initiator publishes the targets before it posts to their inboxes, so
+ * a leader that claimed early may get here before a target's inbox names
+ * the initiator: post it again (idempotent), or the target would take our
+ * interrupt, find nothing, and never be interrupted for it again.
+ */
+static void forward(struct tlbpol_engine *eng, uint32_t me, uint32_t from, const struct slot *s)
 {
 	struct tlbpol_cpu *c = cpu_of(eng, me);
 	const uint64_t *mask = &eng->node_mask[(size_t)node_of(eng, me) * eng->words];
-	uint32_t n = 0;
 
-	for (uint32_t w = 0; w < eng->words; w++) {
+	for (uint32_t w = 0; w < eng->words; w++)
 		c->fwd.bits[w] = prim_load_acquire(&s->targets[w]) & mask[w];
-		n += prim_popcount64(c->fwd.bits[w]);
-	}
-	if (c->fwd.bits[me / 64] & (1ULL << (me % 64))) {
-		c->fwd.bits[me / 64] &= ~(1ULL << (me % 64));
-		n--;
-	}
-	if (!n)
-		return;
-	eng->ops.send_ipi(eng->ops_ctx, me, &c->fwd);
-	prim_count(&c->cnt.irq.ipis_sent, n);
+	c->fwd.bits[me / 64] &= ~(1ULL << (me % 64));
+	for_each_target(i, &c->fwd, eng)
+		prim_fetch_or(&cpu_of(eng, i)->inbox[from / 64], 1ULL << (from % 64));
+	kick(eng, me, &c->fwd, &c->cnt.irq);
 }
 
 static void recv_add(struct tlbpol_engine *eng, uint32_t me, struct recv_round *rr,
@@ -133,7 +165,7 @@ static void recv_add(struct tlbpol_engine *eng, uint32_t me, struct recv_round *
 	const struct slot *s = &cpu_of(eng, from)->slots[slot_index];
 
 	if (s->fanout && bitmap_test(s->leaders, me))
-		forward(eng, me, s);
+		forward(eng, me, from, s);
 	c->claims[c->nr_claims++] = from * TLBPOL_SLOTS + slot_index;
 	for (uint32_t k = 0; k < s->nr_flushes; k++) {
 		const struct req_flush *rf = &s->flushes[k];
@@ -485,7 +517,6 @@ static void send_ipis(struct tlbpol_engine *eng, uint32_t me, struct slot *s,
 		      struct tlbpol_cpuset *t)
 {
 	struct tlbpol_cpu *c = cpu_of(eng, me);
-	uint32_t n = 0;
 
 	if (s->fanout) {
 		/* Targets in a node with a leader are its to interrupt (unless
@@ -503,12 +534,7 @@ static void send_ipis(struct tlbpol_engine *eng, uint32_t me, struct slot *s,
 				t->bits[i / 64] &= ~(1ULL << (i % 64));
 		}
 	}
-	for (uint32_t w = 0; w < eng->words; w++)
-		n += prim_popcount64(t->bits[w]);
-	if (!n)
-		return;
-	eng->ops.send_ipi(eng->ops_ctx, me, t);
-	prim_count(&c->cnt.task.ipis_sent, n);
+	kick(eng, me, t, &c->cnt.task);
 }
 
 /*
@@ -562,11 +588,12 @@ static void take_generations(struct tlbpol_engine *eng, struct slot *s)
 
 /*
  * Flush this CPU, choose and publish the targets, post to their inboxes, and
- * (unless @lazy) interrupt them.  The caller took the generations and chose
- * the candidates @t after them, and waits.
+ * (unless @lazy, or @delay turns of the caller's wait are to pass first)
+ * interrupt them.  The caller took the generations and chose the candidates
+ * @t after them, and waits.
  */
 static void arm(struct tlbpol_engine *eng, uint32_t me, struct slot *s,
-		struct tlbpol_cpuset *t, int lazy)
+		struct tlbpol_cpuset *t, int lazy, uint32_t delay)
 {
 	struct tlbpol_cpu *c = cpu_of(eng, me);
 	uint64_t mybit = 1ULL << (me % 64);
@@ -633,25 +660,79 @@ static void arm(struct tlbpol_engine *eng, uint32_t me, struct slot *s,
 			}
 		}
 	}
-	if (!lazy)
+	if (!lazy && !delay)
 		send_ipis(eng, me, s, t);
 }
 
-static void wait_acks(struct tlbpol_engine *eng, uint32_t me, struct slot *s)
+/* The targets of @t that have not claimed @s yet, interrupted now. */
+static void kick_unclaimed(struct tlbpol_engine *eng, uint32_t me, struct slot *s,
+			   struct tlbpol_cpuset *t)
 {
+	struct tlbpol_cpu *c = cpu_of(eng, me);
+	uint32_t before = 0, after = 0;
+
+	for (uint32_t w = 0; w < eng->words; w++) {
+		before += prim_popcount64(t->bits[w]);
+		t->bits[w] &= prim_load_acquire(&s->targets[w]);
+		after += prim_popcount64(t->bits[w]);
+	}
+	prim_count(&c->cnt.task.lazy_skipped, before - after);
+	send_ipis(eng, me, s, t);
+}
+
+/*
+ * Wait for the targets of @s, serving our own inbox meanwhile (two CPUs
+ * shooting at each other must not wait for each other).  With
+ * RULE_POLLING_CPUS we say so in `polling`, and kick() leaves us out: see
+ * there for why the serve after clearing it is needed.  Not while this CPU
+ * is already inside tlbpol__serve() (a callback that waits): our serves
+ * would return at once, and the outer one runs only after we return.
+ *
+ * @unkicked: targets arm() has not interrupted (ipi_delay_spins), or NULL:
+ * after @delay turns those that have not claimed the request by then are.
+ * Polling is never a safety matter: a target acknowledges only after it
+ * flushed, interrupted or not; leaving a CPU out only moves when it flushes,
+ * and the initiator waits for that either way.
+ */
+static void wait_acks(struct tlbpol_engine *eng, uint32_t me, struct slot *s,
+		      struct tlbpol_cpuset *unkicked, uint32_t delay)
+{
+	struct tlbpol_cpu *c = cpu_of(eng, me);
+	int poll;
+
+	if (!prim_load_acquire(&s->acks)) {
+		if (unkicked)
+			kick_unclaimed(eng, me, s, unkicked);
+		return;
+	}
+	poll = (params_of(eng)->rules & TLBPOL_RULE_POLLING_CPUS) &&
+	       !prim_load_relaxed(&c->in_serve);
+	if (poll)
+		prim_store_seqcst(&c->polling, 1u);
 	while (prim_load_acquire(&s->acks)) {
 		tlbpol__serve(eng, me);
+		if (unkicked && !delay--) {
+			kick_unclaimed(eng, me, s, unkicked);
+			unkicked = NULL;
+		}
 		if (eng->ops.relax)
 			eng->ops.relax(eng->ops_ctx, me);
 		else
 			prim_cpu_relax();
+	}
+	if (unkicked)
+		kick_unclaimed(eng, me, s, unkicked);
+	if (poll) {
+		prim_store_seqcst(&c->polling, 0u);
+		prim_fence();
+		tlbpol__serve(eng, me);
 	}
 }
 
 void tlbpol__shoot(struct tlbpol_engine *eng, uint32_t me, struct slot *s)
 {
 	struct tlbpol_cpu *c = cpu_of(eng, me);
-	uint32_t n;
+	uint32_t n, delay;
 
 	/*
 	 * The caller changed the PTEs before calling us; order those stores
@@ -675,8 +756,9 @@ void tlbpol__shoot(struct tlbpol_engine *eng, uint32_t me, struct slot *s)
 	take_generations(eng, s);
 	prim_fence();
 	candidates(eng, me, s, &c->targets);
-	arm(eng, me, s, &c->targets, 0);
-	wait_acks(eng, me, s);
+	delay = params_of(eng)->rules & TLBPOL_RULE_POLLING_CPUS ? params_of(eng)->ipi_delay_spins : 0;
+	arm(eng, me, s, &c->targets, 0, delay);
+	wait_acks(eng, me, s, delay ? &c->targets : NULL, delay);
 	s->busy = 0;
 }
 
@@ -702,7 +784,7 @@ void tlbpol__post_lazy(struct tlbpol_engine *eng, uint32_t me, struct slot *s)
 	take_generations(eng, s);
 	prim_fence();
 	candidates(eng, me, s, &c->targets);
-	arm(eng, me, s, &c->targets, 1);
+	arm(eng, me, s, &c->targets, 1, 0);
 	tlbpol__reap(eng, me);
 }
 
@@ -714,19 +796,12 @@ void tlbpol__force_lazy(struct tlbpol_engine *eng, uint32_t me)
 
 	for (uint32_t i = 1; i < TLBPOL_SLOTS; i++) {
 		struct slot *s = &c->slots[i];
-		uint32_t n = 0;
-
 		if (!s->busy)
 			continue;
-		for (uint32_t w = 0; w < eng->words; w++) {
+		for (uint32_t w = 0; w < eng->words; w++)
 			c->targets.bits[w] = prim_load_acquire(&s->targets[w]);
-			n += prim_popcount64(c->targets.bits[w]);
-		}
-		if (n) {
-			eng->ops.send_ipi(eng->ops_ctx, me, &c->targets);
-			prim_count(&c->cnt.task.ipis_sent, n);
-		}
-		wait_acks(eng, me, s);
+		kick(eng, me, &c->targets, &c->cnt.task);
+		wait_acks(eng, me, s, NULL, 0);
 	}
 	tlbpol__reap(eng, me);
 }

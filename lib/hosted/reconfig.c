@@ -191,6 +191,16 @@ static void edit_costs(struct tlbpol_params *p, const void *arg)
 		p->cost_bcast_page = c->cost_broadcast_page_ns;
 }
 
+static void edit_ipi_delay(struct tlbpol_params *p, const void *arg)
+{
+	p->ipi_delay_spins = *(const uint32_t *)arg;
+}
+
+int tlbpol_engine_set_ipi_delay(struct tlbpol_engine *eng, uint32_t spins)
+{
+	return change(eng, edit_ipi_delay, &spins);
+}
+
 int tlbpol_engine_set_cost_model(struct tlbpol_engine *eng, const struct tlbpol_config *cfg)
 {
 	if (!cfg || cfg->size < sizeof(*cfg))

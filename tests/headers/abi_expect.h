@@ -19,7 +19,8 @@
  *                    24 broadcast, 32 relax                              = 40
  *   tlbpol_config    0 size, 4 nr_cpus, 8 arch, 12 max_as, 16 rules,
  *                    24 flush_ceiling, 28 batch_pages, 32 cpu_node,
- *                    40 ops, 48 ops_ctx, 56 flags, 60..76 cost_*         = 80
+ *                    40 ops, 48 ops_ctx, 56 flags, 60..76 cost_*,
+ *                    80 ipi_delay_spins, 84 reserved                     = 88
  *   tlbpol_event     0 size, 4 kind, 8 flags, 12 page_shift, 16 va,
  *                    24 nr_pages, 32 old_pte, 36 new_pte                 = 40
  *   tlbpol_decision  0 action, 4 deadline, 8 reason, 12 pad              = 16
@@ -82,7 +83,7 @@ ABI_OFF(struct tlbpol_ops, broadcast, 24);
 ABI_OFF(struct tlbpol_ops, relax, 32);
 
 /* struct tlbpol_config */
-ABI_SIZE(struct tlbpol_config, 80);
+ABI_SIZE(struct tlbpol_config, 88);
 ABI_ALIGN(struct tlbpol_config, 8);
 ABI_OFF(struct tlbpol_config, size, 0);
 ABI_OFF(struct tlbpol_config, nr_cpus, 4);
@@ -100,6 +101,8 @@ ABI_OFF(struct tlbpol_config, cost_ipi_target_ns, 64);
 ABI_OFF(struct tlbpol_config, cost_ipi_remote_ns, 68);
 ABI_OFF(struct tlbpol_config, cost_broadcast_ns, 72);
 ABI_OFF(struct tlbpol_config, cost_broadcast_page_ns, 76);
+ABI_OFF(struct tlbpol_config, ipi_delay_spins, 80);
+ABI_OFF(struct tlbpol_config, reserved, 84);
 
 /* struct tlbpol_event */
 ABI_SIZE(struct tlbpol_event, 40);
@@ -169,6 +172,7 @@ ABI_VAL(TLBPOL_RULE_BROADCAST, 1ULL << 10);
 ABI_VAL(TLBPOL_RULE_NUMA_FANOUT, 1ULL << 11);
 ABI_VAL(TLBPOL_RULE_LAZY_UNMAP, 1ULL << 12);
 ABI_VAL(TLBPOL_RULE_VCPU_DEFER, 1ULL << 13);
+ABI_VAL(TLBPOL_RULE_POLLING_CPUS, 1ULL << 14);
 ABI_VAL(TLBPOL_RULES_NONE, 0);
 
 ABI_VAL(TLBPOL_MAX_CPUS, 4096);

@@ -64,6 +64,7 @@ static const struct {
 	{ "numa_fanout", TLBPOL_RULE_NUMA_FANOUT },
 	{ "lazy_unmap", TLBPOL_RULE_LAZY_UNMAP },
 	{ "vcpu_defer", TLBPOL_RULE_VCPU_DEFER },
+	{ "polling_cpus", TLBPOL_RULE_POLLING_CPUS },
 };
 #define NR_RULES (sizeof(rule_names) / sizeof(rule_names[0]))
 

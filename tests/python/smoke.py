@@ -34,7 +34,7 @@ from ctypes import (CFUNCTYPE, POINTER, Structure, byref, c_char_p, c_int,
 TLBPOL_ARCH_X86_64 = 1
 
 TLBPOL_RULE_FOOTPRINT = 1 << 6
-TLBPOL_RULES_DEFAULT = (1 << 14) - 1  # every rule bit 0..13
+TLBPOL_RULES_DEFAULT = (1 << 15) - 1  # every rule bit 0..14
 TLBPOL_MAX_CPUS = 4096
 TLBPOL_DEFAULT_MAX_AS = 64
 TLBPOL_DEFAULT_FLUSH_CEILING = 33
@@ -104,7 +104,9 @@ class Config(Structure):
                 ("cost_ipi_target_ns", c_uint32),
                 ("cost_ipi_remote_ns", c_uint32),
                 ("cost_broadcast_ns", c_uint32),
-                ("cost_broadcast_page_ns", c_uint32)]
+                ("cost_broadcast_page_ns", c_uint32),
+                ("ipi_delay_spins", c_uint32),
+                ("reserved", c_uint32)]
 
 
 class Event(Structure):
@@ -127,7 +129,7 @@ class Stats(Structure):
 
 
 # The LP64 layouts of the C structures (tests/headers/abi_expect.h).
-EXPECTED_SIZES = {Range: 24, Flush: 32, CpuSet: 512, Ops: 40, Config: 80,
+EXPECTED_SIZES = {Range: 24, Flush: 32, CpuSet: 512, Ops: 40, Config: 88,
                   Event: 40, Decision: 16, Stats: (12 + TLBPOL_WHY_MAX) * 8}
 
 failures = []
