@@ -12,7 +12,7 @@
  * --events is the number of workload steps per configuration, over all
  * CPUs, before scaling by $TLBPOL_STRESS_SCALE (default 1, 0.1 in a
  * ThreadSanitizer build).  --rules is a comma-separated list of: all (the
- * 31 masks below), none, linux, default, a number, or a rule name (e.g.
+ * 33 masks below), none, linux, default, a number, or a rule name (e.g.
  * lazy_cpus) alone or as default-NAME.  "all" means: TLBPOL_RULES_NONE, each
  * single rule bit alone, TLBPOL_RULES_DEFAULT less each single bit,
  * TLBPOL_RULES_LINUX, TLBPOL_RULES_DEFAULT.
