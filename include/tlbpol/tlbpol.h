@@ -333,7 +333,9 @@ struct tlbpol_ops {
  *	it to about the cost of an interrupt divided by the cost of one turn:
  *	the wait then never costs more than the interrupt it may save (the
  *	spin-then-block argument), which pays where interrupts are dear (a
- *	guest: every IPI is a VM exit on both sides).
+ *	guest: every IPI is a VM exit on both sides).  There is no upper
+ *	bound: a delay longer than the targets' tick period means they are in
+ *	effect never interrupted, and every shootdown waits for their ticks.
  * @reserved: 0.
  */
 struct tlbpol_config {
@@ -904,8 +906,9 @@ TLBPOL_API int tlbpol_handle_ipi(struct tlbpol_engine *eng, uint32_t cpu);
  * @coalesced: deferred events that shared a shootdown with an earlier one.
  * @gen_skipped: CPUs skipped because their flush generation covered a request.
  * @lazy_skipped: CPUs not interrupted because they were lazy or preempted
- *	(they catch up by themselves), or polling (TLBPOL_RULE_POLLING_CPUS:
- *	they serve the request posted to them from their wait loop).
+ *	(they catch up by themselves), polling (TLBPOL_RULE_POLLING_CPUS:
+ *	they serve the request posted to them from their wait loop), or served
+ *	the request by themselves within ipi_delay_spins.
  * @deferred_frees: deferred frees run.
  * @by_reason: submitted events per TLBPOL_WHY_* reason.
  *

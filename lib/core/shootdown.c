@@ -119,17 +119,18 @@ static uint32_t kick(struct tlbpol_engine *eng, uint32_t me, struct tlbpol_cpuse
 {
 	uint32_t n = 0;
 
-	if (params_of(eng)->rules & TLBPOL_RULE_POLLING_CPUS) {
+	for (uint32_t w = 0; w < eng->words; w++)
+		n += prim_popcount64(t->bits[w]);
+	if (n && (params_of(eng)->rules & TLBPOL_RULE_POLLING_CPUS)) {
 		prim_fence();
 		for_each_target(i, t, eng) {
 			if (prim_load_relaxed(&cpu_of(eng, i)->polling)) {
 				t->bits[i / 64] &= ~(1ULL << (i % 64));
 				prim_count(&cnt->lazy_skipped, 1);
+				n--;
 			}
 		}
 	}
-	for (uint32_t w = 0; w < eng->words; w++)
-		n += prim_popcount64(t->bits[w]);
 	if (!n)
 		return 0;
 	eng->ops.send_ipi(eng->ops_ctx, me, t);
@@ -511,12 +512,11 @@ static int broadcast_cheaper(const struct tlbpol_engine *eng, uint32_t me, const
 	return bc < ipi;
 }
 
-/* Interrupt what is left of @t: directly on our node, through one leader per
- * other node with RULE_NUMA_FANOUT. */
-static void send_ipis(struct tlbpol_engine *eng, uint32_t me, struct slot *s,
-		      struct tlbpol_cpuset *t)
+/* Leave out of @t the targets a leader of @s interrupts (RULE_NUMA_FANOUT). */
+static void drop_led(struct tlbpol_engine *eng, uint32_t me, const struct slot *s,
+		     struct tlbpol_cpuset *t)
 {
-	struct tlbpol_cpu *c = cpu_of(eng, me);
+	const struct tlbpol_cpu *c = cpu_of(eng, me);
 
 	if (s->fanout) {
 		/* Targets in a node with a leader are its to interrupt (unless
@@ -534,7 +534,15 @@ static void send_ipis(struct tlbpol_engine *eng, uint32_t me, struct slot *s,
 				t->bits[i / 64] &= ~(1ULL << (i % 64));
 		}
 	}
-	kick(eng, me, t, &c->cnt.task);
+}
+
+/* Interrupt what is left of @t: directly on our node, through one leader per
+ * other node with RULE_NUMA_FANOUT. */
+static void send_ipis(struct tlbpol_engine *eng, uint32_t me, struct slot *s,
+		      struct tlbpol_cpuset *t)
+{
+	drop_led(eng, me, s, t);
+	kick(eng, me, t, &cpu_of(eng, me)->cnt.task);
 }
 
 /*
@@ -632,8 +640,20 @@ static void arm(struct tlbpol_engine *eng, uint32_t me, struct slot *s,
 	prim_store_seqcst(&s->acks, n);
 	if (!n)
 		return;
+	/*
+	 * Leaders last: a leader may claim early (our lazy requests leave our
+	 * bit in its inbox, and a serve looks at all our slots), and what it
+	 * forwards is what it reads of the targets then.  With more than 64
+	 * CPUs the targets are several words; a leader whose bit is set only
+	 * after every word is reads them all (its claim, an RMW on our last
+	 * store to its word, synchronizes with it).
+	 */
 	for (uint32_t w = 0; w < eng->words; w++)
-		prim_store_seqcst(&s->targets[w], t->bits[w]);
+		prim_store_seqcst(&s->targets[w], t->bits[w] & (s->fanout ? ~s->leaders[w] : ~0ULL));
+	if (s->fanout)
+		for (uint32_t w = 0; w < eng->words; w++)
+			if (t->bits[w] & s->leaders[w])
+				prim_fetch_or(&s->targets[w], t->bits[w] & s->leaders[w]);
 	for_each_target(i, t, eng) {
 		uint64_t xbit = 1ULL << (i % 64);
 		enum skip why;
@@ -664,20 +684,25 @@ static void arm(struct tlbpol_engine *eng, uint32_t me, struct slot *s,
 		send_ipis(eng, me, s, t);
 }
 
-/* The targets of @t that have not claimed @s yet, interrupted now. */
+/*
+ * The end of the IPI delay: interrupt the targets of @t that we would
+ * interrupt ourselves (not those a leader does) and that have not claimed
+ * @s yet; count the others as served without an interrupt.
+ */
 static void kick_unclaimed(struct tlbpol_engine *eng, uint32_t me, struct slot *s,
 			   struct tlbpol_cpuset *t)
 {
 	struct tlbpol_cpu *c = cpu_of(eng, me);
 	uint32_t before = 0, after = 0;
 
+	drop_led(eng, me, s, t);
 	for (uint32_t w = 0; w < eng->words; w++) {
 		before += prim_popcount64(t->bits[w]);
 		t->bits[w] &= prim_load_acquire(&s->targets[w]);
 		after += prim_popcount64(t->bits[w]);
 	}
 	prim_count(&c->cnt.task.lazy_skipped, before - after);
-	send_ipis(eng, me, s, t);
+	kick(eng, me, t, &c->cnt.task);
 }
 
 /*
@@ -709,9 +734,9 @@ static void wait_acks(struct tlbpol_engine *eng, uint32_t me, struct slot *s,
 	       !prim_load_relaxed(&c->in_serve);
 	if (poll)
 		prim_store_seqcst(&c->polling, 1u);
-	while (prim_load_acquire(&s->acks)) {
+	for (uint32_t turn = 1; prim_load_acquire(&s->acks); turn++) {
 		tlbpol__serve(eng, me);
-		if (unkicked && !delay--) {
+		if (unkicked && turn >= delay) {
 			kick_unclaimed(eng, me, s, unkicked);
 			unkicked = NULL;
 		}
