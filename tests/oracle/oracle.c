@@ -2408,6 +2408,7 @@ int orc_world_new(const struct orc_config *cfg, struct orc_world **out)
 		ec.batch_pages = cfg->batch_pages;
 	if (cfg->flush_ceiling)
 		ec.flush_ceiling = cfg->flush_ceiling;
+	ec.ipi_delay_spins = cfg->ipi_delay_spins;
 	r = tlbpol_engine_new(&ec, &w->eng);
 	if (r) {
 		w->eng = NULL;

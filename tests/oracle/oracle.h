@@ -91,7 +91,7 @@
 
 #include <tlbpol/tlbpol.h>
 
-#define ORC_MAX_CPUS 64
+#define ORC_MAX_CPUS 128
 #define ORC_MAX_AS 15     /* 4 bits in a TLB entry; 15 means "none" */
 #define ORC_MAX_PAGES 2048 /* pages per address space (11 bits) */
 #define ORC_MAX_GROUPS 256 /* table pages per address space (8 bits) */
@@ -166,6 +166,7 @@ struct orc_config {
 	int broadcast;         /* give the engine ops->broadcast */
 	uint32_t batch_pages;  /* 0: the engine's default */
 	uint32_t flush_ceiling; /* 0: the engine's default */
+	uint32_t ipi_delay_spins; /* the engine's ipi_delay_spins */
 	uint64_t seed;
 	FILE *log;             /* violation reports; NULL: stderr */
 	uint32_t max_reports;  /* reports printed per world */

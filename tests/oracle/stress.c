@@ -7,7 +7,7 @@
  *
  *   stress --cpus N --events M --rules SPEC --arch x86|arm64|generic
  *          --seed S [--retain] [--profile normal|switch|planted]
- *          [--expect-violations] [--no-broadcast] [--as K] [--quiet]
+ *          [--expect-violations] [--no-broadcast] [--ipi-delay SPINS] [--as K] [--quiet]
  *
  * --events is the number of workload steps per configuration, over all
  * CPUs, before scaling by $TLBPOL_STRESS_SCALE (default 1, 0.1 in a
@@ -130,6 +130,7 @@ struct opts {
 	uint64_t seed;
 	int retain, expect, broadcast, quiet, verbose;
 	uint32_t nr_as;
+	uint32_t ipi_delay;
 	const struct profile *prof;
 	uint64_t masks[64];
 	const char *mask_names[64];
@@ -474,6 +475,7 @@ static int run_one(const struct opts *o, uint64_t mask, const char *mask_name, s
 	cfg.nr_as = o->nr_as ? o->nr_as : o->prof->nr_as;
 	cfg.flags = o->retain ? TLBPOL_CFGF_RETAIN_AS : 0;
 	cfg.broadcast = o->broadcast;
+	cfg.ipi_delay_spins = o->ipi_delay;
 	cfg.seed = o->seed ^ (mask * 0x9E3779B97F4A7C15ULL);
 	r = orc_world_new(&cfg, &w);
 	if (r) {
@@ -613,7 +615,7 @@ static void usage(void)
 	fprintf(stderr,
 		"usage: stress --cpus N --events M --rules SPEC --arch x86|arm64|generic --seed S\n"
 		"              [--retain] [--profile normal|switch|planted] [--expect-violations]\n"
-		"              [--no-broadcast] [--as K] [--quiet] [--verbose]\n"
+		"              [--no-broadcast] [--ipi-delay SPINS] [--as K] [--quiet] [--verbose]\n"
 		"  SPEC: comma list of all, none, linux, default, a mask, RULE, default-RULE\n"
 		"  $TLBPOL_STRESS_SCALE scales --events (default 1, 0.1 under TSan)\n");
 	exit(2);
@@ -644,6 +646,17 @@ int main(int argc, char **argv)
 			o.expect = 1;
 		} else if (!strcmp(a, "--no-broadcast")) {
 			o.broadcast = 0;
+		} else if (!strcmp(a, "--ipi-delay")) {
+			char *end;
+			unsigned long d;
+
+			if (!v)
+				usage();
+			d = strtoul(v, &end, 0);
+			if (*end || end == v || d > UINT32_MAX)
+				usage();
+			o.ipi_delay = (uint32_t)d;
+			i++;
 		} else if (!strcmp(a, "--quiet")) {
 			o.quiet = 1;
 		} else if (!strcmp(a, "--verbose")) {
