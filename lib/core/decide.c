@@ -528,7 +528,7 @@ static uint64_t arch_page_shifts(uint32_t arch)
 	}
 }
 
-int tlbpol__validate_event(const struct tlbpol_engine *eng, const struct tlbpol_event *ev)
+static int validate_event(const struct tlbpol_engine *eng, const struct tlbpol_event *ev)
 {
 	uint64_t size, end;
 
@@ -572,7 +572,7 @@ int tlbpol__check_event_call(const struct tlbpol_engine *eng, const struct tlbpo
 		return -E_RANGE;
 	if (!tlbpol__as_valid(eng, as))
 		return -E_INVAL;
-	return tlbpol__validate_event(eng, ev);
+	return validate_event(eng, ev);
 }
 
 int tlbpol_decide(const struct tlbpol_engine *eng, const struct tlbpol_as *as, uint32_t cpu,

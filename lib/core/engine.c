@@ -309,17 +309,6 @@ uint64_t tlbpol_engine_rules(const struct tlbpol_engine *eng)
 
 /* ------------------------------------------------------------------------ */
 
-int tlbpol__as_valid(const struct tlbpol_engine *eng, const struct tlbpol_as *as)
-{
-	uintptr_t p = (uintptr_t)as, lo = (uintptr_t)eng->as;
-
-	if (p < lo || p >= lo + (uintptr_t)eng->max_as * sizeof(*as))
-		return 0;
-	if ((p - lo) % sizeof(*as))
-		return 0;
-	return as->eng == eng && prim_load_acquire(&as->state) == AS_OPEN;
-}
-
 int tlbpol_as_open(struct tlbpol_engine *eng, uint64_t tag, struct tlbpol_as **out)
 {
 	struct tlbpol_as *slot = 0;

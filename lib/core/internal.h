@@ -160,6 +160,7 @@ struct tlbpol_cpu {
 	struct tlbpol_as *current; /* NULL when idle/lazy */
 	struct tlbpol_as *loaded;  /* what the hardware has loaded */
 	uint32_t need_full_flush;  /* came back from OFFLINE: flush ALL at next switch */
+	uint32_t lazy_busy;        /* bit i: slots[i] is a lazy request in flight */
 	uint32_t nr_pending;
 	uint32_t pending_pages;
 	uint32_t flush_cap;        /* entries in slot flushes[] */
@@ -317,17 +318,14 @@ static inline int cpu_is_lazy(const struct tlbpol_engine *eng, uint32_t cpu)
 }
 
 /* Does @c have lazy requests in flight?  (Cheap test before reaping.) */
+/* One word, not the slots' own flags: tlbpol_submit() asks on every call,
+ * and the slots are four more cache lines. */
 static inline int lazy_in_flight(const struct tlbpol_cpu *c)
 {
-	uint32_t busy = 0;
-
-	for (uint32_t i = 1; i < TLBPOL_SLOTS; i++)
-		busy |= c->slots[i].busy;
-	return busy != 0;
+	return c->lazy_busy != 0;
 }
 
 /* decide.c */
-int tlbpol__validate_event(const struct tlbpol_engine *eng, const struct tlbpol_event *ev);
 int tlbpol__check_event_call(const struct tlbpol_engine *eng, const struct tlbpol_as *as,
 			     uint32_t cpu, const struct tlbpol_event *ev);
 void tlbpol__decide(const struct tlbpol_engine *eng, const struct tlbpol_params *p,
@@ -345,7 +343,17 @@ int tlbpol__engine_init(struct tlbpol_engine **out, void *mem, size_t len,
 int tlbpol__cpu_ranges(const struct tlbpol_config *cfg, int placed, uint32_t cpu,
 		       size_t off[2], size_t len[2]);
 uint64_t tlbpol__rules_in_force(const struct tlbpol_engine *eng, uint64_t rules);
-int tlbpol__as_valid(const struct tlbpol_engine *eng, const struct tlbpol_as *as);
+/* Is @as one of @eng's open address spaces?  Inline: every submit asks. */
+static inline int tlbpol__as_valid(const struct tlbpol_engine *eng, const struct tlbpol_as *as)
+{
+	uintptr_t p = (uintptr_t)as, lo = (uintptr_t)eng->as;
+
+	if (p < lo || p >= lo + (uintptr_t)eng->max_as * sizeof(*as))
+		return 0;
+	if ((p - lo) % sizeof(*as))
+		return 0;
+	return as->eng == eng && prim_load_acquire(&as->state) == AS_OPEN;
+}
 void tlbpol__run_dfrees(struct tlbpol_engine *eng, uint32_t cpu);
 uint64_t tlbpol__catch_up(struct tlbpol_engine *eng, uint32_t cpu, struct tlbpol_as *as);
 

@@ -635,6 +635,8 @@ static void arm(struct tlbpol_engine *eng, uint32_t me, struct slot *s,
 	s->lazy = (uint32_t)lazy;
 	s->fanout = !lazy && n && choose_leaders(eng, me, s, t);
 	s->busy = 1;
+	if (lazy)
+		c->lazy_busy |= 1u << (s - c->slots);
 	for (uint32_t w = 0; w < eng->words; w++)
 		c->direct.bits[w] = 0;
 	prim_store_seqcst(&s->acks, n);
@@ -840,6 +842,7 @@ void tlbpol__reap(struct tlbpol_engine *eng, uint32_t me)
 
 		if (s->busy && !prim_load_acquire(&s->acks)) {
 			s->busy = 0;
+			c->lazy_busy &= ~(1u << i);
 			tlbpol__slot_done(eng, me, s);
 		}
 	}
