@@ -64,7 +64,11 @@ static void no_ipi(void *ctx, uint32_t cpu, const struct tlbpol_cpuset *t)
 static int decide(uint32_t arch, uint64_t rules, const struct scenario *s,
 		  struct tlbpol_decision *d)
 {
-	static const struct tlbpol_ops ops = { sizeof(ops), 0, no_flush, no_ipi, NULL, NULL };
+	static const struct tlbpol_ops ops = {
+		.size = sizeof(ops),
+		.flush_local = no_flush,
+		.send_ipi = no_ipi,
+	};
 	struct tlbpol_config cfg;
 	struct tlbpol_engine *eng;
 	struct tlbpol_as *as;

@@ -23,7 +23,11 @@ static void no_ipi(void *ctx, uint32_t cpu, const struct tlbpol_cpuset *t)
 
 int main(void)
 {
-	static const struct tlbpol_ops ops = { sizeof(ops), 0, no_flush, no_ipi, NULL, NULL };
+	static const struct tlbpol_ops ops = {
+		.size = sizeof(ops),
+		.flush_local = no_flush,
+		.send_ipi = no_ipi,
+	};
 	long n = sysconf(_SC_NPROCESSORS_CONF);
 	struct tlbpol_config cfg;
 	struct tlbpol_engine *eng;

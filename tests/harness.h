@@ -76,7 +76,9 @@ static inline void h_send_ipi(void *ctx, uint32_t from, const struct tlbpol_cpus
 }
 
 static const struct tlbpol_ops h_ops = {
-	sizeof(struct tlbpol_ops), 0, h_flush_local, h_send_ipi, NULL, NULL
+	.size = sizeof(struct tlbpol_ops),
+	.flush_local = h_flush_local,
+	.send_ipi = h_send_ipi,
 };
 
 /* An engine of @nr_cpus CPUs for @arch with @rules, owned by @h. */

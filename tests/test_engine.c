@@ -487,7 +487,11 @@ static void count_ipi(void *ctx, uint32_t from, const struct tlbpol_cpuset *t)
 
 static void test_handle_ipi_count(void **s)
 {
-	static const struct tlbpol_ops ops = { sizeof(ops), 0, h_flush_local, count_ipi, NULL, NULL };
+	static const struct tlbpol_ops ops = {
+		.size = sizeof(ops),
+		.flush_local = h_flush_local,
+		.send_ipi = count_ipi,
+	};
 	struct tlbpol_config cfg;
 	struct harness h;
 	struct tlbpol_as *as;

@@ -239,9 +239,19 @@ static void test_config_errors(void **state)
 	struct tlbpol_config cfg;
 	struct tlbpol_engine *eng = NULL;
 	static _Alignas(64) unsigned char mem[1 << 20];
-	static const struct tlbpol_ops no_flush = { sizeof(struct tlbpol_ops), 0, NULL, h_send_ipi, NULL, NULL };
-	static const struct tlbpol_ops no_ipi = { sizeof(struct tlbpol_ops), 0, h_flush_local, NULL, NULL, NULL };
-	static const struct tlbpol_ops small = { 4, 0, h_flush_local, h_send_ipi, NULL, NULL };
+	static const struct tlbpol_ops no_flush = {
+		.size = sizeof(struct tlbpol_ops),
+		.send_ipi = h_send_ipi,
+	};
+	static const struct tlbpol_ops no_ipi = {
+		.size = sizeof(struct tlbpol_ops),
+		.flush_local = h_flush_local,
+	};
+	static const struct tlbpol_ops small = {
+		.size = 4,
+		.flush_local = h_flush_local,
+		.send_ipi = h_send_ipi,
+	};
 	(void)state;
 
 #define CHECK(err, stmt)                                                         \

@@ -194,6 +194,90 @@ static void test_vcpu_defer(void **s)
 	}
 }
 
+/* A guest's view of KVM's steal-time `preempted` bytes (kvm_para.h). */
+#define KVM_VCPU_PREEMPTED 1
+#define KVM_VCPU_FLUSH_TLB 2
+static uint8_t hv_preempted[4];
+static unsigned hv_calls;
+
+/* Linux kvm_flush_tlb_multi(): a preempted vCPU gets the flush request in
+ * its steal-time area instead of an interrupt. */
+static int hv_vcpu_defer(void *ctx, uint32_t cpu)
+{
+	uint8_t st = __atomic_load_n(&hv_preempted[cpu], __ATOMIC_RELAXED);
+
+	(void)ctx;
+	hv_calls++;
+	return (st & KVM_VCPU_PREEMPTED) &&
+	       __atomic_compare_exchange_n(&hv_preempted[cpu], &st,
+					   (uint8_t)(st | KVM_VCPU_FLUSH_TLB), 0, __ATOMIC_SEQ_CST,
+					   __ATOMIC_SEQ_CST);
+}
+
+/*
+ * RULE_VCPU_DEFER inside a guest: vCPU 2 is preempted by the hypervisor (the
+ * engine is not told); ops->vcpu_defer hands its flushes to the hypervisor
+ * (KVM_VCPU_FLUSH_TLB), so it is neither interrupted nor waited for, even
+ * when tables were freed.  vCPU 1, running, is interrupted.  Lazy requests
+ * do not ask.  Without the rule nobody asks and vCPU 2 is interrupted.
+ */
+static void test_vcpu_defer_guest(void **s)
+{
+	static const struct tlbpol_ops ops = {
+		.size = sizeof(ops),
+		.flush_local = h_flush_local,
+		.send_ipi = h_send_ipi,
+		.vcpu_defer = hv_vcpu_defer,
+	};
+
+	(void)s;
+	for (int on = 1; on >= 0; on--) {
+		struct harness h;
+		struct tlbpol_config cfg;
+		struct tlbpol_as *as;
+
+		memset(&h, 0, sizeof(h));
+		h.nr_cpus = 3;
+		h.deliver = 1;
+		tlbpol_config_init(&cfg, 3, TLBPOL_ARCH_X86_64);
+		cfg.rules = on ? DEF : DEF & ~TLBPOL_RULE_VCPU_DEFER;
+		cfg.ops = &ops;
+		cfg.ops_ctx = &h;
+		assert_int_equal(tlbpol_engine_new(&cfg, &h.eng), 0);
+		assert_int_equal(tlbpol_as_open(h.eng, 1, &as), 0);
+		for (uint32_t c = 0; c < 3; c++)
+			assert_int_equal(tlbpol_switch(h.eng, c, as, NULL), 0);
+		h_reset_log(&h);
+		memset(hv_preempted, 0, sizeof(hv_preempted));
+		hv_preempted[2] = KVM_VCPU_PREEMPTED;
+		hv_calls = 0;
+
+		submit(&h, as, 0, h_event(TLBPOL_EV_PROTECT, 0, 0x1000, 1, RW, RO));
+		assert_int_equal(h.ipi_targets, on ? 1 : 2);
+		assert_int_equal(h.flushes_on[1], 1);
+		assert_int_equal(h.flushes_on[2], on ? 0 : 1);
+		assert_int_equal(hv_preempted[2], on ? KVM_VCPU_PREEMPTED | KVM_VCPU_FLUSH_TLB
+						     : KVM_VCPU_PREEMPTED);
+		assert_int_equal(hv_preempted[1], 0);
+		if (!on)
+			assert_int_equal(hv_calls, 0);
+
+		/* Freed tables: a preempted vCPU walks nothing either. */
+		h_reset_log(&h);
+		submit(&h, as, 0, h_event(TLBPOL_EV_UNMAP, TLBPOL_EVF_TABLES_FREED, 0x400000, 1, RO, 0));
+		assert_int_equal(tlbpol_flush(h.eng, 0, TLBPOL_BY_FREE), 1);
+		assert_int_equal(h.ipi_targets, on ? 1 : 2);
+		assert_int_equal(h.flushes_on[2], on ? 0 : 1);
+
+		/* A lazy request does not ask (it interrupts nobody). */
+		hv_calls = 0;
+		submit(&h, as, 0, h_event(TLBPOL_EV_UNMAP, TLBPOL_EVF_LAZY_OK, 0x800000, 1, RO, 0));
+		assert_int_equal(tlbpol_tick(h.eng, 0), 0);
+		assert_int_equal(hv_calls, 0);
+		tlbpol_engine_free(h.eng);
+	}
+}
+
 /*
  * RULE_GEN_SKIP: a receiver that gets generation 2 before generation 1
  * (from two initiators, lazily posted) catches up with one whole-AS flush and
@@ -274,7 +358,12 @@ static void bcast(void *ctx, uint32_t from, const struct tlbpol_flush *f)
  * with one target an interrupt is cheaper. */
 static void test_broadcast(void **s)
 {
-	static const struct tlbpol_ops ops = { sizeof(ops), 0, h_flush_local, h_send_ipi, bcast, NULL };
+	static const struct tlbpol_ops ops = {
+		.size = sizeof(ops),
+		.flush_local = h_flush_local,
+		.send_ipi = h_send_ipi,
+		.broadcast = bcast,
+	};
 
 	for (int on = 1; on >= 0; on--) {
 		struct harness h;
@@ -434,6 +523,7 @@ int main(void)
 		cmocka_unit_test(test_lazy_cpus),
 		cmocka_unit_test(test_idle_cpu),
 		cmocka_unit_test(test_vcpu_defer),
+		cmocka_unit_test(test_vcpu_defer_guest),
 		cmocka_unit_test(test_gen_skip),
 		cmocka_unit_test(test_receiver_merge),
 		cmocka_unit_test(test_broadcast),

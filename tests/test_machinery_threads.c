@@ -66,8 +66,12 @@ static void m_relax(void *ctx, uint32_t cpu)
 	sched_yield();
 }
 
-static const struct tlbpol_ops m_ops = { sizeof(struct tlbpol_ops), 0, m_flush_local, m_send_ipi,
-					 NULL, m_relax };
+static const struct tlbpol_ops m_ops = {
+	.size = sizeof(struct tlbpol_ops),
+	.flush_local = m_flush_local,
+	.send_ipi = m_send_ipi,
+	.relax = m_relax,
+};
 
 /* A CPU with nothing to do: takes interrupts until told to stop. */
 static void *idle_cpu(void *p)

@@ -69,7 +69,12 @@ static void r_relax(void *ctx, uint32_t cpu)
 	sched_yield();
 }
 
-static const struct tlbpol_ops r_ops = { sizeof(struct tlbpol_ops), 0, r_flush, r_ipi, NULL, r_relax };
+static const struct tlbpol_ops r_ops = {
+	.size = sizeof(struct tlbpol_ops),
+	.flush_local = r_flush,
+	.send_ipi = r_ipi,
+	.relax = r_relax,
+};
 
 static int same(const struct tlbpol_decision *a, const struct tlbpol_decision *b)
 {

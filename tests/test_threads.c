@@ -245,8 +245,12 @@ static void *cpu_main(void *p)
 
 static void run(uint32_t ncpu, uint32_t arch, uint64_t rules)
 {
-	static const struct tlbpol_ops ops = { sizeof(ops), 0, w_flush_local, w_send_ipi, NULL,
-					       w_relax };
+	static const struct tlbpol_ops ops = {
+		.size = sizeof(ops),
+		.flush_local = w_flush_local,
+		.send_ipi = w_send_ipi,
+		.relax = w_relax,
+	};
 	struct world *w = &Wd;
 	struct tlbpol_config cfg;
 	pthread_t t[NCPU_MAX];

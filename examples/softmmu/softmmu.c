@@ -652,7 +652,10 @@ static void cb_relax(void *ctx, uint32_t cpu)
 }
 
 static const struct tlbpol_ops softmmu_ops = {
-	sizeof(softmmu_ops), 0, cb_flush_local, cb_send_ipi, NULL, cb_relax
+	.size = sizeof(softmmu_ops),
+	.flush_local = cb_flush_local,
+	.send_ipi = cb_send_ipi,
+	.relax = cb_relax,
 };
 
 /* ------------------------------------------------------------------------ */

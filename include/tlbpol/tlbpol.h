@@ -118,7 +118,8 @@ enum tlbpol_arch {
  * switch or tick with no interrupt (LATR). */
 #define TLBPOL_RULE_LAZY_UNMAP (1ULL << 12)
 /* A preempted vCPU is not interrupted; it flushes before it next runs (KVM PV
- * flush). */
+ * flush): told by tlbpol_cpu_state() (a hypervisor embedding the engine) or
+ * asked through ops->vcpu_defer (a guest). */
 #define TLBPOL_RULE_VCPU_DEFER (1ULL << 13)
 /* Do not interrupt a CPU that is waiting inside the engine for its own
  * shootdown's acknowledgements: it polls its inbox on every turn of that
@@ -253,6 +254,19 @@ struct tlbpol_flush {
  *	it is cheaper than interrupting the targets.
  * @relax: optional: called while waiting for other CPUs (pause, yield,
  *	deliver simulated interrupts).
+ * @vcpu_defer: optional, for an engine that runs inside a guest, used under
+ *	RULE_VCPU_DEFER: may the shootdown leave out vCPU @cpu?  Return 1 only
+ *	if @cpu is not running now and the hypervisor has promised to flush
+ *	all of its TLB (global entries and paging-structure caches included)
+ *	before it runs again; the engine then neither interrupts it nor waits
+ *	for it.  Return 0 otherwise.  KVM: the `preempted` byte of @cpu's
+ *	steal-time area has KVM_VCPU_PREEMPTED, and a cmpxchg adding
+ *	KVM_VCPU_FLUSH_TLB succeeded (Linux arch/x86/kernel/kvm.c
+ *	kvm_flush_tlb_multi(); the host flushes in record_steal_time()).
+ *	Called by an initiator of a synchronous shootdown, once or twice per
+ *	target, never for lazy requests (they interrupt nobody).  A hypervisor
+ *	that embeds the engine tells it of its own vCPUs with
+ *	tlbpol_cpu_state() instead.
  *
  * Callbacks may call tlbpol_handle_ipi() for their own CPU but must not call
  * any other engine function for @cpu / @from_cpu.
@@ -264,6 +278,7 @@ struct tlbpol_ops {
 	void (*send_ipi)(void *ctx, uint32_t from_cpu, const struct tlbpol_cpuset *targets);
 	void (*broadcast)(void *ctx, uint32_t from_cpu, const struct tlbpol_flush *f);
 	void (*relax)(void *ctx, uint32_t cpu);
+	int (*vcpu_defer)(void *ctx, uint32_t cpu);
 };
 
 /* ------------------------------------------------------------------------ */

@@ -453,8 +453,13 @@ static enum skip skippable(const struct tlbpol_engine *eng, uint32_t x, const st
 	 * A preempted vCPU executes nothing, not even speculative walks, and
 	 * flushes before it runs again: KVM's PV TLB flush skips it even when
 	 * page tables were freed (arch/x86/kernel/kvm.c kvm_flush_tlb_multi()).
+	 * In a guest only the hypervisor knows, and ops->vcpu_defer asks it
+	 * (and makes it promise the flush).  Not for lazy requests: they
+	 * interrupt nobody, and the promise costs the vCPU a full flush.
 	 */
-	if ((params_of(eng)->rules & TLBPOL_RULE_VCPU_DEFER) && st == TLBPOL_CPU_PREEMPTED)
+	if ((params_of(eng)->rules & TLBPOL_RULE_VCPU_DEFER) &&
+	    (st == TLBPOL_CPU_PREEMPTED ||
+	     (!s->lazy && eng->ops.vcpu_defer && eng->ops.vcpu_defer(eng->ops_ctx, x))))
 		return SKIP_LAZY;
 	/*
 	 * A lazy CPU does not touch user addresses until it switches back, but
@@ -622,6 +627,7 @@ static void arm(struct tlbpol_engine *eng, uint32_t me, struct slot *s,
 		flush_on(eng, me, &rf->f, rf->as_index, rf->gen, &c->cnt.task);
 		prim_count(&c->cnt.task.local_flushes, 1);
 	}
+	s->lazy = (uint32_t)lazy;
 	for_each_target(i, t, eng) {
 		enum skip why = skippable(eng, (uint32_t)i, s, tables, 1);
 
@@ -632,7 +638,6 @@ static void arm(struct tlbpol_engine *eng, uint32_t me, struct slot *s,
 			n++;
 		}
 	}
-	s->lazy = (uint32_t)lazy;
 	s->fanout = !lazy && n && choose_leaders(eng, me, s, t);
 	s->busy = 1;
 	if (lazy)

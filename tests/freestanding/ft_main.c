@@ -190,7 +190,9 @@ static unsigned total_flushes(void)
 static int run(void)
 {
 	static const struct tlbpol_ops ops = {
-		sizeof(struct tlbpol_ops), 0, flush_local, send_ipi, 0, 0,
+		.size = sizeof(struct tlbpol_ops),
+		.flush_local = flush_local,
+		.send_ipi = send_ipi,
 	};
 	const uint32_t P = TLBPOL_PTE_PRESENT, W = TLBPOL_PTE_WRITE, U = TLBPOL_PTE_USER,
 		       A = TLBPOL_PTE_ACCESSED, D = TLBPOL_PTE_DIRTY;

@@ -16,7 +16,7 @@
  *   tlbpol_flush     0 as_tag, 8 kind, 12 flags, 16 nr_ranges, 20 pad,
  *                    24 ranges                                           = 32
  *   tlbpol_ops       0 size, 4 pad, 8 flush_local, 16 send_ipi,
- *                    24 broadcast, 32 relax                              = 40
+ *                    24 broadcast, 32 relax, 40 vcpu_defer              = 48
  *   tlbpol_config    0 size, 4 nr_cpus, 8 arch, 12 max_as, 16 rules,
  *                    24 flush_ceiling, 28 batch_pages, 32 cpu_node,
  *                    40 ops, 48 ops_ctx, 56 flags, 60..76 cost_*,
@@ -72,8 +72,8 @@ ABI_OFF(struct tlbpol_flush, nr_ranges, 16);
 ABI_OFF(struct tlbpol_flush, pad, 20);
 ABI_OFF(struct tlbpol_flush, ranges, 24);
 
-/* struct tlbpol_ops: size, pad, then 4 pointers */
-ABI_SIZE(struct tlbpol_ops, 40);
+/* struct tlbpol_ops: size, pad, then 5 pointers */
+ABI_SIZE(struct tlbpol_ops, 48);
 ABI_ALIGN(struct tlbpol_ops, 8);
 ABI_OFF(struct tlbpol_ops, size, 0);
 ABI_OFF(struct tlbpol_ops, pad, 4);
@@ -81,6 +81,7 @@ ABI_OFF(struct tlbpol_ops, flush_local, 8);
 ABI_OFF(struct tlbpol_ops, send_ipi, 16);
 ABI_OFF(struct tlbpol_ops, broadcast, 24);
 ABI_OFF(struct tlbpol_ops, relax, 32);
+ABI_OFF(struct tlbpol_ops, vcpu_defer, 40);
 
 /* struct tlbpol_config */
 ABI_SIZE(struct tlbpol_config, 88);

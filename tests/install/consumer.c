@@ -43,8 +43,9 @@ static void send_ipi(void *ctx, uint32_t from_cpu, const struct tlbpol_cpuset *t
 
 int main(void)
 {
-	static const struct tlbpol_ops ops = { sizeof(struct tlbpol_ops), 0, flush_local,
-					       send_ipi, NULL, NULL };
+	/* Zeroed, then filled: valid C and C++ (no designated initializers
+	 * before C++20), and unset hooks stay NULL as the struct grows. */
+	struct tlbpol_ops ops;
 	const uint32_t pte = TLBPOL_PTE_PRESENT | TLBPOL_PTE_WRITE | TLBPOL_PTE_USER |
 			     TLBPOL_PTE_ACCESSED | TLBPOL_PTE_DIRTY;
 	struct tlbpol_config cfg;
@@ -57,6 +58,10 @@ int main(void)
 	CHECK(tlbpol_version() != NULL);
 	CHECK(strcmp(tlbpol_version(), TLBPOL_VERSION_STRING) == 0);
 
+	memset(&ops, 0, sizeof(ops));
+	ops.size = sizeof(ops);
+	ops.flush_local = flush_local;
+	ops.send_ipi = send_ipi;
 	tlbpol_config_init(&cfg, 2, TLBPOL_ARCH_X86_64);
 	CHECK(cfg.size == sizeof(cfg));
 	cfg.ops = &ops;

@@ -171,6 +171,7 @@ struct orc_cpu {
 	/* --- read and written by other threads --- */
 	_Alignas(64) _Atomic uint64_t pub;
 	_Atomic int ipi;   /* an interrupt is pending */
+	_Atomic uint8_t hv; /* HV_PREEMPTED, HV_FLUSH: KVM steal time's `preempted` */
 	_Atomic int lock;  /* held across a walk or a flush of this CPU's caches */
 	_Atomic uint64_t *tlb;
 	_Atomic uint64_t *psc;
@@ -760,6 +761,20 @@ static void cb_broadcast(void *ctx, uint32_t from, const struct tlbpol_flush *f)
 		cache_unlock(&w->cpus[i]);
 	}
 	count(w, ORC_C_BROADCASTS, 1);
+}
+
+enum { HV_PREEMPTED = 1, HV_FLUSH = 2 }; /* KVM_VCPU_PREEMPTED, KVM_VCPU_FLUSH_TLB */
+
+/* Linux kvm_flush_tlb_multi(): a vCPU the hypervisor preempted takes the
+ * flush request in its steal-time byte, and is flushed before it runs. */
+static int cb_vcpu_defer(void *ctx, uint32_t cpu)
+{
+	struct orc_world *w = ctx;
+	uint8_t st = atomic_load(&w->cpus[cpu].hv);
+
+	if (!(st & HV_PREEMPTED))
+		return 0;
+	return atomic_compare_exchange_strong(&w->cpus[cpu].hv, &st, (uint8_t)(st | HV_FLUSH));
 }
 
 static void cb_relax(void *ctx, uint32_t cpu)
@@ -1826,6 +1841,32 @@ int orc_set_state(struct orc_world *w, uint32_t cpu, uint32_t state)
 	return r;
 }
 
+void orc_hv_preempt(struct orc_world *w, uint32_t cpu)
+{
+	struct orc_cpu *c = &w->cpus[cpu];
+
+	/* Excused from here on (it executes nothing), then visible to
+	 * vcpu_defer: a checker excuses it at worst too early. */
+	publish(c, M_PREEMPT, c->loaded);
+	atomic_store(&c->hv, HV_PREEMPTED);
+	trace(w, (int)cpu, TR_STATE, 0, 0, 100 + HV_PREEMPTED, 0);
+}
+
+void orc_hv_resume(struct orc_world *w, uint32_t cpu)
+{
+	struct orc_cpu *c = &w->cpus[cpu];
+	uint8_t st = atomic_exchange(&c->hv, 0);
+
+	trace(w, (int)cpu, TR_STATE, 0, 0, 100 + st, 0);
+	if (st & HV_FLUSH) {
+		/* The host flushes the whole guest: every AS, global entries
+		 * and paging-structure caches included. */
+		count(w, ORC_C_CATCHUPS, 1);
+		self_flush(w, c, -1);
+	}
+	publish_settled(w, c, cpu);
+}
+
 int orc_tick(struct orc_world *w, uint32_t cpu)
 {
 	int r = tlbpol_tick(w->eng, cpu);
@@ -2282,6 +2323,7 @@ void orc_config_init(struct orc_config *cfg, uint32_t nr_cpus, uint32_t arch, ui
 	cfg->psc_ways = 4;
 	cfg->numa_nodes = nr_cpus >= 2 ? 2 : 1;
 	cfg->broadcast = 1;
+	cfg->vcpu_defer = 1;
 	cfg->seed = 1;
 	cfg->max_reports = 20;
 }
@@ -2396,6 +2438,7 @@ int orc_world_new(const struct orc_config *cfg, struct orc_world **out)
 	w->ops.send_ipi = cb_send_ipi;
 	w->ops.broadcast = cfg->broadcast ? cb_broadcast : NULL;
 	w->ops.relax = cb_relax;
+	w->ops.vcpu_defer = cfg->vcpu_defer ? cb_vcpu_defer : NULL;
 	tlbpol_config_init(&ec, cfg->nr_cpus, cfg->arch);
 	ec.rules = cfg->rules;
 	ec.flags = cfg->flags;

@@ -164,6 +164,7 @@ struct orc_config {
 	uint32_t psc_sets, psc_ways;
 	uint32_t numa_nodes;   /* > 1: give the engine a cpu_node map */
 	int broadcast;         /* give the engine ops->broadcast */
+	int vcpu_defer;        /* give the engine ops->vcpu_defer (orc_hv_preempt()) */
 	uint32_t batch_pages;  /* 0: the engine's default */
 	uint32_t flush_ceiling; /* 0: the engine's default */
 	uint32_t ipi_delay_spins; /* the engine's ipi_delay_spins */
@@ -206,6 +207,15 @@ int orc_unload(struct orc_world *w, uint32_t cpu);
 /* tlbpol_cpu_state(); a return of 1 is honoured before anything else runs. */
 int orc_set_state(struct orc_world *w, uint32_t cpu, uint32_t state);
 int orc_tick(struct orc_world *w, uint32_t cpu);
+/*
+ * The hypervisor deschedules the vCPU without the engine being told (a
+ * guest's engine learns of it only through ops->vcpu_defer, as KVM's
+ * steal-time `preempted` byte); orc_hv_resume() runs it again, first
+ * flushing all of its caches if a vcpu_defer call asked for it
+ * (KVM_VCPU_FLUSH_TLB, honoured by KVM's record_steal_time()).
+ */
+void orc_hv_preempt(struct orc_world *w, uint32_t cpu);
+void orc_hv_resume(struct orc_world *w, uint32_t cpu);
 /* tlbpol_flush(), then the oracle for every change of @cpu due by @by. */
 int orc_flush(struct orc_world *w, uint32_t cpu, uint32_t by);
 /* A running CPU checks its whole TLB for the running AS against cv. */

@@ -73,7 +73,8 @@ struct profile {
 	const char *name;
 	uint32_t nr_as;
 	/* a running CPU's step */
-	unsigned access, spec, change, tick, flush, sw, lazy, idle, preempt, offline, audit;
+	unsigned access, spec, change, tick, flush, sw, lazy, idle, preempt, offline, hvpreempt,
+		audit;
 	/* which change */
 	unsigned populate, prot_down, prot_up, unmap, unmap_tables, unmap_big, reclaim, migrate,
 		young, dirty, remap, cow, replace;
@@ -87,7 +88,7 @@ static const struct profile profiles[] = {
 		.name = "normal",
 		.nr_as = 3,
 		.access = 560, .spec = 20, .change = 250, .tick = 40, .flush = 30, .sw = 15,
-		.lazy = 15, .idle = 15, .preempt = 15, .offline = 2, .audit = 10,
+		.lazy = 15, .idle = 15, .preempt = 15, .offline = 2, .hvpreempt = 15, .audit = 10,
 		.populate = 8, .prot_down = 12, .prot_up = 8, .unmap = 12, .unmap_tables = 6,
 		.unmap_big = 3, .reclaim = 10, .migrate = 7, .young = 10, .dirty = 8,
 		.remap = 5, .cow = 5, .replace = 3,
@@ -101,7 +102,7 @@ static const struct profile profiles[] = {
 		.name = "switch",
 		.nr_as = 2,
 		.access = 400, .spec = 10, .change = 300, .tick = 20, .flush = 20, .sw = 200,
-		.lazy = 20, .idle = 10, .preempt = 10, .offline = 1, .audit = 10,
+		.lazy = 20, .idle = 10, .preempt = 10, .offline = 1, .hvpreempt = 10, .audit = 10,
 		.populate = 8, .prot_down = 20, .prot_up = 10, .unmap = 12, .unmap_tables = 4,
 		.unmap_big = 2, .reclaim = 8, .migrate = 4, .young = 4, .dirty = 8,
 		.remap = 4, .cow = 4, .replace = 2,
@@ -348,7 +349,7 @@ static void *cpu_main(void *arg)
 	const struct profile *p = t->p;
 	uint32_t cpu = t->cpu, nr_as = orc_world_config(w)->nr_as;
 	const unsigned wts[] = { p->access, p->spec, p->change, p->tick, p->flush, p->sw,
-				 p->lazy, p->idle, p->preempt, p->offline, p->audit };
+				 p->lazy, p->idle, p->preempt, p->offline, p->hvpreempt, p->audit };
 	uint64_t lazy_left = 0, off_left = 0;
 
 	orc_cpu_bind(w, cpu);
@@ -433,6 +434,15 @@ static void *cpu_main(void *arg)
 			else
 				wake(w, cpu);
 			break;
+		case 10: { /* descheduled by the hypervisor, the engine not told */
+			uint64_t k = 1 + rnd(w, cpu, 6);
+
+			orc_hv_preempt(w, cpu);
+			while (k--)
+				sched_yield();
+			orc_hv_resume(w, cpu);
+			break;
+		}
 		default:
 			orc_audit(w, cpu);
 			break;

@@ -85,12 +85,14 @@ FLUSH_LOCAL = CFUNCTYPE(None, c_void_p, c_uint32, POINTER(Flush))
 SEND_IPI = CFUNCTYPE(None, c_void_p, c_uint32, POINTER(CpuSet))
 BROADCAST = CFUNCTYPE(None, c_void_p, c_uint32, POINTER(Flush))
 RELAX = CFUNCTYPE(None, c_void_p, c_uint32)
+VCPU_DEFER = CFUNCTYPE(c_int, c_void_p, c_uint32)
 
 
 class Ops(Structure):
     _fields_ = [("size", c_uint32), ("pad", c_uint32),
                 ("flush_local", FLUSH_LOCAL), ("send_ipi", SEND_IPI),
-                ("broadcast", BROADCAST), ("relax", RELAX)]
+                ("broadcast", BROADCAST), ("relax", RELAX),
+                ("vcpu_defer", VCPU_DEFER)]
 
 
 class Config(Structure):
@@ -129,7 +131,7 @@ class Stats(Structure):
 
 
 # The LP64 layouts of the C structures (tests/headers/abi_expect.h).
-EXPECTED_SIZES = {Range: 24, Flush: 32, CpuSet: 512, Ops: 40, Config: 88,
+EXPECTED_SIZES = {Range: 24, Flush: 32, CpuSet: 512, Ops: 48, Config: 88,
                   Event: 40, Decision: 16, Stats: (12 + TLBPOL_WHY_MAX) * 8}
 
 failures = []

@@ -286,8 +286,11 @@ static void s_send_ipi(void *ctx, uint32_t from, const struct tlbpol_cpuset *t)
 			die("tlbpol_handle_ipi from send_ipi failed", c);
 }
 
-static const struct tlbpol_ops s_ops = { sizeof(struct tlbpol_ops), 0, s_flush_local,
-					 s_send_ipi, NULL, NULL };
+static const struct tlbpol_ops s_ops = {
+	.size = sizeof(struct tlbpol_ops),
+	.flush_local = s_flush_local,
+	.send_ipi = s_send_ipi,
+};
 
 /* An x86 engine of @ncpu CPUs, default rules, every CPU running one AS. */
 static struct tlbpol_as *s_engine(struct sctx *s, uint32_t ncpu, uint32_t batch_pages)
@@ -710,8 +713,12 @@ static void t_relax(void *ctx, uint32_t cpu)
 	cpu_relax();
 }
 
-static const struct tlbpol_ops t_ops = { sizeof(struct tlbpol_ops), 0, t_flush_local,
-					 t_send_ipi, NULL, t_relax };
+static const struct tlbpol_ops t_ops = {
+	.size = sizeof(struct tlbpol_ops),
+	.flush_local = t_flush_local,
+	.send_ipi = t_send_ipi,
+	.relax = t_relax,
+};
 
 static void *t_main(void *p)
 {

@@ -465,10 +465,19 @@ uint64_t sim_rand(struct sim_cpu *c)
 
 int sim_init(struct sim *s, const struct sim_config *cfg, const struct workload *wl)
 {
-	static const struct tlbpol_ops ops = { sizeof(ops), 0, cb_flush_local, cb_send_ipi, NULL,
-					       cb_relax };
-	static const struct tlbpol_ops ops_bc = { sizeof(ops), 0, cb_flush_local, cb_send_ipi,
-						  cb_broadcast, cb_relax };
+	static const struct tlbpol_ops ops = {
+		.size = sizeof(ops),
+		.flush_local = cb_flush_local,
+		.send_ipi = cb_send_ipi,
+		.relax = cb_relax,
+	};
+	static const struct tlbpol_ops ops_bc = {
+		.size = sizeof(ops),
+		.flush_local = cb_flush_local,
+		.send_ipi = cb_send_ipi,
+		.broadcast = cb_broadcast,
+		.relax = cb_relax,
+	};
 	struct tlbpol_config ec;
 	const char *trace_path = s->trace_path;
 	int err;
