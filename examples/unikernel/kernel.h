@@ -61,6 +61,16 @@ static inline void cpu_pause(void)
 
 /* lfence orders rdtsc after earlier instructions (Intel SDM RDTSC: "not a
  * serializing instruction"; AMD makes lfence dispatch-serializing too). */
+static inline void cpuid(uint32_t leaf, uint32_t *a, uint32_t *b, uint32_t *c, uint32_t *d)
+{
+	__asm__ __volatile__("cpuid" : "=a"(*a), "=b"(*b), "=c"(*c), "=d"(*d) : "a"(leaf), "c"(0));
+}
+
+static inline void wrmsr(uint32_t msr, uint64_t v)
+{
+	__asm__ __volatile__("wrmsr" ::"c"(msr), "a"((uint32_t)v), "d"((uint32_t)(v >> 32)));
+}
+
 static inline uint64_t rdtsc(void)
 {
 	uint32_t lo, hi;
@@ -218,13 +228,19 @@ struct cpu_counts {
 	uint64_t op_cyc;       /* TSC cycles inside measured operations */
 	uint64_t irq_cyc;      /* TSC cycles inside the shootdown handler */
 	uint64_t self_visible; /* own just-unmapped page still readable (lazy) */
+	uint64_t deferred;     /* shootdowns of this vCPU handed to the hypervisor */
 } __attribute__((aligned(64)));
-#define NR_COUNTS 13 /* uint64_t fields above */
+#define NR_COUNTS 14 /* uint64_t fields above */
 
 extern struct cpu_counts counts[UK_MAX_CPUS];
 extern uint32_t nr_cpus;
 extern uint32_t apic_ids[UK_MAX_CPUS];
 extern uint32_t cpus_up;
+extern uint32_t param_pvflush;
+
+/* KVM paravirtual TLB flush (steal time): main.c */
+void pv_flush_init(uint32_t cpu);
+void pv_flush_report(void);
 
 /* Counters that both a CPU's task context and its interrupt handler bump
  * (flush_local runs in both): one locked add, so neither loses an update. */

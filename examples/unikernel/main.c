@@ -105,8 +105,107 @@ static void op_relax(void *ctx, uint32_t cpu)
 	cpu_pause();
 }
 
+/*
+ * KVM's paravirtual TLB flush.  Each vCPU registers a steal-time area
+ * (MSR_KVM_STEAL_TIME); when the host deschedules a vCPU that was runnable
+ * it sets `preempted` = KVM_VCPU_PREEMPTED there, and before it runs the
+ * vCPU again it clears the byte and, if KVM_VCPU_FLUSH_TLB was added
+ * meanwhile, flushes the vCPU's whole TLB (arch/x86/kvm/x86.c
+ * record_steal_time(), kvm_vcpu_flush_tlb_guest()).  The guest adds that
+ * bit with a cmpxchg instead of interrupting the vCPU, as Linux's
+ * kvm_flush_tlb_multi() does; a failed cmpxchg means the vCPU is running
+ * again (or about to), so it is interrupted as usual.
+ */
+#define MSR_KVM_STEAL_TIME 0x4b564d03
+#define KVM_FEATURE_STEAL_TIME (1u << 5)
+#define KVM_FEATURE_PV_TLB_FLUSH (1u << 9)
+#define KVM_VCPU_PREEMPTED 1
+#define KVM_VCPU_FLUSH_TLB 2
+
+struct kvm_steal_time {
+	uint64_t steal;
+	uint32_t version;
+	uint32_t flags;
+	uint8_t preempted;
+	uint8_t pad8[3];
+	uint32_t pad[11];
+} __attribute__((aligned(64)));
+
+static struct kvm_steal_time steal_time[UK_MAX_CPUS];
+static uint32_t pv_flush; /* the host offers both features and pvflush=1 */
+static uint64_t pv_asked, pv_seen; /* vcpu_defer calls; of them, byte found set */
+uint32_t param_pvflush = 1;
+
+/* Called on each CPU at boot, the BSP first. */
+void pv_flush_init(uint32_t cpu)
+{
+	if (cpu == 0) {
+		uint32_t a, b, c, d, feat = 0;
+		char sig[13];
+
+		cpuid(1, &a, &b, &c, &d);
+		if (c & (1u << 31)) { /* a hypervisor is present */
+			cpuid(0x40000000, &a, &b, &c, &d);
+			memcpy(sig, &b, 4);
+			memcpy(sig + 4, &c, 4);
+			memcpy(sig + 8, &d, 4);
+			sig[12] = 0;
+			if (!memcmp(sig, "KVMKVMKVM\0\0\0", 12) && a >= 0x40000001) {
+				cpuid(0x40000001, &a, &b, &c, &d);
+				feat = a;
+			}
+			kprintf("hypervisor: \"%s\", KVM features %x\n", sig, feat);
+		}
+		pv_flush = param_pvflush &&
+			   (feat & (KVM_FEATURE_STEAL_TIME | KVM_FEATURE_PV_TLB_FLUSH)) ==
+				   (KVM_FEATURE_STEAL_TIME | KVM_FEATURE_PV_TLB_FLUSH);
+		kprintf("paravirtual TLB flush (steal time, ops->vcpu_defer): %s\n",
+			pv_flush ? "on" : param_pvflush ? "not offered" : "off (pvflush=0)");
+	}
+	if (pv_flush)
+		/* Identity-mapped: the address is the physical one; bit 0 enables. */
+		wrmsr(MSR_KVM_STEAL_TIME, (uint64_t)(uintptr_t)&steal_time[cpu] | 1);
+}
+
+/* What the host reported: steal time and how often a vCPU was seen
+ * preempted (for the table's notes). */
+void pv_flush_report(void)
+{
+	if (!pv_flush)
+		return;
+	kprintf("paravirtual flush: %lu vcpu_defer calls found the preempted byte set %lu times; "
+		"steal time (ns) per vCPU:", pv_asked, pv_seen);
+	for (uint32_t c = 0; c < nr_cpus; c++)
+		kprintf(" %lu", __atomic_load_n(&steal_time[c].steal, __ATOMIC_RELAXED));
+	kprintf("\n");
+}
+
+static int op_vcpu_defer(void *ctx, uint32_t cpu)
+{
+	uint8_t st;
+
+	(void)ctx;
+	if (!pv_flush)
+		return 0;
+	st = __atomic_load_n(&steal_time[cpu].preempted, __ATOMIC_RELAXED);
+	COUNT(pv_asked, 1);
+	if (st)
+		COUNT(pv_seen, 1);
+	if (!(st & KVM_VCPU_PREEMPTED) ||
+	    !__atomic_compare_exchange_n(&steal_time[cpu].preempted, &st,
+					 (uint8_t)(st | KVM_VCPU_FLUSH_TLB), 0, __ATOMIC_SEQ_CST,
+					 __ATOMIC_SEQ_CST))
+		return 0;
+	COUNT(counts[cpu].deferred, 1);
+	return 1;
+}
+
 const struct tlbpol_ops uk_ops = {
-	sizeof(struct tlbpol_ops), 0, op_flush_local, op_send_ipi, 0, op_relax,
+	.size = sizeof(struct tlbpol_ops),
+	.flush_local = op_flush_local,
+	.send_ipi = op_send_ipi,
+	.relax = op_relax,
+	.vcpu_defer = op_vcpu_defer,
 };
 
 /* ------------------------------------------------------------------------ */
@@ -172,6 +271,7 @@ static void ap_main(uint32_t cpu)
 	lapic_init();
 	if (lapic_id() != apic_ids[cpu])
 		panic("CPU %u came up with APIC ID %u, expected %u", cpu, lapic_id(), apic_ids[cpu]);
+	pv_flush_init(cpu);
 	__atomic_fetch_add(&cpus_up, 1u, __ATOMIC_RELEASE);
 	work_run(cpu);
 }
@@ -264,6 +364,7 @@ void kmain(uint32_t si_phys)
 		engine_mem_stride >> 10, base, nframes, pool);
 	mm_init(pool, (uint32_t)nframes);
 	params_print();
+	pv_flush_init(0);
 
 	smp_boot(ap_main);
 	work_run(0);

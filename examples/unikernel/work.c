@@ -80,7 +80,7 @@ void params_parse(const char *c)
 		{ "ring=", &p_ring, 2, 16 },            { "reclaim=", &p_reclaim, 1, 192 },
 		{ "dgpages=", &p_dgpages, 1, 32 },      { "tick=", &p_tick, 1, 1000000 },
 		{ "cpus=", &param_cpus, 1, UK_MAX_CPUS }, { "planted=", &param_planted, 0, 2 },
-		{ "ipidelay=", &p_ipi_delay, 0, 100000000 },
+		{ "ipidelay=", &p_ipi_delay, 0, 100000000 }, { "pvflush=", &param_pvflush, 0, 1 },
 	};
 
 	while (*c) {
@@ -766,6 +766,13 @@ static int print_table(void)
 			results[WL_FLUSH2_LAZY][0].hw.self_visible, results[WL_FLUSH2_LAZY][0].ops,
 			results[WL_FLUSH2_LAZY][1].hw.self_visible,
 			results[WL_FLUSH2_LAZY][2].hw.self_visible);
+		kprintf("NOTE  vCPUs left to the hypervisor's flush (preempted, ops->vcpu_defer), "
+			"default: seed000 %lu, tlb_flush2 %lu, flush2_lazy %lu, reclaim %lu, "
+			"downgrade %lu\n",
+			results[WL_SEED000][2].hw.deferred, results[WL_FLUSH2][2].hw.deferred,
+			results[WL_FLUSH2_LAZY][2].hw.deferred, results[WL_RECLAIM][2].hw.deferred,
+			results[WL_DOWNGRADE][2].hw.deferred);
+		pv_flush_report();
 		claims_ok = c1 && c2 && c3;
 	}
 	/* Totals from the CPUs' counters: they include what was found outside
