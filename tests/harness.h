@@ -81,9 +81,11 @@ static const struct tlbpol_ops h_ops = {
 	.send_ipi = h_send_ipi,
 };
 
-/* An engine of @nr_cpus CPUs for @arch with @rules, owned by @h. */
-static inline struct tlbpol_engine *h_engine(struct harness *h, uint32_t nr_cpus, uint32_t arch,
-					     uint64_t rules)
+/* An engine of @nr_cpus CPUs for @arch with @rules and @ops (whose context
+ * is @h), owned by @h. */
+static inline struct tlbpol_engine *h_engine_ops(struct harness *h, uint32_t nr_cpus,
+						 uint32_t arch, uint64_t rules,
+						 const struct tlbpol_ops *ops)
 {
 	struct tlbpol_config cfg;
 
@@ -92,10 +94,17 @@ static inline struct tlbpol_engine *h_engine(struct harness *h, uint32_t nr_cpus
 	h->deliver = 1;
 	tlbpol_config_init(&cfg, nr_cpus, arch);
 	cfg.rules = rules;
-	cfg.ops = &h_ops;
+	cfg.ops = ops;
 	cfg.ops_ctx = h;
 	assert_int_equal(tlbpol_engine_new(&cfg, &h->eng), 0);
 	return h->eng;
+}
+
+/* The same with the harness's own callbacks. */
+static inline struct tlbpol_engine *h_engine(struct harness *h, uint32_t nr_cpus, uint32_t arch,
+					     uint64_t rules)
+{
+	return h_engine_ops(h, nr_cpus, arch, rules, &h_ops);
 }
 
 static inline void h_reset_log(struct harness *h)

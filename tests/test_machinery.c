@@ -12,16 +12,23 @@
 #define RW (P | W | U | A)
 #define RO (P | U | A)
 
-static struct tlbpol_as *setup(struct harness *h, uint32_t nr_cpus, uint64_t rules)
+/* An x86 engine with @ops; every CPU runs one address space, returned. */
+static struct tlbpol_as *setup_ops(struct harness *h, uint32_t nr_cpus, uint64_t rules,
+				   const struct tlbpol_ops *ops)
 {
 	struct tlbpol_as *as;
 
-	h_engine(h, nr_cpus, TLBPOL_ARCH_X86_64, rules);
+	h_engine_ops(h, nr_cpus, TLBPOL_ARCH_X86_64, rules, ops);
 	assert_int_equal(tlbpol_as_open(h->eng, 1, &as), 0);
 	for (uint32_t c = 0; c < nr_cpus; c++)
 		assert_int_equal(tlbpol_switch(h->eng, c, as, NULL), 0);
 	h_reset_log(h);
 	return as;
+}
+
+static struct tlbpol_as *setup(struct harness *h, uint32_t nr_cpus, uint64_t rules)
+{
+	return setup_ops(h, nr_cpus, rules, &h_ops);
 }
 
 static void submit(struct harness *h, struct tlbpol_as *as, uint32_t cpu, struct tlbpol_event ev)
@@ -233,21 +240,9 @@ static void test_vcpu_defer_guest(void **s)
 	(void)s;
 	for (int on = 1; on >= 0; on--) {
 		struct harness h;
-		struct tlbpol_config cfg;
-		struct tlbpol_as *as;
+		struct tlbpol_as *as =
+			setup_ops(&h, 3, on ? DEF : DEF & ~TLBPOL_RULE_VCPU_DEFER, &ops);
 
-		memset(&h, 0, sizeof(h));
-		h.nr_cpus = 3;
-		h.deliver = 1;
-		tlbpol_config_init(&cfg, 3, TLBPOL_ARCH_X86_64);
-		cfg.rules = on ? DEF : DEF & ~TLBPOL_RULE_VCPU_DEFER;
-		cfg.ops = &ops;
-		cfg.ops_ctx = &h;
-		assert_int_equal(tlbpol_engine_new(&cfg, &h.eng), 0);
-		assert_int_equal(tlbpol_as_open(h.eng, 1, &as), 0);
-		for (uint32_t c = 0; c < 3; c++)
-			assert_int_equal(tlbpol_switch(h.eng, c, as, NULL), 0);
-		h_reset_log(&h);
 		memset(hv_preempted, 0, sizeof(hv_preempted));
 		hv_preempted[2] = KVM_VCPU_PREEMPTED;
 		hv_calls = 0;
