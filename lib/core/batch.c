@@ -351,7 +351,7 @@ uint64_t tlbpol__oldest_seq(const struct tlbpol_engine *eng, uint32_t cpu)
 		if (c->pending[i].seq < oldest)
 			oldest = c->pending[i].seq;
 	for (uint32_t i = 0; i < TLBPOL_SLOTS; i++)
-		if (c->slots[i].busy && c->slots[i].min_seq < oldest)
+		if (slot_busy(c, i) && c->slots[i].min_seq < oldest)
 			oldest = c->slots[i].min_seq;
 	return oldest;
 }

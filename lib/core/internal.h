@@ -108,7 +108,6 @@ struct req_flush {
  */
 struct slot {
 	uint32_t acks;        /* atomic: claimed-or-not targets still to ack */
-	uint32_t busy;        /* owner: armed and not yet reaped */
 	uint32_t lazy;        /* owner: posted without interrupts */
 	uint32_t fanout;      /* leaders forward to their node (NUMA_FANOUT) */
 	uint32_t nr_flushes;
@@ -160,7 +159,7 @@ struct tlbpol_cpu {
 	struct tlbpol_as *current; /* NULL when idle/lazy */
 	struct tlbpol_as *loaded;  /* what the hardware has loaded */
 	uint32_t need_full_flush;  /* came back from OFFLINE: flush ALL at next switch */
-	uint32_t lazy_busy;        /* bit i: slots[i] is a lazy request in flight */
+	uint32_t busy;             /* bit i: slots[i] armed, not yet reaped (slot 0: not yet waited for) */
 	uint32_t nr_pending;
 	uint32_t pending_pages;
 	uint32_t flush_cap;        /* entries in slot flushes[] */
@@ -318,11 +317,16 @@ static inline int cpu_is_lazy(const struct tlbpol_engine *eng, uint32_t cpu)
 }
 
 /* Does @c have lazy requests in flight?  (Cheap test before reaping.) */
-/* One word, not the slots' own flags: tlbpol_submit() asks on every call,
+static inline int slot_busy(const struct tlbpol_cpu *c, uint32_t i)
+{
+	return (c->busy >> i) & 1;
+}
+
+/* One word, not a flag in each slot: tlbpol_submit() asks on every call,
  * and the slots are four more cache lines. */
 static inline int lazy_in_flight(const struct tlbpol_cpu *c)
 {
-	return c->lazy_busy != 0;
+	return (c->busy & ~(1u << SLOT_SYNC)) != 0;
 }
 
 /* decide.c */

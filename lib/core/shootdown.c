@@ -639,9 +639,7 @@ static void arm(struct tlbpol_engine *eng, uint32_t me, struct slot *s,
 		}
 	}
 	s->fanout = !lazy && n && choose_leaders(eng, me, s, t);
-	s->busy = 1;
-	if (lazy)
-		c->lazy_busy |= 1u << (s - c->slots);
+	c->busy |= 1u << (s - c->slots);
 	for (uint32_t w = 0; w < eng->words; w++)
 		c->direct.bits[w] = 0;
 	prim_store_seqcst(&s->acks, n);
@@ -730,15 +728,10 @@ static void wait_acks(struct tlbpol_engine *eng, uint32_t me, struct slot *s,
 		      struct tlbpol_cpuset *unkicked, uint32_t delay)
 {
 	struct tlbpol_cpu *c = cpu_of(eng, me);
-	int poll;
+	int poll = prim_load_acquire(&s->acks) &&
+		   (params_of(eng)->rules & TLBPOL_RULE_POLLING_CPUS) &&
+		   !prim_load_relaxed(&c->in_serve);
 
-	if (!prim_load_acquire(&s->acks)) {
-		if (unkicked)
-			kick_unclaimed(eng, me, s, unkicked);
-		return;
-	}
-	poll = (params_of(eng)->rules & TLBPOL_RULE_POLLING_CPUS) &&
-	       !prim_load_relaxed(&c->in_serve);
 	if (poll)
 		prim_store_seqcst(&c->polling, 1u);
 	for (uint32_t turn = 1; prim_load_acquire(&s->acks); turn++) {
@@ -752,7 +745,7 @@ static void wait_acks(struct tlbpol_engine *eng, uint32_t me, struct slot *s,
 		else
 			prim_cpu_relax();
 	}
-	if (unkicked)
+	if (unkicked) /* all served within the delay: counted there */
 		kick_unclaimed(eng, me, s, unkicked);
 	if (poll) {
 		prim_store_seqcst(&c->polling, 0u);
@@ -791,7 +784,7 @@ void tlbpol__shoot(struct tlbpol_engine *eng, uint32_t me, struct slot *s)
 	delay = params_of(eng)->rules & TLBPOL_RULE_POLLING_CPUS ? params_of(eng)->ipi_delay_spins : 0;
 	arm(eng, me, s, &c->targets, 0, delay);
 	wait_acks(eng, me, s, delay ? &c->targets : NULL, delay);
-	s->busy = 0;
+	c->busy &= ~(1u << (s - c->slots));
 }
 
 /* A free lazy slot, completing the oldest in flight if all are busy. */
@@ -801,7 +794,7 @@ struct slot *tlbpol__lazy_slot(struct tlbpol_engine *eng, uint32_t me)
 
 	tlbpol__reap(eng, me);
 	for (uint32_t i = 1; i < TLBPOL_SLOTS; i++)
-		if (!c->slots[i].busy)
+		if (!slot_busy(c, i))
 			return &c->slots[i];
 	tlbpol__force_lazy(eng, me);
 	return &c->slots[1];
@@ -828,7 +821,8 @@ void tlbpol__force_lazy(struct tlbpol_engine *eng, uint32_t me)
 
 	for (uint32_t i = 1; i < TLBPOL_SLOTS; i++) {
 		struct slot *s = &c->slots[i];
-		if (!s->busy)
+
+		if (!slot_busy(c, i))
 			continue;
 		for (uint32_t w = 0; w < eng->words; w++)
 			c->targets.bits[w] = prim_load_acquire(&s->targets[w]);
@@ -845,9 +839,8 @@ void tlbpol__reap(struct tlbpol_engine *eng, uint32_t me)
 	for (uint32_t i = 1; i < TLBPOL_SLOTS; i++) {
 		struct slot *s = &c->slots[i];
 
-		if (s->busy && !prim_load_acquire(&s->acks)) {
-			s->busy = 0;
-			c->lazy_busy &= ~(1u << i);
+		if (slot_busy(c, i) && !prim_load_acquire(&s->acks)) {
+			c->busy &= ~(1u << i);
 			tlbpol__slot_done(eng, me, s);
 		}
 	}
