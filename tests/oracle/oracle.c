@@ -486,20 +486,30 @@ static int tlb_find(struct orc_world *w, struct orc_cpu *c, uint32_t as, uint32_
 	return -1;
 }
 
+/*
+ * The slot of a set-associative cache to store into: @hit (the entry with
+ * the same key, -1 if none), else the first free of the @ways slots from
+ * @base, else a random one of them.
+ */
+static uint32_t set_victim(_Atomic uint64_t *cache, uint32_t base, uint32_t ways, int hit,
+			   uint64_t *rng)
+{
+	if (hit >= 0)
+		return (uint32_t)hit;
+	for (uint32_t k = 0; k < ways; k++)
+		if (!atomic_load(&cache[base + k]))
+			return base + k;
+	return base + (uint32_t)(rng_next(rng) % ways);
+}
+
 /* Under the CPU's cache lock, on its own thread. */
 static void tlb_fill(struct orc_world *w, struct orc_cpu *c, uint64_t e)
 {
 	uint32_t base = tlb_set(w, te_as(e), te_page(e));
-	int slot = tlb_find(w, c, te_as(e), te_page(e));
 
-	if (slot < 0) {
-		for (uint32_t k = 0; k < w->cfg.tlb_ways && slot < 0; k++)
-			if (!atomic_load(&c->tlb[base + k]))
-				slot = (int)(base + k);
-	}
-	if (slot < 0)
-		slot = (int)(base + rng_next(&c->rng) % w->cfg.tlb_ways);
-	atomic_store(&c->tlb[slot], e);
+	atomic_store(&c->tlb[set_victim(c->tlb, base, w->cfg.tlb_ways,
+					tlb_find(w, c, te_as(e), te_page(e)), &c->rng)],
+		     e);
 }
 
 static int psc_find(struct orc_world *w, struct orc_cpu *c, uint32_t as, uint32_t group)
@@ -518,16 +528,10 @@ static int psc_find(struct orc_world *w, struct orc_cpu *c, uint32_t as, uint32_
 static void psc_fill(struct orc_world *w, struct orc_cpu *c, uint64_t s)
 {
 	uint32_t base = psc_set(w, psc_as(s), psc_group(s));
-	int slot = psc_find(w, c, psc_as(s), psc_group(s));
 
-	if (slot < 0) {
-		for (uint32_t k = 0; k < w->cfg.psc_ways && slot < 0; k++)
-			if (!atomic_load(&c->psc[base + k]))
-				slot = (int)(base + k);
-	}
-	if (slot < 0)
-		slot = (int)(base + rng_next(&c->rng) % w->cfg.psc_ways);
-	atomic_store(&c->psc[slot], s);
+	atomic_store(&c->psc[set_victim(c->psc, base, w->cfg.psc_ways,
+					psc_find(w, c, psc_as(s), psc_group(s)), &c->rng)],
+		     s);
 }
 
 static uint32_t tlb_slots(const struct orc_world *w)
