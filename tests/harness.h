@@ -81,21 +81,30 @@ static const struct tlbpol_ops h_ops = {
 	.send_ipi = h_send_ipi,
 };
 
+/* A fresh @h (interrupts not delivered) and the defaults in @cfg for an
+ * engine of @nr_cpus CPUs for @arch with the harness's callbacks. */
+static inline void h_config(struct harness *h, struct tlbpol_config *cfg, uint32_t nr_cpus,
+			    uint32_t arch)
+{
+	memset(h, 0, sizeof(*h));
+	h->nr_cpus = nr_cpus;
+	tlbpol_config_init(cfg, nr_cpus, arch);
+	cfg->ops = &h_ops;
+	cfg->ops_ctx = h;
+}
+
 /* An engine of @nr_cpus CPUs for @arch with @rules and @ops (whose context
- * is @h), owned by @h. */
+ * is @h), owned by @h, interrupts delivered. */
 static inline struct tlbpol_engine *h_engine_ops(struct harness *h, uint32_t nr_cpus,
 						 uint32_t arch, uint64_t rules,
 						 const struct tlbpol_ops *ops)
 {
 	struct tlbpol_config cfg;
 
-	memset(h, 0, sizeof(*h));
-	h->nr_cpus = nr_cpus;
+	h_config(h, &cfg, nr_cpus, arch);
 	h->deliver = 1;
-	tlbpol_config_init(&cfg, nr_cpus, arch);
 	cfg.rules = rules;
 	cfg.ops = ops;
-	cfg.ops_ctx = h;
 	assert_int_equal(tlbpol_engine_new(&cfg, &h->eng), 0);
 	return h->eng;
 }

@@ -271,12 +271,8 @@ static void test_batch_full(void **s)
 	struct tlbpol_stats st;
 
 	(void)s;
-	memset(&h, 0, sizeof(h));
-	h.nr_cpus = 2;
+	h_config(&h, &cfg, 2, TLBPOL_ARCH_X86_64);
 	h.deliver = 1;
-	tlbpol_config_init(&cfg, 2, TLBPOL_ARCH_X86_64);
-	cfg.ops = &h_ops;
-	cfg.ops_ctx = &h;
 	cfg.batch_pages = 16;
 	assert_int_equal(tlbpol_engine_new(&cfg, &h.eng), 0);
 	assert_int_equal(tlbpol_as_open(h.eng, 1, &as), 0);
@@ -497,12 +493,9 @@ static void test_handle_ipi_count(void **s)
 	struct tlbpol_as *as;
 
 	(void)s;
-	memset(&h, 0, sizeof(h));
-	h.nr_cpus = 3;
+	h_config(&h, &cfg, 3, TLBPOL_ARCH_X86_64);
 	ipi_h = &h;
-	tlbpol_config_init(&cfg, 3, TLBPOL_ARCH_X86_64);
 	cfg.ops = &ops;
-	cfg.ops_ctx = &h;
 	assert_int_equal(tlbpol_engine_new(&cfg, &h.eng), 0);
 	assert_int_equal(tlbpol_as_open(h.eng, 1, &as), 0);
 	for (uint32_t c = 0; c < 3; c++)

@@ -308,11 +308,7 @@ static void test_as_limits(void **state)
 	struct tlbpol_as *as[3];
 
 	(void)state;
-	memset(&h, 0, sizeof(h));
-	h.nr_cpus = 1;
-	tlbpol_config_init(&cfg, 1, TLBPOL_ARCH_GENERIC);
-	cfg.ops = &h_ops;
-	cfg.ops_ctx = &h;
+	h_config(&h, &cfg, 1, TLBPOL_ARCH_GENERIC);
 	cfg.max_as = 2;
 	assert_int_equal(tlbpol_engine_new(&cfg, &h.eng), 0);
 	assert_int_equal(tlbpol_as_open(h.eng, 10, &as[0]), 0);

@@ -32,11 +32,7 @@ static void test_topology(void **s)
 	tlbpol_engine_free(h.eng);
 
 	/* Given a topology, it is what the engine uses. */
-	memset(&h, 0, sizeof(h));
-	h.nr_cpus = 4;
-	tlbpol_config_init(&cfg, 4, TLBPOL_ARCH_X86_64);
-	cfg.ops = &h_ops;
-	cfg.ops_ctx = &h;
+	h_config(&h, &cfg, 4, TLBPOL_ARCH_X86_64);
 	cfg.cpu_node = nodes;
 	assert_int_equal(tlbpol_engine_new(&cfg, &h.eng), 0);
 	assert_int_equal(tlbpol_engine_topology(h.eng, got, 4), 2);
@@ -54,11 +50,7 @@ static void test_lookup(void **s)
 
 	(void)s;
 	tlbpol_thread_register();
-	memset(&h, 0, sizeof(h));
-	h.nr_cpus = 2;
-	tlbpol_config_init(&cfg, 2, TLBPOL_ARCH_X86_64);
-	cfg.ops = &h_ops;
-	cfg.ops_ctx = &h;
+	h_config(&h, &cfg, 2, TLBPOL_ARCH_X86_64);
 	cfg.max_as = 128;
 	assert_int_equal(tlbpol_engine_new(&cfg, &h.eng), 0);
 	for (uint64_t t = 0; t < 100; t++)

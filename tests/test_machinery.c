@@ -107,12 +107,8 @@ static void test_footprint_retained(void **s)
 	int need = -1;
 
 	(void)s;
-	memset(&h, 0, sizeof(h));
-	h.nr_cpus = 2;
+	h_config(&h, &cfg, 2, TLBPOL_ARCH_X86_64);
 	h.deliver = 1;
-	tlbpol_config_init(&cfg, 2, TLBPOL_ARCH_X86_64);
-	cfg.ops = &h_ops;
-	cfg.ops_ctx = &h;
 	cfg.flags = TLBPOL_CFGF_RETAIN_AS;
 	assert_int_equal(tlbpol_engine_new(&cfg, &h.eng), 0);
 	assert_int_equal(tlbpol_as_open(h.eng, 1, &as), 0);
@@ -367,12 +363,9 @@ static void test_broadcast(void **s)
 		struct tlbpol_stats st;
 
 		(void)s;
-		memset(&h, 0, sizeof(h));
-		h.nr_cpus = 16;
+		h_config(&h, &cfg, 16, TLBPOL_ARCH_X86_64);
 		h.deliver = 1;
-		tlbpol_config_init(&cfg, 16, TLBPOL_ARCH_X86_64);
 		cfg.ops = &ops;
-		cfg.ops_ctx = &h;
 		cfg.rules = on ? DEF : DEF & ~TLBPOL_RULE_BROADCAST;
 		assert_int_equal(tlbpol_engine_new(&cfg, &h.eng), 0);
 		assert_int_equal(tlbpol_engine_rules(h.eng) & TLBPOL_RULE_BROADCAST,
@@ -414,12 +407,8 @@ static void test_numa_fanout(void **s)
 		struct tlbpol_as *as;
 
 		(void)s;
-		memset(&h, 0, sizeof(h));
-		h.nr_cpus = 16;
+		h_config(&h, &cfg, 16, TLBPOL_ARCH_X86_64);
 		h.deliver = 1;
-		tlbpol_config_init(&cfg, 16, TLBPOL_ARCH_X86_64);
-		cfg.ops = &h_ops;
-		cfg.ops_ctx = &h;
 		cfg.cpu_node = nodes;
 		cfg.rules = on ? DEF : DEF & ~TLBPOL_RULE_NUMA_FANOUT;
 		assert_int_equal(tlbpol_engine_new(&cfg, &h.eng), 0);
