@@ -98,6 +98,18 @@ ap_boot_entry:
 ap_boot_cpu:
 	.long 0
 
+/* First thing in 64-bit code, on every CPU: the flat data segment, null
+ * FS and GS. */
+.macro LOAD_DATA_SEGMENTS_64
+	mov $SEL_DATA, %ax
+	mov %ax, %ds
+	mov %ax, %es
+	mov %ax, %ss
+	xor %eax, %eax
+	mov %ax, %fs
+	mov %ax, %gs
+.endm
+
 /* Paging on with PAE + long mode enable = IA-32e mode (SDM 3A 10.8.5): PAE
  * and EFER.LME before CR0.PG, then a far jump to a 64-bit code segment. */
 .macro ENTER_LONG_MODE target
@@ -135,13 +147,7 @@ pvh_start:
 
 	.code64
 bsp_long64:
-	mov $SEL_DATA, %ax
-	mov %ax, %ds
-	mov %ax, %es
-	mov %ax, %ss
-	xor %eax, %eax
-	mov %ax, %fs
-	mov %ax, %gs
+	LOAD_DATA_SEGMENTS_64
 	/* CPU 0 runs on cpu_stacks[0] (this_cpu() derives from %rsp). */
 	mov $(cpu_stacks + UK_STACK_SIZE), %rsp
 	mov %ebx, %edi              /* zero-extends: kmain(start_info) */
@@ -187,13 +193,7 @@ ap_start32:
 
 	.code64
 ap_long64:
-	mov $SEL_DATA, %ax
-	mov %ax, %ds
-	mov %ax, %es
-	mov %ax, %ss
-	xor %eax, %eax
-	mov %ax, %fs
-	mov %ax, %gs
+	LOAD_DATA_SEGMENTS_64
 	mov ap_boot_rsp(%rip), %rsp
 	mov ap_boot_cpu(%rip), %edi
 	xor %ebp, %ebp
