@@ -112,10 +112,10 @@ static uint32_t slot_ranges(const struct slot *s)
  * We posted to its inbox, fence, then read `polling`: either we read 1 and
  * its last serve (after its clear, after our post) finds our request, or we
  * read 0 and interrupt it (the Dekker pattern, as with set_nr_if_polling()
- * in Linux's kernel/sched/core.c).  Returns how many were interrupted.
+ * in Linux's kernel/sched/core.c).
  */
-static uint32_t kick(struct tlbpol_engine *eng, uint32_t me, struct tlbpol_cpuset *t,
-		     struct tlbpol_stats *cnt)
+static void kick(struct tlbpol_engine *eng, uint32_t me, struct tlbpol_cpuset *t,
+		 struct tlbpol_stats *cnt)
 {
 	uint32_t n = 0;
 
@@ -132,10 +132,9 @@ static uint32_t kick(struct tlbpol_engine *eng, uint32_t me, struct tlbpol_cpuse
 		}
 	}
 	if (!n)
-		return 0;
+		return;
 	eng->ops.send_ipi(eng->ops_ctx, me, t);
 	prim_count(&cnt->ipis_sent, n);
-	return n;
 }
 
 /*
