@@ -27,6 +27,8 @@
 #define ELAZY TLBPOL_EVF_LAZY_OK
 #define ETAB TLBPOL_EVF_TABLES_FREED
 #define EPRIV TLBPOL_EVF_PRIVATE
+#define ESTAY TLBPOL_EVF_STAYS_MAPPED
+#define EATTR TLBPOL_EVF_ATTRS
 
 #define RW (P | W | U | A)
 #define RWD (RW | D)
@@ -42,6 +44,10 @@ struct row {
 
 #define R(what, arch, kind, fl, o, n, rules, act, dl, why, src)                 \
 	{ what, arch, TLBPOL_EV_##kind, fl, o, n, rules, act, dl, TLBPOL_WHY_##why, src }
+/* The same expectation on x86 and ARM64. */
+#define R2(what, kind, fl, o, n, rules, act, dl, why, src)                      \
+	R(what, X86, kind, fl, o, n, rules, act, dl, why, src),                 \
+	R(what, ARM, kind, fl, o, n, rules, act, dl, why, src)
 /* The same expectation on all three arches. */
 #define R3(what, kind, fl, o, n, rules, act, dl, why, src)                      \
 	R(what, GEN, kind, fl, o, n, rules, act, dl, why, src),                 \
@@ -50,10 +56,20 @@ struct row {
 
 static const struct row rows[] = {
 	/* --- FAULT --- */
-	R3("fault on not-present PTE", FAULT, 0, 0, RO, DEF, NONE, NOW, NOT_PRESENT,
+	R2("fault on not-present PTE", FAULT, 0, 0, RO, DEF, NONE, NOW, NOT_PRESENT,
 	   "SDM 4.10.2.3 / Arm ARM: invalid entries are never cached"),
-	R3("fault on not-present PTE, naive", FAULT, 0, 0, RO, RNONE, NONE, NOW, NOT_PRESENT,
+	R2("fault on not-present PTE, naive", FAULT, 0, 0, RO, RNONE, NONE, NOW, NOT_PRESENT,
 	   "a not-present old PTE never needs a flush"),
+	R("install of a user page", GEN, FAULT, 0, 0, RO, DEF, LOCAL, NOW, INSTALL,
+	  "RISC-V without Svvptc caches invalid PTEs: Linux riscv update_mmu_cache flushes locally"),
+	R("install of a user page, naive", GEN, FAULT, 0, 0, RO, RNONE, LOCAL, NOW, INSTALL,
+	  "no rule makes a cached invalid entry go away"),
+	R("install of a kernel page", GEN, PROTECT, 0, 0, P | W | A, DEF, SHOOT, NOW, INSTALL,
+	  "no spurious-fault path for kernel mappings: flush every CPU"),
+	R("install of a global page", GEN, FAULT, 0, 0, RO | G, DEF, SHOOT, NOW, INSTALL,
+	  "kernel (global) mapping"),
+	R2("install of a kernel page", PROTECT, 0, 0, P | W | A, DEF, NONE, NOW, NOT_PRESENT,
+	   "x86 and Arm never cache invalid entries"),
 	R("spurious write fault", X86, FAULT, EWR, RWD, RWD, DEF, NONE, NOW, SPURIOUS,
 	  "seed 000; SDM 4.10.4.1 a #PF invalidates the faulting address"),
 	R("spurious write fault", ARM, FAULT, EWR, RWD, RWD, DEF, LOCAL, NOW, SPURIOUS,
@@ -116,6 +132,16 @@ static const struct row rows[] = {
 	R("mprotect RO->RW", GEN, PROTECT, 0, RO, RW, DEF, LOCAL, NOW, UPGRADE, "GENERIC: local"),
 	R3("protect on a not-present PTE", PROTECT, 0, 0, 0, DEF, NONE, NOW, NOT_PRESENT,
 	   "nothing cached"),
+	R3("huge page split (same bits)", PROTECT, EATTR, RWD, RWD, DEF, SHOOT, NOW, ATTRS,
+	   "SDM 4.10.2.3; __split_huge_pmd_locked (AMD erratum 383); Arm break-before-make"),
+	R3("memory type or pkey change", PROTECT, EATTR, RO, RO, LNX, SHOOT, NOW, ATTRS,
+	   "x86 pte_flags_need_flush: _PAGE_PAT/PCD/PWT and pkey bits in flush_on_change"),
+	R("shadow-stack PTE made writable", X86, PROTECT, EATTR, RO | D, RWD, DEF, SHOOT, NOW, ATTRS,
+	  "CET: W=0,D=1 is a shadow-stack PTE; W 0->1 removes shadow-stack access"),
+	R3("attribute change by a fault", FAULT, EATTR | EWR, RWD, RWD, DEF, SHOOT, NOW, ATTRS,
+	   "not the spurious-fault fast path"),
+	R3("attribute change with a new frame", PROTECT, EATTR | EPFN, RO, RO, DEF, SHOOT, NOW,
+	   PFN_CHANGE, "the frame change names it"),
 
 	/* --- UNMAP --- */
 	R3("munmap of a read-only page", UNMAP, 0, RO, 0, DEF, SHOOT, FREE, UNMAP,
@@ -124,12 +150,25 @@ static const struct row rows[] = {
 	  "x86: no D without a present PTE (pmdp_invalidate_ad)"),
 	R("munmap of a clean writable page", ARM, UNMAP, 0, RW, 0, DEF, SHOOT, FREE, UNMAP,
 	  "Arm DBM: hardware dirty update fails on an invalid descriptor"),
-	R("munmap of a clean writable page", GEN, UNMAP, 0, RW, 0, DEF, SHOOT, WB, UNMAP_DIRTY,
+	R("munmap of a clean writable page", GEN, UNMAP, 0, RW, 0, DEF, SHOOT, NOW, UNMAP_DIRTY,
 	  "GENERIC: writable may be written without D: treated dirty"),
-	R3("munmap of a dirty page", UNMAP, 0, RWD, 0, DEF, SHOOT, WB, UNMAP_DIRTY,
-	   "zap_present_pte: force_flush for a dirty PTE before the PTL is dropped"),
-	R3("munmap of a dirty page, LAZY_OK", UNMAP, ELAZY, RWD, 0, DEF, SHOOT, WB, UNMAP_DIRTY,
+	R3("munmap of a dirty page", UNMAP, 0, RWD, 0, DEF, SHOOT, NOW, UNMAP_DIRTY,
+	   "zap_present_ptes: force_flush for a dirty file PTE, flushed before the PTL is dropped"),
+	R3("munmap of a dirty page, LAZY_OK", UNMAP, ELAZY, RWD, 0, DEF, SHOOT, NOW, UNMAP_DIRTY,
 	   "data, not frames: LAZY_OK does not relax writeback"),
+	R3("munmap of a dirty page, no batching", UNMAP, 0, RWD, 0, DEF & ~TLBPOL_RULE_BATCH, SHOOT,
+	   NOW, UNMAP_DIRTY, "the same with BATCH off"),
+	R3("MADV_DONTNEED of a dirty private page", UNMAP, ESTAY | EPRIV | ELAZY, RWD, 0, DEF,
+	   SHOOT, NOW, DISCARD, "tlb_finish_mmu before madvise returns; commit 99baac21e458"),
+	R3("MADV_DONTNEED of a clean page", UNMAP, ESTAY, RO, 0, DEF, SHOOT, NOW, DISCARD,
+	   "a stale entry would read old data instead of zeros"),
+	R3("MADV_DONTNEED under linux", UNMAP, ESTAY | EPRIV, RWD, 0, LNX, SHOOT, NOW, DISCARD,
+	   "no rule defers it"),
+	R3("MADV_DONTNEED, naive", UNMAP, ESTAY, RWD, 0, RNONE, SHOOT, NOW, NAIVE, "RULES_NONE"),
+	R3("MADV_DONTNEED, not present", UNMAP, ESTAY, 0, 0, DEF, NONE, NOW, NOT_PRESENT,
+	   "nothing cached"),
+	R3("STAYS_MAPPED is ignored for reclaim", RECLAIM, ESTAY, RO, 0, DEF, SHOOT, FREE,
+	   RECLAIM_CLEAN, "reclaim keeps the contents"),
 	R3("munmap of a dirty private anonymous page", UNMAP, EPRIV, RWD, 0, DEF, SHOOT, FREE, UNMAP,
 	   "contents die with the unmap: no writeback to race"),
 	R3("munmap of a dirty private page, LAZY_OK", UNMAP, EPRIV | ELAZY, RWD, 0, DEF, SHOOT, LAZY,
@@ -171,12 +210,14 @@ static const struct row rows[] = {
 	/* --- MIGRATE --- */
 	R3("migrate dirty page", MIGRATE, 0, RWD, 0, DEF, SHOOT, WB, MIGRATE_DIRTY,
 	   "migrate_pages_batch: try_to_unmap_flush before copy"),
-	R3("migrate read-only page", MIGRATE, 0, RO, 0, DEF, SHOOT, FREE, MIGRATE_CLEAN,
-	   "no write possible; old frame freed after copy"),
+	R3("migrate read-only page", MIGRATE, 0, RO, 0, DEF, SHOOT, WB, MIGRATE_CLEAN,
+	   "migrate_pages_batch: try_to_unmap_flush before any copy (the restore stores first)"),
 	R("migrate clean writable page", GEN, MIGRATE, 0, RW, 0, DEF, SHOOT, WB, MIGRATE_DIRTY,
 	  "GENERIC: writable treated dirty"),
-	R("migrate clean writable page", X86, MIGRATE, 0, RW, 0, DEF, SHOOT, FREE, MIGRATE_CLEAN,
-	  "x86: D re-check"),
+	R("migrate clean writable page", X86, MIGRATE, 0, RW, 0, DEF, SHOOT, WB, MIGRATE_CLEAN,
+	  "x86: D re-check; still due before the copy"),
+	R3("migrate read-only page, LAZY_OK", MIGRATE, ELAZY, RO, 0, DEF, SHOOT, WB, MIGRATE_CLEAN,
+	   "LAZY_OK moves only BY_FREE"),
 
 	/* --- CLEAR_YOUNG --- */
 	R("clear accessed bit", X86, CLEAR_YOUNG, 0, RW, P | W | U, DEF, NONE, NOW, AGING,

@@ -34,7 +34,7 @@
 struct world {
 	struct tlbpol_engine *eng;
 	struct tlbpol_as *as;
-	uint32_t ncpu;
+	uint32_t ncpu, arch;
 	_Atomic uint32_t pt[NPAGES];
 	_Atomic uint32_t tlb[NCPU_MAX][NPAGES];
 	_Atomic int pending[NCPU_MAX];
@@ -148,12 +148,15 @@ static void change_page(struct world *w, uint32_t cpu, uint32_t page, uint32_t o
 	struct tlbpol_decision d;
 
 	if (!(old & P)) {
-		/* Map a new frame: not present -> present, never a flush. */
+		/* Map a new frame: submitted before the PTE is stored (the
+		 * contract for installs); not present -> present is never a
+		 * remote flush, and only GENERIC flushes locally. */
 		new = (atomic_fetch_add(&w->next_frame, 1) << FRAME_SHIFT) | RW_BITS;
-		atomic_store(&w->pt[page], new);
 		ev = h_event(TLBPOL_EV_FAULT, TLBPOL_EVF_WRITE, (uint64_t)page << 12, 1, 0, new & 0xff);
 		assert_int_equal(tlbpol_submit(w->eng, w->as, cpu, &ev, &d), 0);
-		assert_int_equal(d.action, TLBPOL_ACT_NONE);
+		assert_int_equal(d.action, w->arch == TLBPOL_ARCH_GENERIC ? TLBPOL_ACT_LOCAL
+									   : TLBPOL_ACT_NONE);
+		atomic_store(&w->pt[page], new);
 		return;
 	}
 	switch (op % 4) {
@@ -260,6 +263,7 @@ static void run(uint32_t ncpu, uint32_t arch, uint64_t rules)
 	memset(w, 0, sizeof(*w));
 	atomic_store(&done_count, 0);
 	w->ncpu = ncpu;
+	w->arch = arch;
 	atomic_store(&w->next_frame, 1);
 	tlbpol_config_init(&cfg, ncpu, arch);
 	cfg.rules = rules;

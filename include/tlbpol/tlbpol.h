@@ -16,6 +16,23 @@
  *    a `cpu` argument, except tlbpol_decide() and tlbpol_stats_read()) must not
  *    run concurrently with each other, as in a kernel with preemption disabled
  *    on that CPU.  Calls for different CPUs may run concurrently.
+ *  - Nesting, the one rule: of the calls for one CPU, only
+ *    tlbpol_handle_ipi() may run inside another (from an interrupt that
+ *    lands in the middle of an engine call, or from a callback such as
+ *    ops->relax or ops->flush_local); it serves what it can and returns.
+ *    Every other call for @cpu made while an engine call for @cpu is in
+ *    progress on it -- tlbpol_tick() from a timer interrupt that lands in
+ *    tlbpol_submit(), an engine call from a callback or from a deferred
+ *    free -- returns -EBUSY and does nothing: call it again later.
+ *  - Interrupts: tlbpol_switch() and tlbpol_unload() run with interrupts
+ *    off, as the hardware switch they describe; every other call may run
+ *    with interrupts on or off, but a call that may wait for other CPUs
+ *    (tlbpol_submit(), tlbpol_flush(), tlbpol_defer_free(), tlbpol_tick())
+ *    keeps serving this CPU's own requests while it waits, so the host
+ *    need not take the interrupt for that.  A CPU must not spin with
+ *    interrupts off on anything another CPU may hold while it waits inside
+ *    the engine (a page-table lock): that CPU waits for this one's
+ *    acknowledgement.
  *  - The engine never blocks on a lock it does not own; where it waits for
  *    other CPUs it spins on ops->relax and keeps serving the waiting CPU's own
  *    incoming requests, so two CPUs that shoot each other down cannot
@@ -58,7 +75,10 @@ TLBPOL_API const char *tlbpol_version(void);
 /**
  * enum tlbpol_arch - what the engine may assume of the hardware.
  * @TLBPOL_ARCH_GENERIC: nothing: no hardware A/D bits, no invalidation on a
- *	fault, no broadcast invalidation.  Conservative.
+ *	fault, no broadcast invalidation, and invalid entries may be cached
+ *	(RISC-V without Svvptc): an install is flushed locally, and on every
+ *	CPU for a kernel page (not USER, or GLOBAL), which has no spurious-
+ *	fault path to recover by.  Conservative.
  * @TLBPOL_ARCH_X86_64: what the x86 architecture guarantees: the CPU sets
  *	A/D bits itself and, once a PTE is not present, can no longer set them
  *	(Linux pmdp_invalidate_ad()); a page fault invalidates the faulting
@@ -208,7 +228,12 @@ struct tlbpol_range {
 /**
  * enum tlbpol_flush_kind - what a flush covers.
  * @TLBPOL_FLUSH_PAGES: the ranges of struct tlbpol_flush (sorted, merged).
- * @TLBPOL_FLUSH_AS: every non-global entry of the address space.
+ * @TLBPOL_FLUSH_AS: every non-global entry of the address space, and its
+ *	paging-structure caches (walk caches) whether or not
+ *	TLBPOL_FLUSHF_TABLES is set: the engine counts a CPU that did one as
+ *	caught up on everything, freed page tables included (x86 INVPCID
+ *	single-context and a CR3 write without the no-flush bit drop them; Arm
+ *	TLBI ASIDE1 invalidates walk-cache entries of the ASID too).
  * @TLBPOL_FLUSH_ALL: everything, global entries too.  Used when a PTE that
  *	was global is flushed past the ceiling: on x86 a CR3 write keeps global
  *	entries (SDM 4.10.4.1), so a whole-AS flush would miss them.
@@ -221,6 +246,16 @@ enum tlbpol_flush_kind {
 
 /* Paging-structure caches too: page-table pages under the range were freed. */
 #define TLBPOL_FLUSHF_TABLES (1U << 0)
+/*
+ * The pages may be cached as global entries (a PTE that was or becomes
+ * global), or, where invalid entries are cached, under any tag: invalidate
+ * them whatever tag is current and whatever tag they carry.  x86: INVLPG
+ * (which reaches global entries), not INVPCID type 0 (individual address),
+ * which leaves global translations alone; Arm: TLBI VAAE1 (all ASIDs);
+ * RISC-V: SFENCE.VMA va, x0.  FLUSH_ALL already reaches them; FLUSH_AS of a
+ * global part is never asked for (it is FLUSH_ALL).
+ */
+#define TLBPOL_FLUSHF_GLOBAL (1U << 1)
 
 /**
  * struct tlbpol_flush - one flush to perform on one CPU.
@@ -251,7 +286,8 @@ struct tlbpol_flush {
  *	caller included, whatever address space they run or retain, without
  *	interrupts, complete when it returns (INVLPGB+TLBSYNC, TLBI IS + DSB, a
  *	flush hypercall).  Used under RULE_BROADCAST when the cost model says
- *	it is cheaper than interrupting the targets.
+ *	it is cheaper than interrupting the targets.  With
+ *	TLBPOL_FLUSHF_GLOBAL in @f it must reach global entries too.
  * @relax: optional: called while waiting for other CPUs (pause, yield,
  *	deliver simulated interrupts).
  * @vcpu_defer: optional, for an engine that runs inside a guest, used under
@@ -269,7 +305,7 @@ struct tlbpol_flush {
  *	tlbpol_cpu_state() instead.
  *
  * Callbacks may call tlbpol_handle_ipi() for their own CPU but must not call
- * any other engine function for @cpu / @from_cpu.
+ * any other engine function for @cpu / @from_cpu (such a call returns -EBUSY).
  */
 struct tlbpol_ops {
 	uint32_t size;
@@ -537,7 +573,11 @@ TLBPOL_API int tlbpol_as_open(struct tlbpol_engine *eng, uint64_t tag, struct tl
 /**
  * tlbpol_as_close() - stop tracking an address space.
  * Context: any; thread-safe.  No CPU may still have @as loaded, running or
- * lazily (switch away, or tlbpol_unload() lazy CPUs, first).
+ * lazily (switch away, or tlbpol_unload() lazy CPUs, first).  Free its page
+ * tables through an unmap with TLBPOL_EVF_TABLES_FREED and
+ * tlbpol_defer_free() before closing it, not directly after: a CPU that
+ * has just switched away may still walk them until its CR3 write, and such
+ * an unmap waits for it.
  * Return: 0; -EINVAL for NULL or an address space that is closed or belongs to
  * another engine; -EBUSY while flushes are pending for it or a CPU runs it.
  */
@@ -570,15 +610,24 @@ TLBPOL_API uint64_t tlbpol_as_tag(const struct tlbpol_as *as);
  * to another address space leaves the old one's footprint (its entries go
  * with the CR3 write, or, with TLBPOL_CFGF_RETAIN_AS, stay under their tag
  * and are caught up on at the next switch back).  Call it as the hardware
- * switches (the CR3 write follows at once), with interrupts off.
+ * switches (the CR3 write follows at once), with interrupts off.  Until this
+ * CPU's next engine call (or an interrupt it takes after the CR3 write) it
+ * still counts as walking the old address space's page tables: a request
+ * that frees tables there waits for it, for its MMU may walk them
+ * speculatively until CR3 changes.
  * @need_flush: may be NULL; set to 1 when the CPU must flush @next (kind AS)
  *	before using it because flushes were skipped while it was away, else 0.
  *	The caller does that flush as part of the switch (e.g. a CR3 write
- *	without the no-flush bit); the engine then counts the CPU as caught up.
+ *	without the no-flush bit), before any other engine call for @cpu; the
+ *	engine counts the CPU as caught up from that next call on, not before
+ *	(until then initiators interrupt it as usual).
  *
  * Also serves this CPU's incoming requests and runs deferred frees that are due.
  * Context: for @cpu.
- * Return: 0; -EINVAL for NULL @eng or a closed/foreign @next; -ERANGE for @cpu.
+ * Return: 0; -EINVAL for NULL @eng or a closed/foreign @next; -ERANGE for @cpu;
+ * -EBUSY when @next is an address space and @cpu is not RUNNING (an IDLE or
+ * PREEMPTED CPU would be spared its flushes; set it RUNNING first), or
+ * nested in another engine call for @cpu.
  */
 TLBPOL_API int tlbpol_switch(struct tlbpol_engine *eng, uint32_t cpu, struct tlbpol_as *next,
 			     int *need_flush);
@@ -589,8 +638,11 @@ TLBPOL_API int tlbpol_switch(struct tlbpol_engine *eng, uint32_t cpu, struct tlb
  * it to page tables of its own (Linux: switch_mm() to init_mm), e.g. before
  * the address space is closed and its page tables freed.
  * Context: for @cpu.
+ * Call it with interrupts off, the CR3 write following at once (as
+ * tlbpol_switch()).
  * Return: 0; -EINVAL for NULL @eng; -ERANGE for @cpu; -EBUSY if @cpu is not
- * lazy (it runs an address space: switch it to NULL first).
+ * lazy (it runs an address space: switch it to NULL first), or nested in
+ * another engine call for @cpu.
  */
 TLBPOL_API int tlbpol_unload(struct tlbpol_engine *eng, uint32_t cpu);
 
@@ -617,11 +669,16 @@ enum tlbpol_cpu_state {
  * With RULE_LAZY_CPUS an IDLE CPU, and with RULE_VCPU_DEFER a PREEMPTED one,
  * is not interrupted for flushes of the address space it has loaded (an IDLE
  * CPU still is when page tables were freed: it may walk them speculatively; a
- * preempted vCPU executes nothing, as KVM's PV TLB flush assumes).  It
+ * preempted vCPU executes nothing, as KVM's PV TLB flush assumes).  Neither
+ * is spared a flush of a global PTE: the catch-up flush is kind AS, which
+ * keeps global entries, and an idle CPU runs kernel code through them.  It
  * catches up when it comes back: the call that returns it to RUNNING returns
  * 1 when it must first flush its current address space (kind AS, paging-
- * structure caches included, e.g. a CR3 write), as tlbpol_switch() reports
- * need_flush.
+ * structure caches included, e.g. a CR3 write) -- for a PREEMPTED CPU that
+ * is lazy, the address space it keeps loaded, whose tables its MMU may walk
+ * as soon as it runs -- as tlbpol_switch() reports need_flush.  Do that
+ * flush before any other engine call for @cpu: the engine counts the CPU as
+ * caught up from its next call on.
  *
  * Going OFFLINE serves every request already posted to @cpu first (so nobody
  * waits on it) and requires no pending deferred work on @cpu (flush it
@@ -630,7 +687,8 @@ enum tlbpol_cpu_state {
  * e.g. the hypervisor for a preempted vCPU).
  * Return: 0, or 1 when the CPU must flush its current address space before
  * it uses it; -EINVAL for NULL @eng or an unknown @state; -ERANGE for @cpu;
- * -EBUSY when going OFFLINE with deferred work or deferred frees pending.
+ * -EBUSY when going OFFLINE with deferred work or deferred frees pending, or
+ * nested in another engine call for @cpu.
  */
 TLBPOL_API int tlbpol_cpu_state(struct tlbpol_engine *eng, uint32_t cpu, uint32_t state);
 
@@ -641,8 +699,10 @@ TLBPOL_API int tlbpol_cpu_state(struct tlbpol_engine *eng, uint32_t cpu, uint32_
  * are due.  Lazy work completes only as CPUs tick or switch: call it
  * periodically on every CPU (a timer tick), or force completion with
  * tlbpol_flush(.., TLBPOL_BY_LAZY).
- * Context: for @cpu.
- * Return: 0; -EINVAL for NULL @eng; -ERANGE for @cpu.
+ * Context: for @cpu; from a timer interrupt too (one that lands inside
+ * another engine call for @cpu gets -EBUSY: tick at the next one).
+ * Return: 0; -EINVAL for NULL @eng; -ERANGE for @cpu; -EBUSY nested in
+ * another engine call for @cpu.
  */
 TLBPOL_API int tlbpol_tick(struct tlbpol_engine *eng, uint32_t cpu);
 
@@ -655,7 +715,8 @@ TLBPOL_API int tlbpol_tick(struct tlbpol_engine *eng, uint32_t cpu);
  * @TLBPOL_EV_FAULT: a page fault was resolved: PTE @old_pte -> @new_pte at va.
  * @TLBPOL_EV_PROTECT: software changed permissions (mprotect, write-protect
  *	for COW or dirty tracking).
- * @TLBPOL_EV_UNMAP: PTEs cleared (munmap, zap, MADV_DONTNEED).
+ * @TLBPOL_EV_UNMAP: PTEs cleared (munmap, zap; MADV_DONTNEED with
+ *	TLBPOL_EVF_STAYS_MAPPED).
  * @TLBPOL_EV_RECLAIM: a page unmapped for reclaim / swap-out.
  * @TLBPOL_EV_MIGRATE: a page unmapped for migration or compaction.
  * @TLBPOL_EV_CLEAR_YOUNG: accessed bit cleared for aging.
@@ -678,9 +739,54 @@ TLBPOL_API int tlbpol_tick(struct tlbpol_engine *eng, uint32_t cpu);
  * translation while another uses the new one (Linux wp_page_copy():
  * ptep_clear_flush() before set_pte_at(); Arm break-before-make).
  *
- * Restoring a PTE whose removal is still pending (a migration or swap entry
- * faulted back in) is an install like any other: submit it, and the engine
- * completes the pending flush first if it may cover the address.
+ * An install (old PTE not present, new present) is submitted *before* the
+ * new PTE is stored, under the lock that serialises changes to it: the
+ * engine may still have flushes pending over the address (a batched unmap
+ * or reclaim of its old frame, here or on another CPU), and tlbpol_submit()
+ * completes those first.  Stored first, the new PTE would be visible while
+ * some CPU still translates the address to the old frame: a CPU that walks
+ * the new PTE and writes the new frame while another still reads the old
+ * one (a coherence break; on Arm a break-before-make violation, Arm ARM
+ * D8.16.1).  No CPU caches a not-present PTE (but see TLBPOL_ARCH_GENERIC)
+ * and nobody else writes it while the lock is held, so nothing is lost by
+ * storing after the submit.  The one exception: restoring a migration
+ * entry after the migration's own tlbpol_flush(.., TLBPOL_BY_WRITEBACK)
+ * (due before the copy) may store first, as Linux's
+ * remove_migration_ptes() does: nothing can be pending over that address
+ * then.  Restoring a swap entry faulted back in is an install like any
+ * other.
+ *
+ * A change the portable bits cannot express -- the translation's size or
+ * structure (huge-page split or collapse, Arm block <-> table or the
+ * contiguous bit), its memory type (x86 PAT/PCD/PWT, Arm MAIR index), its
+ * protection key, or an x86 shadow-stack PTE (W=0, D=1 with CET) becoming
+ * an ordinary writable one -- is submitted with TLBPOL_EVF_ATTRS and is a
+ * shootdown before the call returns.  Encode it break-before-make: make
+ * the entry invalid, submit with @old_pte the old entry, @page_shift and
+ * the range of the *old* translation (for a collapse: the small pages),
+ * @new_pte the entry to come (and TLBPOL_EVF_PFN_CHANGED if the output
+ * address changes too), then write the new entry after tlbpol_submit()
+ * returns.  Without the flag such a change looks unchanged and is not
+ * flushed.
+ *
+ * What the bits mean:
+ *  - x86: the hardware bits; TLBPOL_PTE_DIRTY is the hardware D bit (not a
+ *    software "saved dirty" bit).  A PTE with W=0 and D=1 is a shadow-stack
+ *    PTE when CET shadow stacks are on: W 0->1 on it is not an upgrade, so
+ *    submit it with TLBPOL_EVF_ATTRS.
+ *  - ARM64 with hardware dirty state (DBM): TLBPOL_PTE_WRITE is "writable"
+ *    (DBM set or AP[2] clear), TLBPOL_PTE_DIRTY is Linux's pte_dirty():
+ *    software dirty, or hardware-dirty (DBM set and AP[2] clear).  A
+ *    descriptor with AP[2] clear may be cached writable, and writes through
+ *    such an entry update nothing in memory, so it must be reported DIRTY.
+ *  - ARM64 contiguous runs (page_shift 16 with the 4K granule, 21 with the
+ *    16K and 64K granules): the TLB may hold a run as one entry or as
+ *    entries of the base granule (Arm ARM D8.7), so a host that invalidates
+ *    one address per named page may leave base-granule entries of the run.
+ *    Either describe the run as base pages (page_shift of the granule,
+ *    nr_pages its length; this is what Linux's contpte code flushes, at
+ *    PAGE_SIZE stride) or invalidate each base page of a named run (or use
+ *    a range TLBI).
  */
 enum tlbpol_event_kind {
 	TLBPOL_EV_FAULT = 0,
@@ -716,7 +822,17 @@ enum tlbpol_event_kind {
  * late write through a stale entry, so a dirty page is no more urgent than a
  * clean one.  Ignored for reclaim and migration, which keep the contents. */
 #define TLBPOL_EVF_PRIVATE (1U << 6)
-#define TLBPOL_EVF_ALL 0x7fU
+/* unmap: the addresses stay mapped (MADV_DONTNEED, MADV_REMOVE, a hole
+ * punched in a mapped file): a later access must see the page gone as soon
+ * as the call returns, so the flush completes before tlbpol_submit()
+ * returns, whatever PRIVATE and LAZY_OK say (reason "discard").  Ignored for
+ * other kinds. */
+#define TLBPOL_EVF_STAYS_MAPPED (1U << 7)
+/* something the portable bits cannot express changed: size, structure,
+ * memory type, protection key, shadow stack (see enum tlbpol_event_kind);
+ * a shootdown now (reason "attributes"). */
+#define TLBPOL_EVF_ATTRS (1U << 8)
+#define TLBPOL_EVF_ALL 0x1ffU
 
 /**
  * struct tlbpol_event - one page-table change.
@@ -760,6 +876,16 @@ enum tlbpol_action {
  * @TLBPOL_BY_WRITEBACK: before the pages' contents are written back or copied
  *	(a stale writable entry could otherwise change them afterwards).
  * @TLBPOL_BY_FREE: before the frames (or page tables) are freed or reused.
+ *
+ * Deferred work (BY_WRITEBACK, BY_FREE, BY_LAZY) is completed only by
+ * tlbpol_flush() (or the engine's own calls) on the CPU that submitted it:
+ * another CPU's tlbpol_flush() does not complete it.  So the CPU that
+ * submitted a BY_WRITEBACK event must be the one that then writes back or
+ * copies (kswapd's pageout(), a migration's copy), or the one that hands
+ * the page over after its own tlbpol_flush(); BY_FREE frames go back
+ * through tlbpol_defer_free() on that CPU.  Events whose contents another
+ * CPU may reach on its own (a dirty shared page's unmap: any flusher
+ * thread writes it back) are decided BY_NOW for that reason.
  * @TLBPOL_BY_LAZY: eventually (next tick or switch); only stale accessed
  *	bits or frames held back by a deferred free depend on it.
  */
@@ -794,7 +920,10 @@ enum tlbpol_reason {
 	TLBPOL_WHY_REMAP = 16,        /* PTEs moved away from these addresses */
 	TLBPOL_WHY_UNMAP_DIRTY = 17,  /* dirty PTEs cleared: before writeback */
 	TLBPOL_WHY_TABLES_FREED = 18, /* page-table pages freed: before free */
-	TLBPOL_WHY_MAX = 19,
+	TLBPOL_WHY_DISCARD = 19,      /* PTEs cleared, range stays mapped: now */
+	TLBPOL_WHY_ATTRS = 20,        /* size, type or key changed (EVF_ATTRS) */
+	TLBPOL_WHY_INSTALL = 21,      /* GENERIC install: invalid entries may be cached */
+	TLBPOL_WHY_MAX = 22,
 };
 
 /**
@@ -832,15 +961,19 @@ TLBPOL_API int tlbpol_decide(const struct tlbpol_engine *eng, const struct tlbpo
  * batch_pages pages: nothing is ever dropped).
  *
  * Submit every page-table change, installs (old PTE not present) included,
- * before releasing the lock that serialises changes to that PTE.  An install
- * in an address space with deferred flushes pending completes them first
- * where they may cover the reused address (this CPU's overlapping entries
- * early, other CPUs' with one whole-AS shootdown, as Linux
- * flush_tlb_batched_pending()): a CPU must never keep the old frame's
- * translation once a new frame is mapped there.
+ * before releasing the lock that serialises changes to that PTE; a change of
+ * a present PTE after it is made, an install *before* the new PTE is stored
+ * (enum tlbpol_event_kind says why, and the one exception).  An install in
+ * an address space with deferred flushes pending completes them first where
+ * they may cover the reused address (this CPU's overlapping entries early,
+ * other CPUs' with one whole-AS shootdown, as Linux
+ * flush_tlb_batched_pending()), looking at every address space for pending
+ * global PTEs: a CPU must never keep the old frame's translation once a new
+ * frame is mapped there.
  * @out: may be NULL.
  * Context: for @cpu.  May call every callback and wait for other CPUs.
- * Return: 0, or the errors of tlbpol_decide().
+ * Return: 0, or the errors of tlbpol_decide(); -EBUSY nested in another
+ * engine call for @cpu.
  */
 TLBPOL_API int tlbpol_submit(struct tlbpol_engine *eng, struct tlbpol_as *as, uint32_t cpu,
 			     const struct tlbpol_event *ev, struct tlbpol_decision *out);
@@ -872,7 +1005,8 @@ TLBPOL_API const char *tlbpol_deadline_str(uint32_t deadline);
  * are due.
  * Context: for @cpu.  May call every callback and wait for other CPUs.
  * Return: the number of deferred events completed; -EINVAL for NULL
- * @eng or an unknown @by; -ERANGE for @cpu.
+ * @eng or an unknown @by; -ERANGE for @cpu; -EBUSY nested in another engine
+ * call for @cpu.
  */
 TLBPOL_API int tlbpol_flush(struct tlbpol_engine *eng, uint32_t cpu, uint32_t by);
 
@@ -886,7 +1020,8 @@ TLBPOL_API int tlbpol_flush(struct tlbpol_engine *eng, uint32_t cpu, uint32_t by
  * tlbpol_tick() or tlbpol_switch() for @cpu.  When @cpu's queue of deferred
  * frees is full, the pending flushes are completed first (never -ENOMEM).
  * Context: for @cpu.  @fn must not call the engine for @cpu.
- * Return: 0; -EINVAL for NULL @eng or @fn; -ERANGE for @cpu.
+ * Return: 0; -EINVAL for NULL @eng or @fn; -ERANGE for @cpu; -EBUSY nested
+ * in another engine call for @cpu (from @fn, say).
  */
 TLBPOL_API int tlbpol_defer_free(struct tlbpol_engine *eng, uint32_t cpu,
 				 void (*fn)(void *arg), void *arg);
@@ -896,8 +1031,11 @@ TLBPOL_API int tlbpol_defer_free(struct tlbpol_engine *eng, uint32_t cpu,
  * it serves every request waiting for @cpu, calls ops->flush_local, and
  * acknowledges each.
  * Context: on @cpu, in its interrupt handler or wherever the host delivers
- * the interrupt; may nest inside an engine call of @cpu's own (e.g. from
- * ops->relax).
+ * the interrupt.  The one call that may run while another engine call for
+ * @cpu is in progress on @cpu (an interrupt landing in it, or a callback of
+ * it such as ops->relax): it then serves what that call is not serving
+ * already, and the rest is served before that call returns.  A handler
+ * nested in itself returns 0 at once, likewise.
  * Return: the number of requests served (0 if none); -EINVAL for NULL @eng;
  * -ERANGE for @cpu.
  */
@@ -929,7 +1067,10 @@ TLBPOL_API int tlbpol_handle_ipi(struct tlbpol_engine *eng, uint32_t cpu);
  *
  * The structure has no size field (the API fixes it): a release that adds a
  * reason, and so grows @by_reason, exports tlbpol_stats_read() under a new
- * symbol version and keeps the old one writing the old size.
+ * symbol version and keeps the old one writing the old size.  Release 0.2
+ * added three reasons (19 to 22): programs linked against 0.1 call
+ * tlbpol_stats_read@TLBPOL_0.1, which writes 0.1's 31 words.  A freestanding
+ * core is linked statically and has the size of the header it was built with.
  */
 struct tlbpol_stats {
 	uint64_t events;

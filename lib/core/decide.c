@@ -25,10 +25,14 @@
 
 enum event_class {
 	CLS_NOT_PRESENT,
+	CLS_INSTALL,
+	CLS_INSTALL_KERNEL,
 	CLS_UNCHANGED,
 	CLS_NAIVE,
 	CLS_PFN_CHANGE,
+	CLS_ATTRS,
 	CLS_REMAP,
+	CLS_DISCARD,
 	CLS_UNMAP,
 	CLS_UNMAP_DIRTY,
 	CLS_TABLES_FREED,
@@ -67,8 +71,29 @@ static const struct decision_row decision_table[CLS_MAX] = {
 	 * Old PTE not present: no TLB may hold a translation for it (x86 SDM
 	 * 4.10.2.3: only present entries are cached; Arm ARM D8.13: invalid
 	 * descriptors are never cached).  Never a flush, whatever the rules.
+	 * (GENERIC assumes less: an install there is CLS_INSTALL.)
 	 */
 	[CLS_NOT_PRESENT] = { 0, ALL3(NONE_NOW), NONE_NOW, TLBPOL_WHY_NOT_PRESENT },
+
+	/*
+	 * GENERIC only (x86 and ARM64 classify an install as CLS_NOT_PRESENT):
+	 * a profile that assumes nothing must assume that invalid entries may
+	 * be cached.  RISC-V without Svvptc may keep using an invalid PTE after
+	 * it was made valid (priv. spec, "Svvptc"; bao-hypervisor PR #378
+	 * crashed on a SiFive P550 for the lack of a flush here), so Linux
+	 * riscv flushes locally when it installs (update_mmu_cache() ->
+	 * local_flush_tlb_page()).  A user page is then safe everywhere: a CPU
+	 * that cached the invalid entry faults, finds the PTE valid, and the
+	 * spurious-fault row flushes it locally.  A kernel page (not USER, or
+	 * global) has no such path: a kernel access that faults on a valid
+	 * mapping is an oops, so every CPU that may hold the invalid entry is
+	 * flushed before the mapping is used (Linux riscv flush_cache_vmap()
+	 * flushed the kernel range on every CPU before it learnt to fix up
+	 * vmalloc faults).
+	 */
+	[CLS_INSTALL] = { 0, { LOCAL_NOW, NONE_NOW, NONE_NOW }, NONE_NOW, TLBPOL_WHY_INSTALL },
+	[CLS_INSTALL_KERNEL] = { 0, { SHOOT_NOW, NONE_NOW, NONE_NOW }, NONE_NOW,
+				 TLBPOL_WHY_INSTALL },
 
 	/*
 	 * Present PTE, nothing changed and no fault to fix (mprotect to the same
@@ -96,12 +121,43 @@ static const struct decision_row decision_table[CLS_MAX] = {
 	[CLS_PFN_CHANGE] = { 0, ALL3(SHOOT_NOW), SHOOT_NOW, TLBPOL_WHY_PFN_CHANGE },
 
 	/*
+	 * Something the portable bits cannot say changed (TLBPOL_EVF_ATTRS):
+	 * the size or structure of the translation (huge-page split or
+	 * collapse, block <-> table, the contiguous bit), its memory type
+	 * (x86 PAT/PCD/PWT, Arm MAIR index), its protection key, or an x86
+	 * shadow-stack PTE (W=0, D=1) made an ordinary one.  A stale entry
+	 * keeps the old size, type or key: x86 SDM 4.10.2.3 lets the CPU use
+	 * either size after a page-size change without invalidation (and AMD
+	 * erratum 383 makes that a machine check, Linux
+	 * __split_huge_pmd_locked() invalidates first); Arm requires
+	 * break-before-make for each of these (Arm ARM D8.16.1); x86
+	 * pte_flags_need_flush() puts _PAGE_PSE, _PAGE_PAT, _PAGE_PCD,
+	 * _PAGE_PWT and the pkey bits in flush_on_change.  A downgrade.
+	 */
+	[CLS_ATTRS] = { 0, ALL3(SHOOT_NOW), SHOOT_NOW, TLBPOL_WHY_ATTRS },
+
+	/*
 	 * mremap moved the PTEs: the old addresses must go before the move is
 	 * visible, or a thread keeps using the old address.  Linux
 	 * mm/mremap.c move_ptes() flushes the old range before it drops the
 	 * PTE lock when a present PTE moved.
 	 */
 	[CLS_REMAP] = { 0, ALL3(SHOOT_NOW), SHOOT_NOW, TLBPOL_WHY_REMAP },
+
+	/*
+	 * MADV_DONTNEED and the like (TLBPOL_EVF_STAYS_MAPPED): the PTEs are
+	 * cleared but the addresses stay mapped.  A stale entry is not just
+	 * kept, it is used: a store after madvise() returned goes through a
+	 * stale dirty entry into the old frame, no fault, no install, and is
+	 * lost when the next fault maps a zero page; a load reads old data
+	 * where DONTNEED promises zeros (calloc relies on it).  So neither
+	 * PRIVATE nor LAZY_OK may defer it: it completes before the call
+	 * returns, as Linux's tlb_finish_mmu() does before madvise() returns
+	 * (and commit 99baac21e458 "mm: fix MADV_[FREE|DONTNEED] TLB flush
+	 * miss problem" fixed exactly this lost write for concurrent
+	 * madvise() calls).  Submit the range as one event: one shootdown.
+	 */
+	[CLS_DISCARD] = { 0, ALL3(SHOOT_NOW), SHOOT_NOW, TLBPOL_WHY_DISCARD },
 
 	/*
 	 * munmap / zap / MADV_DONTNEED of a page that cannot have been written
@@ -115,15 +171,19 @@ static const struct decision_row decision_table[CLS_MAX] = {
 	[CLS_UNMAP] = { TLBPOL_RULE_BATCH, ALL3(SHOOT_FREE), SHOOT_NOW, TLBPOL_WHY_UNMAP },
 
 	/*
-	 * Unmap of a dirty page: a shared file page outlives the unmap and is
-	 * written back; a CPU still holding a writable, dirty entry keeps
-	 * writing after writeback and the writes are lost on eviction.  Linux
-	 * zap_present_pte() forces the flush before the PTE lock is dropped
-	 * when the PTE was dirty (force_flush with delay_rmap).  Due before
-	 * writeback, which LAZY_OK does not relax.
+	 * Unmap of a dirty page that is not private: a shared file page
+	 * outlives the unmap and is written back, by whichever CPU the flusher
+	 * thread runs on; a CPU still holding a writable, dirty entry keeps
+	 * writing after writeback and the writes are lost on eviction.  Only
+	 * the submitting CPU can complete its deferred work, and the writeback
+	 * of a shared page does not run there, so the flush is done before
+	 * the call returns, which is before the page-table lock is dropped:
+	 * Linux zap_present_ptes() sets force_flush for a dirty file PTE
+	 * (delay_rmap) and zap_pte_range() flushes "before dropping ptl", so
+	 * that page_mkclean() on any CPU, which takes that lock, finds the
+	 * flush done.  LAZY_OK does not relax it.
 	 */
-	[CLS_UNMAP_DIRTY] = { TLBPOL_RULE_BATCH, ALL3(SHOOT_WB), SHOOT_NOW,
-			      TLBPOL_WHY_UNMAP_DIRTY },
+	[CLS_UNMAP_DIRTY] = { 0, ALL3(SHOOT_NOW), SHOOT_NOW, TLBPOL_WHY_UNMAP_DIRTY },
 
 	/*
 	 * Page-table pages were freed, whatever the PTEs under them said: the
@@ -158,15 +218,17 @@ static const struct decision_row decision_table[CLS_MAX] = {
 				TLBPOL_WHY_RECLAIM_DIRTY },
 
 	/*
-	 * Migration of a page that cannot be written through a stale entry:
-	 * the old frame is freed after the copy, so the flush is due by then.
-	 * Linux flushes before any copy (mm/migrate.c migrate_pages_batch(),
-	 * try_to_unmap_flush() between the unmap and move loops); here a
-	 * stale read-only entry can only read the old, unchanged copy, and the
-	 * restored PTE is an install, which completes the pending flush first
-	 * (see tlbpol_submit()).
+	 * Migration of a page that cannot be written through a stale entry.
+	 * Due before the copy all the same, as Linux flushes before any copy
+	 * (mm/migrate.c migrate_pages_batch(), try_to_unmap_flush() between
+	 * the unmap and move loops, one flush for the whole batch): once the
+	 * new PTE is visible, a CPU that still reads the old frame misses what
+	 * others write to the new one (a coherence break; on Arm a
+	 * break-before-make violation, Arm ARM D8.16.1).  Deferring it to the
+	 * free would be safe only if every host submitted the restore before
+	 * storing it, and Linux's own remove_migration_ptes() stores first.
 	 */
-	[CLS_MIGRATE_CLEAN] = { TLBPOL_RULE_BATCH, ALL3(SHOOT_FREE), SHOOT_NOW,
+	[CLS_MIGRATE_CLEAN] = { TLBPOL_RULE_BATCH, ALL3(SHOOT_WB), SHOOT_NOW,
 				TLBPOL_WHY_MIGRATE_CLEAN },
 
 	/*
@@ -356,6 +418,9 @@ static enum event_class classify_removal(const struct tlbpol_engine *eng,
 	case TLBPOL_EV_MIGRATE:
 		return dirty ? CLS_MIGRATE_DIRTY : CLS_MIGRATE_CLEAN;
 	case TLBPOL_EV_UNMAP:
+		/* The addresses stay mapped: a stale entry would be used. */
+		if (ev->flags & TLBPOL_EVF_STAYS_MAPPED)
+			return CLS_DISCARD;
 		/* Private anonymous contents die with the unmap: nothing can
 		 * be written back after a late write. */
 		return dirty && !(ev->flags & TLBPOL_EVF_PRIVATE) ? CLS_UNMAP_DIRTY : CLS_UNMAP;
@@ -407,6 +472,7 @@ static int weaker_than_tables(enum event_class cls)
 {
 	switch (cls) {
 	case CLS_NOT_PRESENT:
+	case CLS_INSTALL:
 	case CLS_UNCHANGED:
 	case CLS_AGING:
 	case CLS_RETRIED:
@@ -442,14 +508,20 @@ static enum event_class classify_pte(const struct tlbpol_engine *eng, uint64_t r
 	 * This is the answer the tests below reach for it, taken early.
 	 */
 	if (ev->kind == TLBPOL_EV_FAULT && old == new && (old & TLBPOL_PTE_PRESENT) &&
-	    !(ev->flags & (TLBPOL_EVF_TRIED | TLBPOL_EVF_PFN_CHANGED | TLBPOL_EVF_EXEC)) &&
+	    !(ev->flags & (TLBPOL_EVF_TRIED | TLBPOL_EVF_PFN_CHANGED | TLBPOL_EVF_EXEC |
+			   TLBPOL_EVF_ATTRS)) &&
 	    (!(ev->flags & TLBPOL_EVF_WRITE) || (old & TLBPOL_PTE_WRITE)) &&
 	    rules != TLBPOL_RULES_NONE)
 		return CLS_SPURIOUS;
-	if (!(old & TLBPOL_PTE_PRESENT))
-		return CLS_NOT_PRESENT;
+	if (!(old & TLBPOL_PTE_PRESENT)) {
+		/* Only GENERIC assumes invalid entries may be cached. */
+		if (eng->arch != TLBPOL_ARCH_GENERIC || !(new & TLBPOL_PTE_PRESENT))
+			return CLS_NOT_PRESENT;
+		return (new & TLBPOL_PTE_GLOBAL) || !(new & TLBPOL_PTE_USER) ? CLS_INSTALL_KERNEL
+									  : CLS_INSTALL;
+	}
 	if (old == new && ev->kind != TLBPOL_EV_FAULT && ev->kind != TLBPOL_EV_REMAP &&
-	    !(ev->flags & TLBPOL_EVF_PFN_CHANGED))
+	    !(ev->flags & (TLBPOL_EVF_PFN_CHANGED | TLBPOL_EVF_ATTRS)))
 		return CLS_UNCHANGED;
 	if (rules == TLBPOL_RULES_NONE)
 		return CLS_NAIVE;
@@ -459,6 +531,8 @@ static enum event_class classify_pte(const struct tlbpol_engine *eng, uint64_t r
 		return classify_removal(eng, ev);
 	if (ev->flags & TLBPOL_EVF_PFN_CHANGED)
 		return CLS_PFN_CHANGE;
+	if (ev->flags & TLBPOL_EVF_ATTRS)
+		return CLS_ATTRS;
 	if ((lost & PERM_BITS) || ((old ^ new) & FLIP_BITS))
 		return CLS_DOWNGRADE;
 	if (lost & TLBPOL_PTE_DIRTY)
@@ -606,6 +680,9 @@ static const char *const reason_names[TLBPOL_WHY_MAX] = {
 	[TLBPOL_WHY_REMAP] = "remap",
 	[TLBPOL_WHY_UNMAP_DIRTY] = "unmap-dirty",
 	[TLBPOL_WHY_TABLES_FREED] = "tables-freed",
+	[TLBPOL_WHY_DISCARD] = "discard",
+	[TLBPOL_WHY_ATTRS] = "attributes",
+	[TLBPOL_WHY_INSTALL] = "install",
 };
 
 const char *tlbpol_reason_str(uint32_t reason)

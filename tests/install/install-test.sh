@@ -17,7 +17,7 @@
 #    the installed libtlbpol.a (pkg-config --static) and runs it with no
 #    LD_LIBRARY_PATH.
 # 3. Checks the installed shared library: SONAME libtlbpol.so.0, every
-#    dynamic symbol it defines is tlbpol_* (or the version node TLBPOL_0.1)
+#    dynamic symbol it defines is tlbpol_* (or a version node TLBPOL_x.y)
 #    and carries a TLBPOL_* version, every function the installed header
 #    declares TLBPOL_API is exported, and nothing else is.
 #
@@ -213,9 +213,11 @@ nm -D --defined-only "$so" >"$tmp/nm.txt" || die "nm -D failed on $so"
 while read -r _addr type sym; do
 	[ -n "${sym:-}" ] || { sym=$type; type=$_addr; }
 	name=${sym%%@*}
-	if [ "$name" = "TLBPOL_0.1" ] && [ "$type" = "A" ]; then
-		continue # the version node itself
-	fi
+	case "$name" in
+	TLBPOL_[0-9]*.[0-9]*)
+		[ "$type" = "A" ] && continue # a version node itself
+		;;
+	esac
 	case "$name" in
 	tlbpol_*) ;;
 	*)

@@ -1,0 +1,41 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * compat.c - symbols kept for programs linked against an earlier release
+ * (lib/libtlbpol.map has one version node per release).
+ *
+ * tlbpol_stats_read@TLBPOL_0.1.  Release 0.1 had 19 reason codes, so its
+ * struct tlbpol_stats is 31 words; 0.2 added "discard", "attributes" and
+ * "install" and grew by_reason.  A program built against 0.1 passes the
+ * smaller structure: it gets the counters it knows of, and the new reasons'
+ * events are in `events` only.  The header's promise (struct tlbpol_stats).
+ */
+#include <string.h>
+
+#include "../core/internal.h"
+
+#define WHY_MAX_0_1 19
+
+struct tlbpol_stats_0_1 {
+	uint64_t counters[12];
+	uint64_t by_reason[WHY_MAX_0_1];
+};
+
+TLBPOL_API int tlbpol__stats_read_0_1(const struct tlbpol_engine *eng, int cpu,
+				      struct tlbpol_stats_0_1 *out);
+__asm__(".symver tlbpol__stats_read_0_1, tlbpol_stats_read@TLBPOL_0.1");
+
+int tlbpol__stats_read_0_1(const struct tlbpol_engine *eng, int cpu, struct tlbpol_stats_0_1 *out)
+{
+	struct tlbpol_stats st;
+	int err;
+
+	if (!out)
+		return -E_INVAL;
+	err = tlbpol_stats_read(eng, cpu, &st);
+	if (err)
+		return err;
+	_Static_assert(offsetof(struct tlbpol_stats, by_reason) == sizeof(out->counters),
+		       "the counters before by_reason are those of 0.1");
+	memcpy(out, &st, sizeof(*out));
+	return 0;
+}
