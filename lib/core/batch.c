@@ -77,6 +77,8 @@ uint32_t tlbpol__merge_ranges(struct tlbpol_range *r, uint32_t n, uint64_t *page
  */
 void tlbpol__finalize_kind(const struct tlbpol_engine *eng, struct req_flush *rf)
 {
+	if (rf->global)
+		rf->f.flags |= TLBPOL_FLUSHF_GLOBAL;
 	if (rf->f.kind == TLBPOL_FLUSH_PAGES && (params_of(eng)->rules & TLBPOL_RULE_RANGE_FLUSH) &&
 	    rf->pages <= params_of(eng)->flush_ceiling)
 		return;
@@ -112,7 +114,7 @@ void tlbpol__single(struct tlbpol_engine *eng, struct slot *s, const struct tlbp
 	rf->f.nr_ranges = 1;
 	rf->f.ranges = r;
 	rf->pages = ev->nr_pages;
-	rf->global = !!(ev->old_pte & TLBPOL_PTE_GLOBAL);
+	rf->global = tlbpol__event_global(ev);
 	s->nr_flushes = 1;
 	s->min_seq = ~0ULL;
 	tlbpol__finalize_kind(eng, rf);
@@ -211,8 +213,11 @@ static void pbox_add(struct tlbpol_engine *eng, uint32_t cpu, uint32_t as_index,
 		prim_store_relaxed(&b->lo, lo);
 	if (hi > prim_load_relaxed(&b->hi))
 		prim_store_relaxed(&b->hi, hi);
-	if (global)
+	/* The engine learns of a global entry once per box, as of a CPU. */
+	if (global && !prim_load_relaxed(&b->global)) {
 		prim_store_relaxed(&b->global, 1u);
+		prim_fetch_add(&eng->global_pending, 1u);
+	}
 	if (new_entry) {
 		uint32_t n = prim_load_relaxed(&b->count);
 
@@ -233,7 +238,10 @@ static void pbox_sub(struct tlbpol_engine *eng, uint32_t cpu, uint32_t as_index,
 	if (!left) {
 		prim_store_relaxed(&b->lo, ~0ULL);
 		prim_store_relaxed(&b->hi, 0ULL);
-		prim_store_relaxed(&b->global, 0u);
+		if (prim_load_relaxed(&b->global)) {
+			prim_store_relaxed(&b->global, 0u);
+			prim_fetch_sub_release(&eng->global_pending, 1u);
+		}
 		prim_fetch_sub_release(&eng->as[as_index].pending, 1u);
 	}
 }
@@ -289,7 +297,7 @@ void tlbpol__enqueue(struct tlbpol_engine *eng, struct tlbpol_as *as, uint32_t c
 {
 	struct tlbpol_cpu *c = cpu_of(eng, cpu);
 	uint8_t flags = (ev->flags & TLBPOL_EVF_TABLES_FREED) ? TLBPOL_FLUSHF_TABLES : 0;
-	uint8_t global = !!(ev->old_pte & TLBPOL_PTE_GLOBAL);
+	uint8_t global = (uint8_t)tlbpol__event_global(ev);
 	uint8_t spanned = !(ev->flags & TLBPOL_EVF_LAZY_OK);
 	struct pending *p;
 

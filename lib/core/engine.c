@@ -130,9 +130,12 @@ static size_t layout(const struct tlbpol_config *cfg, struct tlbpol_engine *eng,
 	}
 	for (uint32_t a = 0; a < cfg->max_as; a++) {
 		size_t fp = take(&off, words * sizeof(uint64_t));
+		size_t lv = take(&off, words * sizeof(uint64_t));
 
-		if (eng)
+		if (eng) {
 			eng->as[a].footprint = AT(eng, fp);
+			eng->as[a].leaving = AT(eng, lv);
+		}
 	}
 	if (cfg->cpu_node) {
 		size_t nodes = take(&off, cfg->nr_cpus * sizeof(uint16_t));
@@ -340,8 +343,10 @@ int tlbpol_as_open(struct tlbpol_engine *eng, uint64_t tag, struct tlbpol_as **o
 	 * at its first switch in.
 	 */
 	prim_fetch_add(&slot->gen, 1ULL);
-	for (uint32_t w = 0; w < eng->words; w++)
+	for (uint32_t w = 0; w < eng->words; w++) {
 		prim_store_relaxed(&slot->footprint[w], 0ULL);
+		prim_store_relaxed(&slot->leaving[w], 0ULL);
+	}
 	prim_store_release(&slot->state, (uint32_t)AS_OPEN);
 	prim_spin_unlock(&eng->as_lock);
 	if (eng->as_changed)
@@ -422,12 +427,15 @@ int tlbpol_defer_free(struct tlbpol_engine *eng, uint32_t cpu, void (*fn)(void *
 	if (cpu >= eng->nr_cpus)
 		return -E_RANGE;
 	c = cpu_of(eng, cpu);
+	if (call_enter(eng, c, cpu))
+		return -E_BUSY;
 	tlbpol__reap(eng, cpu);
 	if (c->dfree_count == TLBPOL_DFREE_SLOTS)
 		complete_all(eng, cpu);
 	if (!c->dfree_count && tlbpol__oldest_seq(eng, cpu) == ~0ULL) {
 		prim_count(&c->cnt.task.deferred_frees, 1);
 		fn(arg);
+		call_leave(c);
 		return 0;
 	}
 	d = &c->dfree[(c->dfree_head + c->dfree_count) % TLBPOL_DFREE_SLOTS];
@@ -435,6 +443,7 @@ int tlbpol_defer_free(struct tlbpol_engine *eng, uint32_t cpu, void (*fn)(void *
 	d->arg = arg;
 	d->after_seq = c->next_seq ? c->next_seq - 1 : 0;
 	c->dfree_count++;
+	call_leave(c);
 	return 0;
 }
 
@@ -444,23 +453,58 @@ int tlbpol_defer_free(struct tlbpol_engine *eng, uint32_t cpu, void (*fn)(void *
  * back (footprint bit, lazy flag or state, all sequentially consistent), so a
  * generation taken after this read finds it awake and interrupts it, and one
  * taken before is seen here (Linux switch_mm_irqs_off(): "Start receiving
- * IPIs and then read tlb_gen").  Returns 1 if the caller must flush @as; the
- * CPU then counts as caught up to the generation read here.
+ * IPIs and then read tlb_gen").  Returns 1 if the caller must flush @as.
+ *
+ * The CPU does not count as caught up yet: the caller flushes only after
+ * this call returns.  Were the generation published now, an initiator could
+ * skip this CPU by it and free page tables it still caches, and this CPU's
+ * own serve (in tlbpol_switch()) would acknowledge a request unflushed.  So
+ * it waits in catchup_* until the CPU's next engine call (tlbpol__settle()).
  */
-uint64_t tlbpol__catch_up(struct tlbpol_engine *eng, uint32_t cpu, struct tlbpol_as *as)
+int tlbpol__catch_up(struct tlbpol_engine *eng, uint32_t cpu, struct tlbpol_as *as)
 {
+	struct tlbpol_cpu *c = cpu_of(eng, cpu);
 	uint64_t now = prim_load_seqcst(&as->gen);
-	uint64_t *mine = local_gen_of(eng, cpu, as->index);
 
-	if (prim_load_relaxed(mine) >= now)
+	if (flushed_gen(eng, cpu, as->index) >= now)
 		return 0;
-	gen_raise(mine, now);
+	c->catchup_as = as->index + 1;
+	c->catchup_gen = now;
 	return 1;
 }
 
-static void leave(uint32_t cpu, struct tlbpol_as *as)
+void tlbpol__settle(struct tlbpol_engine *eng, uint32_t cpu, int caught_up)
 {
-	prim_fetch_and(&as->footprint[cpu / 64], ~(1ULL << (cpu % 64)));
+	struct tlbpol_cpu *c = cpu_of(eng, cpu);
+
+	if (caught_up && c->catchup_as) {
+		gen_raise(local_gen_of(eng, cpu, c->catchup_as - 1), c->catchup_gen);
+		c->catchup_as = 0;
+	}
+	if (c->leaving_as) {
+		prim_fetch_and(&eng->as[c->leaving_as - 1].leaving[cpu / 64],
+			       ~(1ULL << (cpu % 64)));
+		c->leaving_as = 0;
+	}
+}
+
+/*
+ * @cpu stops using @as: out of its footprint, but marked leaving until its
+ * next engine call, for its CR3 write follows this call (Linux clears
+ * mm_cpumask(prev) before load_new_mm_cr3() too, and relies on RCU-freed
+ * page tables for the window).  Leaving is published before the footprint
+ * bit goes: an initiator that misses the one sees the other.
+ */
+static void leave(struct tlbpol_engine *eng, uint32_t cpu, struct tlbpol_as *as)
+{
+	struct tlbpol_cpu *c = cpu_of(eng, cpu);
+	uint64_t bit = 1ULL << (cpu % 64);
+
+	if (c->leaving_as && c->leaving_as != as->index + 1)
+		tlbpol__settle(eng, cpu, 0); /* cannot happen: one leave per call */
+	prim_fetch_or(&as->leaving[cpu / 64], bit);
+	c->leaving_as = as->index + 1;
+	prim_fetch_and(&as->footprint[cpu / 64], ~bit);
 	prim_fetch_sub_release(&as->loaded, 1u);
 }
 
@@ -476,6 +520,15 @@ int tlbpol_switch(struct tlbpol_engine *eng, uint32_t cpu, struct tlbpol_as *nex
 	if (next && !tlbpol__as_valid(eng, next))
 		return -E_INVAL;
 	c = cpu_of(eng, cpu);
+	/*
+	 * Only a running CPU runs an address space: an IDLE or PREEMPTED one
+	 * would be spared interrupts for it as if it did not (cpu_is_lazy()),
+	 * an OFFLINE one would never be targeted at all.
+	 */
+	if (next && prim_load_relaxed(&c->state) != TLBPOL_CPU_RUNNING)
+		return -E_BUSY;
+	if (call_enter(eng, c, cpu))
+		return -E_BUSY;
 
 	if (c->need_full_flush) {
 		/* Back from OFFLINE: requests were not sent to this CPU while it
@@ -499,7 +552,7 @@ int tlbpol_switch(struct tlbpol_engine *eng, uint32_t cpu, struct tlbpol_as *nex
 	} else if (next == c->loaded) {
 		prim_store_seqcst(&c->lazy, 0u);
 		c->current = next;
-		need = (int)tlbpol__catch_up(eng, cpu, next);
+		need = tlbpol__catch_up(eng, cpu, next);
 	} else {
 		uint64_t bit = 1ULL << (cpu % 64);
 
@@ -518,9 +571,15 @@ int tlbpol_switch(struct tlbpol_engine *eng, uint32_t cpu, struct tlbpol_as *nex
 		 * and this CPU catches up when it comes back.
 		 */
 		if (c->loaded)
-			leave(cpu, c->loaded);
+			leave(eng, cpu, c->loaded);
+		/*
+		 * Without retention this CPU holds no entry of next: the CR3
+		 * write that took it away from next dropped them all (global
+		 * ones aside, which generations never cover), so it is caught
+		 * up now, before its CR3 write.
+		 */
 		if (eng->flags & TLBPOL_CFGF_RETAIN_AS)
-			need = (int)tlbpol__catch_up(eng, cpu, next);
+			need = tlbpol__catch_up(eng, cpu, next);
 		else
 			gen_raise(local_gen_of(eng, cpu, next->index),
 				  prim_load_seqcst(&next->gen));
@@ -531,6 +590,7 @@ int tlbpol_switch(struct tlbpol_engine *eng, uint32_t cpu, struct tlbpol_as *nex
 	tlbpol__serve(eng, cpu);
 	tlbpol__reap(eng, cpu);
 	tlbpol__run_dfrees(eng, cpu);
+	call_leave(c);
 	if (eng->quiescent)
 		eng->quiescent();
 	return 0;
@@ -545,30 +605,41 @@ int tlbpol_unload(struct tlbpol_engine *eng, uint32_t cpu)
 	if (cpu >= eng->nr_cpus)
 		return -E_RANGE;
 	c = cpu_of(eng, cpu);
-	if (c->current)
+	if (call_enter(eng, c, cpu))
 		return -E_BUSY;
+	if (c->current) {
+		call_leave(c);
+		return -E_BUSY;
+	}
 	if (c->loaded)
-		leave(cpu, c->loaded);
+		leave(eng, cpu, c->loaded);
 	c->loaded = 0;
 	prim_store_seqcst(&c->lazy, 0u);
+	call_leave(c);
 	return 0;
 }
 
 int tlbpol_cpu_state(struct tlbpol_engine *eng, uint32_t cpu, uint32_t state)
 {
 	struct tlbpol_cpu *c;
+	struct tlbpol_as *back = 0;
 	uint32_t old;
+	int ret = 0;
 
 	if (!eng || eng->magic != TLBPOL_MAGIC || state > TLBPOL_CPU_OFFLINE)
 		return -E_INVAL;
 	if (cpu >= eng->nr_cpus)
 		return -E_RANGE;
 	c = cpu_of(eng, cpu);
+	if (call_enter(eng, c, cpu))
+		return -E_BUSY;
 	old = prim_load_relaxed(&c->state);
 	if (state == TLBPOL_CPU_OFFLINE && old != TLBPOL_CPU_OFFLINE) {
 		tlbpol__reap(eng, cpu);
-		if (c->nr_pending || c->dfree_count || tlbpol__oldest_seq(eng, cpu) != ~0ULL)
+		if (c->nr_pending || c->dfree_count || tlbpol__oldest_seq(eng, cpu) != ~0ULL) {
+			call_leave(c);
 			return -E_BUSY;
+		}
 		/*
 		 * Publish OFFLINE, then drain: an initiator sets its inbox bit
 		 * and then reads our state (both sequentially consistent), so
@@ -578,31 +649,50 @@ int tlbpol_cpu_state(struct tlbpol_engine *eng, uint32_t cpu, uint32_t state)
 		prim_store_seqcst(&c->state, state);
 		tlbpol__serve(eng, cpu);
 		if (c->loaded)
-			leave(cpu, c->loaded);
+			leave(eng, cpu, c->loaded);
 		c->loaded = c->current = 0;
 		prim_store_seqcst(&c->lazy, 0u);
+		call_leave(c);
 		return 0;
 	}
 	if (old == TLBPOL_CPU_OFFLINE && state != TLBPOL_CPU_OFFLINE)
 		c->need_full_flush = 1;
 	prim_store_seqcst(&c->state, state);
-	/* Back to work after flushes may have been skipped (lazy or preempted). */
-	if (state == TLBPOL_CPU_RUNNING &&
-	    (old == TLBPOL_CPU_IDLE || old == TLBPOL_CPU_PREEMPTED) && c->current)
-		return (int)tlbpol__catch_up(eng, cpu, c->current);
-	return 0;
+	/*
+	 * Back to work after flushes may have been skipped.  An IDLE CPU was
+	 * spared flushes of its current address space, never freed tables (a
+	 * lazy one catches up on its loaded one when it switches back).  A
+	 * PREEMPTED one was spared everything, freed tables too (it executed
+	 * nothing), so it catches up on what its MMU may walk as soon as it
+	 * runs: the current address space, or the one it keeps loaded while
+	 * lazy.
+	 */
+	if (state == TLBPOL_CPU_RUNNING && old == TLBPOL_CPU_IDLE)
+		back = c->current;
+	else if (state == TLBPOL_CPU_RUNNING && old == TLBPOL_CPU_PREEMPTED)
+		back = c->current ? c->current : c->loaded;
+	if (back)
+		ret = tlbpol__catch_up(eng, cpu, back);
+	call_leave(c);
+	return ret;
 }
 
 int tlbpol_tick(struct tlbpol_engine *eng, uint32_t cpu)
 {
+	struct tlbpol_cpu *c;
+
 	if (!eng || eng->magic != TLBPOL_MAGIC)
 		return -E_INVAL;
 	if (cpu >= eng->nr_cpus)
 		return -E_RANGE;
+	c = cpu_of(eng, cpu);
+	if (call_enter(eng, c, cpu))
+		return -E_BUSY;
 	tlbpol__serve(eng, cpu);
 	tlbpol__reap(eng, cpu);
 	tlbpol__post_lazy_batch(eng, cpu);
 	tlbpol__run_dfrees(eng, cpu);
+	call_leave(c);
 	if (eng->quiescent)
 		eng->quiescent();
 	return 0;

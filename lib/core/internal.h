@@ -27,6 +27,10 @@
  */
 #define TLBPOL_SLOTS 5
 #define SLOT_SYNC 0
+/* Turns of its wait (after the IPI delay) before an initiator stops relying
+ * on its NUMA fan-out leaders and interrupts their nodes itself: about ten
+ * times what a running leader takes to take the interrupt and forward it. */
+#define TLBPOL_FANOUT_RECHECK 256
 /* Requests a receiver claims before it flushes and acknowledges them. */
 #define TLBPOL_CLAIM_MAX 64
 
@@ -48,6 +52,14 @@ struct tlbpol_as {
 	uint32_t pending; /* atomic: CPUs with deferred work in it (pbox count > 0) */
 	uint32_t index;
 	uint64_t *footprint; /* atomic words: CPUs that may cache it */
+	/*
+	 * atomic words: CPUs that left the footprint in tlbpol_switch() or
+	 * tlbpol_unload() and may not have written CR3 yet.  Until then their
+	 * MMU may still walk this address space's tables speculatively, so a
+	 * request that frees tables targets them too.  A CPU clears its bit at
+	 * its next engine call (which follows the CR3 write).
+	 */
+	uint64_t *leaving;
 } __attribute__((aligned(TLBPOL_CACHELINE))); /* no two share a line */
 
 /* One deferred event in a CPU's batch. */
@@ -158,6 +170,18 @@ struct tlbpol_cpu {
 	/* --- this CPU's engine calls only --- */
 	struct tlbpol_as *current; /* NULL when idle/lazy */
 	struct tlbpol_as *loaded;  /* what the hardware has loaded */
+	uint32_t in_call;          /* atomic: a task-side engine call for this CPU runs */
+	/*
+	 * A catch-up the caller was told to flush for (tlbpol_switch()'s
+	 * need_flush, tlbpol_cpu_state()'s 1) but has not yet done: the
+	 * generation read, and the address space (index + 1, 0: none).  It is
+	 * published in local_gen only at this CPU's next engine call, which
+	 * follows that flush: published earlier, initiators and this CPU's own
+	 * serves would skip it by generation while it still holds the entries.
+	 */
+	uint32_t catchup_as;
+	uint64_t catchup_gen;
+	uint32_t leaving_as;       /* index + 1 of the AS whose `leaving` has our bit */
 	uint32_t need_full_flush;  /* came back from OFFLINE: flush ALL at next switch */
 	uint32_t busy;             /* bit i: slots[i] armed, not yet reaped (slot 0: not yet waited for) */
 	uint32_t nr_pending;
@@ -170,6 +194,7 @@ struct tlbpol_cpu {
 	uint32_t *as_slot;         /* scratch: as index -> flush index + 1 */
 	struct tlbpol_cpuset targets; /* scratch for send_ipi */
 	struct tlbpol_cpuset direct;  /* scratch: nodes whose leader went away */
+	struct tlbpol_cpuset fwd_wait; /* scratch: targets a leader did not reach */
 
 	/* --- this CPU's tlbpol_handle_ipi() only --- */
 	uint32_t in_serve;         /* atomic: nesting guard */
@@ -220,6 +245,8 @@ struct tlbpol_engine {
 	uint16_t *cpu_node;   /* copy of cfg->cpu_node, or NULL */
 	uint64_t *node_mask;  /* nr_nodes bitmaps of `words` words */
 	uint64_t *local_gen;  /* [cpu * max_as + as]: generation cpu has flushed to */
+	uint32_t global_pending; /* atomic: pboxes holding a global PTE's entry */
+	uint32_t pad2;
 	struct pbox *pbox;    /* [cpu * max_as + as] */
 	struct tlbpol_cpu *cpus;
 	struct tlbpol_as *as;
@@ -279,12 +306,24 @@ static inline uint64_t *local_gen_of(const struct tlbpol_engine *eng, uint32_t c
 	return &eng->local_gen[(size_t)cpu * eng->max_as + as];
 }
 
-/* Raise a single-writer generation; an interrupt that raised it meanwhile
- * wins (a lower value is only ever conservative). */
+/*
+ * Raise a single-writer generation, after the flush it records; an
+ * interrupt that raised it meanwhile wins (a lower value is only ever
+ * conservative).  Release: it pairs with the acquire in flushed_gen(), so an
+ * initiator that skips this CPU by generation, and then frees what the
+ * flush covered, is ordered after the flush (on Arm the DSB that ends the
+ * flush orders the TLBI before the store, and the acquire orders the free
+ * after the load; x86 needs neither, and the two compile to plain moves).
+ */
 static inline void gen_raise(uint64_t *g, uint64_t v)
 {
 	if (prim_load_relaxed(g) < v)
-		prim_store_relaxed(g, v);
+		prim_store_release(g, v);
+}
+
+static inline uint64_t flushed_gen(const struct tlbpol_engine *eng, uint32_t cpu, uint32_t as)
+{
+	return prim_load_acquire(&eng->local_gen[(size_t)cpu * eng->max_as + as]);
 }
 
 /* The next CPU in @t after @cpu (-1 to start), looking only at the first
@@ -308,6 +347,17 @@ static inline int set_next(const struct tlbpol_cpuset *t, uint32_t words, int cp
 #define for_each_target(i, t, eng)                                             \
 	for (int i = set_next((t), (eng)->words, -1); i >= 0;                   \
 	     i = set_next((t), (eng)->words, i))
+
+/*
+ * May the event's pages be cached as global entries?  If the old PTE was
+ * global (its entries outlive CR3 writes), and also if the new one is: an
+ * install of a global page where invalid entries are cached (GENERIC) must
+ * reach those cached under any tag.
+ */
+static inline uint32_t tlbpol__event_global(const struct tlbpol_event *ev)
+{
+	return ((ev->old_pte | ev->new_pte) & TLBPOL_PTE_GLOBAL) != 0;
+}
 
 /* A CPU that is not using user addresses (Linux lazy TLB mode). */
 static inline int cpu_is_lazy(const struct tlbpol_engine *eng, uint32_t cpu)
@@ -359,7 +409,36 @@ static inline int tlbpol__as_valid(const struct tlbpol_engine *eng, const struct
 	return as->eng == eng && prim_load_acquire(&as->state) == AS_OPEN;
 }
 void tlbpol__run_dfrees(struct tlbpol_engine *eng, uint32_t cpu);
-uint64_t tlbpol__catch_up(struct tlbpol_engine *eng, uint32_t cpu, struct tlbpol_as *as);
+int tlbpol__catch_up(struct tlbpol_engine *eng, uint32_t cpu, struct tlbpol_as *as);
+/* What this CPU's previous call left for its next one (see struct
+ * tlbpol_cpu): the CR3 write after a leave has happened, and, if
+ * @caught_up, the catch-up flush it was told to do. */
+void tlbpol__settle(struct tlbpol_engine *eng, uint32_t cpu, int caught_up);
+
+/*
+ * Enter a task-side call for @cpu (every call for one CPU but
+ * tlbpol_handle_ipi()): -E_BUSY if one already runs on it, i.e. this one
+ * nests in it from an interrupt or a callback (the header's nesting rule).
+ * A nested call that got past the test before the outer one set the flag
+ * ran to completion before the outer one touched anything.  Then what the
+ * CPU's previous call told its caller to do is done: publish it.
+ */
+static inline int call_enter(struct tlbpol_engine *eng, struct tlbpol_cpu *c, uint32_t cpu)
+{
+	if (prim_load_relaxed(&c->in_call))
+		return -E_BUSY;
+	prim_store_relaxed(&c->in_call, 1u);
+	prim_barrier();
+	if (c->catchup_as | c->leaving_as)
+		tlbpol__settle(eng, cpu, 1);
+	return 0;
+}
+
+static inline void call_leave(struct tlbpol_cpu *c)
+{
+	prim_barrier();
+	prim_store_relaxed(&c->in_call, 0u);
+}
 
 /* shootdown.c */
 int tlbpol__serve(struct tlbpol_engine *eng, uint32_t cpu);

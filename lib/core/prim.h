@@ -27,6 +27,8 @@
 #define prim_fetch_and(p, v) __atomic_fetch_and((p), (v), __ATOMIC_SEQ_CST)
 #define prim_xchg_acquire(p, v) __atomic_exchange_n((p), (v), __ATOMIC_ACQ_REL)
 #define prim_fence() __atomic_thread_fence(__ATOMIC_SEQ_CST)
+/* Orders against an interrupt handler on the same CPU (no instruction). */
+#define prim_barrier() __atomic_signal_fence(__ATOMIC_SEQ_CST)
 #define prim_cas(p, expp, v)                                                   \
 	__atomic_compare_exchange_n((p), (expp), (v), 0, __ATOMIC_ACQ_REL,     \
 				    __ATOMIC_ACQUIRE)

@@ -26,11 +26,6 @@
 #include "internal.h"
 #include "sort.h"
 
-static uint64_t flushed_gen(const struct tlbpol_engine *eng, uint32_t cpu, uint32_t as)
-{
-	return prim_load_relaxed(local_gen_of(eng, cpu, as));
-}
-
 /*
  * Flush @f on @cpu (which is the calling CPU) and account for it.  A whole-AS
  * flush covers every change published before it: the generation read before
@@ -60,13 +55,15 @@ static void flush_on(struct tlbpol_engine *eng, uint32_t cpu, const struct tlbpo
  * since the change (it joins before it walks, see tlbpol_switch()), or left
  * it: without ASID retention its entries went with the CR3 write, with
  * retention its generation stays behind and it flushes when it comes back.
+ * One that is leaving may not have written CR3 yet.
  */
 static int may_cache(const struct tlbpol_engine *eng, uint32_t as_index, uint32_t global,
 		     uint32_t cpu)
 {
 	if (!(params_of(eng)->rules & TLBPOL_RULE_FOOTPRINT) || global)
 		return 1;
-	return bitmap_test(eng->as[as_index].footprint, cpu);
+	return bitmap_test(eng->as[as_index].footprint, cpu) ||
+	       bitmap_test(eng->as[as_index].leaving, cpu);
 }
 
 static uint32_t node_of(const struct tlbpol_engine *eng, uint32_t cpu)
@@ -218,7 +215,9 @@ static void recv_each(struct tlbpol_engine *eng, uint32_t me)
 
 			if (!may_cache(eng, rf->as_index, rf->global, me))
 				continue;
-			if (gen_skip && mine >= rf->gen) {
+			/* Generations count flushes of one address space;
+			 * global entries outlive them (see skippable()). */
+			if (gen_skip && mine >= rf->gen && !rf->global) {
 				prim_count(&c->cnt.irq.gen_skipped, 1);
 				continue;
 			}
@@ -250,6 +249,7 @@ static void recv_merged(struct tlbpol_engine *eng, uint32_t me, struct recv_roun
 		struct tlbpol_as *as = &eng->as[ra->as_index];
 		uint64_t mine = flushed_gen(eng, me, ra->as_index), pages = 0;
 		int contiguous = ra->min_gen == mine + 1 && ra->max_gen - mine == ra->nreq;
+		int covered = gen_skip && mine >= ra->max_gen;
 		struct tlbpol_flush f;
 		uint32_t n = 0;
 
@@ -265,7 +265,9 @@ static void recv_merged(struct tlbpol_engine *eng, uint32_t me, struct recv_roun
 		}
 		if (!may_cache(eng, ra->as_index, ra->global, me))
 			continue;
-		if (gen_skip && mine >= ra->max_gen) {
+		/* Generations count flushes of one address space; global
+		 * entries outlive them (see skippable()): flush those as asked. */
+		if (covered && !ra->global) {
 			prim_count(&c->cnt.irq.gen_skipped, ra->nreq);
 			continue;
 		}
@@ -275,7 +277,7 @@ static void recv_merged(struct tlbpol_engine *eng, uint32_t me, struct recv_roun
 		f.kind = ra->kind;
 		f.nr_ranges = 0;
 		f.ranges = 0;
-		if (f.kind == TLBPOL_FLUSH_PAGES && !(gen_skip && !contiguous)) {
+		if (f.kind == TLBPOL_FLUSH_PAGES && !(gen_skip && !contiguous && !covered)) {
 			n = tlbpol__merge_sorted(c->recv_out, n, &pages);
 			if ((params_of(eng)->rules & TLBPOL_RULE_RANGE_FLUSH) && pages <= params_of(eng)->flush_ceiling) {
 				f.nr_ranges = n;
@@ -387,6 +389,14 @@ int tlbpol_handle_ipi(struct tlbpol_engine *eng, uint32_t cpu)
 		return -E_INVAL;
 	if (cpu >= eng->nr_cpus)
 		return -E_RANGE;
+	/*
+	 * Outside any engine call of this CPU's, an interrupt comes after the
+	 * CR3 write that follows tlbpol_switch() (which runs with interrupts
+	 * off until then): a leaving CPU has left.  Not the catch-up: a CPU
+	 * back from IDLE may take an interrupt before its catch-up flush.
+	 */
+	if (!prim_load_relaxed(&cpu_of(eng, cpu)->in_call) && cpu_of(eng, cpu)->leaving_as)
+		tlbpol__settle(eng, cpu, 0);
 	return tlbpol__serve(eng, cpu);
 }
 
@@ -394,10 +404,11 @@ int tlbpol_handle_ipi(struct tlbpol_engine *eng, uint32_t cpu)
 /* Initiating                                                               */
 /* ======================================================================== */
 
-static int needs_tables(const struct slot *s)
+/* TLBPOL_FLUSHF_TABLES or TLBPOL_FLUSHF_GLOBAL: does any part of @s have it? */
+static int any_part(const struct slot *s, uint32_t flag)
 {
 	for (uint32_t k = 0; k < s->nr_flushes; k++)
-		if (s->flushes[k].f.flags & TLBPOL_FLUSHF_TABLES)
+		if (s->flushes[k].f.flags & flag)
 			return 1;
 	return 0;
 }
@@ -417,10 +428,16 @@ static uint32_t candidates(struct tlbpol_engine *eng, uint32_t me, const struct 
 	for (uint32_t k = 0; k < s->nr_flushes; k++) {
 		const struct req_flush *rf = &s->flushes[k];
 		const uint64_t *fp = eng->as[rf->as_index].footprint;
+		const uint64_t *lv = eng->as[rf->as_index].leaving;
 		int all = !(params_of(eng)->rules & TLBPOL_RULE_FOOTPRINT) || rf->global;
+		int tables = (rf->f.flags & TLBPOL_FLUSHF_TABLES) != 0;
 
+		/* A CPU between leaving and its CR3 write may still walk
+		 * the tables speculatively (see leave() in engine.c). */
 		for (uint32_t w = 0; w < words; w++)
-			t->bits[w] |= all ? (w == words - 1 ? tail : ~0ULL) : prim_load_relaxed(&fp[w]);
+			t->bits[w] |= all ? (w == words - 1 ? tail : ~0ULL)
+					  : prim_load_relaxed(&fp[w]) |
+						    (tables ? prim_load_relaxed(&lv[w]) : 0);
 	}
 	t->bits[me / 64] &= ~(1ULL << (me % 64));
 	for_each_target(i, t, eng) {
@@ -442,12 +459,26 @@ enum skip { SKIP_NO, SKIP_OFFLINE, SKIP_LAZY, SKIP_GEN };
  * cpu_tlbstate_shared.is_lazy and switch_mm_irqs_off()).
  */
 static enum skip skippable(const struct tlbpol_engine *eng, uint32_t x, const struct slot *s,
-			   int tables, int check_gen)
+			   int tables, int global, int check_gen)
 {
 	uint32_t st = prim_load_seqcst(&cpu_of(eng, x)->state);
 
 	if (st == TLBPOL_CPU_OFFLINE)
 		return SKIP_OFFLINE;
+	/*
+	 * A global entry survives what every catch-up below relies on: a CR3
+	 * write keeps it (SDM 4.10.4.1), and a lazy or idle CPU runs kernel
+	 * code through it in the meantime.  Only a hypervisor's promise to
+	 * flush everything (ops->vcpu_defer) may leave one out.  Linux
+	 * flush_tlb_kernel_range() likewise interrupts every CPU, with no
+	 * lazy skip and no tlb_gen.
+	 */
+	if (global) {
+		if ((params_of(eng)->rules & TLBPOL_RULE_VCPU_DEFER) && !s->lazy &&
+		    eng->ops.vcpu_defer && eng->ops.vcpu_defer(eng->ops_ctx, x))
+			return SKIP_LAZY;
+		return SKIP_NO;
+	}
 	/*
 	 * A preempted vCPU executes nothing, not even speculative walks, and
 	 * flushes before it runs again: KVM's PV TLB flush skips it even when
@@ -609,7 +640,7 @@ static void arm(struct tlbpol_engine *eng, uint32_t me, struct slot *s,
 {
 	struct tlbpol_cpu *c = cpu_of(eng, me);
 	uint64_t mybit = 1ULL << (me % 64);
-	int tables = needs_tables(s);
+	int tables = any_part(s, TLBPOL_FLUSHF_TABLES), global = any_part(s, TLBPOL_FLUSHF_GLOBAL);
 	uint32_t n = 0;
 
 	/*
@@ -628,7 +659,7 @@ static void arm(struct tlbpol_engine *eng, uint32_t me, struct slot *s,
 	}
 	s->lazy = (uint32_t)lazy;
 	for_each_target(i, t, eng) {
-		enum skip why = skippable(eng, (uint32_t)i, s, tables, 1);
+		enum skip why = skippable(eng, (uint32_t)i, s, tables, global, 1);
 
 		if (why != SKIP_NO) {
 			t->bits[i / 64] &= ~(1ULL << (i % 64));
@@ -668,7 +699,7 @@ static void arm(struct tlbpol_engine *eng, uint32_t me, struct slot *s,
 		 * looked.  Take our request back if it has not claimed it; if
 		 * it has, it flushes and acknowledges as usual.
 		 */
-		why = skippable(eng, (uint32_t)i, s, tables, 0);
+		why = skippable(eng, (uint32_t)i, s, tables, global, 0);
 		if (why != SKIP_NO && (prim_fetch_and(&s->targets[i / 64], ~xbit) & xbit)) {
 			t->bits[i / 64] &= ~xbit;
 			prim_fetch_sub_release(&s->acks, 1u);
@@ -738,6 +769,18 @@ static void wait_acks(struct tlbpol_engine *eng, uint32_t me, struct slot *s,
 		if (unkicked && turn >= delay) {
 			kick_unclaimed(eng, me, s, unkicked);
 			unkicked = NULL;
+		}
+		/*
+		 * A fan-out leader is chosen once; in a guest it may then be
+		 * descheduled, and the running vCPUs of its node would wait for
+		 * it.  Past the recheck, interrupt every target that has not
+		 * claimed the request yet ourselves (their inboxes already name
+		 * it; one that claims meanwhile takes a spurious interrupt).
+		 */
+		if (s->fanout && turn == delay + TLBPOL_FANOUT_RECHECK) {
+			for (uint32_t w = 0; w < eng->words; w++)
+				c->fwd_wait.bits[w] = prim_load_acquire(&s->targets[w]);
+			kick(eng, me, &c->fwd_wait, &c->cnt.task);
 		}
 		if (eng->ops.relax)
 			eng->ops.relax(eng->ops_ctx, me);

@@ -26,11 +26,22 @@ static void settle_reused_range(struct tlbpol_engine *eng, struct tlbpol_as *as,
 {
 	uint64_t first = ev->va, last = range_last(ev->va, ev->nr_pages, ev->page_shift);
 	int others = 0, global = 0;
+	/*
+	 * A global entry is nobody's address space's: its VA may be reused
+	 * through any of them (a kernel mapping, vunmap then vmap elsewhere),
+	 * so pending work on a global PTE is looked for in every address
+	 * space, not only in the one this install names.
+	 */
+	uint32_t any_global = prim_load_acquire(&eng->global_pending);
 
-	for (uint32_t x = 0; x < eng->nr_cpus; x++) {
-		const struct pbox *b = pbox_of(eng, x, as->index);
+	for (uint32_t i = 0; i < eng->nr_cpus * (any_global ? eng->max_as : 1); i++) {
+		uint32_t x = any_global ? i / eng->max_as : i;
+		uint32_t a = any_global ? i % eng->max_as : as->index;
+		const struct pbox *b = pbox_of(eng, x, a);
 
 		if (!prim_load_acquire(&b->count))
+			continue;
+		if (a != as->index && !prim_load_relaxed(&b->global))
 			continue;
 		if (prim_load_relaxed(&b->lo) > last || first > prim_load_relaxed(&b->hi))
 			continue;
@@ -48,7 +59,9 @@ static void settle_reused_range(struct tlbpol_engine *eng, struct tlbpol_as *as,
 		struct req_flush *rf = &s->flushes[0];
 
 		tlbpol__single(eng, s, as, ev);
+		global |= (int)rf->global;
 		rf->f.kind = global ? TLBPOL_FLUSH_ALL : TLBPOL_FLUSH_AS;
+		rf->f.flags |= global ? TLBPOL_FLUSHF_GLOBAL : 0;
 		rf->f.nr_ranges = 0;
 		rf->f.ranges = 0;
 		rf->global = (uint32_t)global;
@@ -79,7 +92,7 @@ static void flush_here(struct tlbpol_engine *eng, struct tlbpol_as *as, uint32_t
 static void flush_self_now(struct tlbpol_engine *eng, struct tlbpol_as *as, uint32_t cpu,
 			   const struct tlbpol_event *ev)
 {
-	if ((params_of(eng)->rules & TLBPOL_RULE_FOOTPRINT) && !(ev->old_pte & TLBPOL_PTE_GLOBAL) &&
+	if ((params_of(eng)->rules & TLBPOL_RULE_FOOTPRINT) && !tlbpol__event_global(ev) &&
 	    !bitmap_test(as->footprint, cpu))
 		return;
 	flush_here(eng, as, cpu, ev);
@@ -94,11 +107,14 @@ int tlbpol_submit(struct tlbpol_engine *eng, struct tlbpol_as *as, uint32_t cpu,
 
 	if (err)
 		return err;
-	tlbpol__decide(eng, params_of(eng), ev, &d);
 	c = cpu_of(eng, cpu);
+	if (call_enter(eng, c, cpu))
+		return -E_BUSY;
+	tlbpol__decide(eng, params_of(eng), ev, &d);
 	if (lazy_in_flight(c))
 		tlbpol__reap(eng, cpu);
-	if (!(ev->old_pte & TLBPOL_PTE_PRESENT) && prim_load_acquire(&as->pending))
+	if (!(ev->old_pte & TLBPOL_PTE_PRESENT) &&
+	    (prim_load_acquire(&as->pending) || prim_load_relaxed(&eng->global_pending)))
 		settle_reused_range(eng, as, cpu, ev);
 	prim_count(&c->cnt.task.events, 1);
 	prim_count(&c->cnt.task.by_reason[d.reason], 1);
@@ -122,6 +138,7 @@ int tlbpol_submit(struct tlbpol_engine *eng, struct tlbpol_as *as, uint32_t cpu,
 	}
 	if (c->dfree_count)
 		tlbpol__run_dfrees(eng, cpu);
+	call_leave(c);
 	if (out)
 		*out = d;
 	return 0;
@@ -129,12 +146,16 @@ int tlbpol_submit(struct tlbpol_engine *eng, struct tlbpol_as *as, uint32_t cpu,
 
 int tlbpol_flush(struct tlbpol_engine *eng, uint32_t cpu, uint32_t by)
 {
+	struct tlbpol_cpu *c;
 	int n = 0;
 
 	if (!eng || eng->magic != TLBPOL_MAGIC || by > TLBPOL_BY_LAZY)
 		return -E_INVAL;
 	if (cpu >= eng->nr_cpus)
 		return -E_RANGE;
+	c = cpu_of(eng, cpu);
+	if (call_enter(eng, c, cpu))
+		return -E_BUSY;
 	tlbpol__serve(eng, cpu);
 	tlbpol__reap(eng, cpu);
 	if (by != TLBPOL_BY_NOW)
@@ -142,5 +163,6 @@ int tlbpol_flush(struct tlbpol_engine *eng, uint32_t cpu, uint32_t by)
 	if (by == TLBPOL_BY_LAZY)
 		tlbpol__force_lazy(eng, cpu);
 	tlbpol__run_dfrees(eng, cpu);
+	call_leave(c);
 	return n;
 }
