@@ -29,10 +29,16 @@
 #define B_U TLBPOL_PTE_USER
 #define B_A TLBPOL_PTE_ACCESSED
 #define B_D TLBPOL_PTE_DIRTY
+#define B_G TLBPOL_PTE_GLOBAL
 #define PERM_MASK 0x7fu
+/* A kernel page's PTE: global, not USER, A and D preset (Linux PAGE_KERNEL). */
+#define KPERM (B_P | B_W | B_A | B_D | B_G)
 
 /*
- * A PTE word: permissions (bits 0-6), frame (8-27), version (32-52).  The
+ * A PTE word: permissions (bits 0-6), attribute (7), frame (8-27), version
+ * (32-52).  The attribute stands for what the portable bits cannot say (a
+ * memory type, a protection key): an entry that caches the other value is
+ * harmful, and only TLBPOL_EVF_ATTRS tells the engine it changed.  The
  * version counts software changes of this PTE (hardware A/D updates leave it
  * alone); it is capped at VER_MAX so that it fits a TLB entry, and a page
  * whose version reached the cap is changed no more (never in practice:
@@ -40,31 +46,43 @@
  */
 #define VER_BITS 21
 #define VER_MAX ((1u << VER_BITS) - 1)
-#define FRAME_BITS 20
+#define FRAME_BITS 19
 #define FRAME_MAX ((1u << FRAME_BITS) - 1)
+#define B_ATTR 0x80u
 
 static inline uint32_t pte_perm(uint64_t w) { return (uint32_t)(w & PERM_MASK); }
+/* Permissions and attribute: what a TLB entry caches of the PTE. */
+static inline uint32_t pte_pb(uint64_t w) { return (uint32_t)(w & 0xff); }
 static inline uint32_t pte_frame(uint64_t w) { return (uint32_t)((w >> 8) & FRAME_MAX); }
 static inline uint32_t pte_ver(uint64_t w) { return (uint32_t)((w >> 32) & VER_MAX); }
-static inline uint64_t pte_make(uint32_t perm, uint32_t frame, uint32_t ver)
+static inline uint64_t pte_make(uint32_t pb, uint32_t frame, uint32_t ver)
 {
-	return (uint64_t)(perm & PERM_MASK) | (uint64_t)frame << 8 | (uint64_t)ver << 32;
+	return (uint64_t)(pb & 0xff) | (uint64_t)frame << 8 | (uint64_t)ver << 32;
 }
 
-/* A TLB entry: valid (63), as (59-62), page (48-58), perm (41-47), frame
- * (21-40), version (0-20).  0 is an empty slot. */
+/* A TLB entry: valid (63), as (59-62), page (48-58), perm (41-47),
+ * attribute (40), frame (21-39), version (0-20).  0 is an empty slot. */
 #define TE_VALID (1ULL << 63)
-static inline uint64_t te_make(uint32_t as, uint32_t page, uint32_t perm, uint32_t frame,
+static inline uint64_t te_make(uint32_t as, uint32_t page, uint32_t pb, uint32_t frame,
 			       uint32_t ver)
 {
-	return TE_VALID | (uint64_t)as << 59 | (uint64_t)page << 48 | (uint64_t)perm << 41 |
+	return TE_VALID | (uint64_t)as << 59 | (uint64_t)page << 48 |
+	       (uint64_t)(pb & PERM_MASK) << 41 | (uint64_t)((pb >> 7) & 1) << 40 |
 	       (uint64_t)frame << 21 | ver;
 }
 static inline uint32_t te_as(uint64_t e) { return (uint32_t)((e >> 59) & 0xf); }
 static inline uint32_t te_page(uint64_t e) { return (uint32_t)((e >> 48) & 0x7ff); }
 static inline uint32_t te_perm(uint64_t e) { return (uint32_t)((e >> 41) & PERM_MASK); }
+static inline uint32_t te_pb(uint64_t e) { return te_perm(e) | (uint32_t)((e >> 40) & 1) << 7; }
 static inline uint32_t te_frame(uint64_t e) { return (uint32_t)((e >> 21) & FRAME_MAX); }
 static inline uint32_t te_ver(uint64_t e) { return (uint32_t)(e & VER_MAX); }
+/* An invalid entry (GENERIC may cache them): no translation, only a fault. */
+static inline int te_neg(uint64_t e) { return !(te_perm(e) & TLBPOL_PTE_PRESENT); }
+/* The byte address of @page of @as. */
+static inline uint64_t page_va(uint32_t as, uint32_t page)
+{
+	return (as == ORC_KAS ? ORC_KVA_BASE : ORC_VA_BASE) + ((uint64_t)page << ORC_PAGE_SHIFT);
+}
 
 /* A directory word (which table page a group's PTEs live in): valid (63),
  * table (36-50), generation of that table page (0-35).  A PSC entry is the
@@ -85,9 +103,12 @@ static inline uint32_t psc_group(uint64_t s) { return (uint32_t)((s >> 51) & 0xf
 static inline uint64_t psc_dir(uint64_t s) { return s & ~(0xfffULL << 51); }
 
 /* Table page and frame states: state (62-63), owner as (58-61), owner group
- * or page (47-57), generation (tables, 0-35). */
+ * or page (47-57), generation (tables, 0-35).  A frame is F_CLEANED once its
+ * contents were written back or copied (a later write is lost), F_GONE once
+ * they were discarded (DONTNEED returned) or superseded (a new PTE for its
+ * page was stored): any access is then wrong. */
 enum { T_FREE = 0, T_LIVE = 1, T_DETACHED = 2 };
-enum { F_FREE = 0, F_LIVE = 1, F_CLEANED = 2 };
+enum { F_FREE = 0, F_LIVE = 1, F_CLEANED = 2, F_GONE = 3 };
 static inline uint64_t own_make(uint32_t state, uint32_t as, uint32_t idx, uint64_t gen)
 {
 	return (uint64_t)state << 62 | (uint64_t)as << 58 | (uint64_t)idx << 47 | (gen & GEN_MASK);
@@ -112,9 +133,13 @@ static inline uint32_t pub_mode(uint64_t p) { return (uint32_t)(p & 7); }
 static inline uint32_t pub_loaded(uint64_t p) { return (uint32_t)((p >> 3) & 0xf); }
 
 /* The engine may leave stale TLB entries of @x on a CPU that does not run
- * @x (lazy, preempted, offline, or loaded with another AS). */
+ * @x (lazy, preempted, offline, or loaded with another AS).  Kernel (global)
+ * entries are used by every CPU that executes: only a preempted or offline
+ * one may keep them, and it is checked when it runs again. */
 static inline int excused_tlb(uint64_t pub, uint32_t x)
 {
+	if (x == ORC_KAS)
+		return pub_mode(pub) == M_PREEMPT || pub_mode(pub) == M_OFFLINE;
 	return pub_loaded(pub) != x || pub_mode(pub) != M_RUN;
 }
 
@@ -176,6 +201,7 @@ struct orc_cpu {
 	_Atomic uint64_t *tlb;
 	_Atomic uint64_t *psc;
 	_Atomic uint64_t cnt[ORC_C_MAX];
+	_Atomic uint64_t polls; /* orc_poll() calls: progress, for the stall check */
 
 	/* --- the CPU's own thread only --- */
 	_Alignas(64) int cur;  /* running AS, -1: NULL */
@@ -187,6 +213,10 @@ struct orc_cpu {
 	size_t nrec, caprec;
 	struct free_chunk *chunks;
 	uint32_t chunk_used;
+	/* The stall check (cb_relax()): the engine call being waited in. */
+	uint64_t call_id, wait_call_id;
+	uint64_t wait_turns;
+	uint64_t *wait_polls; /* every CPU's polls when the wait began */
 };
 
 struct orc_as {
@@ -198,6 +228,8 @@ struct orc_as {
 	_Atomic uint32_t *quar; /* >0: address held back until a LAZY_OK free runs */
 	_Atomic uint64_t *dir;  /* per group: its table page (dir_make), 0: none */
 	_Atomic uint32_t *lock; /* per group: page-table lock, holder cpu + 1 */
+	_Atomic uint32_t *prevf; /* per page: the frame its last removal took, 0: none */
+	uint32_t pages;
 };
 
 #define TRACE_LEN 1024
@@ -228,7 +260,7 @@ struct orc_world {
 	struct tlbpol_ops ops;
 	uint16_t cpu_node[ORC_MAX_CPUS];
 	uint32_t ngroups;
-	struct orc_as as[ORC_MAX_AS];
+	struct orc_as as[ORC_MAX_AS + 1]; /* [ORC_KAS]: the kernel region */
 	struct orc_cpu *cpus;
 
 	_Atomic uint64_t *frame; /* frame states */
@@ -268,6 +300,8 @@ static const char *const vkind_names[ORC_V_MAX] = {
 	[ORC_V_WALK] = "freed-table-walked",
 	[ORC_V_FREE] = "deferred-free",
 	[ORC_V_API] = "api",
+	[ORC_V_DATA] = "stale-data",
+	[ORC_V_STALL] = "stall",
 };
 
 const char *orc_vkind_name(enum orc_vkind k)
@@ -416,6 +450,8 @@ static void warning(struct orc_world *w, const char *fmt, ...)
  *    present, so it may set D in a present read-only PTE and write.
  *  - An entry whose A the PTE lost is harmless (stale accessed bit: aging is
  *    only inexact).
+ *  - An entry with the other attribute (bit 7 of @eperm and of the PTE: a
+ *    memory type or protection key) is harmful either way.
  */
 int orc_harmful(uint32_t arch, uint32_t eperm, uint32_t eframe, uint64_t pte)
 {
@@ -428,6 +464,8 @@ int orc_harmful(uint32_t arch, uint32_t eperm, uint32_t eframe, uint64_t pte)
 	if (eframe != pte_frame(pte))
 		return 1;
 	if (eperm & ~pp & (B_W | B_X | B_U))
+		return 1;
+	if ((eperm ^ pte_pb(pte)) & B_ATTR)
 		return 1;
 	if (arch == TLBPOL_ARCH_X86_64 && ((eperm ^ pp) & B_U))
 		return 1;
@@ -544,14 +582,20 @@ static uint32_t psc_slots(const struct orc_world *w)
 	return w->cfg.psc_sets * w->cfg.psc_ways;
 }
 
-/* Drop every entry of @as (or of every AS when @as < 0), TLB and PSC.
- * Under the CPU's cache lock. */
+/* What drop_as() drops besides one address space's entries. */
+#define DROP_ALL (-1)  /* everything, global entries too (FLUSH_ALL, offline) */
+#define DROP_USER (-2) /* every non-global entry (a CR3 write without PCID) */
+
+/* Drop every entry of @as (or DROP_ALL, DROP_USER), TLB and PSC.  The
+ * kernel region's entries are global: they go only with DROP_ALL.  Under
+ * the CPU's cache lock. */
 static void drop_as(struct orc_world *w, struct orc_cpu *c, int as)
 {
 	for (uint32_t i = 0; i < tlb_slots(w); i++) {
 		uint64_t e = atomic_load(&c->tlb[i]);
 
-		if (e && (as < 0 || te_as(e) == (uint32_t)as))
+		if (e && (as == DROP_ALL || (as == DROP_USER && te_as(e) != ORC_KAS) ||
+			  te_as(e) == (uint32_t)as))
 			atomic_store(&c->tlb[i], 0);
 	}
 	for (uint32_t i = 0; i < psc_slots(w); i++) {
@@ -629,7 +673,7 @@ static void apply_flush(struct orc_world *w, struct orc_cpu *c, const struct tlb
 	uint64_t group_len = (uint64_t)w->cfg.group_pages << ORC_PAGE_SHIFT;
 
 	if (f->kind == TLBPOL_FLUSH_ALL) {
-		drop_as(w, c, -1);
+		drop_as(w, c, DROP_ALL);
 		return;
 	}
 	if (x < 0)
@@ -646,9 +690,15 @@ static void apply_flush(struct orc_world *w, struct orc_cpu *c, const struct tlb
 		uint64_t e = atomic_load(&c->tlb[i]);
 		uint64_t va;
 
-		if (!e || te_as(e) != (uint32_t)x)
+		/*
+		 * Global entries go only if the flush says it may name them
+		 * (INVLPG does, INVPCID type 0 does not): the model keeps the
+		 * least the contract promises.
+		 */
+		if (!e || (te_as(e) != (uint32_t)x &&
+			   !(te_as(e) == ORC_KAS && (f->flags & TLBPOL_FLUSHF_GLOBAL))))
 			continue;
-		va = ORC_VA_BASE + ((uint64_t)te_page(e) << ORC_PAGE_SHIFT);
+		va = page_va(te_as(e), te_page(e));
 		for (uint32_t r = 0; r < f->nr_ranges; r++)
 			if (in_range(&f->ranges[r], va)) {
 				atomic_store(&c->tlb[i], 0);
@@ -678,7 +728,8 @@ static void apply_flush(struct orc_world *w, struct orc_cpu *c, const struct tlb
 	}
 }
 
-/* A flush the CPU does itself (catch-up, CR3 write): under its lock. */
+/* A flush the CPU does itself (catch-up, CR3 write): under its lock.  @as:
+ * an address space, DROP_USER or DROP_ALL (see drop_as()). */
 static void self_flush(struct orc_world *w, struct orc_cpu *c, int as)
 {
 	trace(w, (int)(c - w->cpus), TR_CATCHUP, as < 0 ? 15u : (uint32_t)as, 0, 0, 0);
@@ -781,10 +832,46 @@ static int cb_vcpu_defer(void *ctx, uint32_t cpu)
 	return atomic_compare_exchange_strong(&w->cpus[cpu].hv, &st, (uint8_t)(st | HV_FLUSH));
 }
 
+/*
+ * @cpu waits inside an engine call.  A target the initiator interrupted
+ * serves at its next poll, a polling one at its next turn: if every other
+ * CPU has polled ORC_STALL_POLLS times since this wait began (none is
+ * preempted: a preempted one does not poll) and the wait goes on, some
+ * target has a request it was never told of.  Report it, then interrupt
+ * everyone so that the run ends.
+ */
+static void stall_check(struct orc_world *w, uint32_t cpu)
+{
+	struct orc_cpu *c = &w->cpus[cpu];
+
+	if (c->wait_call_id != c->call_id) {
+		c->wait_call_id = c->call_id;
+		c->wait_turns = 0;
+		for (uint32_t i = 0; i < w->cfg.nr_cpus; i++)
+			c->wait_polls[i] = atomic_load_explicit(&w->cpus[i].polls, memory_order_relaxed);
+		return;
+	}
+	if (++c->wait_turns % 64)
+		return;
+	for (uint32_t i = 0; i < w->cfg.nr_cpus; i++)
+		if (i != cpu && atomic_load_explicit(&w->cpus[i].polls, memory_order_relaxed) -
+					c->wait_polls[i] < ORC_STALL_POLLS)
+			return;
+	violation(w, ORC_V_STALL,
+		  "cpu %u has waited %llu turns while every other CPU polled %u times: a target "
+		  "was neither interrupted nor polling",
+		  cpu, (unsigned long long)c->wait_turns, ORC_STALL_POLLS);
+	for (uint32_t i = 0; i < w->cfg.nr_cpus; i++) {
+		atomic_store(&w->cpus[i].ipi, 1);
+		c->wait_polls[i] = atomic_load_explicit(&w->cpus[i].polls, memory_order_relaxed);
+	}
+}
+
 static void cb_relax(void *ctx, uint32_t cpu)
 {
 	struct orc_world *w = ctx;
 
+	stall_check(w, cpu);
 	if (w->cfg.relax) {
 		w->cfg.relax(w, cpu, w->cfg.relax_arg);
 		return;
@@ -797,6 +884,7 @@ int orc_poll(struct orc_world *w, uint32_t cpu)
 {
 	int r;
 
+	atomic_fetch_add_explicit(&w->cpus[cpu].polls, 1, memory_order_relaxed);
 	if (!atomic_exchange(&w->cpus[cpu].ipi, 0))
 		return 0;
 	r = tlbpol_handle_ipi(w->eng, cpu);
@@ -858,7 +946,7 @@ static void frame_free(struct orc_world *w, uint32_t f)
 		for (uint32_t s = 0; s < tlb_slots(w); s++) {
 			uint64_t e = atomic_load(&c->tlb[s]);
 
-			if (!e || te_frame(e) != f || excused_tlb(pub, te_as(e)))
+			if (!e || te_neg(e) || te_frame(e) != f || excused_tlb(pub, te_as(e)))
 				continue;
 			count(w, ORC_C_CHECKS, 1);
 			violation(w, ORC_V_FRAME,
@@ -943,6 +1031,18 @@ static void cv_raise(struct orc_world *w, uint32_t x, uint32_t page, uint64_t pt
  * it, then no CPU that runs @x may hold a harmful entry filled before it.
  * CPUs excused now scan themselves when they resume (resume_scan()).
  */
+/*
+ * An invalid entry of a kernel page filled before the completed change that
+ * produced @cvw, which made the page present: the kernel faults on a mapped
+ * page and has no spurious-fault path to recover by (GENERIC only caches
+ * them).  A user page recovers (a spurious fault flushes it locally).
+ */
+static int neg_harmful(uint32_t x, uint64_t e, uint64_t cvw)
+{
+	return x == ORC_KAS && te_neg(e) && (pte_perm(cvw) & B_P) &&
+	       ver_older(te_ver(e), pte_ver(cvw));
+}
+
 static void complete_page(struct orc_world *w, uint32_t x, uint32_t page, uint64_t ptew,
 			  const char *what)
 {
@@ -966,7 +1066,14 @@ static void complete_page(struct orc_world *w, uint32_t x, uint32_t page, uint64
 			if (!e || te_as(e) != x || te_page(e) != page || !ver_older(te_ver(e), v))
 				continue;
 			count(w, ORC_C_CHECKS, 1);
-			if (!orc_harmful(w->cfg.arch, te_perm(e), te_frame(e), ptew))
+			if (neg_harmful(x, e, ptew)) {
+				violation(w, ORC_V_STALE,
+					  "%s complete: cpu %u still caches kernel page %u as invalid "
+					  "(version %u), installed at version %u",
+					  what, i, page, te_ver(e), v);
+				continue;
+			}
+			if (!orc_harmful(w->cfg.arch, te_pb(e), te_frame(e), ptew))
 				continue;
 			perm_str(te_perm(e), ep);
 			perm_str(pte_perm(ptew), pp);
@@ -982,47 +1089,65 @@ static void complete_page(struct orc_world *w, uint32_t x, uint32_t page, uint64
 /*
  * CPU @c may use @x now (it published RUN for @x, after its catch-up): it
  * may hold nothing that a completed change made harmful, no translation to a
- * freed frame, no pointer to a freed table page.  Also used as a periodic
- * self-audit of a running CPU.
+ * freed frame or to contents that are gone, no pointer to a freed table
+ * page.  Kernel entries are checked too, whatever @x: a CPU that executes
+ * uses them.  @lazy: the CPU only keeps @x loaded (its TLB entries of @x
+ * wait for its catch-up; its walk caches do not, its MMU may walk); @x < 0:
+ * nothing loaded.  Also used as a periodic self-audit of a running CPU.
  */
-static void scan_self(struct orc_world *w, struct orc_cpu *c, uint32_t cpu, uint32_t x,
+static void scan_self(struct orc_world *w, struct orc_cpu *c, uint32_t cpu, int x, int lazy,
 		      enum orc_vkind kind, const char *when)
 {
 	cache_lock(c);
 	for (uint32_t s = 0; s < tlb_slots(w); s++) {
 		uint64_t e = atomic_load(&c->tlb[s]);
+		uint32_t ex;
 		uint64_t cvw, fo;
 		char ep[8], pp[8];
 
-		if (!e || te_as(e) != x)
+		if (!e)
 			continue;
-		cvw = atomic_load(&w->as[x].cv[te_page(e)]);
+		ex = te_as(e);
+		if (ex != ORC_KAS && (lazy || x < 0 || ex != (uint32_t)x))
+			continue;
+		cvw = atomic_load(&w->as[ex].cv[te_page(e)]);
 		count(w, ORC_C_CHECKS, 1);
+		if (cvw && neg_harmful(ex, e, cvw)) {
+			violation(w, kind, "%s: cpu %u caches kernel page %u as invalid (version %u), "
+				  "installed at version %u",
+				  when, cpu, te_page(e), te_ver(e), pte_ver(cvw));
+			continue;
+		}
+		if (te_neg(e))
+			continue;
 		if (cvw && ver_older(te_ver(e), pte_ver(cvw)) &&
-		    orc_harmful(w->cfg.arch, te_perm(e), te_frame(e), cvw)) {
+		    orc_harmful(w->cfg.arch, te_pb(e), te_frame(e), cvw)) {
 			perm_str(te_perm(e), ep);
 			perm_str(pte_perm(cvw), pp);
 			violation(w, kind,
 				  "%s: cpu %u holds as %u page %u -> %s frame %u (version %u); a "
 				  "completed change made it %s frame %u (version %u)",
-				  when, cpu, x, te_page(e), ep, te_frame(e), te_ver(e), pp,
+				  when, cpu, ex, te_page(e), ep, te_frame(e), te_ver(e), pp,
 				  pte_frame(cvw), pte_ver(cvw));
 			continue;
 		}
 		fo = atomic_load(&w->frame[te_frame(e)]);
-		if (own_state(fo) == F_FREE || own_as(fo) != x || own_idx(fo) != te_page(e))
-			violation(w, kind,
+		if (own_state(fo) == F_FREE || own_state(fo) == F_GONE || own_as(fo) != ex ||
+		    own_idx(fo) != te_page(e))
+			violation(w, own_state(fo) == F_GONE ? ORC_V_DATA : kind,
 				  "%s: cpu %u holds as %u page %u -> frame %u (version %u), which "
 				  "is %s (as %u page %u)",
-				  when, cpu, x, te_page(e), te_frame(e), te_ver(e),
-				  own_state(fo) == F_FREE ? "free" : "another page's", own_as(fo),
-				  own_idx(fo));
+				  when, cpu, ex, te_page(e), te_frame(e), te_ver(e),
+				  own_state(fo) == F_FREE   ? "free"
+				  : own_state(fo) == F_GONE ? "discarded or superseded"
+							    : "another page's",
+				  own_as(fo), own_idx(fo));
 	}
-	for (uint32_t s = 0; s < psc_slots(w); s++) {
+	for (uint32_t s = 0; x >= 0 && s < psc_slots(w); s++) {
 		uint64_t e = atomic_load(&c->psc[s]);
 		uint64_t to;
 
-		if (!e || psc_as(e) != x)
+		if (!e || psc_as(e) != (uint32_t)x)
 			continue;
 		to = atomic_load(&w->table[dir_table(e)]);
 		if (own_state(to) == T_FREE || own_gen(to) != dir_gen(e))
@@ -1039,19 +1164,29 @@ static void publish(struct orc_cpu *c, uint32_t mode, int loaded)
 	atomic_store(&c->pub, pub_make(mode, loaded));
 }
 
-/* The CPU's state for checkers, after the engine call and the catch-up:
- * RUN only if the engine state is RUNNING and an AS runs. */
+/*
+ * The CPU's state for checkers, after the engine call and the catch-up:
+ * RUN only if the engine state is RUNNING and an AS runs.  A CPU that
+ * executes again after it was excused (preempted, or between states) scans
+ * what it may use from now on: a running one its address space and the
+ * kernel's entries, a lazy one the kernel's entries and the walk caches of
+ * what it keeps loaded.
+ */
 static void publish_settled(struct orc_world *w, struct orc_cpu *c, uint32_t cpu)
 {
 	if (c->estate == TLBPOL_CPU_OFFLINE) {
 		publish(c, M_OFFLINE, -1);
-	} else if (c->estate == TLBPOL_CPU_PREEMPTED) {
+	} else if (c->estate == TLBPOL_CPU_PREEMPTED || atomic_load(&c->hv)) {
 		publish(c, M_PREEMPT, c->loaded);
 	} else if (c->estate == TLBPOL_CPU_RUNNING && c->cur >= 0) {
 		publish(c, M_RUN, c->cur);
-		scan_self(w, c, cpu, (uint32_t)c->cur, ORC_V_RESUME, "after catch-up");
+		scan_self(w, c, cpu, c->cur, 0, ORC_V_RESUME, "after catch-up");
 	} else {
+		uint32_t was = pub_mode(atomic_load(&c->pub));
+
 		publish(c, M_LAZY, c->loaded);
+		if (was != M_LAZY)
+			scan_self(w, c, cpu, c->loaded, 1, ORC_V_RESUME, "executing again");
 	}
 }
 
@@ -1147,6 +1282,7 @@ static void free_register(struct orc_world *w, struct orc_cpu *c, uint32_t cpu,
 	count(w, ORC_C_FREES_REG, 1);
 	trace(w, (int)cpu, TR_DFREG, fr->as, 0, fr->nr_frames | fr->nr_tables << 8,
 	      fr->nr_tables ? fr->tables[0] : 0);
+	c->call_id++;
 	r = tlbpol_defer_free(w->eng, cpu, free_cb, fr);
 	if (r)
 		violation(w, ORC_V_API, "tlbpol_defer_free(cpu %u) = %d", cpu, r);
@@ -1210,10 +1346,14 @@ static int pte_change(struct orc_world *w, uint32_t x, uint32_t page, uint32_t c
 			return 0;
 		if (pte_ver(old) >= VER_MAX)
 			return 0;
-		new = pte_make(np, nf, pte_ver(old) + 1);
+		/* The attribute stays with a present PTE. */
+		new = pte_make(np | (pte_pb(old) & B_ATTR), nf, pte_ver(old) + 1);
 		if (atomic_compare_exchange_weak(pte, &old, new))
 			break;
 	}
+	/* A removal: the frame whose contents a later install supersedes. */
+	if ((pte_perm(old) & B_P) && !(pte_perm(new) & B_P))
+		atomic_store(&w->as[x].prevf[page], pte_frame(old));
 	ch->page = page;
 	ch->old = old;
 	ch->new = new;
@@ -1233,9 +1373,17 @@ static const char *const kind_names[TLBPOL_EV_MAX] = {
  * submit_runs().
  * @new_pte: the PTE to come, for a break-before-make frame change, else 0.
  * BY_NOW decisions are complete when this returns; later ones are recorded.
+ * The pages are @x's (ORC_KAS: the kernel region's); the event goes
+ * through user address space @via.  @mode: SUB_NOW completes the change
+ * when the call returns whatever the engine decided (a DONTNEED that
+ * returned promised zeros), SUB_NORECORD records nothing (the submit of a
+ * GENERIC install before its store: only the one after completes it).
  */
-static void submit(struct orc_world *w, uint32_t cpu, uint32_t x, uint32_t kind, uint32_t evflags,
-		   uint32_t p0, uint32_t n, const struct change *ch, uint32_t nch, uint32_t new_pte)
+enum sub_mode { SUB_NORMAL, SUB_NOW, SUB_NORECORD };
+
+static void submit_via(struct orc_world *w, uint32_t cpu, uint32_t x, uint32_t via, uint32_t kind,
+		       uint32_t evflags, uint32_t p0, uint32_t n, const struct change *ch,
+		       uint32_t nch, uint32_t new_pte, enum sub_mode mode)
 {
 	struct orc_cpu *c = &w->cpus[cpu];
 	struct tlbpol_event ev;
@@ -1255,11 +1403,12 @@ static void submit(struct orc_world *w, uint32_t cpu, uint32_t x, uint32_t kind,
 	ev.kind = kind;
 	ev.flags = evflags;
 	ev.page_shift = ORC_PAGE_SHIFT;
-	ev.va = ORC_VA_BASE + ((uint64_t)p0 << ORC_PAGE_SHIFT);
+	ev.va = page_va(x, p0);
 	ev.nr_pages = n;
 	ev.old_pte = oldb;
 	ev.new_pte = newb;
-	r = tlbpol_submit(w->eng, w->as[x].eas, cpu, &ev, &d);
+	c->call_id++;
+	r = tlbpol_submit(w->eng, w->as[via].eas, cpu, &ev, &d);
 	count(w, ORC_C_SUBMITS, 1);
 	if (r) {
 		violation(w, ORC_V_API, "tlbpol_submit(%s, old %#x new %#x flags %#x) = %d",
@@ -1280,7 +1429,9 @@ static void submit(struct orc_world *w, uint32_t cpu, uint32_t x, uint32_t kind,
 	/* Only pages this event changed complete a version (a spurious or
 	 * retried fault reports the PTE as it is, changed by an earlier event
 	 * whose own completion may still be pending). */
-	if (d.deadline == TLBPOL_BY_NOW) {
+	if (mode == SUB_NORECORD)
+		return;
+	if (d.deadline == TLBPOL_BY_NOW || mode == SUB_NOW) {
 		for (uint32_t i = 0; i < nch; i++)
 			if (ch[i].new != ch[i].old)
 				complete_page(w, x, ch[i].page, ch[i].new, what);
@@ -1297,14 +1448,20 @@ static void submit(struct orc_world *w, uint32_t cpu, uint32_t x, uint32_t kind,
 	}
 }
 
+static void submit(struct orc_world *w, uint32_t cpu, uint32_t x, uint32_t kind, uint32_t evflags,
+		   uint32_t p0, uint32_t n, const struct change *ch, uint32_t nch, uint32_t new_pte)
+{
+	submit_via(w, cpu, x, x, kind, evflags, p0, n, ch, nch, new_pte, SUB_NORMAL);
+}
+
 /*
  * Submit @ch as one event per run of contiguous pages that changed alike.
  * For changes that may gain permissions: a union of old and new PTEs would
  * hide a bit one page gained while another already had it (a U/S flip is a
  * downgrade on x86).
  */
-static void submit_runs(struct orc_world *w, uint32_t cpu, uint32_t x, uint32_t kind,
-			const struct change *ch, uint32_t nch)
+static void submit_runs(struct orc_world *w, uint32_t cpu, uint32_t x, uint32_t via,
+			uint32_t kind, uint32_t evflags, const struct change *ch, uint32_t nch)
 {
 	for (uint32_t i = 0, j; i < nch; i = j + 1) {
 		for (j = i; j + 1 < nch && ch[j + 1].page == ch[j].page + 1 &&
@@ -1312,7 +1469,8 @@ static void submit_runs(struct orc_world *w, uint32_t cpu, uint32_t x, uint32_t 
 			    pte_perm(ch[j + 1].new) == pte_perm(ch[i].new);
 		     j++)
 			;
-		submit(w, cpu, x, kind, 0, ch[i].page, j - i + 1, &ch[i], j - i + 1, 0);
+		submit_via(w, cpu, x, via, kind, evflags, ch[i].page, j - i + 1, &ch[i], j - i + 1,
+			   0, SUB_NORMAL);
 	}
 }
 
@@ -1354,10 +1512,56 @@ static int install_prepare(struct orc_world *w, uint32_t x, uint32_t page, uint3
 	return 1;
 }
 
+/*
+ * A new PTE for (x, page) on frame @newf is about to be stored: the frame
+ * its last removal took, if it still holds the page's old contents (not yet
+ * freed), is superseded from now on -- others will read and write @newf,
+ * and an access through a translation to the old frame is stale data.
+ */
+static void supersede(struct orc_world *w, uint32_t x, uint32_t page, uint32_t newf)
+{
+	uint32_t f = atomic_exchange(&w->as[x].prevf[page], 0u);
+	uint64_t o;
+
+	if (!f || f == newf)
+		return;
+	o = atomic_load(&w->frame[f]);
+	if (own_state(o) != F_FREE && own_as(o) == x && own_idx(o) == page)
+		frame_set(w, f, F_GONE);
+}
+
 static void install_commit(struct orc_world *w, uint32_t x, const struct change *ch, uint32_t nch)
 {
-	for (uint32_t i = 0; i < nch; i++)
+	for (uint32_t i = 0; i < nch; i++) {
+		supersede(w, x, ch[i].page, pte_frame(ch[i].new));
 		atomic_store(&w->as[x].pte[ch[i].page], ch[i].new);
+	}
+}
+
+/*
+ * Submit and store installs @ch over [p0, p0 + n) of @x, through @via, as
+ * the header orders it: submit (which completes pending flushes over the
+ * addresses), then store; on GENERIC submit once more after the store (a
+ * CPU may have cached the invalid PTE up to it: the flush must follow it),
+ * and only that submit completes the install.  cfg.store_first: the order
+ * the header forbids, store then submit.
+ */
+static void install_run(struct orc_world *w, uint32_t cpu, uint32_t x, uint32_t via,
+			uint32_t evflags, uint32_t p0, uint32_t n, const struct change *ch,
+			uint32_t nch)
+{
+	int generic = w->cfg.arch == TLBPOL_ARCH_GENERIC;
+
+	if (w->cfg.store_first) {
+		install_commit(w, x, ch, nch);
+		submit_via(w, cpu, x, via, TLBPOL_EV_FAULT, evflags, p0, n, ch, nch, 0, SUB_NORMAL);
+		return;
+	}
+	submit_via(w, cpu, x, via, TLBPOL_EV_FAULT, evflags, p0, n, ch, nch, 0,
+		   generic ? SUB_NORECORD : SUB_NORMAL);
+	install_commit(w, x, ch, nch);
+	if (generic)
+		submit_via(w, cpu, x, via, TLBPOL_EV_FAULT, evflags, p0, n, ch, nch, 0, SUB_NORMAL);
 }
 
 static enum orc_result install(struct orc_world *w, uint32_t cpu, uint32_t x, uint32_t page,
@@ -1375,8 +1579,7 @@ static enum orc_result install(struct orc_world *w, uint32_t cpu, uint32_t x, ui
 		frame_unalloc(w, f);
 		return ORC_SKIP;
 	}
-	submit(w, cpu, x, TLBPOL_EV_FAULT, evflags, page, 1, &ch, 1, 0);
-	install_commit(w, x, &ch, 1);
+	install_run(w, cpu, x, x, evflags, page, 1, &ch, 1);
 	return ORC_OK;
 }
 
@@ -1417,7 +1620,7 @@ static int use_check(struct orc_world *w, uint32_t cpu, uint64_t e)
 	char ep[8], pp[8];
 
 	if (cvw && ver_older(te_ver(e), pte_ver(cvw)) &&
-	    orc_harmful(w->cfg.arch, te_perm(e), te_frame(e), cvw)) {
+	    orc_harmful(w->cfg.arch, te_pb(e), te_frame(e), cvw)) {
 		perm_str(te_perm(e), ep);
 		perm_str(pte_perm(cvw), pp);
 		violation(w, ORC_V_USE,
@@ -1434,6 +1637,22 @@ static int use_check(struct orc_world *w, uint32_t cpu, uint64_t e)
 			  cpu, te_frame(e), x, page, te_ver(e),
 			  own_state(fo) == F_FREE ? "free" : "another page's", own_as(fo),
 			  own_idx(fo));
+		return 1;
+	}
+	/*
+	 * The page's contents left this frame: discarded (a DONTNEED that
+	 * returned promised zeros) or superseded (a new PTE for the page was
+	 * stored: others use the new frame).  What this access reads is stale,
+	 * what it writes is lost, whatever the engine reported.
+	 */
+	if (own_state(fo) == F_GONE) {
+		uint64_t now = atomic_load(&w->as[x].pte[page]);
+
+		violation(w, ORC_V_DATA,
+			  "cpu %u accessed as %u page %u through frame %u (version %u), whose "
+			  "contents were discarded or moved (PTE now %#x frame %u version %u)",
+			  cpu, x, page, te_frame(e), te_ver(e), pte_perm(now), pte_frame(now),
+			  pte_ver(now));
 		return 1;
 	}
 	return 0;
@@ -1463,11 +1682,27 @@ static void write_check(struct orc_world *w, uint32_t cpu, uint64_t e)
 }
 
 /*
+ * A walk found (x, page) not present: GENERIC may cache that (RISC-V
+ * without Svvptc), here one time in two.  Returns -2 with the invalid entry
+ * in *@out for the caller to fill, else -1: a fault either way.
+ */
+static int negative(struct orc_world *w, struct orc_cpu *c, uint32_t x, uint32_t page,
+		    uint64_t ptew, uint64_t *out)
+{
+	if (w->cfg.arch != TLBPOL_ARCH_GENERIC || rng_next(&c->rng) % 2)
+		return -1;
+	*out = te_make(x, page, 0, 0, pte_ver(ptew));
+	count(w, ORC_C_NEGATIVE, 1);
+	return -2;
+}
+
+/*
  * A page walk of (x, page) by CPU @c, under its cache lock: through the
  * PSC if it has the group, else through the directory (filling the PSC).
  * Hardware sets A (x86, ARM64; GENERIC faults instead) and, for a write,
  * D.  @spec: a speculative walk, which fills only what needs no PTE update.
- * Returns 0 and the entry in *@out, or -1 for a fault.
+ * Returns 0 and the entry in *@out, -1 for a fault, or -2 for a fault that
+ * leaves an invalid entry (*@out) behind (negative()).
  */
 static int walk(struct orc_world *w, struct orc_cpu *c, uint32_t cpu, uint32_t x, uint32_t page,
 		enum orc_access a, int spec, uint64_t *out)
@@ -1507,8 +1742,10 @@ static int walk(struct orc_world *w, struct orc_cpu *c, uint32_t cpu, uint32_t x
 
 		/* The PTE belongs to the table we walk only while the directory
 		 * still points to it. */
-		if (atomic_load(&w->as[x].dir[g]) != dirw || !(perm & B_P))
+		if (atomic_load(&w->as[x].dir[g]) != dirw)
 			return -1;
+		if (!(perm & B_P))
+			return negative(w, c, x, page, old, out);
 		if (!(perm & B_A)) {
 			if (spec || w->cfg.arch == TLBPOL_ARCH_GENERIC)
 				return -1;
@@ -1520,7 +1757,7 @@ static int walk(struct orc_world *w, struct orc_cpu *c, uint32_t cpu, uint32_t x
 			new |= B_D;
 		if (new != old && !atomic_compare_exchange_strong(pte, &old, new))
 			continue;
-		*out = te_make(x, page, pte_perm(new), pte_frame(new), pte_ver(new));
+		*out = te_make(x, page, pte_pb(new), pte_frame(new), pte_ver(new));
 		return 0;
 	}
 	return -1;
@@ -1577,7 +1814,7 @@ static int try_access(struct orc_world *w, struct orc_cpu *c, uint32_t cpu, uint
 			 * between look like a missed CLEAR_DIRTY.
 			 */
 			if ((pte_perm(cur) & B_W) && pte_frame(cur) == te_frame(e)) {
-				e = te_make(x, page, pte_perm(cur), pte_frame(cur), pte_ver(cur));
+				e = te_make(x, page, pte_pb(cur), pte_frame(cur), pte_ver(cur));
 				atomic_store(&c->tlb[slot], e);
 			}
 		}
@@ -1585,8 +1822,15 @@ static int try_access(struct orc_world *w, struct orc_cpu *c, uint32_t cpu, uint
 			write_check(w, cpu, e);
 		return 0;
 	}
-	if (walk(w, c, cpu, x, page, a, 0, &e))
+	switch (walk(w, c, cpu, x, page, a, 0, &e)) {
+	case 0:
+		break;
+	case -2:
+		tlb_fill(w, c, e);
 		return -1;
+	default:
+		return -1;
+	}
 	tlb_fill(w, c, e);
 	if (!use_check(w, cpu, e) && a == ORC_WRITE)
 		write_check(w, cpu, e);
@@ -1717,9 +1961,104 @@ void orc_spec_walk(struct orc_world *w, uint32_t cpu, uint32_t page)
 	    page >= w->cfg.pages)
 		return;
 	cache_lock(c);
-	if (!walk(w, c, cpu, (uint32_t)c->loaded, page, ORC_READ, 1, &e))
+	if (walk(w, c, cpu, (uint32_t)c->loaded, page, ORC_READ, 1, &e) != -1)
 		tlb_fill(w, c, e);
 	cache_unlock(c);
+}
+
+/* May @c execute now?  A preempted vCPU (told or not) and an offline CPU
+ * do not. */
+static int executing(struct orc_cpu *c)
+{
+	return c->estate != TLBPOL_CPU_PREEMPTED && c->estate != TLBPOL_CPU_OFFLINE &&
+	       !atomic_load(&c->hv);
+}
+
+/* A walk of kernel page @kp: the kernel region has no tables to free, and
+ * its PTEs have A and D preset (nothing for the walk to update). */
+static int kwalk(struct orc_world *w, struct orc_cpu *c, uint32_t kp, uint64_t *out)
+{
+	uint64_t ptew = atomic_load(&w->as[ORC_KAS].pte[kp]);
+
+	if (!(pte_perm(ptew) & B_P))
+		return negative(w, c, ORC_KAS, kp, ptew, out);
+	*out = te_make(ORC_KAS, kp, pte_pb(ptew), pte_frame(ptew), pte_ver(ptew));
+	return 0;
+}
+
+void orc_kspec_walk(struct orc_world *w, uint32_t cpu, uint32_t kp)
+{
+	struct orc_cpu *c = &w->cpus[cpu];
+	uint64_t e;
+
+	if (kp >= w->as[ORC_KAS].pages || !executing(c))
+		return;
+	cache_lock(c);
+	count(w, ORC_C_SPEC_WALKS, 1);
+	if (kwalk(w, c, kp, &e) != -1)
+		tlb_fill(w, c, e);
+	cache_unlock(c);
+}
+
+/*
+ * A kernel access: the kernel touches only what it has mapped, so only a
+ * page whose latest completed change left it present (and writable, for a
+ * write).  Through the TLB, or a walk; a fault means the page is being
+ * unmapped right now (nothing to check), unless it comes from an invalid
+ * entry older than the page's completed install: the kernel has no
+ * spurious-fault path, so that is a violation.
+ */
+enum orc_result orc_kaccess(struct orc_world *w, uint32_t cpu, uint32_t kp, enum orc_access a)
+{
+	struct orc_cpu *c = &w->cpus[cpu];
+	struct orc_as *k = &w->as[ORC_KAS];
+	uint64_t cvw, e;
+	int slot;
+	enum orc_result res = ORC_OK;
+
+	if (kp >= k->pages || !executing(c))
+		return ORC_SKIP;
+	cvw = atomic_load(&k->cv[kp]);
+	if (!(pte_perm(cvw) & B_P) || (a == ORC_WRITE && !(pte_perm(cvw) & B_W)))
+		return ORC_SKIP;
+	count(w, ORC_C_KACCESSES, 1);
+	cache_lock(c);
+	slot = tlb_find(w, c, ORC_KAS, kp);
+	if (slot >= 0) {
+		e = atomic_load(&c->tlb[slot]);
+		count(w, ORC_C_HITS, 1);
+		if (te_neg(e)) {
+			cvw = atomic_load(&k->cv[kp]);
+			if (neg_harmful(ORC_KAS, e, cvw))
+				violation(w, ORC_V_USE,
+					  "cpu %u: kernel access to page %u faulted on an invalid "
+					  "entry (version %u) after its install (version %u) completed",
+					  cpu, kp, te_ver(e), pte_ver(cvw));
+			atomic_store(&c->tlb[slot], 0); /* the oops, recovered */
+			res = ORC_FAULT;
+		} else if (a == ORC_WRITE && !(te_perm(e) & B_W)) {
+			/* A stricter entry than the PTE (an upgrade flushed only
+			 * locally): the kernel's spurious-fault fixup drops it. */
+			atomic_store(&c->tlb[slot], 0);
+			res = ORC_FAULT;
+		} else if (!use_check(w, cpu, e) && a == ORC_WRITE) {
+			write_check(w, cpu, e);
+		}
+	} else {
+		int r = kwalk(w, c, kp, &e);
+
+		count(w, ORC_C_WALKS, 1);
+		if (r != -1)
+			tlb_fill(w, c, e);
+		if (r)
+			res = ORC_FAULT;
+		else if (a == ORC_WRITE && !(te_perm(e) & B_W))
+			res = ORC_FAULT;
+		else if (!use_check(w, cpu, e) && a == ORC_WRITE)
+			write_check(w, cpu, e);
+	}
+	cache_unlock(c);
+	return res;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -1734,30 +2073,34 @@ int orc_switch(struct orc_world *w, uint32_t cpu, int as)
 	if (as >= (int)w->cfg.nr_as || c->estate == TLBPOL_CPU_OFFLINE)
 		return -EINVAL;
 	/*
-	 * Stop using the current AS (for checkers) before the engine hears of
-	 * it: a checker then excuses us at worst too early, never too late.
-	 * Switching to NULL keeps the AS loaded (a lazy CPU may walk it).  A
-	 * switch to an AS is one step with its CR3 write ("the CR3 write follows
-	 * at once, with interrupts off"): from the engine call on, the engine
-	 * may count the old AS's entries as gone and this CPU as caught up on
-	 * the new one, and the CPU walks nothing until the write (our drop and
-	 * catch-up flush below) is done and it publishes again.  Meanwhile it is
-	 * excused from everything; what it must have flushed by then is checked
-	 * when it publishes RUN.
+	 * Stop using the current AS's user addresses (for checkers) before the
+	 * engine hears of it: a checker then excuses our TLB at worst too
+	 * early, never too late.  But the CPU executes all along, and its CR3
+	 * keeps the loaded AS until the write that follows the engine call:
+	 * its kernel entries are used, and its walk caches of what stays
+	 * loaded may be walked, so neither is excused (lazy, not away).  A
+	 * switch to an AS is one step with its CR3 write ("the CR3 write
+	 * follows at once, with interrupts off"): the CPU touches no user
+	 * address until the write (our drop below) and its catch-up flush are
+	 * done and it publishes again; its MMU may still walk the old tables
+	 * speculatively in between, and does here, now and then.
 	 */
-	publish(c, c->estate == TLBPOL_CPU_PREEMPTED ? M_PREEMPT : M_LAZY,
-		as >= 0 ? -1 : c->loaded);
+	publish(c, c->estate == TLBPOL_CPU_PREEMPTED ? M_PREEMPT : M_LAZY, c->loaded);
 	r = tlbpol_switch(w->eng, cpu, as >= 0 ? w->as[as].eas : NULL, &nf);
 	trace(w, (int)cpu, TR_SWITCH, as < 0 ? 15u : (uint32_t)as, 0, (uint32_t)nf,
 	      (uint32_t)c->loaded);
 	if (r) {
-		violation(w, ORC_V_API, "tlbpol_switch(cpu %u, as %d) = %d", cpu, as, r);
+		/* Not running: the engine refuses to switch it to an AS. */
+		if (!(r == -EBUSY && as >= 0 && c->estate != TLBPOL_CPU_RUNNING))
+			violation(w, ORC_V_API, "tlbpol_switch(cpu %u, as %d) = %d", cpu, as, r);
 		publish_settled(w, c, cpu);
 		return r;
 	}
 	if (as >= 0) {
+		if (as != c->loaded && c->loaded >= 0 && rng_next(&c->rng) % 4 == 0)
+			orc_spec_walk(w, cpu, (uint32_t)(rng_next(&c->rng) % w->cfg.pages));
 		if (as != c->loaded && !(w->cfg.flags & TLBPOL_CFGF_RETAIN_AS))
-			self_flush(w, c, -1); /* CR3 write without PCID: every non-global entry */
+			self_flush(w, c, DROP_USER); /* CR3 write without PCID: every non-global entry */
 		if (nf) {
 			count(w, ORC_C_CATCHUPS, 1);
 			self_flush(w, c, as);
@@ -1781,7 +2124,8 @@ int orc_unload(struct orc_world *w, uint32_t cpu)
 
 	if (c->cur >= 0)
 		return -EBUSY;
-	publish(c, c->estate == TLBPOL_CPU_PREEMPTED ? M_PREEMPT : M_LAZY, -1);
+	/* CR3 still on the loaded AS until the write below (see orc_switch()). */
+	publish(c, c->estate == TLBPOL_CPU_PREEMPTED ? M_PREEMPT : M_LAZY, c->loaded);
 	r = tlbpol_unload(w->eng, cpu);
 	trace(w, (int)cpu, TR_UNLOAD, 0, 0, (uint32_t)r, 0);
 	if (r) {
@@ -1789,10 +2133,12 @@ int orc_unload(struct orc_world *w, uint32_t cpu)
 		publish_settled(w, c, cpu);
 		return r;
 	}
+	if (c->loaded >= 0 && rng_next(&c->rng) % 4 == 0)
+		orc_spec_walk(w, cpu, (uint32_t)(rng_next(&c->rng) % w->cfg.pages));
 	/* To page tables of the host's own: a CR3 write, which keeps the old
-	 * AS's entries under its tag only with retention. */
+	 * AS's entries under its tag only with retention, and global ones. */
 	if (!(w->cfg.flags & TLBPOL_CFGF_RETAIN_AS))
-		self_flush(w, c, -1);
+		self_flush(w, c, DROP_USER);
 	c->loaded = -1;
 	publish_settled(w, c, cpu);
 	return 0;
@@ -1810,14 +2156,20 @@ int orc_set_state(struct orc_world *w, uint32_t cpu, uint32_t state)
 	else if (state == TLBPOL_CPU_PREEMPTED)
 		publish(c, M_PREEMPT, c->loaded);
 	else if (state == TLBPOL_CPU_OFFLINE) {
-		/* A CPU going down empties its caches first: the engine counts
-		 * an OFFLINE CPU as holding nothing from the moment it is. */
+		/* A CPU going down empties its caches first, global entries
+		 * too: the engine counts an OFFLINE CPU as holding nothing from
+		 * the moment it is. */
 		publish(c, M_LAZY, -1);
-		self_flush(w, c, -1);
-	} else if (c->estate != TLBPOL_CPU_RUNNING)
-		/* Waking up is, like a switch, one step with the catch-up flush
-		 * it may ask for (see orc_switch()). */
-		publish(c, M_LAZY, -1);
+		self_flush(w, c, DROP_ALL);
+	} else if (c->estate == TLBPOL_CPU_PREEMPTED)
+		/* The hypervisor marks its vCPU running before it enters it:
+		 * it executes nothing until the catch-up flush is done. */
+		publish(c, M_PREEMPT, c->loaded);
+	else if (c->estate != TLBPOL_CPU_RUNNING)
+		/* Waking from idle is, like a switch, one step with the
+		 * catch-up flush it may ask for (see orc_switch()); the CPU
+		 * executes, and its MMU may walk what it keeps loaded. */
+		publish(c, M_LAZY, c->loaded);
 	r = tlbpol_cpu_state(w->eng, cpu, state);
 	trace(w, (int)cpu, TR_STATE, 0, 0, state, (uint32_t)r);
 	if (r < 0) {
@@ -1866,14 +2218,17 @@ void orc_hv_resume(struct orc_world *w, uint32_t cpu)
 		/* The host flushes the whole guest: every AS, global entries
 		 * and paging-structure caches included. */
 		count(w, ORC_C_CATCHUPS, 1);
-		self_flush(w, c, -1);
+		self_flush(w, c, DROP_ALL);
 	}
 	publish_settled(w, c, cpu);
 }
 
 int orc_tick(struct orc_world *w, uint32_t cpu)
 {
-	int r = tlbpol_tick(w->eng, cpu);
+	int r;
+
+	w->cpus[cpu].call_id++;
+	r = tlbpol_tick(w->eng, cpu);
 
 	trace(w, (int)cpu, TR_TICK, 0, 0, (uint32_t)r, 0);
 	if (r < 0)
@@ -1885,7 +2240,10 @@ int orc_flush(struct orc_world *w, uint32_t cpu, uint32_t by)
 {
 	struct orc_cpu *c = &w->cpus[cpu];
 	uint64_t upto = c->seq;
-	int r = tlbpol_flush(w->eng, cpu, by);
+	int r;
+
+	c->call_id++;
+	r = tlbpol_flush(w->eng, cpu, by);
 
 	trace(w, (int)cpu, TR_EFLUSH, 0, 0, by, (uint32_t)r);
 	if (r < 0) {
@@ -1904,7 +2262,7 @@ void orc_audit(struct orc_world *w, uint32_t cpu)
 	struct orc_cpu *c = &w->cpus[cpu];
 
 	if (c->cur >= 0 && c->estate == TLBPOL_CPU_RUNNING)
-		scan_self(w, c, cpu, (uint32_t)c->cur, ORC_V_USE, "self-audit");
+		scan_self(w, c, cpu, c->cur, 0, ORC_V_USE, "self-audit");
 }
 
 int orc_cpu_as(const struct orc_world *w, uint32_t cpu)
@@ -1985,10 +2343,8 @@ enum orc_result orc_populate(struct orc_world *w, uint32_t cpu, uint32_t as, uin
 		else
 			frame_unalloc(w, f);
 	}
-	if (nch) {
-		submit(w, cpu, as, TLBPOL_EV_FAULT, 0, page, n, ch, nch, 0);
-		install_commit(w, as, ch, nch);
-	}
+	if (nch)
+		install_run(w, cpu, as, as, 0, page, n, ch, nch);
 	unlock_groups(w, as, g0, g1);
 	return nch ? ORC_OK : res == ORC_OK ? ORC_SKIP : res;
 }
@@ -1997,7 +2353,7 @@ enum orc_result orc_protect(struct orc_world *w, uint32_t cpu, uint32_t as, uint
 			    uint32_t n, uint32_t clear, uint32_t set, int vma)
 {
 	uint32_t gp = w->cfg.group_pages, g0, g1;
-	struct change ch[ORC_MAX_RANGE];
+	struct change ch[ORC_MAX_RANGE] = { { 0, 0, 0 } };
 	uint32_t nch = 0;
 
 	if (!clip(w, as, &page, &n))
@@ -2018,7 +2374,7 @@ enum orc_result orc_protect(struct orc_world *w, uint32_t cpu, uint32_t as, uint
 		if (pte_change(w, as, p, clear, set & allowed, 0, 1, &ch[nch]))
 			nch++;
 	}
-	submit_runs(w, cpu, as, TLBPOL_EV_PROTECT, ch, nch);
+	submit_runs(w, cpu, as, as, TLBPOL_EV_PROTECT, 0, ch, nch);
 	unlock_groups(w, as, g0, g1);
 	return nch ? ORC_OK : ORC_SKIP;
 }
@@ -2092,14 +2448,167 @@ enum orc_result orc_unmap(struct orc_world *w, uint32_t cpu, uint32_t as, uint32
 	}
 	unlock_groups(w, as, g0, g1);
 	if (ndirty) {
-		/* Write the dirty pages back: due first, and from then on a write
-		 * through a stale entry would be lost. */
-		orc_flush(w, cpu, TLBPOL_BY_WRITEBACK);
+		/*
+		 * A shared page written back: by a flusher thread, on whichever
+		 * CPU, once the page-table lock is dropped (the header: such an
+		 * unmap is complete when the call returns, since no other CPU's
+		 * tlbpol_flush() could complete it).  From here on a write
+		 * through a stale entry would be lost.
+		 */
 		for (uint32_t i = 0; i < ndirty; i++)
 			frame_set(w, dirty[i], F_CLEANED);
 	}
+	/* Now and then a tick between the submit and the free: it may post
+	 * this CPU's lazy work and empty its batch, and the free must still
+	 * wait for the request in flight. */
+	if (rng_next(&c->rng) % 4 == 0)
+		orc_tick(w, cpu);
 	free_register(w, c, cpu, fr);
 	return ORC_OK;
+}
+
+enum orc_result orc_dontneed(struct orc_world *w, uint32_t cpu, uint32_t as, uint32_t page,
+			     uint32_t n)
+{
+	struct orc_cpu *c = &w->cpus[cpu];
+	uint32_t gp = w->cfg.group_pages, g0, g1, nch = 0;
+	uint32_t evflags = TLBPOL_EVF_STAYS_MAPPED | TLBPOL_EVF_PRIVATE;
+	struct change ch[ORC_MAX_RANGE];
+	struct orc_free *fr;
+
+	if (!clip(w, as, &page, &n))
+		return ORC_SKIP;
+	g0 = page / gp;
+	g1 = (page + n - 1) / gp;
+	if (!lock_groups(w, cpu, as, g0, g1))
+		return ORC_BUSY;
+	fr = free_new(w, c, cpu, as);
+	for (uint32_t p = page; p < page + n; p++)
+		if (pte_change(w, as, p, PERM_MASK, 0, 0, 1, &ch[nch]))
+			fr->frames[fr->nr_frames++] = pte_frame(ch[nch++].old);
+	if (!nch) {
+		unlock_groups(w, as, g0, g1);
+		c->chunk_used--;
+		memset(fr, 0, sizeof(*fr));
+		return ORC_SKIP;
+	}
+	/* What a careless host passes for private memory: to be ignored. */
+	if (rng_next(&c->rng) % 2)
+		evflags |= TLBPOL_EVF_LAZY_OK;
+	/*
+	 * madvise() returns here: complete, whatever the engine decided.  A
+	 * later access must fault and find a zero page, so from now on the old
+	 * contents are gone: reading them is stale data, writing them a lost
+	 * write.  The frames go back through a deferred free as usual.
+	 */
+	submit_via(w, cpu, as, as, TLBPOL_EV_UNMAP, evflags, page, n, ch, nch, 0, SUB_NOW);
+	for (uint32_t i = 0; i < fr->nr_frames; i++)
+		frame_set(w, fr->frames[i], F_GONE);
+	unlock_groups(w, as, g0, g1);
+	free_register(w, c, cpu, fr);
+	return ORC_OK;
+}
+
+/* Clip [kp, kp + n) to the kernel region and ORC_MAX_RANGE; 0 if empty. */
+static int kclip(const struct orc_world *w, uint32_t *kp, uint32_t *n)
+{
+	uint32_t pages = w->as[ORC_KAS].pages;
+
+	if (*kp >= pages || !*n)
+		return 0;
+	if (*n > ORC_MAX_RANGE)
+		*n = ORC_MAX_RANGE;
+	if (*kp + *n > pages)
+		*n = pages - *kp;
+	return 1;
+}
+
+enum orc_result orc_kmap(struct orc_world *w, uint32_t cpu, uint32_t via, uint32_t kp, uint32_t n)
+{
+	struct orc_as *k = &w->as[ORC_KAS];
+	struct change ch[ORC_MAX_RANGE];
+	uint32_t nch = 0, first = kp;
+	enum orc_result res = ORC_OK;
+
+	if (via >= w->cfg.nr_as || !kclip(w, &kp, &n))
+		return ORC_SKIP;
+	first = kp;
+	if (!lock_groups(w, cpu, ORC_KAS, kp, kp + n - 1))
+		return ORC_BUSY;
+	for (uint32_t p = kp; p < kp + n; p++) {
+		uint32_t f;
+
+		if ((pte_perm(atomic_load(&k->pte[p])) & B_P) || atomic_load(&k->quar[p]))
+			continue;
+		if (!(f = frame_alloc(w, ORC_KAS, p))) {
+			res = ORC_NOMEM;
+			break;
+		}
+		if (install_prepare(w, ORC_KAS, p, KPERM, f, &ch[nch]))
+			nch++;
+		else
+			frame_unalloc(w, f);
+	}
+	if (nch)
+		install_run(w, cpu, ORC_KAS, via, 0, first, n, ch, nch);
+	unlock_groups(w, ORC_KAS, kp, kp + n - 1);
+	return nch ? ORC_OK : res == ORC_OK ? ORC_SKIP : res;
+}
+
+enum orc_result orc_kunmap(struct orc_world *w, uint32_t cpu, uint32_t via, uint32_t kp,
+			   uint32_t n, int lazy)
+{
+	struct orc_cpu *c = &w->cpus[cpu];
+	struct change ch[ORC_MAX_RANGE];
+	uint32_t nch = 0;
+	struct orc_free *fr;
+
+	if (via >= w->cfg.nr_as || !kclip(w, &kp, &n))
+		return ORC_SKIP;
+	if (!lock_groups(w, cpu, ORC_KAS, kp, kp + n - 1))
+		return ORC_BUSY;
+	fr = free_new(w, c, cpu, ORC_KAS);
+	for (uint32_t p = kp; p < kp + n; p++)
+		if (pte_change(w, ORC_KAS, p, PERM_MASK, 0, 0, 1, &ch[nch]))
+			fr->frames[fr->nr_frames++] = pte_frame(ch[nch++].old);
+	if (!nch) {
+		unlock_groups(w, ORC_KAS, kp, kp + n - 1);
+		c->chunk_used--;
+		memset(fr, 0, sizeof(*fr));
+		return ORC_SKIP;
+	}
+	/* vunmap: the contents die with it; lazily (vmap's lazy purge) the
+	 * addresses are not reused before the free. */
+	submit_via(w, cpu, ORC_KAS, via, TLBPOL_EV_UNMAP,
+		   TLBPOL_EVF_PRIVATE | (lazy ? TLBPOL_EVF_LAZY_OK : 0), kp, n, ch, nch, 0,
+		   SUB_NORMAL);
+	if (lazy) {
+		for (uint32_t p = kp; p < kp + n; p++)
+			atomic_fetch_add(&w->as[ORC_KAS].quar[p], 1);
+		fr->qpage = kp;
+		fr->qn = n;
+	}
+	unlock_groups(w, ORC_KAS, kp, kp + n - 1);
+	free_register(w, c, cpu, fr);
+	return ORC_OK;
+}
+
+enum orc_result orc_kprotect(struct orc_world *w, uint32_t cpu, uint32_t via, uint32_t kp,
+			     uint32_t n, int writable)
+{
+	struct change ch[ORC_MAX_RANGE] = { { 0, 0, 0 } };
+	uint32_t nch = 0;
+
+	if (via >= w->cfg.nr_as || !kclip(w, &kp, &n))
+		return ORC_SKIP;
+	if (!lock_groups(w, cpu, ORC_KAS, kp, kp + n - 1))
+		return ORC_BUSY;
+	for (uint32_t p = kp; p < kp + n; p++)
+		if (pte_change(w, ORC_KAS, p, writable ? 0 : B_W, writable ? B_W : 0, 0, 1, &ch[nch]))
+			nch++;
+	submit_runs(w, cpu, ORC_KAS, via, TLBPOL_EV_PROTECT, 0, ch, nch);
+	unlock_groups(w, ORC_KAS, kp, kp + n - 1);
+	return nch ? ORC_OK : ORC_SKIP;
 }
 
 enum orc_result orc_reclaim(struct orc_world *w, uint32_t cpu, uint32_t as, uint32_t page)
@@ -2149,16 +2658,20 @@ enum orc_result orc_migrate(struct orc_world *w, uint32_t cpu, uint32_t as, uint
 	}
 	submit(w, cpu, as, TLBPOL_EV_MIGRATE, 0, page, 1, &ch, 1, 0);
 	f1 = pte_frame(ch.old);
-	/* Copy: a page that may be written through a stale entry only once
-	 * the flush due before the copy is done. */
-	if (may_be_dirty(w, pte_perm(ch.old)))
-		orc_flush(w, cpu, TLBPOL_BY_WRITEBACK);
+	/* Copy, once the flush due before it is done (the header: every
+	 * migration is due BY_WRITEBACK). */
+	orc_flush(w, cpu, TLBPOL_BY_WRITEBACK);
 	frame_set(w, f1, F_CLEANED);
-	/* Restore the PTE on the new frame: an install like any other. */
+	/*
+	 * Restore the PTE on the new frame, stored before it is submitted as
+	 * Linux's remove_migration_ptes() does: the header allows that order
+	 * here, after the migration's own tlbpol_flush(BY_WRITEBACK).  From
+	 * the store on, the old frame's contents are stale.
+	 */
 	f2 = frame_alloc(w, as, page);
 	if (f2 && install_prepare(w, as, page, pte_perm(ch.old), f2, &ch2)) {
-		submit(w, cpu, as, TLBPOL_EV_FAULT, 0, page, 1, &ch2, 1, 0);
 		install_commit(w, as, &ch2, 1);
+		submit(w, cpu, as, TLBPOL_EV_FAULT, 0, page, 1, &ch2, 1, 0);
 	} else if (f2) {
 		frame_unalloc(w, f2);
 	}
@@ -2252,13 +2765,46 @@ enum orc_result orc_remap(struct orc_world *w, uint32_t cpu, uint32_t as, uint32
 	atomic_store(&w->frame[f], own_make(F_LIVE, as, to, 0));
 	atomic_store(&a->vma[to], atomic_load(&a->vma[from]));
 	if (install_prepare(w, as, to, perm, f, &ch2)) {
-		submit(w, cpu, as, TLBPOL_EV_FAULT, 0, to, 1, &ch2, 1, 0);
-		install_commit(w, as, &ch2, 1);
+		install_run(w, cpu, as, as, 0, to, 1, &ch2, 1);
 	} else {
 		res = ORC_SKIP; /* cannot happen: checked under the lock above */
 	}
 	unlock_groups(w, as, ga, gb);
 	return res;
+}
+
+enum orc_result orc_attrs(struct orc_world *w, uint32_t cpu, uint32_t as, uint32_t page,
+			  uint32_t n)
+{
+	uint32_t gp = w->cfg.group_pages, g0, g1, nch = 0;
+	struct change ch[ORC_MAX_RANGE] = { { 0, 0, 0 } };
+
+	if (!clip(w, as, &page, &n))
+		return ORC_SKIP;
+	g0 = page / gp;
+	g1 = (page + n - 1) / gp;
+	if (!lock_groups(w, cpu, as, g0, g1))
+		return ORC_BUSY;
+	for (uint32_t p = page; p < page + n; p++) {
+		_Atomic uint64_t *pte = &w->as[as].pte[p];
+		uint64_t old = atomic_load(pte), new = 0;
+
+		do {
+			if (!(pte_perm(old) & B_P) || pte_ver(old) >= VER_MAX)
+				break;
+			new = pte_make(pte_pb(old) ^ B_ATTR, pte_frame(old), pte_ver(old) + 1);
+		} while (!atomic_compare_exchange_weak(pte, &old, new));
+		if (!(pte_perm(old) & B_P) || pte_ver(old) >= VER_MAX)
+			continue;
+		ch[nch].page = p;
+		ch[nch].old = old;
+		ch[nch++].new = new;
+	}
+	/* The portable bits do not change: only the flag says what did. */
+	if (nch)
+		submit_runs(w, cpu, as, as, TLBPOL_EV_PROTECT, TLBPOL_EVF_ATTRS, ch, nch);
+	unlock_groups(w, as, g0, g1);
+	return nch ? ORC_OK : ORC_SKIP;
 }
 
 enum orc_result orc_change_frame(struct orc_world *w, uint32_t cpu, uint32_t as, uint32_t page,
@@ -2297,10 +2843,12 @@ enum orc_result orc_change_frame(struct orc_world *w, uint32_t cpu, uint32_t as,
 	/* The copy was taken; writes to the old frame from now on are lost. */
 	frame_set(w, f1, F_CLEANED);
 	want = pte_make(perm, f2, pte_ver(ch.new) + 1);
-	if (pte_ver(ch.new) < VER_MAX)
+	if (pte_ver(ch.new) < VER_MAX) {
+		supersede(w, as, page, f2);
 		atomic_store(pte, want); /* nobody else writes a not-present PTE */
-	else
+	} else {
 		frame_unalloc(w, f2);
+	}
 	unlock_groups(w, as, g, g);
 	fr = free_new(w, c, cpu, as);
 	fr->frames[fr->nr_frames++] = f1;
@@ -2328,6 +2876,7 @@ void orc_config_init(struct orc_config *cfg, uint32_t nr_cpus, uint32_t arch, ui
 	cfg->numa_nodes = nr_cpus >= 2 ? 2 : 1;
 	cfg->broadcast = 1;
 	cfg->vcpu_defer = 1;
+	cfg->kernel_pages = 32;
 	cfg->seed = 1;
 	cfg->max_reports = 20;
 }
@@ -2338,7 +2887,7 @@ void orc_world_free(struct orc_world *w)
 		return;
 	if (w->eng)
 		tlbpol_engine_free(w->eng);
-	for (uint32_t x = 0; x < ORC_MAX_AS; x++) {
+	for (uint32_t x = 0; x <= ORC_MAX_AS; x++) {
 		struct orc_as *a = &w->as[x];
 
 		free((void *)a->pte);
@@ -2347,6 +2896,7 @@ void orc_world_free(struct orc_world *w)
 		free((void *)a->quar);
 		free((void *)a->dir);
 		free((void *)a->lock);
+		free((void *)a->prevf);
 	}
 	if (w->cpus) {
 		for (uint32_t i = 0; i < w->cfg.nr_cpus; i++) {
@@ -2355,6 +2905,7 @@ void orc_world_free(struct orc_world *w)
 			free((void *)c->tlb);
 			free((void *)c->psc);
 			free(c->rec);
+			free(c->wait_polls);
 			while (c->chunks) {
 				struct free_chunk *n = c->chunks->next;
 
@@ -2391,7 +2942,7 @@ int orc_world_new(const struct orc_config *cfg, struct orc_world **out)
 	    cfg->nr_as > ORC_MAX_AS || cfg->group_pages < 2 || cfg->group_pages > ORC_MAX_RANGE ||
 	    !cfg->pages || cfg->pages > ORC_MAX_PAGES || cfg->pages % cfg->group_pages ||
 	    cfg->pages / cfg->group_pages > ORC_MAX_GROUPS || !cfg->tlb_sets || !cfg->tlb_ways ||
-	    !cfg->psc_sets || !cfg->psc_ways)
+	    !cfg->psc_sets || !cfg->psc_ways || cfg->kernel_pages > ORC_MAX_KPAGES)
 		return -EINVAL;
 	w = calloc(1, sizeof(*w));
 	if (!w)
@@ -2406,7 +2957,7 @@ int orc_world_new(const struct orc_config *cfg, struct orc_world **out)
 
 	/* Pools: room for every page mapped and as many again held by deferred
 	 * frees; frame and table 0 mean "none". */
-	w->nframes = cfg->nr_as * cfg->pages * 3 + 64;
+	w->nframes = (cfg->nr_as * cfg->pages + cfg->kernel_pages) * 3 + 64;
 	w->ntables = cfg->nr_as * w->ngroups * 4 + 16;
 	if (w->nframes > FRAME_MAX || w->ntables > 0x7fff) {
 		orc_world_free(w);
@@ -2427,6 +2978,7 @@ int orc_world_new(const struct orc_config *cfg, struct orc_world **out)
 
 		ZALLOC(c->tlb, (size_t)cfg->tlb_sets * cfg->tlb_ways);
 		ZALLOC(c->psc, (size_t)cfg->psc_sets * cfg->psc_ways);
+		ZALLOC(c->wait_polls, cfg->nr_cpus);
 		c->cur = c->loaded = -1;
 		c->estate = TLBPOL_CPU_RUNNING;
 		c->rng = seed * 0x9E3779B97F4A7C15ULL + (i + 1) * 0xBF58476D1CE4E5B9ULL;
@@ -2473,6 +3025,8 @@ int orc_world_new(const struct orc_config *cfg, struct orc_world **out)
 		ZALLOC(a->quar, cfg->pages);
 		ZALLOC(a->dir, w->ngroups);
 		ZALLOC(a->lock, w->ngroups);
+		ZALLOC(a->prevf, cfg->pages);
+		a->pages = cfg->pages;
 		/* Distinct, not small, not contiguous: a PCID/ASID-like tag. */
 		a->tag = 0x100 + 0x31ULL * (x + 1);
 		r = tlbpol_as_open(w->eng, a->tag, &a->eas);
@@ -2490,9 +3044,39 @@ int orc_world_new(const struct orc_config *cfg, struct orc_world **out)
 		}
 	}
 
+	/* The kernel region: no engine address space of its own (its changes
+	 * go through the user ones), a lock per page, no page tables to free. */
+	{
+		struct orc_as *k = &w->as[ORC_KAS];
+		uint32_t kp = cfg->kernel_pages ? cfg->kernel_pages : 1;
+
+		ZALLOC(k->pte, kp);
+		ZALLOC(k->cv, kp);
+		ZALLOC(k->vma, kp);
+		ZALLOC(k->quar, kp);
+		ZALLOC(k->dir, 1);
+		ZALLOC(k->lock, kp);
+		ZALLOC(k->prevf, kp);
+		k->pages = cfg->kernel_pages;
+		k->tag = ~0ULL; /* no flush names it */
+	}
+
 	/* A first population from CPU 0, before any CPU runs: submitted like
 	 * any install. */
 	orc_cpu_bind(w, 0);
+	/* The kernel's mappings are there before any CPU runs (boot): no
+	 * TLB holds anything to flush yet, so they are written directly, as
+	 * completed changes.  Two pages in eight are left for orc_kmap(). */
+	for (uint32_t p = 0; p < cfg->kernel_pages; p++) {
+		uint32_t f;
+		uint64_t ptew;
+
+		if (p % 8 >= 6 || !(f = frame_alloc(w, ORC_KAS, p)))
+			continue;
+		ptew = pte_make(KPERM, f, 1);
+		atomic_store(&w->as[ORC_KAS].pte[p], ptew);
+		atomic_store(&w->as[ORC_KAS].cv[p], ptew);
+	}
 	for (uint32_t x = 0; x < cfg->nr_as; x++)
 		for (uint32_t p = 0; p < cfg->pages; p += cfg->group_pages)
 			if ((rng_next(&w->cpus[0].rng) % 4) != 0)

@@ -39,9 +39,11 @@
  * first and then submitted, installs submitted first and then written (so
  * that pending flushes over a reused address complete before the new frame
  * appears, as flush_tlb_batched_pending() does); frame changes break before
- * make; frames and tables are freed only from deferred frees; a dirty page is
- * written back only after tlbpol_flush(BY_WRITEBACK); LAZY_OK addresses are
- * not reused before their deferred free.
+ * make; frames and tables are freed only from deferred frees; a reclaimed
+ * dirty page is written back, and a migrated page copied, only after the
+ * submitting CPU's tlbpol_flush(BY_WRITEBACK), a shared dirty page unmapped
+ * as soon as the unmap returns (by anyone); LAZY_OK addresses are not reused
+ * before their deferred free.
  *
  * The oracle.  A change of PTE (as, page) produces version v.  When the
  * engine reports it complete -- tlbpol_submit() returns with a BY_NOW
@@ -78,8 +80,50 @@
  * drive the same world from one thread by binding to each CPU in turn and
  * delivering interrupts in a custom relax hook.
  *
- * Not modelled: global pages and page sizes other than 4 KiB.  An OFFLINE
- * CPU still polls, so that a request wrongly posted to it cannot hang the run.
+ * Kernel pages.  A kernel region of kernel_pages global pages (index
+ * ORC_KAS in every table below) is shared by every address space, as a
+ * kernel's own mappings are: its PTEs are global, its TLB entries survive
+ * CR3 writes and catch-up flushes of any address space (SDM 4.10.4.1) and
+ * go only with FLUSH_ALL, with PAGES flushes marked TLBPOL_FLUSHF_GLOBAL
+ * (an unmarked one is modelled as INVPCID type 0, which leaves global
+ * translations alone), or when the CPU goes offline or its hypervisor
+ * flushes it.  Every CPU that executes -- running, lazy, idle, between
+ * states -- reads and writes kernel pages (orc_kaccess()) and walks them
+ * speculatively; only a preempted or offline CPU is excused.  The kernel
+ * maps, unmaps (LAZY_OK as vunmap's lazy purge) and protects its pages
+ * through any address space, at random: a global VA reused through another
+ * address space than the one that unmapped it.  On GENERIC a walk may
+ * cache an invalid entry (RISC-V without Svvptc): a user access recovers
+ * through a spurious fault, a kernel one has no such path, so a kernel
+ * access that finds an invalid entry older than a completed install is a
+ * violation.
+ *
+ * Data, not only frames.  A frame's contents are discarded when a DONTNEED
+ * returns (orc_dontneed(): the range stays mapped and must read as zeros),
+ * and superseded when a new PTE for its page is stored (a refault after
+ * reclaim, a migration's restore, an address reused after munmap, a COW
+ * break): any access through a translation to it after that point is a
+ * violation (ORC_V_DATA), whatever the engine reported.  A write to a page
+ * after its writeback or copy is a lost write (ORC_V_LOST_WRITE).
+ *
+ * Host orderings.  By default installs are submitted before their PTE is
+ * stored, as the header requires (on GENERIC also submitted again after
+ * the store: the flush of cached invalid entries must follow it), and a
+ * migration's restore is stored first, after its tlbpol_flush(BY_WRITEBACK),
+ * which the header allows.  cfg.store_first makes every install store
+ * first: the order the header forbids, which the oracle must catch.
+ *
+ * Liveness.  An initiator that keeps waiting while every other CPU has
+ * polled for interrupts ORC_STALL_POLLS times since the wait began (and
+ * none of them is preempted) is stuck on a request nobody was told of: a
+ * violation (ORC_V_STALL), after which every CPU is interrupted so that the
+ * run finishes.
+ *
+ * Not modelled: page sizes other than 4 KiB, paging-structure caches of the
+ * kernel region (its tables are never freed), memory ordering weaker than
+ * the host's (the model's own accesses are sequentially consistent).  An
+ * OFFLINE CPU still polls, so that a request wrongly posted to it cannot
+ * hang the run.
  * ORC_TRACE=1 in the environment prints the last events (submits, flushes,
  * interrupts, switches, frees) with the first violation of a world.
  */
@@ -92,7 +136,11 @@
 #include <tlbpol/tlbpol.h>
 
 #define ORC_MAX_CPUS 128
-#define ORC_MAX_AS 15     /* 4 bits in a TLB entry; 15 means "none" */
+#define ORC_MAX_AS 14     /* user address spaces; 4 bits in a TLB entry */
+#define ORC_KAS 14        /* the kernel region's index; 15 means "none" */
+#define ORC_KVA_BASE 0xffff888000000000ULL
+#define ORC_MAX_KPAGES 256
+#define ORC_STALL_POLLS 2048
 #define ORC_MAX_PAGES 2048 /* pages per address space (11 bits) */
 #define ORC_MAX_GROUPS 256 /* table pages per address space (8 bits) */
 #define ORC_MAX_RANGE 64   /* pages one change may cover */
@@ -124,6 +172,8 @@ enum orc_vkind {
 	ORC_V_WALK,       /* a CPU walked a freed table page */
 	ORC_V_FREE,       /* a deferred free ran twice, on another CPU, or never */
 	ORC_V_API,        /* an engine call failed or answered outside its contract */
+	ORC_V_DATA,       /* discarded or superseded contents read or written */
+	ORC_V_STALL,      /* an initiator waited on CPUs that were never told */
 	ORC_V_MAX
 };
 
@@ -149,6 +199,8 @@ enum orc_ckind {
 	ORC_C_CHECKS,     /* entries compared against a completed change */
 	ORC_C_EXCUSED,    /* CPUs excused at a completion (checked at resume) */
 	ORC_C_WARNINGS,   /* contract notes that are not unsafe (e.g. unsorted ranges) */
+	ORC_C_KACCESSES,  /* kernel-page accesses */
+	ORC_C_NEGATIVE,   /* invalid entries cached (GENERIC) */
 	ORC_C_MAX
 };
 
@@ -168,6 +220,8 @@ struct orc_config {
 	uint32_t batch_pages;  /* 0: the engine's default */
 	uint32_t flush_ceiling; /* 0: the engine's default */
 	uint32_t ipi_delay_spins; /* the engine's ipi_delay_spins */
+	uint32_t kernel_pages; /* the kernel region, 0 .. ORC_MAX_KPAGES (default 32) */
+	int store_first;       /* installs store their PTE before the submit (forbidden) */
 	uint64_t seed;
 	FILE *log;             /* violation reports; NULL: stderr */
 	uint32_t max_reports;  /* reports printed per world */
@@ -200,6 +254,10 @@ int orc_poll(struct orc_world *w, uint32_t cpu);
 enum orc_result orc_access(struct orc_world *w, uint32_t cpu, uint32_t page, enum orc_access a);
 /* A speculative walk of @page of the loaded address space (running or lazy). */
 void orc_spec_walk(struct orc_world *w, uint32_t cpu, uint32_t page);
+/* A kernel access to kernel page @kpage (by any CPU that executes), and a
+ * speculative walk of one. */
+enum orc_result orc_kaccess(struct orc_world *w, uint32_t cpu, uint32_t kpage, enum orc_access a);
+void orc_kspec_walk(struct orc_world *w, uint32_t cpu, uint32_t kpage);
 /* tlbpol_switch() to address space @as, or -1 for NULL (lazy). */
 int orc_switch(struct orc_world *w, uint32_t cpu, int as);
 /* tlbpol_unload(): a lazy CPU drops its loaded address space. */
@@ -236,8 +294,9 @@ enum orc_result orc_protect(struct orc_world *w, uint32_t cpu, uint32_t as, uint
 			    uint32_t n, uint32_t clear, uint32_t set, int vma);
 /* @evflags: TLBPOL_EVF_TABLES_FREED (rounded out to whole table pages, which
  * are freed) and/or TLBPOL_EVF_LAZY_OK (the addresses are held back until the
- * deferred free runs).  @writeback: write dirty pages back (after
- * tlbpol_flush(BY_WRITEBACK)) before they are freed. */
+ * deferred free runs).  @writeback: a shared mapping's dirty pages are
+ * written back, as by a flusher on another CPU, once the call returns (the
+ * unmap of a dirty shared page is complete then). */
 enum orc_result orc_unmap(struct orc_world *w, uint32_t cpu, uint32_t as, uint32_t page,
 			  uint32_t n, uint32_t evflags, int writeback);
 enum orc_result orc_reclaim(struct orc_world *w, uint32_t cpu, uint32_t as, uint32_t page);
@@ -248,6 +307,24 @@ enum orc_result orc_clear_dirty(struct orc_world *w, uint32_t cpu, uint32_t as, 
 				uint32_t n, int wrprotect);
 enum orc_result orc_remap(struct orc_world *w, uint32_t cpu, uint32_t as, uint32_t from,
 			  uint32_t to);
+/* MADV_DONTNEED of the present pages: the range stays mapped; the old
+ * contents are gone when this returns (LAZY_OK and PRIVATE are passed too,
+ * at random: the engine must ignore them). */
+enum orc_result orc_dontneed(struct orc_world *w, uint32_t cpu, uint32_t as, uint32_t page,
+			     uint32_t n);
+/* Kernel mappings, submitted through user address space @via: map fresh
+ * frames at the not-present pages (vmap), unmap (vunmap; @lazy: LAZY_OK),
+ * write-protect or make writable. */
+enum orc_result orc_kmap(struct orc_world *w, uint32_t cpu, uint32_t via, uint32_t kpage,
+			 uint32_t n);
+enum orc_result orc_kunmap(struct orc_world *w, uint32_t cpu, uint32_t via, uint32_t kpage,
+			   uint32_t n, int lazy);
+enum orc_result orc_kprotect(struct orc_world *w, uint32_t cpu, uint32_t via, uint32_t kpage,
+			     uint32_t n, int writable);
+/* Flip the model's attribute (a memory type, a protection key) of the
+ * present pages: TLBPOL_EVF_ATTRS, the portable bits unchanged. */
+enum orc_result orc_attrs(struct orc_world *w, uint32_t cpu, uint32_t as, uint32_t page,
+			  uint32_t n);
 /* Point the PTE at a new frame (@cow: a write fault breaking COW, else an
  * in-place replacement), break-before-make. */
 enum orc_result orc_change_frame(struct orc_world *w, uint32_t cpu, uint32_t as, uint32_t page,
@@ -267,7 +344,8 @@ uint64_t orc_violations(const struct orc_world *w);
 const char *orc_vkind_name(enum orc_vkind k);
 
 /* Does a TLB entry with @eperm/@eframe permit what PTE word @pte does not?
- * Exposed for tests of the oracle itself. */
+ * Bit 7 of @eperm is the model's attribute (see orc_attrs()).  Exposed for
+ * tests of the oracle itself. */
 int orc_harmful(uint32_t arch, uint32_t eperm, uint32_t eframe, uint64_t pte);
 
 #endif /* TLBPOL_ORACLE_H */

@@ -6,7 +6,7 @@
  * found.
  *
  *   stress --cpus N --events M --rules SPEC --arch x86|arm64|generic
- *          --seed S [--retain] [--profile normal|switch|planted]
+ *          --seed S [--retain] [--profile normal|switch|planted|lazy|compute]
  *          [--expect-violations] [--no-broadcast] [--ipi-delay SPINS] [--as K] [--quiet]
  *
  * --events is the number of workload steps per configuration, over all
@@ -74,13 +74,16 @@ struct profile {
 	uint32_t nr_as;
 	/* a running CPU's step */
 	unsigned access, spec, change, tick, flush, sw, lazy, idle, preempt, offline, hvpreempt,
-		audit;
+		audit, kaccess, compute;
 	/* which change */
 	unsigned populate, prot_down, prot_up, unmap, unmap_tables, unmap_big, reclaim, migrate,
-		young, dirty, remap, cow, replace;
-	/* a lazy or idle CPU's step: speculative walk, tick, kswapd-like work
-	 * (percent); how long it stays (steps) */
-	unsigned lazy_spec, lazy_tick, lazy_work, lazy_min, lazy_max;
+		young, dirty, remap, cow, replace, dontneed, age_reclaim, kmap, kunmap, kprotect,
+		attrs;
+	/* a lazy or idle CPU's step: speculative walk, tick, kswapd-like work,
+	 * kernel access, a preemption while lazy (percent); how long it stays
+	 * (steps) */
+	unsigned lazy_spec, lazy_tick, lazy_work, lazy_kaccess, lazy_preempt, lazy_min, lazy_max;
+	unsigned lazy_ok; /* percent of plain unmaps flagged LAZY_OK */
 };
 
 static const struct profile profiles[] = {
@@ -89,10 +92,13 @@ static const struct profile profiles[] = {
 		.nr_as = 3,
 		.access = 560, .spec = 20, .change = 250, .tick = 40, .flush = 30, .sw = 15,
 		.lazy = 15, .idle = 15, .preempt = 15, .offline = 2, .hvpreempt = 15, .audit = 10,
+		.kaccess = 40, .compute = 3,
 		.populate = 8, .prot_down = 12, .prot_up = 8, .unmap = 12, .unmap_tables = 6,
 		.unmap_big = 3, .reclaim = 10, .migrate = 7, .young = 10, .dirty = 8,
-		.remap = 5, .cow = 5, .replace = 3,
-		.lazy_spec = 40, .lazy_tick = 10, .lazy_work = 10, .lazy_min = 5, .lazy_max = 40,
+		.remap = 5, .cow = 5, .replace = 3, .dontneed = 6, .age_reclaim = 4, .kmap = 3,
+		.kunmap = 3, .kprotect = 3, .attrs = 3,
+		.lazy_spec = 30, .lazy_tick = 10, .lazy_work = 10, .lazy_kaccess = 15,
+		.lazy_preempt = 3, .lazy_min = 5, .lazy_max = 40, .lazy_ok = 25,
 	},
 	{
 		/* Address-space switches dominate: CPUs come back to address
@@ -103,10 +109,13 @@ static const struct profile profiles[] = {
 		.nr_as = 2,
 		.access = 400, .spec = 10, .change = 300, .tick = 20, .flush = 20, .sw = 200,
 		.lazy = 20, .idle = 10, .preempt = 10, .offline = 1, .hvpreempt = 10, .audit = 10,
+		.kaccess = 30, .compute = 2,
 		.populate = 8, .prot_down = 20, .prot_up = 10, .unmap = 12, .unmap_tables = 4,
 		.unmap_big = 2, .reclaim = 8, .migrate = 4, .young = 4, .dirty = 8,
-		.remap = 4, .cow = 4, .replace = 2,
-		.lazy_spec = 30, .lazy_tick = 10, .lazy_work = 10, .lazy_min = 5, .lazy_max = 30,
+		.remap = 4, .cow = 4, .replace = 2, .dontneed = 4, .age_reclaim = 2, .kmap = 3,
+		.kunmap = 3, .kprotect = 3, .attrs = 2,
+		.lazy_spec = 30, .lazy_tick = 10, .lazy_work = 10, .lazy_kaccess = 15,
+		.lazy_preempt = 3, .lazy_min = 5, .lazy_max = 30, .lazy_ok = 25,
 	},
 	{
 		/* The planted bug (lazy CPUs spared the flush of freed page
@@ -121,6 +130,39 @@ static const struct profile profiles[] = {
 		.unmap_big = 5, .reclaim = 3, .migrate = 2, .young = 3, .dirty = 2,
 		.remap = 2, .cow = 2, .replace = 1,
 		.lazy_spec = 70, .lazy_tick = 5, .lazy_work = 0, .lazy_min = 20, .lazy_max = 120,
+		.lazy_ok = 25,
+	},
+	{
+		/* LAZY_OK work in small batches (run it with --batch): lazy
+		 * requests in flight across ticks, deferred frees registered
+		 * right after the tick that posted them, kernel pages purged
+		 * lazily. */
+		.name = "lazy",
+		.nr_as = 2,
+		.access = 450, .spec = 20, .change = 300, .tick = 80, .flush = 20, .sw = 10,
+		.lazy = 20, .idle = 20, .preempt = 10, .offline = 1, .hvpreempt = 5, .audit = 10,
+		.kaccess = 40, .compute = 3,
+		.populate = 20, .prot_down = 5, .prot_up = 3, .unmap = 30, .unmap_tables = 6,
+		.unmap_big = 3, .reclaim = 6, .migrate = 3, .young = 3, .dirty = 2,
+		.remap = 2, .cow = 2, .replace = 1, .dontneed = 4, .age_reclaim = 2, .kmap = 4,
+		.kunmap = 4, .kprotect = 1,
+		.lazy_spec = 30, .lazy_tick = 20, .lazy_work = 5, .lazy_kaccess = 15,
+		.lazy_preempt = 3, .lazy_min = 5, .lazy_max = 30, .lazy_ok = 80,
+	},
+	{
+		/* Liveness: long compute spells (accesses only, interrupts
+		 * between them), CPUs waiting for each other's shootdowns. */
+		.name = "compute",
+		.nr_as = 2,
+		.access = 400, .spec = 10, .change = 300, .tick = 5, .flush = 10, .sw = 5,
+		.lazy = 5, .idle = 5, .preempt = 2, .offline = 0, .hvpreempt = 2, .audit = 5,
+		.kaccess = 20, .compute = 40,
+		.populate = 20, .prot_down = 30, .prot_up = 10, .unmap = 20, .unmap_tables = 4,
+		.unmap_big = 2, .reclaim = 4, .migrate = 2, .young = 2, .dirty = 4,
+		.remap = 2, .cow = 4, .replace = 2, .dontneed = 10, .age_reclaim = 1, .kmap = 2,
+		.kunmap = 2, .kprotect = 4, .attrs = 2,
+		.lazy_spec = 30, .lazy_tick = 5, .lazy_work = 5, .lazy_kaccess = 15,
+		.lazy_preempt = 1, .lazy_min = 5, .lazy_max = 20, .lazy_ok = 25,
 	},
 };
 
@@ -129,7 +171,8 @@ struct opts {
 	uint64_t events;
 	uint32_t arch;
 	uint64_t seed;
-	int retain, expect, broadcast, quiet, verbose;
+	int retain, expect, broadcast, quiet, verbose, store_first;
+	uint32_t batch, kernel_pages;
 	uint32_t nr_as;
 	uint32_t ipi_delay;
 	const struct profile *prof;
@@ -212,12 +255,32 @@ static int switch_target(struct orc_world *w, uint32_t cpu)
 	return (int)rnd(w, cpu, orc_world_config(w)->nr_as);
 }
 
+/* A kernel page, and a kernel access (reads mostly) by any CPU that runs. */
+static uint32_t some_kpage(struct orc_world *w, uint32_t cpu)
+{
+	uint32_t k = orc_world_config(w)->kernel_pages;
+
+	return k ? (uint32_t)rnd(w, cpu, k) : 0;
+}
+
+static void kaccess(struct orc_world *w, uint32_t cpu)
+{
+	if (!orc_world_config(w)->kernel_pages)
+		return;
+	if (rnd(w, cpu, 4) == 0)
+		orc_kspec_walk(w, cpu, some_kpage(w, cpu));
+	else
+		orc_kaccess(w, cpu, some_kpage(w, cpu), rnd(w, cpu, 3) ? ORC_READ : ORC_WRITE);
+}
+
 static void do_change(struct orc_world *w, uint32_t cpu, struct shared *sh,
 		      const struct profile *p)
 {
 	const unsigned wts[] = { p->populate, p->prot_down, p->prot_up, p->unmap, p->unmap_tables,
 				 p->unmap_big, p->reclaim, p->migrate, p->young, p->dirty,
-				 p->remap, p->cow, p->replace };
+				 p->remap, p->cow, p->replace, p->dontneed, p->age_reclaim,
+				 p->kmap, p->kunmap, p->kprotect, p->attrs };
+	uint32_t via = (uint32_t)rnd(w, cpu, orc_world_config(w)->nr_as);
 	uint32_t as = some_as(w, cpu), page = some_page(w, cpu, sh, as);
 	uint32_t gp = orc_world_config(w)->group_pages;
 	uint32_t n = 1 + (uint32_t)rnd(w, cpu, 8), bits;
@@ -246,7 +309,8 @@ static void do_change(struct orc_world *w, uint32_t cpu, struct shared *sh,
 		orc_protect(w, cpu, as, page, n, 0, bits, rnd(w, cpu, 3) == 0);
 		break;
 	case 3:
-		orc_unmap(w, cpu, as, page, n, rnd(w, cpu, 4) == 0 ? TLBPOL_EVF_LAZY_OK : 0,
+		orc_unmap(w, cpu, as, page, n,
+			  rnd(w, cpu, 100) < p->lazy_ok ? TLBPOL_EVF_LAZY_OK : 0,
 			  rnd(w, cpu, 2) == 0);
 		break;
 	case 4:
@@ -278,8 +342,27 @@ static void do_change(struct orc_world *w, uint32_t cpu, struct shared *sh,
 	case 11:
 		orc_change_frame(w, cpu, as, page, 1);
 		break;
-	default:
+	case 12:
 		orc_change_frame(w, cpu, as, page, 0);
+		break;
+	case 13:
+		orc_dontneed(w, cpu, as, page, n);
+		break;
+	case 14: /* kswapd: a page aged, and reclaimed before it is used again */
+		orc_clear_young(w, cpu, as, page, 1);
+		orc_reclaim(w, cpu, as, page);
+		break;
+	case 15: /* vmap, through whichever address space */
+		orc_kmap(w, cpu, via, some_kpage(w, cpu), n);
+		break;
+	case 16: /* vunmap, now and then lazily (vmap's lazy purge) */
+		orc_kunmap(w, cpu, via, some_kpage(w, cpu), n, rnd(w, cpu, 3) == 0);
+		break;
+	case 17: /* set_memory_ro() / set_memory_rw() */
+		orc_kprotect(w, cpu, via, some_kpage(w, cpu), n, rnd(w, cpu, 2) == 0);
+		break;
+	default: /* a memory type or protection key; a huge page split */
+		orc_attrs(w, cpu, as, page, n);
 		break;
 	}
 }
@@ -298,15 +381,28 @@ static void lazy_step(struct orc_world *w, uint32_t cpu, struct shared *sh,
 		      const struct profile *p)
 {
 	uint32_t r = (uint32_t)rnd(w, cpu, 100);
+	uint32_t spec = p->lazy_spec, kacc = spec + p->lazy_kaccess, pre = kacc + p->lazy_preempt;
+	uint32_t tick = pre + p->lazy_tick, work = tick + p->lazy_work;
 	int loaded = orc_cpu_loaded(w, cpu);
 
-	if (r < p->lazy_spec) {
+	if (r < spec) {
 		if (loaded >= 0)
 			orc_spec_walk(w, cpu, some_page(w, cpu, sh, (uint32_t)loaded));
-	} else if (r < p->lazy_spec + p->lazy_tick) {
+	} else if (r < kacc) {
+		/* An idle loop, a kernel thread: kernel code, kernel pages. */
+		kaccess(w, cpu);
+	} else if (r < pre) {
+		/* The vCPU is descheduled while lazy or idle, then runs again. */
+		uint32_t st = orc_cpu_state(w, cpu);
+
+		orc_set_state(w, cpu, TLBPOL_CPU_PREEMPTED);
+		sched_yield();
+		orc_set_state(w, cpu, TLBPOL_CPU_RUNNING);
+		if (st == TLBPOL_CPU_IDLE)
+			orc_set_state(w, cpu, TLBPOL_CPU_IDLE);
+	} else if (r < tick) {
 		orc_tick(w, cpu);
-	} else if (r < p->lazy_spec + p->lazy_tick + p->lazy_work &&
-		   orc_cpu_state(w, cpu) == TLBPOL_CPU_RUNNING) {
+	} else if (r < work && orc_cpu_state(w, cpu) == TLBPOL_CPU_RUNNING) {
 		uint32_t as = (uint32_t)rnd(w, cpu, orc_world_config(w)->nr_as);
 
 		switch (rnd(w, cpu, 4)) {
@@ -349,7 +445,8 @@ static void *cpu_main(void *arg)
 	const struct profile *p = t->p;
 	uint32_t cpu = t->cpu, nr_as = orc_world_config(w)->nr_as;
 	const unsigned wts[] = { p->access, p->spec, p->change, p->tick, p->flush, p->sw,
-				 p->lazy, p->idle, p->preempt, p->offline, p->hvpreempt, p->audit };
+				 p->lazy, p->idle, p->preempt, p->offline, p->hvpreempt, p->audit,
+				 p->kaccess, p->compute };
 	uint64_t lazy_left = 0, off_left = 0;
 
 	orc_cpu_bind(w, cpu);
@@ -443,9 +540,23 @@ static void *cpu_main(void *arg)
 			orc_hv_resume(w, cpu);
 			break;
 		}
-		default:
+		case 11:
 			orc_audit(w, cpu);
 			break;
+		case 12:
+			kaccess(w, cpu);
+			break;
+		default: { /* a compute spell: accesses only, interrupts between */
+			uint64_t k = 100 + rnd(w, cpu, 300);
+			int as = orc_cpu_as(w, cpu);
+
+			while (as >= 0 && k--) {
+				orc_poll(w, cpu);
+				orc_access(w, cpu, some_page(w, cpu, sh, (uint32_t)as),
+					   rnd(w, cpu, 3) ? ORC_READ : ORC_WRITE);
+			}
+			break;
+		}
 		}
 	}
 	orc_note_events(w, cpu, t->steps);
@@ -486,6 +597,9 @@ static int run_one(const struct opts *o, uint64_t mask, const char *mask_name, s
 	cfg.flags = o->retain ? TLBPOL_CFGF_RETAIN_AS : 0;
 	cfg.broadcast = o->broadcast;
 	cfg.ipi_delay_spins = o->ipi_delay;
+	cfg.batch_pages = o->batch;
+	cfg.store_first = o->store_first;
+	cfg.kernel_pages = o->kernel_pages;
 	cfg.seed = o->seed ^ (mask * 0x9E3779B97F4A7C15ULL);
 	r = orc_world_new(&cfg, &w);
 	if (r) {
@@ -526,7 +640,8 @@ static int run_one(const struct opts *o, uint64_t mask, const char *mask_name, s
 		static const char *const cn[ORC_C_MAX] = {
 			"events", "accesses", "hits", "walks", "spec_walks", "faults", "segv", "submits",
 			"deferred", "ipis", "ipis_taken", "flushes", "broadcasts", "catchups",
-			"frees_reg", "frees_run", "busy", "checks", "excused", "warnings",
+			"frees_reg", "frees_run", "busy", "checks", "excused", "warnings", "kaccesses",
+			"negative",
 		};
 
 		printf("  counters:");
@@ -624,8 +739,9 @@ static void usage(void)
 {
 	fprintf(stderr,
 		"usage: stress --cpus N --events M --rules SPEC --arch x86|arm64|generic --seed S\n"
-		"              [--retain] [--profile normal|switch|planted] [--expect-violations]\n"
-		"              [--no-broadcast] [--ipi-delay SPINS] [--as K] [--quiet] [--verbose]\n"
+		"              [--retain] [--profile normal|switch|planted|lazy|compute]\n"
+		"              [--expect-violations] [--no-broadcast] [--ipi-delay SPINS] [--as K]\n"
+		"              [--batch PAGES] [--kernel-pages N] [--store-first] [--quiet] [--verbose]\n"
 		"  SPEC: comma list of all, none, linux, default, a mask, RULE, default-RULE\n"
 		"  $TLBPOL_STRESS_SCALE scales --events (default 1, 0.1 under TSan)\n");
 	exit(2);
@@ -646,6 +762,7 @@ int main(int argc, char **argv)
 	o.arch = TLBPOL_ARCH_X86_64;
 	o.seed = 1;
 	o.broadcast = 1;
+	o.kernel_pages = 32;
 	o.prof = &profiles[0];
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -654,6 +771,8 @@ int main(int argc, char **argv)
 			o.retain = 1;
 		} else if (!strcmp(a, "--expect-violations")) {
 			o.expect = 1;
+		} else if (!strcmp(a, "--store-first")) {
+			o.store_first = 1;
 		} else if (!strcmp(a, "--no-broadcast")) {
 			o.broadcast = 0;
 		} else if (!strcmp(a, "--ipi-delay")) {
@@ -681,6 +800,12 @@ int main(int argc, char **argv)
 			i++;
 		} else if (!strcmp(a, "--seed")) {
 			o.seed = strtoull(v, NULL, 0);
+			i++;
+		} else if (!strcmp(a, "--batch")) {
+			o.batch = (uint32_t)strtoul(v, NULL, 0);
+			i++;
+		} else if (!strcmp(a, "--kernel-pages")) {
+			o.kernel_pages = (uint32_t)strtoul(v, NULL, 0);
 			i++;
 		} else if (!strcmp(a, "--as")) {
 			o.nr_as = (uint32_t)strtoul(v, NULL, 0);
