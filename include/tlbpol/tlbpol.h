@@ -652,8 +652,10 @@ TLBPOL_API int tlbpol_unload(struct tlbpol_engine *eng, uint32_t cpu);
  * @TLBPOL_CPU_IDLE: idle; still takes interrupts (RULE_LAZY_CPUS may spare it).
  * @TLBPOL_CPU_PREEMPTED: a vCPU that is not scheduled (RULE_VCPU_DEFER may
  *	spare it).
- * @TLBPOL_CPU_OFFLINE: holds no TLB entries and takes no interrupts; it is
- *	never targeted and must call tlbpol_switch() (which reports need_flush)
+ * @TLBPOL_CPU_OFFLINE: takes no interrupts and is never targeted: nothing
+ *	it keeps counts.  The tlbpol_cpu_state() call that brings it back
+ *	flushes it whole (ops->flush_local, kind ALL, walk caches and global
+ *	entries included) before returning, and it must call tlbpol_switch()
  *	before it uses an address space again.
  */
 enum tlbpol_cpu_state {

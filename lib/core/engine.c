@@ -530,16 +530,6 @@ int tlbpol_switch(struct tlbpol_engine *eng, uint32_t cpu, struct tlbpol_as *nex
 	if (call_enter(eng, c, cpu))
 		return -E_BUSY;
 
-	if (c->need_full_flush) {
-		/* Back from OFFLINE: requests were not sent to this CPU while it
-		 * was down, so whatever its TLB kept is suspect, globals too. */
-		struct tlbpol_flush f = { 0, TLBPOL_FLUSH_ALL, TLBPOL_FLUSHF_TABLES, 0, 0, 0 };
-
-		eng->ops.flush_local(eng->ops_ctx, cpu, &f);
-		prim_count(&c->cnt.task.local_flushes, 1);
-		prim_count(&c->cnt.task.full_flushes, 1);
-		c->need_full_flush = 0;
-	}
 	if (!next) {
 		/*
 		 * Lazy TLB mode: the hardware keeps the old address space
@@ -655,9 +645,23 @@ int tlbpol_cpu_state(struct tlbpol_engine *eng, uint32_t cpu, uint32_t state)
 		call_leave(c);
 		return 0;
 	}
-	if (old == TLBPOL_CPU_OFFLINE && state != TLBPOL_CPU_OFFLINE)
-		c->need_full_flush = 1;
 	prim_store_seqcst(&c->state, state);
+	if (old == TLBPOL_CPU_OFFLINE) {
+		/*
+		 * Back from OFFLINE: requests were not sent to this CPU while it
+		 * was down, so whatever its TLB kept is suspect, global entries
+		 * and walk caches too.  Flushed here, before it executes
+		 * anything: kernel code would run through stale global entries
+		 * long before its next switch.  (Published first: a request
+		 * taken from now on reaches it.)
+		 */
+		struct tlbpol_flush f = { 0, TLBPOL_FLUSH_ALL,
+					  TLBPOL_FLUSHF_TABLES | TLBPOL_FLUSHF_GLOBAL, 0, 0, 0 };
+
+		eng->ops.flush_local(eng->ops_ctx, cpu, &f);
+		prim_count(&c->cnt.task.local_flushes, 1);
+		prim_count(&c->cnt.task.full_flushes, 1);
+	}
 	/*
 	 * Back to work after flushes may have been skipped.  An IDLE CPU was
 	 * spared flushes of its current address space, never freed tables (a

@@ -182,7 +182,6 @@ struct tlbpol_cpu {
 	uint32_t catchup_as;
 	uint64_t catchup_gen;
 	uint32_t leaving_as;       /* index + 1 of the AS whose `leaving` has our bit */
-	uint32_t need_full_flush;  /* came back from OFFLINE: flush ALL at next switch */
 	uint32_t busy;             /* bit i: slots[i] armed, not yet reaped (slot 0: not yet waited for) */
 	uint32_t nr_pending;
 	uint32_t pending_pages;

@@ -1,0 +1,217 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""Plant each mutant of tests/mutants/mutants.txt into a copy of the tree,
+rebuild, run the checkers, and say which caught it.
+
+usage: run.py [--only NAME[,NAME...]] [--checkers NAME[,NAME...]] [--list]
+              [--dir DIR] [--seed S] [--events N]
+
+The copy lives in DIR (default $MUTANTS_DIR or /tmp/tlbpol-mutants) and is
+configured once; each mutant is one exact text replacement, rebuilt
+incrementally and reverted.  The unmutated tree runs first: every checker
+must find nothing there, or the run stops.
+
+Checkers are of two kinds.  Oracles (the stress suite, softmmu, tlbpol-sim,
+the threads-as-CPUs tests) report violations: safety failures seen in the
+model machine.  Asserts (the unit tests) report failed expectations.  A
+mutant is "killed by a safety checker" when an oracle reports a violation
+(a stall counts: it is the oracle's liveness check); the table says which,
+with counts.  Exit status 0 when the baseline was clean, whatever the kills.
+"""
+import argparse
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+
+TOP = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+
+
+def parse_mutants(path):
+    muts, cur, mode = [], None, None
+    for line in open(path):
+        if line.startswith("### "):
+            name, _, why = line[4:].rstrip("\n").partition(": ")
+            cur = {"name": name, "why": why, "find": [], "repl": []}
+            muts.append(cur)
+        elif line.startswith("@@ "):
+            cur["file"] = line[3:].strip()
+        elif line.rstrip("\n") == "<<<":
+            mode = "find"
+        elif line.rstrip("\n") == "===":
+            mode = "repl"
+        elif line.rstrip("\n") == ">>>":
+            mode = None
+        elif mode:
+            cur[mode].append(line)
+    for m in muts:
+        m["find"], m["repl"] = "".join(m["find"]), "".join(m["repl"])
+    return muts
+
+
+def checkers(args):
+    st = ["tests/oracle/stress", "--seed", str(args.seed), "--quiet"]
+    ev = str(args.events)
+    return [
+        # name, kind, command (in the build directory), timeout (s)
+        ("unit", "assert", ["meson", "test", "--no-rebuild", "--suite", "unit",
+                            "--no-suite", "concurrency", "-q"], 300),
+        ("threads", "oracle", ["meson", "test", "--no-rebuild", "threads",
+                               "machinery-threads", "-q"], 300),
+        ("stress-x86", "oracle", st + ["--cpus", "4", "--arch", "x86", "--events", ev,
+                                       "--rules", "all"], 300),
+        ("stress-switch", "oracle", st + ["--cpus", "4", "--arch", "x86", "--events", ev,
+                                          "--rules", "all", "--retain", "--profile",
+                                          "switch"], 300),
+        ("stress-arm64-lazy", "oracle", st + ["--cpus", "4", "--arch", "arm64", "--events",
+                                              ev, "--rules", "all", "--retain", "--profile",
+                                              "lazy", "--batch", "8"], 300),
+        ("stress-generic", "oracle", st + ["--cpus", "4", "--arch", "generic", "--events",
+                                           ev, "--rules", "all", "--retain"], 300),
+        ("stress-compute", "oracle", st + ["--cpus", "4", "--arch", "x86", "--events", ev,
+                                           "--rules", "all", "--profile", "compute",
+                                           "--ipi-delay", "20"], 300),
+        ("stress-planted", "oracle", st + ["--cpus", "4", "--arch", "x86", "--events", "6000",
+                                           "--rules", "linux,default", "--profile",
+                                           "planted"], 300),
+        ("stress-8cpu-delay", "oracle", st + ["--cpus", "8", "--arch", "x86", "--events",
+                                              ev, "--rules", "all", "--retain",
+                                              "--ipi-delay", "50"], 300),
+        ("stress-72cpu-fanout", "oracle", st + ["--cpus", "72", "--arch", "x86", "--events",
+                                                ev, "--rules", "default,linux,numa_fanout",
+                                                "--no-broadcast", "--ipi-delay", "20",
+                                                "--profile", "compute"], 300),
+        ("softmmu", "oracle", ["examples/softmmu/softmmu", "--seconds", "1", "--vcpus", "4"],
+         120),
+        ("sim", "oracle", ["sh", "-c", "for s in reclaim dontneed lazy-unmap vcpu munmap; do "
+                           "tools/sim/tlbpol-sim $s --cpus 16 --nodes 2 >/dev/null || "
+                           "echo UNSAFE $s; done"], 300),
+    ]
+
+
+def run_checker(build, ck):
+    name, kind, cmd, tmo = ck
+    t0 = time.time()
+    try:
+        p = subprocess.run(cmd, cwd=build, capture_output=True, text=True, timeout=tmo)
+    except subprocess.TimeoutExpired:
+        return {"result": "hang", "n": 0, "kinds": "", "secs": time.time() - t0}
+    out = p.stdout + p.stderr
+    n, kinds = 0, {}
+    if name.startswith("stress"):
+        for m in re.finditer(r"^total: .* violations=(\d+)", out, re.M):
+            n += int(m.group(1))
+        for m in re.finditer(r"^  violations:(.*)$", out, re.M):
+            for k, v in re.findall(r"([\w-]+)=(\d+)", m.group(1)):
+                kinds[k] = kinds.get(k, 0) + int(v)
+        if p.returncode not in (0, 1) and not n:
+            return {"result": "crash", "n": 0, "kinds": out[-300:], "secs": time.time() - t0}
+    elif name == "softmmu":
+        m = re.findall(r"(\d+) stale", out)
+        n = sum(int(x) for x in m) if p.returncode else 0
+        if p.returncode and not n:
+            n = 1
+    elif name == "sim":
+        n = out.count("UNSAFE")
+    else:
+        n = 0 if p.returncode == 0 else max(1, len(re.findall(r"\bFAIL\b", out)))
+    res = "caught" if n or p.returncode else "clean"
+    return {"result": res, "n": n, "kinds": ",".join(f"{k}={v}" for k, v in sorted(kinds.items())),
+            "secs": time.time() - t0}
+
+
+def sh(cmd, cwd):
+    r = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True)
+    if r.returncode:
+        sys.stderr.write(r.stdout[-2000:] + r.stderr[-2000:])
+        raise SystemExit(f"failed: {' '.join(cmd)}")
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--only")
+    ap.add_argument("--checkers")
+    ap.add_argument("--list", action="store_true")
+    ap.add_argument("--dir", default=os.environ.get("MUTANTS_DIR", "/tmp/tlbpol-mutants"))
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--events", type=int, default=40000)
+    ap.add_argument("--no-baseline", action="store_true")
+    args = ap.parse_args()
+
+    muts = parse_mutants(os.path.join(TOP, "tests", "mutants", "mutants.txt"))
+    if args.list:
+        for m in muts:
+            print(f"{m['name']:34} {m['why']}")
+        return 0
+    if args.only:
+        want = args.only.split(",")
+        muts = [m for m in muts if m["name"] in want or m["name"].split("-")[0] in want]
+    cks = checkers(args)
+    if args.checkers:
+        cks = [c for c in cks if c[0] in args.checkers.split(",")]
+
+    src, build = os.path.join(args.dir, "src"), os.path.join(args.dir, "build")
+    files = subprocess.run(["git", "ls-files"], cwd=TOP, capture_output=True, text=True,
+                           check=True).stdout.split()
+    for f in files:
+        d = os.path.join(src, f)
+        os.makedirs(os.path.dirname(d), exist_ok=True)
+        if not os.path.exists(d) or open(os.path.join(TOP, f), "rb").read() != open(d, "rb").read():
+            shutil.copy2(os.path.join(TOP, f), d)
+    if not os.path.exists(os.path.join(build, "build.ninja")):
+        sh(["meson", "setup", build, src], src)
+    sh(["ninja", "-C", build], src)
+
+    print(f"mutants: {len(muts)}, checkers: {', '.join(c[0] for c in cks)}, seed {args.seed}")
+    if not args.no_baseline:
+        bad = 0
+        for ck in cks:
+            r = run_checker(build, ck)
+            print(f"  baseline {ck[0]:20} {r['result']:6} {r['n']:6} {r['secs']:6.1f}s {r['kinds']}")
+            bad += r["result"] != "clean"
+        if bad:
+            print("baseline not clean: stopping")
+            return 1
+
+    rows = []
+    for m in muts:
+        path = os.path.join(src, m["file"])
+        orig = open(path).read()
+        if orig.count(m["find"]) != 1:
+            rows.append((m, "stale (text not found exactly once)", []))
+            print(f"{m['name']}: STALE")
+            continue
+        open(path, "w").write(orig.replace(m["find"], m["repl"]))
+        try:
+            b = subprocess.run(["ninja", "-C", build], capture_output=True, text=True)
+            if b.returncode:
+                rows.append((m, "does not build", []))
+                print(f"{m['name']}: does not build")
+                continue
+            res = []
+            for ck in cks:
+                r = run_checker(build, ck)
+                res.append((ck, r))
+            rows.append((m, "", res))
+            caught = [f"{ck[0]}:{r['n'] if r['result'] == 'caught' else r['result']}"
+                      + (f"({r['kinds']})" if r["kinds"] else "")
+                      for ck, r in res if r["result"] != "clean"]
+            safety = any(ck[1] == "oracle" and r["result"] in ("caught",) for ck, r in res)
+            verdict = ("KILLED (oracle)" if safety else
+                       "killed (assert/hang only)" if caught else "SURVIVED")
+            print(f"{m['name']}: {verdict}: {' '.join(caught)}", flush=True)
+        finally:
+            open(path, "w").write(orig)
+    subprocess.run(["ninja", "-C", build], capture_output=True)
+    n = len(rows)
+    k = sum(1 for m, e, res in rows
+            if not e and any(ck[1] == "oracle" and r["result"] == "caught" for ck, r in res))
+    a = sum(1 for m, e, res in rows if not e and any(r["result"] != "clean" for ck, r in res))
+    print(f"\nkilled by a safety checker: {k} of {n}; killed by anything: {a} of {n}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
