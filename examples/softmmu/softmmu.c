@@ -1225,15 +1225,18 @@ static void op_reclaim(struct mgr *m, uint32_t start, uint32_t n)
 }
 
 /*
- * MADV_DONTNEED of private anonymous memory: the contents die with the
- * mapping (PRIVATE) and the addresses stay locked until the deferred free
- * ran (LAZY_OK), so with RULE_LAZY_UNMAP the flush completes as CPUs tick,
- * with no interrupt.  One event per run of mapped pages, as a zap gathers.
+ * MADV_DONTNEED of private anonymous memory: the range stays mapped
+ * (TLBPOL_EVF_STAYS_MAPPED), so the flush is complete when the call returns,
+ * and from then on the old contents are gone: the frames are poisoned at
+ * once (a stale read sees poison, a stale write breaks it and shows when the
+ * frame is reused) and the addresses are free to fault in again as zero
+ * pages; the frames themselves go back through the deferred free.  One
+ * event per run of mapped pages, as a zap gathers.
  */
 static void op_unmap(struct mgr *m, uint32_t start, uint32_t n)
 {
 	struct world *w = m->w;
-	uint32_t run = 0, run_perms = 0, nrun = 0, st;
+	uint32_t run = 0, run_perms = 0, nrun = 0, st, locked[MAX_OP_PAGES], nl = 0;
 	uint64_t cleared[MAX_OP_PAGES];
 
 	df_begin(m);
@@ -1248,8 +1251,7 @@ static void op_unmap(struct mgr *m, uint32_t start, uint32_t n)
 					run = vpn;
 				run_perms |= pte_perms(old);
 				m->df->frames[m->df->nframes++] = pte_frame(old);
-				m->df->pages[m->df->npages] = vpn;
-				m->df->states[m->df->npages++] = PG_ABSENT;
+				locked[nl++] = vpn;
 				m->c->n[C_OP_PAGES]++;
 				mapped = 1;
 			} else {
@@ -1259,7 +1261,7 @@ static void op_unmap(struct mgr *m, uint32_t start, uint32_t n)
 		}
 		if (!mapped && nrun) {
 			struct tlbpol_decision d = submit(w, m->me, TLBPOL_EV_UNMAP,
-							  TLBPOL_EVF_PRIVATE | TLBPOL_EVF_LAZY_OK,
+							  TLBPOL_EVF_STAYS_MAPPED | TLBPOL_EVF_PRIVATE,
 							  run, nrun, run_perms, 0);
 
 			for (uint32_t p = run; p < run + nrun; p++)
@@ -1268,7 +1270,11 @@ static void op_unmap(struct mgr *m, uint32_t start, uint32_t n)
 			run_perms = 0;
 		}
 	}
-	mgr_flush(m, TLBPOL_BY_FREE); /* tlb_finish_mmu(): BY_LAZY stays pending */
+	/* madvise() returns: the contents are gone, the addresses usable. */
+	for (uint32_t i = 0; i < m->df->nframes; i++)
+		poison_words(w->frames[m->df->frames[i]].w, FRAME_WORDS);
+	for (uint32_t i = 0; i < nl; i++)
+		page_unlock(w, locked[i], PG_ABSENT);
 	df_end(m);
 }
 

@@ -1539,6 +1539,25 @@ static void install_commit(struct orc_world *w, uint32_t x, const struct change 
 }
 
 /*
+ * The time a CPU spends with interrupts off in a transition: between the
+ * engine call and the CR3 write or catch-up flush that follows it, or
+ * before the call with an interrupt already latched.  On hardware it is a
+ * few hundred cycles; here it is stretched now and then (a few yields, no
+ * polls), so that what other CPUs may do in it -- skip this one by a
+ * generation it has not flushed to, free tables it may still walk --
+ * happens often enough to be seen.  What is allowed in the window does not
+ * depend on its length.
+ */
+static void window(struct orc_world *w, struct orc_cpu *c)
+{
+	(void)w;
+	if (rng_next(&c->rng) % 4)
+		return;
+	for (uint64_t k = 1 + rng_next(&c->rng) % 3; k--;)
+		sched_yield();
+}
+
+/*
  * Submit and store installs @ch over [p0, p0 + n) of @x, through @via, as
  * the header orders it: submit (which completes pending flushes over the
  * addresses), then store; on GENERIC submit once more after the store (a
@@ -1554,6 +1573,7 @@ static void install_run(struct orc_world *w, uint32_t cpu, uint32_t x, uint32_t 
 
 	if (w->cfg.store_first) {
 		install_commit(w, x, ch, nch);
+		window(w, &w->cpus[cpu]);
 		submit_via(w, cpu, x, via, TLBPOL_EV_FAULT, evflags, p0, n, ch, nch, 0, SUB_NORMAL);
 		return;
 	}
@@ -2086,6 +2106,7 @@ int orc_switch(struct orc_world *w, uint32_t cpu, int as)
 	 * speculatively in between, and does here, now and then.
 	 */
 	publish(c, c->estate == TLBPOL_CPU_PREEMPTED ? M_PREEMPT : M_LAZY, c->loaded);
+	window(w, c);
 	r = tlbpol_switch(w->eng, cpu, as >= 0 ? w->as[as].eas : NULL, &nf);
 	trace(w, (int)cpu, TR_SWITCH, as < 0 ? 15u : (uint32_t)as, 0, (uint32_t)nf,
 	      (uint32_t)c->loaded);
@@ -2096,6 +2117,7 @@ int orc_switch(struct orc_world *w, uint32_t cpu, int as)
 		publish_settled(w, c, cpu);
 		return r;
 	}
+	window(w, c);
 	if (as >= 0) {
 		if (as != c->loaded && c->loaded >= 0 && rng_next(&c->rng) % 4 == 0)
 			orc_spec_walk(w, cpu, (uint32_t)(rng_next(&c->rng) % w->cfg.pages));
@@ -2133,6 +2155,7 @@ int orc_unload(struct orc_world *w, uint32_t cpu)
 		publish_settled(w, c, cpu);
 		return r;
 	}
+	window(w, c);
 	if (c->loaded >= 0 && rng_next(&c->rng) % 4 == 0)
 		orc_spec_walk(w, cpu, (uint32_t)(rng_next(&c->rng) % w->cfg.pages));
 	/* To page tables of the host's own: a CR3 write, which keeps the old
@@ -2155,13 +2178,13 @@ int orc_set_state(struct orc_world *w, uint32_t cpu, uint32_t state)
 		publish(c, M_LAZY, c->loaded);
 	else if (state == TLBPOL_CPU_PREEMPTED)
 		publish(c, M_PREEMPT, c->loaded);
-	else if (state == TLBPOL_CPU_OFFLINE) {
-		/* A CPU going down empties its caches first, global entries
-		 * too: the engine counts an OFFLINE CPU as holding nothing from
-		 * the moment it is. */
-		publish(c, M_LAZY, -1);
-		self_flush(w, c, DROP_ALL);
-	} else if (c->estate == TLBPOL_CPU_PREEMPTED)
+	else if (state == TLBPOL_CPU_OFFLINE || c->estate == TLBPOL_CPU_OFFLINE)
+		/* Going down, or coming back: excused throughout.  The caches
+		 * are not emptied when it goes: the engine leaves it out from
+		 * the moment it is OFFLINE, and flushes it whole in the call
+		 * that brings it back; it executes nothing in between. */
+		publish(c, M_OFFLINE, -1);
+	else if (c->estate == TLBPOL_CPU_PREEMPTED)
 		/* The hypervisor marks its vCPU running before it enters it:
 		 * it executes nothing until the catch-up flush is done. */
 		publish(c, M_PREEMPT, c->loaded);
@@ -2179,9 +2202,10 @@ int orc_set_state(struct orc_world *w, uint32_t cpu, uint32_t state)
 		return r;
 	}
 	if (state == TLBPOL_CPU_OFFLINE) {
-		/* Holds no TLB entries; must switch before it uses an AS. */
+		/* Must switch before it uses an AS. */
 		c->cur = c->loaded = -1;
 	} else if (state == TLBPOL_CPU_RUNNING && r == 1) {
+		window(w, c);
 		/* "Flush its current address space, paging-structure caches
 		 * included": the running one, or the lazily loaded one. */
 		int x = c->cur >= 0 ? c->cur : c->loaded;

@@ -196,7 +196,11 @@ static void apply(struct sim *s, uint32_t cpu, uint32_t tas, uint64_t start, uin
 				} else if (kind == T_MREMAP) {
 					sim_change(s, cpu, as, TLBPOL_EV_REMAP, 0, d, w - v, 0);
 				} else {
-					sim_change(s, cpu, as, TLBPOL_EV_UNMAP, 0, d, w - v, 0);
+					/* DONTNEED keeps the range mapped: complete
+					 * when madvise() returns. */
+					sim_change(s, cpu, as, TLBPOL_EV_UNMAP,
+						   kind == T_DONTNEED ? TLBPOL_EVF_STAYS_MAPPED : 0, d,
+						   w - v, 0);
 					touched = 1;
 				}
 			}

@@ -409,9 +409,9 @@ static int dontneed_step(struct sim *s, uint32_t cpu)
 		return 0;
 	for (uint64_t k = 0; k < DN_PAGES; k++)
 		touch(s, cpu, 0, base + k, 1);
-	/* Private anonymous pages; the addresses are reused at once: no
-	 * LAZY_OK. */
-	unmap_range(s, cpu, 0, base, DN_PAGES, TLBPOL_EVF_PRIVATE);
+	/* MADV_DONTNEED of private anonymous pages: the range stays mapped,
+	 * so the flush is complete when madvise() returns (STAYS_MAPPED). */
+	unmap_range(s, cpu, 0, base, DN_PAGES, TLBPOL_EVF_STAYS_MAPPED | TLBPOL_EVF_PRIVATE);
 	w->i++;
 	return 1;
 }
