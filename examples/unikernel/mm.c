@@ -195,6 +195,23 @@ int mm_unmap(uint32_t cpu, uint32_t idx, uint32_t kind, uint32_t flags)
 	return 1;
 }
 
+void mm_map_global(uint32_t cpu, uint32_t first, uint32_t n)
+{
+	for (uint32_t i = first; i < first + n; i++) {
+		struct vpage *vp = &vpages[i];
+		uint64_t pfn = frame_alloc(cpu);
+
+		spin_lock(&vp->lock);
+		if (__atomic_load_n(&test_pt[i], __ATOMIC_RELAXED) & PTE_P)
+			panic("mm_map_global: page %u is mapped", i);
+		/* Submit, then store (an install, see mm_page_fault()). */
+		submit(cpu, TLBPOL_EV_FAULT, 0, i, 1, 0,
+		       TLBPOL_PTE_PRESENT | TLBPOL_PTE_WRITE | TLBPOL_PTE_EXEC | TLBPOL_PTE_GLOBAL);
+		__atomic_store_n(&test_pt[i], (pfn << 12) | PTE_P | PTE_W | PTE_G, __ATOMIC_SEQ_CST);
+		spin_unlock(&vp->lock);
+	}
+}
+
 void mm_protect(uint32_t cpu, uint32_t first, uint32_t n, int writable)
 {
 	uint32_t old_bits = 0, new_bits = 0;
@@ -310,11 +327,17 @@ int mm_page_fault(struct trap_frame *f, uint64_t cr2)
 			tries = 1;
 			continue;
 		}
-		/* Install.  A/D left clear: the hardware sets them (the engine
-		 * relies on it: x86 never caches what the PTE did not allow). */
-		__atomic_store_n(&test_pt[idx], (pfn_new << 12) | PTE_P | PTE_W, __ATOMIC_SEQ_CST);
+		/*
+		 * Install: submitted before the PTE is stored (tlbpol.h): the
+		 * submit completes any flush still pending over this address
+		 * (an unmap of its old frame, here or on another CPU), so no CPU
+		 * can still read the old frame once another writes the new one.
+		 * A/D left clear: the hardware sets them (the engine relies on
+		 * it: x86 never caches what the PTE did not allow).
+		 */
 		submit(cpu, TLBPOL_EV_FAULT, write ? TLBPOL_EVF_WRITE : 0, idx, 1, 0,
 		       TLBPOL_PTE_PRESENT | TLBPOL_PTE_WRITE | TLBPOL_PTE_EXEC);
+		__atomic_store_n(&test_pt[idx], (pfn_new << 12) | PTE_P | PTE_W, __ATOMIC_SEQ_CST);
 		pfn_new = 0;
 		spin_unlock(&vp->lock);
 		break;

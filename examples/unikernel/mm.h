@@ -61,6 +61,9 @@ uint32_t pte_to_tlbpol(uint64_t pte);
  * @flags; the frame goes back through tlbpol_defer_free().  Returns 1 if a
  * page was mapped. */
 int mm_unmap(uint32_t cpu, uint32_t idx, uint32_t kind, uint32_t flags);
+/* Map fresh frames at the not-present pages [first, first + n) with the
+ * global bit: kernel mappings, kept across CR3 writes (CR4.PGE is on). */
+void mm_map_global(uint32_t cpu, uint32_t first, uint32_t n);
 /* mprotect of pages [first, first + n): clear or set R/W, one PROTECT event
  * for the range (one flush, as change_protection() flushes the range once). */
 void mm_protect(uint32_t cpu, uint32_t first, uint32_t n, int writable);

@@ -26,6 +26,13 @@
  *  downgrade   mprotect(PROT_READ) of pages every CPU has written (a
  *              shootdown everywhere), the write check, then mprotect back
  *              (an upgrade) and every CPU writes again.
+ *  global      kernel pages mapped global (CR4.PGE: they survive CR3
+ *              writes), written by every CPU; then the others go lazy
+ *              (switch to NULL) or idle, CPU 0 write-protects them, and each
+ *              CPU, still lazy or idle (kernel code runs through global
+ *              mappings there), checks that a write faults.  Under every
+ *              rule mask: no rule may spare a lazy or idle CPU a global
+ *              flush, since its catch-up (a CR3 write) would keep the entry.
  *
  * The stale-TLB check runs on the hardware itself.  Every test frame holds
  * its identity at offset 0.  After a flush is complete, each CPU reads each
@@ -122,15 +129,17 @@ void params_print(void)
 #define IDX_SEED 0
 #define IDX_DG 8          /* .. 39 */
 #define IDX_F2 40         /* one per CPU: .. 55 */
+#define IDX_GL 56         /* .. 63: global (kernel) pages */
+#define NR_GL 8
 #define IDX_F2L 64        /* ring per CPU: .. 319 */
 #define IDX_RC 320        /* .. 511 */
 
-enum { WL_SEED000, WL_FLUSH2, WL_FLUSH2_LAZY, WL_RECLAIM, WL_DOWNGRADE, NR_WL };
+enum { WL_SEED000, WL_FLUSH2, WL_FLUSH2_LAZY, WL_RECLAIM, WL_DOWNGRADE, WL_GLOBAL, NR_WL };
 static const char *const wl_names[NR_WL] = {
-	"seed000", "tlb_flush2", "flush2_lazy", "reclaim", "downgrade",
+	"seed000", "tlb_flush2", "flush2_lazy", "reclaim", "downgrade", "global",
 };
 static const char *const wl_units[NR_WL] = {
-	"write", "touch+unmap", "touch+unmap", "page", "RO+RW pair",
+	"write", "touch+unmap", "touch+unmap", "page", "RO+RW pair", "RO+RW pair",
 };
 
 #define NR_MASKS 3
@@ -437,7 +446,11 @@ static void wl_flush2(uint32_t cpu, int m, int lazy)
 	int wl = lazy ? WL_FLUSH2_LAZY : WL_FLUSH2;
 	uint32_t first = lazy ? IDX_F2L + cpu * p_ring : IDX_F2 + cpu;
 	uint32_t ring = lazy ? p_ring : 1;
-	uint32_t flags = TLBPOL_EVF_PRIVATE | (lazy ? TLBPOL_EVF_LAZY_OK : 0);
+	/* tlb_flush2 is madvise(MADV_DONTNEED): the address stays mapped and
+	 * the flush is complete when it returns.  flush2_lazy is an
+	 * mmap/munmap ring whose allocator holds addresses back: LAZY_OK. */
+	uint32_t flags = TLBPOL_EVF_PRIVATE |
+			 (lazy ? TLBPOL_EVF_LAZY_OK : TLBPOL_EVF_STAYS_MAPPED);
 
 	for (uint32_t r = 0; r < p_rounds; r++) {
 		uint32_t s = 0;
@@ -537,6 +550,55 @@ static void wl_downgrade(uint32_t cpu, int m)
 	teardown(cpu, WL_DOWNGRADE, m, IDX_DG, p_dgpages);
 }
 
+static void wl_global(uint32_t cpu, int m)
+{
+	barrier(cpu);
+	if (cpu == 0)
+		mm_map_global(cpu, IDX_GL, NR_GL);
+	barrier(cpu);
+	for (uint32_t r = 0; r < p_rounds; r++) {
+		/* Odd CPUs go lazy, even ones idle: both run kernel code. */
+		int lazy = cpu % 2;
+
+		for (uint32_t i = 0; i < NR_GL; i++) {
+			touch_write(cpu, IDX_GL + i, r);
+			check_touched(cpu, WL_GLOBAL, m, IDX_GL + i);
+		}
+		seg_begin(cpu);
+		if (cpu && lazy && tlbpol_switch(g_eng, cpu, 0, 0))
+			panic("CPU %u: switch to lazy failed", cpu);
+		if (cpu && !lazy && tlbpol_cpu_state(g_eng, cpu, TLBPOL_CPU_IDLE) < 0)
+			panic("CPU %u: idle failed", cpu);
+		barrier(cpu);
+		if (cpu == 0)
+			TIMED(cpu, mm_protect(cpu, IDX_GL, NR_GL, 0));
+		barrier(cpu);
+		/* Complete, and everyone still lazy or idle: a write must fault. */
+		for (uint32_t i = 0; i < NR_GL; i++) {
+			check_write_faults(cpu, WL_GLOBAL, m, IDX_GL + i);
+			check_read(cpu, WL_GLOBAL, m, IDX_GL + i);
+		}
+		barrier(cpu);
+		if (cpu) {
+			int nf = 0;
+
+			if (lazy && tlbpol_switch(g_eng, cpu, g_as, &nf))
+				panic("CPU %u: switch back failed", cpu);
+			if (!lazy)
+				nf = tlbpol_cpu_state(g_eng, cpu, TLBPOL_CPU_RUNNING);
+			if (nf < 0)
+				panic("CPU %u: wake failed", cpu);
+			if (nf)
+				write_cr3(read_cr3()); /* the catch-up (keeps global entries) */
+		}
+		barrier(cpu);
+		if (cpu == 0)
+			TIMED(cpu, mm_protect(cpu, IDX_GL, NR_GL, 1));
+		seg_end(cpu, WL_GLOBAL, m, 1);
+	}
+	teardown(cpu, WL_GLOBAL, m, IDX_GL, NR_GL);
+}
+
 /* ------------------------------------------------------------------------ */
 /* One rule mask                                                            */
 /* ------------------------------------------------------------------------ */
@@ -630,6 +692,10 @@ static void run_mask(uint32_t cpu, int m)
 	wl_begin(cpu);
 	wl_downgrade(cpu, m);
 	wl_end(cpu, WL_DOWNGRADE, m);
+
+	wl_begin(cpu);
+	wl_global(cpu, m);
+	wl_end(cpu, WL_GLOBAL, m);
 
 	/* Leave: complete everything, go lazy, drop the address space. */
 	tlbpol_flush(g_eng, cpu, TLBPOL_BY_LAZY);
@@ -737,8 +803,10 @@ static int print_table(void)
 			}
 		}
 	}
-	kprintf("(op = one %s / %s / %s / %s / %s)\n", wl_units[0], wl_units[1], wl_units[2],
-		wl_units[3], wl_units[4]);
+	kprintf("(op = one");
+	for (int w = 0; w < NR_WL; w++)
+		kprintf("%s %s", w ? " /" : "", wl_units[w]);
+	kprintf(")\n");
 	if (param_planted) {
 		struct cpu_counts hw;
 
