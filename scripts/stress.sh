@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The long soak (not a test): build, then run the oracle-checked stress
 # harness (tests/oracle) on 2, 4 and 8 CPUs, for x86, ARM64 and the generic
-# profile, with and without ASID retention and with a switch-heavy mix, each
-# over every rule mask of `--rules all`: at least 10 million events in all.
+# profile, with and without ASID retention, with a switch-heavy mix, LAZY_OK
+# work in small batches and long compute spells, each over every rule mask of
+# `--rules all`: at least 10 million events in all.
 # Prints every configuration's summary line and a grand total; exits 1 if
 # the oracle found anything.
 #
@@ -25,10 +26,12 @@ exe=$builddir/tests/oracle/stress
 
 cpus_list=(2 4 8)
 arch_list=(x86 arm64 generic)
-# The normal mix without and with ASID retention, and the switch-heavy mix
-# with retention (CPUs coming back to address spaces others changed).
-variant_list=("--profile normal" "--profile normal --retain" "--profile switch --retain")
-masks=31 # configurations in --rules all
+# The normal mix without and with ASID retention, the switch-heavy mix with
+# retention (CPUs coming back to address spaces others changed), LAZY_OK work
+# in batches of 8 pages, and compute spells (the stall watchdog's ground).
+variant_list=("--profile normal" "--profile normal --retain" "--profile switch --retain"
+	      "--profile lazy --retain --batch 8" "--profile compute --ipi-delay 20")
+masks=33 # configurations in --rules all
 runs=$(( ${#cpus_list[@]} * ${#arch_list[@]} * ${#variant_list[@]} ))
 per_config=$(( (events + runs * masks - 1) / (runs * masks) ))
 

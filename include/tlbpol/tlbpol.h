@@ -78,7 +78,8 @@ TLBPOL_API const char *tlbpol_version(void);
  *	fault, no broadcast invalidation, and invalid entries may be cached
  *	(RISC-V without Svvptc): an install is flushed locally, and on every
  *	CPU for a kernel page (not USER, or GLOBAL), which has no spurious-
- *	fault path to recover by.  Conservative.
+ *	fault path to recover by; submit it again after storing it (enum
+ *	tlbpol_event_kind).  Conservative.
  * @TLBPOL_ARCH_X86_64: what the x86 architecture guarantees: the CPU sets
  *	A/D bits itself and, once a PTE is not present, can no longer set them
  *	(Linux pmdp_invalidate_ad()); a page fault invalidates the faulting
@@ -756,7 +757,11 @@ TLBPOL_API int tlbpol_tick(struct tlbpol_engine *eng, uint32_t cpu);
  * (due before the copy) may store first, as Linux's
  * remove_migration_ptes() does: nothing can be pending over that address
  * then.  Restoring a swap entry faulted back in is an install like any
- * other.
+ * other.  On TLBPOL_ARCH_GENERIC, where invalid entries may be cached,
+ * submit the install once more after the store: a CPU may cache the
+ * invalid PTE up to the store, so the flush that removes it must follow
+ * the store (Linux riscv's update_mmu_cache() after set_pte_at()); the
+ * second submit finds nothing pending and does just that flush.
  *
  * A change the portable bits cannot express -- the translation's size or
  * structure (huge-page split or collapse, Arm block <-> table or the
