@@ -95,7 +95,7 @@ static const struct profile profiles[] = {
 		.kaccess = 40, .compute = 3,
 		.populate = 8, .prot_down = 12, .prot_up = 8, .unmap = 12, .unmap_tables = 6,
 		.unmap_big = 3, .reclaim = 10, .migrate = 7, .young = 10, .dirty = 8,
-		.remap = 5, .cow = 5, .replace = 3, .dontneed = 6, .age_reclaim = 4, .kmap = 3,
+		.remap = 5, .cow = 5, .replace = 3, .dontneed = 6, .age_reclaim = 10, .kmap = 3,
 		.kunmap = 3, .kprotect = 3, .attrs = 3,
 		.lazy_spec = 30, .lazy_tick = 10, .lazy_work = 10, .lazy_kaccess = 15,
 		.lazy_preempt = 3, .lazy_min = 5, .lazy_max = 40, .lazy_ok = 25,
