@@ -913,11 +913,24 @@ static uint32_t frame_alloc(struct orc_world *w, uint32_t as, uint32_t page)
 	return f;
 }
 
-static void frame_set(struct orc_world *w, uint32_t f, uint32_t state)
+/*
+ * Frame @f, holding (x, page)'s contents, reaches @state (F_CLEANED or
+ * F_GONE; a state only ever grows).  A compare-and-swap on the whole word:
+ * two CPUs may mark the same frame at once (a DONTNEED that returned, an
+ * install superseding it), and the frame may be freed and given to another
+ * page meanwhile; a plain store would write the old owner back over the
+ * new one.  Nothing happens if the frame no longer holds (x, page).
+ */
+static void frame_set(struct orc_world *w, uint32_t f, uint32_t x, uint32_t page,
+		      uint32_t state)
 {
 	uint64_t o = atomic_load(&w->frame[f]);
 
-	atomic_store(&w->frame[f], own_make(state, own_as(o), own_idx(o), 0));
+	do {
+		if (own_state(o) == F_FREE || own_state(o) >= state || own_as(o) != x ||
+		    own_idx(o) != page)
+			return;
+	} while (!atomic_compare_exchange_weak(&w->frame[f], &o, own_make(state, x, page, 0)));
 }
 
 /* Return a frame that was allocated but never mapped. */
@@ -1521,13 +1534,9 @@ static int install_prepare(struct orc_world *w, uint32_t x, uint32_t page, uint3
 static void supersede(struct orc_world *w, uint32_t x, uint32_t page, uint32_t newf)
 {
 	uint32_t f = atomic_exchange(&w->as[x].prevf[page], 0u);
-	uint64_t o;
 
-	if (!f || f == newf)
-		return;
-	o = atomic_load(&w->frame[f]);
-	if (own_state(o) != F_FREE && own_as(o) == x && own_idx(o) == page)
-		frame_set(w, f, F_GONE);
+	if (f && f != newf)
+		frame_set(w, f, x, page, F_GONE);
 }
 
 static void install_commit(struct orc_world *w, uint32_t x, const struct change *ch, uint32_t nch)
@@ -2409,7 +2418,7 @@ enum orc_result orc_unmap(struct orc_world *w, uint32_t cpu, uint32_t as, uint32
 	struct orc_cpu *c = &w->cpus[cpu];
 	uint32_t gp = w->cfg.group_pages, g0, g1;
 	struct change ch[ORC_MAX_RANGE] = { { 0, 0, 0 } };
-	uint32_t nch = 0, dirty[ORC_MAX_RANGE], ndirty = 0;
+	uint32_t nch = 0, dirty[ORC_MAX_RANGE], dpage[ORC_MAX_RANGE], ndirty = 0;
 	struct orc_free *fr;
 
 	evflags &= TLBPOL_EVF_TABLES_FREED | TLBPOL_EVF_LAZY_OK;
@@ -2435,8 +2444,10 @@ enum orc_result orc_unmap(struct orc_world *w, uint32_t cpu, uint32_t as, uint32
 		if (!pte_change(w, as, p, PERM_MASK, 0, 0, 1, &ch[nch]))
 			continue;
 		fr->frames[fr->nr_frames++] = pte_frame(ch[nch].old);
-		if (writeback && may_be_dirty(w, pte_perm(ch[nch].old)))
+		if (writeback && may_be_dirty(w, pte_perm(ch[nch].old))) {
+			dpage[ndirty] = p;
 			dirty[ndirty++] = pte_frame(ch[nch].old);
+		}
 		nch++;
 	}
 	if (evflags & TLBPOL_EVF_TABLES_FREED) {
@@ -2480,7 +2491,7 @@ enum orc_result orc_unmap(struct orc_world *w, uint32_t cpu, uint32_t as, uint32
 		 * through a stale entry would be lost.
 		 */
 		for (uint32_t i = 0; i < ndirty; i++)
-			frame_set(w, dirty[i], F_CLEANED);
+			frame_set(w, dirty[i], as, dpage[i], F_CLEANED);
 	}
 	/* Now and then a tick between the submit and the free: it may post
 	 * this CPU's lazy work and empty its batch, and the free must still
@@ -2527,7 +2538,7 @@ enum orc_result orc_dontneed(struct orc_world *w, uint32_t cpu, uint32_t as, uin
 	 */
 	submit_via(w, cpu, as, as, TLBPOL_EV_UNMAP, evflags, page, n, ch, nch, 0, SUB_NOW);
 	for (uint32_t i = 0; i < fr->nr_frames; i++)
-		frame_set(w, fr->frames[i], F_GONE);
+		frame_set(w, fr->frames[i], as, ch[i].page, F_GONE);
 	unlock_groups(w, as, g0, g1);
 	free_register(w, c, cpu, fr);
 	return ORC_OK;
@@ -2657,7 +2668,7 @@ enum orc_result orc_reclaim(struct orc_world *w, uint32_t cpu, uint32_t as, uint
 	 * any more; a clean one has nothing to write. */
 	if (may_be_dirty(w, pte_perm(ch.old)))
 		orc_flush(w, cpu, TLBPOL_BY_WRITEBACK);
-	frame_set(w, f, F_CLEANED);
+	frame_set(w, f, as, page, F_CLEANED);
 	fr = free_new(w, c, cpu, as);
 	fr->frames[fr->nr_frames++] = f;
 	free_register(w, c, cpu, fr);
@@ -2685,7 +2696,7 @@ enum orc_result orc_migrate(struct orc_world *w, uint32_t cpu, uint32_t as, uint
 	/* Copy, once the flush due before it is done (the header: every
 	 * migration is due BY_WRITEBACK). */
 	orc_flush(w, cpu, TLBPOL_BY_WRITEBACK);
-	frame_set(w, f1, F_CLEANED);
+	frame_set(w, f1, as, page, F_CLEANED);
 	/*
 	 * Restore the PTE on the new frame, stored before it is submitted as
 	 * Linux's remove_migration_ptes() does: the header allows that order
@@ -2865,7 +2876,7 @@ enum orc_result orc_change_frame(struct orc_world *w, uint32_t cpu, uint32_t as,
 	submit(w, cpu, as, cow ? TLBPOL_EV_FAULT : TLBPOL_EV_PROTECT,
 	       TLBPOL_EVF_PFN_CHANGED | (cow ? TLBPOL_EVF_WRITE : 0), page, 1, &ch, 1, perm);
 	/* The copy was taken; writes to the old frame from now on are lost. */
-	frame_set(w, f1, F_CLEANED);
+	frame_set(w, f1, as, page, F_CLEANED);
 	want = pte_make(perm, f2, pte_ver(ch.new) + 1);
 	if (pte_ver(ch.new) < VER_MAX) {
 		supersede(w, as, page, f2);
