@@ -44,6 +44,12 @@ static const struct scenario scenarios[] = {
 	  TLBPOL_EV_PROTECT, 0, P | W | U | A, P | U | A, 4 },
 	{ "-", "fault on a not-present PTE", TLBPOL_ARCH_X86_64,
 	  TLBPOL_EV_FAULT, 0, 0, P | U | A, 1 },
+	{ "-", "fault on a not-present PTE", TLBPOL_ARCH_GENERIC,
+	  TLBPOL_EV_FAULT, 0, 0, P | U | A, 1 },
+	{ "-", "MADV_DONTNEED of 16 dirty pages", TLBPOL_ARCH_X86_64,
+	  TLBPOL_EV_UNMAP, TLBPOL_EVF_STAYS_MAPPED | TLBPOL_EVF_PRIVATE, P | W | U | A | D, 0, 16 },
+	{ "-", "huge-page split (EVF_ATTRS)", TLBPOL_ARCH_X86_64,
+	  TLBPOL_EV_PROTECT, TLBPOL_EVF_ATTRS, P | W | U | A | D, P | W | U | A | D, 1 },
 };
 
 static const char *arch_name(uint32_t arch)
