@@ -215,6 +215,7 @@ struct orc_cpu {
 	uint32_t chunk_used;
 	/* The stall check (cb_relax()): the engine call being waited in. */
 	uint64_t call_id, wait_call_id;
+	uint64_t kicks, wait_kicks; /* send_ipi calls made by this CPU */
 	uint64_t wait_turns;
 	uint64_t *wait_polls; /* every CPU's polls when the wait began */
 };
@@ -788,6 +789,8 @@ static void cb_send_ipi(void *ctx, uint32_t from, const struct tlbpol_cpuset *ta
 	uint64_t n = 0;
 
 	trace(w, (int)from, TR_IPI, 0, 0, (uint32_t)(targets->bits[0] & 0xffffff), 0);
+	if (from < w->cfg.nr_cpus && self_world == w && self_cpu == (int)from)
+		w->cpus[from].kicks++; /* its own thread: see stall_check() */
 	for (int t = tlbpol_cpuset_next(targets, -1); t >= 0; t = tlbpol_cpuset_next(targets, t)) {
 		if ((uint32_t)t >= w->cfg.nr_cpus) {
 			violation(w, ORC_V_API, "send_ipi to cpu %d of %u", t, w->cfg.nr_cpus);
@@ -834,9 +837,11 @@ static int cb_vcpu_defer(void *ctx, uint32_t cpu)
 
 /*
  * @cpu waits inside an engine call.  A target the initiator interrupted
- * serves at its next poll, a polling one at its next turn: if every other
- * CPU has polled ORC_STALL_POLLS times since this wait began (none is
- * preempted: a preempted one does not poll) and the wait goes on, some
+ * serves at its next poll, a polling one at its next turn.  So if, since
+ * this CPU's last interrupt sent (or the start of the call), it has waited
+ * more turns than the IPI delay (after which it interrupts whoever has not
+ * served) and every other CPU has polled ORC_STALL_POLLS times (none is
+ * preempted: a preempted one does not poll), and the wait goes on, some
  * target has a request it was never told of.  Report it, then interrupt
  * everyone so that the run ends.
  */
@@ -844,14 +849,15 @@ static void stall_check(struct orc_world *w, uint32_t cpu)
 {
 	struct orc_cpu *c = &w->cpus[cpu];
 
-	if (c->wait_call_id != c->call_id) {
+	if (c->wait_call_id != c->call_id || c->wait_kicks != c->kicks) {
 		c->wait_call_id = c->call_id;
+		c->wait_kicks = c->kicks;
 		c->wait_turns = 0;
 		for (uint32_t i = 0; i < w->cfg.nr_cpus; i++)
 			c->wait_polls[i] = atomic_load_explicit(&w->cpus[i].polls, memory_order_relaxed);
 		return;
 	}
-	if (++c->wait_turns % 64)
+	if (++c->wait_turns % 64 || c->wait_turns < (uint64_t)w->cfg.ipi_delay_spins + 64)
 		return;
 	for (uint32_t i = 0; i < w->cfg.nr_cpus; i++)
 		if (i != cpu && atomic_load_explicit(&w->cpus[i].polls, memory_order_relaxed) -
