@@ -635,8 +635,14 @@ int tlbpol_cpu_state(struct tlbpol_engine *eng, uint32_t cpu, uint32_t state)
 		 * and then reads our state (both sequentially consistent), so
 		 * either it sees OFFLINE and takes its request back, or this
 		 * drain sees its bit.  Nobody is left waiting on a dead CPU.
+		 * The fence: serve's first look at the inbox is a relaxed
+		 * load, which a sequentially consistent store does not order
+		 * on its own (arm64: a plain LDR may complete before an
+		 * earlier STLR), so both sides of the pattern need a full
+		 * barrier (the initiator's is its RMW and seq_cst load).
 		 */
 		prim_store_seqcst(&c->state, state);
+		prim_fence();
 		tlbpol__serve(eng, cpu);
 		if (c->loaded)
 			leave(eng, cpu, c->loaded);
@@ -658,6 +664,10 @@ int tlbpol_cpu_state(struct tlbpol_engine *eng, uint32_t cpu, uint32_t state)
 		struct tlbpol_flush f = { 0, TLBPOL_FLUSH_ALL,
 					  TLBPOL_FLUSHF_TABLES | TLBPOL_FLUSHF_GLOBAL, 0, 0, 0 };
 
+		/* The same pattern: our state store before the walks that
+		 * follow the flush (an initiator stores its PTE and then reads
+		 * our state; it skipped us if it read OFFLINE). */
+		prim_fence();
 		eng->ops.flush_local(eng->ops_ctx, cpu, &f);
 		prim_count(&c->cnt.task.local_flushes, 1);
 		prim_count(&c->cnt.task.full_flushes, 1);

@@ -218,6 +218,8 @@ struct orc_cpu {
 	uint64_t kicks, wait_kicks; /* send_ipi calls made by this CPU */
 	uint64_t wait_turns;
 	uint64_t *wait_polls; /* every CPU's polls when the wait began */
+	uint64_t *mark_polls; /* ... at the last checkpoint (every 64 turns) */
+	uint32_t busy_marks;  /* checkpoints in a row at which all had polled */
 };
 
 struct orc_as {
@@ -844,29 +846,54 @@ static int cb_vcpu_defer(void *ctx, uint32_t cpu)
  * preempted: a preempted one does not poll), and the wait goes on, some
  * target has a request it was never told of.  Report it, then interrupt
  * everyone so that the run ends.
+ *
+ * One engine call may wait several times with no interrupt sent between
+ * (tlbpol__force_lazy() completing lazy requests every target has claimed
+ * already), and this check cannot see where one wait ends: the counts then
+ * run from an older wait.  A target that polled through the first and then
+ * claimed the next request and was descheduled in mid-serve, before it
+ * acknowledged, would look stuck (seen under TSan on a loaded machine).  A
+ * target in mid-serve does not poll, one that is stuck does: so every other
+ * CPU must also have polled ORC_STALL_RECENT times in each of the last
+ * ORC_STALL_MARKS checkpoints.
  */
 static void stall_check(struct orc_world *w, uint32_t cpu)
 {
 	struct orc_cpu *c = &w->cpus[cpu];
+	int all = 1, recent = 1;
 
 	if (c->wait_call_id != c->call_id || c->wait_kicks != c->kicks) {
 		c->wait_call_id = c->call_id;
 		c->wait_kicks = c->kicks;
 		c->wait_turns = 0;
+		c->busy_marks = 0;
 		for (uint32_t i = 0; i < w->cfg.nr_cpus; i++)
-			c->wait_polls[i] = atomic_load_explicit(&w->cpus[i].polls, memory_order_relaxed);
+			c->wait_polls[i] = c->mark_polls[i] =
+				atomic_load_explicit(&w->cpus[i].polls, memory_order_relaxed);
 		return;
 	}
-	if (++c->wait_turns % 64 || c->wait_turns < (uint64_t)w->cfg.ipi_delay_spins + 64)
+	if (++c->wait_turns % 64)
 		return;
-	for (uint32_t i = 0; i < w->cfg.nr_cpus; i++)
-		if (i != cpu && atomic_load_explicit(&w->cpus[i].polls, memory_order_relaxed) -
-					c->wait_polls[i] < ORC_STALL_POLLS)
-			return;
+	for (uint32_t i = 0; i < w->cfg.nr_cpus; i++) {
+		uint64_t p = atomic_load_explicit(&w->cpus[i].polls, memory_order_relaxed);
+
+		if (i == cpu)
+			continue;
+		all &= p - c->wait_polls[i] >= ORC_STALL_POLLS;
+		recent &= p - c->mark_polls[i] >= ORC_STALL_RECENT;
+		c->mark_polls[i] = p;
+	}
+	c->busy_marks = recent ? c->busy_marks + 1 : 0;
+	if (c->wait_turns < (uint64_t)w->cfg.ipi_delay_spins + 64 || !all ||
+	    c->busy_marks < ORC_STALL_MARKS)
+		return;
 	violation(w, ORC_V_STALL,
-		  "cpu %u has waited %llu turns while every other CPU polled %u times: a target "
-		  "was neither interrupted nor polling",
-		  cpu, (unsigned long long)c->wait_turns, ORC_STALL_POLLS);
+		  "cpu %u has waited %llu turns while every other CPU polled %u times, and %u "
+		  "times in each of its last %u x 64 turns: a target was neither interrupted "
+		  "nor polling",
+		  cpu, (unsigned long long)c->wait_turns, ORC_STALL_POLLS, ORC_STALL_RECENT,
+		  ORC_STALL_MARKS);
+	c->busy_marks = 0;
 	for (uint32_t i = 0; i < w->cfg.nr_cpus; i++) {
 		atomic_store(&w->cpus[i].ipi, 1);
 		c->wait_polls[i] = atomic_load_explicit(&w->cpus[i].polls, memory_order_relaxed);
@@ -2947,6 +2974,7 @@ void orc_world_free(struct orc_world *w)
 			free((void *)c->psc);
 			free(c->rec);
 			free(c->wait_polls);
+			free(c->mark_polls);
 			while (c->chunks) {
 				struct free_chunk *n = c->chunks->next;
 
@@ -3020,6 +3048,7 @@ int orc_world_new(const struct orc_config *cfg, struct orc_world **out)
 		ZALLOC(c->tlb, (size_t)cfg->tlb_sets * cfg->tlb_ways);
 		ZALLOC(c->psc, (size_t)cfg->psc_sets * cfg->psc_ways);
 		ZALLOC(c->wait_polls, cfg->nr_cpus);
+		ZALLOC(c->mark_polls, cfg->nr_cpus);
 		c->cur = c->loaded = -1;
 		c->estate = TLBPOL_CPU_RUNNING;
 		c->rng = seed * 0x9E3779B97F4A7C15ULL + (i + 1) * 0xBF58476D1CE4E5B9ULL;

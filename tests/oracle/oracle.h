@@ -114,8 +114,9 @@
  * first: the order the header forbids, which the oracle must catch.
  *
  * Liveness.  An initiator that keeps waiting while every other CPU has
- * polled for interrupts ORC_STALL_POLLS times since the wait began (and
- * none of them is preempted) is stuck on a request nobody was told of: a
+ * polled for interrupts ORC_STALL_POLLS times since the wait began, and
+ * ORC_STALL_RECENT times in each of the last ORC_STALL_MARKS stretches of
+ * 64 turns (none of them is preempted, none is in mid-serve) is stuck on a request nobody was told of: a
  * violation (ORC_V_STALL), after which every CPU is interrupted so that the
  * run finishes.
  *
@@ -141,6 +142,8 @@
 #define ORC_KVA_BASE 0xffff888000000000ULL
 #define ORC_MAX_KPAGES 256
 #define ORC_STALL_POLLS 2048
+#define ORC_STALL_RECENT 16 /* polls per checkpoint, ORC_STALL_MARKS in a row */
+#define ORC_STALL_MARKS 4
 #define ORC_MAX_PAGES 2048 /* pages per address space (11 bits) */
 #define ORC_MAX_GROUPS 256 /* table pages per address space (8 bits) */
 #define ORC_MAX_RANGE 64   /* pages one change may cover */
