@@ -3,8 +3,9 @@
  * test_compat: a program linked against release 0.1 still gets 0.1's
  * struct tlbpol_stats (19 reasons, 31 words) from tlbpol_stats_read, and
  * nothing is written past it; one linked against this release gets the
- * whole structure.  Binds the old symbol version explicitly, as a binary
- * built against 0.1 does.
+ * whole structure.  Its tlbpol_config_init writes 0.1's configuration,
+ * which the engine accepts with 0.1's ops.  Binds the old symbol versions
+ * explicitly, as a binary built against 0.1 does.
  */
 #include <errno.h>
 
@@ -14,6 +15,95 @@ int tlbpol_stats_read_0_1(const struct tlbpol_engine *eng, int cpu, void *out);
 __asm__(".symver tlbpol_stats_read_0_1, tlbpol_stats_read@TLBPOL_0.1");
 
 #define WORDS_0_1 (12 + 19)
+
+void tlbpol_config_init_0_1(void *cfg, uint32_t nr_cpus, uint32_t arch);
+__asm__(".symver tlbpol_config_init_0_1, tlbpol_config_init@TLBPOL_0.1");
+
+/* Release 0.1's structures: the configuration up to `reserved`, the ops up
+ * to vcpu_defer. */
+struct config_0_1 {
+	unsigned char bytes[TLBPOL_CONFIG_SIZE_0_1];
+	unsigned char canary[16];
+};
+
+struct ops_0_1 {
+	uint32_t size, pad;
+	void (*flush_local)(void *ctx, uint32_t cpu, const struct tlbpol_flush *f);
+	void (*send_ipi)(void *ctx, uint32_t from_cpu, const struct tlbpol_cpuset *targets);
+	void *broadcast, *relax, *vcpu_defer;
+};
+
+/*
+ * A program built against 0.1: tlbpol_config_init@TLBPOL_0.1 writes 0.1's
+ * size and nothing past it, and the engine accepts that configuration and
+ * 0.1's shorter ops (the new fields default: no watchdog), and works.
+ */
+static void test_config_0_1(void **state)
+{
+	struct config_0_1 old;
+	struct tlbpol_config *cfg = (struct tlbpol_config *)(void *)&old;
+	struct harness h;
+	struct ops_0_1 ops = { sizeof(ops), 0, h_flush_local, h_send_ipi, 0, 0, 0 };
+	struct tlbpol_as *as;
+	struct tlbpol_decision d;
+	struct tlbpol_event ev = h_event(TLBPOL_EV_PROTECT, 0, 0x3000, 1, P | W | U | A, P | U | A);
+	struct tlbpol_engine *eng;
+	static _Alignas(64) unsigned char mem[1 << 20];
+
+	(void)state;
+	_Static_assert(sizeof(struct ops_0_1) == TLBPOL_OPS_SIZE_0_1, "0.1's ops");
+	memset(&old, 0xa5, sizeof(old));
+	tlbpol_config_init_0_1(&old, 2, TLBPOL_ARCH_X86_64);
+	for (size_t i = 0; i < sizeof(old.canary); i++)
+		assert_int_equal(old.canary[i], 0xa5);
+	assert_int_equal(cfg->size, TLBPOL_CONFIG_SIZE_0_1);
+	assert_int_equal(cfg->nr_cpus, 2);
+	assert_int_equal(cfg->rules, TLBPOL_RULES_DEFAULT);
+
+	memset(&h, 0, sizeof(h));
+	h.nr_cpus = 2;
+	h.deliver = 1;
+	cfg->ops = (const struct tlbpol_ops *)(const void *)&ops;
+	cfg->ops_ctx = &h;
+	/* Nothing past 0.1's size is read: the canary would be a wait_limit
+	 * and a nonzero reserved2 (-EINVAL) if it were. */
+	assert_true(tlbpol_engine_size(cfg) > 0);
+	assert_true(tlbpol_engine_size(cfg) <= sizeof(mem));
+	assert_int_equal(tlbpol_engine_init(&eng, mem, sizeof(mem), cfg), 0);
+	h.eng = eng;
+	assert_int_equal(tlbpol_as_open(eng, 1, &as), 0);
+	assert_int_equal(tlbpol_switch(eng, 0, as, NULL), 0);
+	assert_int_equal(tlbpol_switch(eng, 1, as, NULL), 0);
+	assert_int_equal(tlbpol_submit(eng, as, 0, &ev, &d), 0);
+	assert_int_equal(d.action, TLBPOL_ACT_SHOOTDOWN);
+	assert_int_equal(h.flushes_on[1], 1);
+	assert_int_equal(tlbpol_engine_new(cfg, &h.eng), 0);
+	tlbpol_engine_free(h.eng);
+
+	/* Shorter than 0.1's: refused. */
+	cfg->size = TLBPOL_CONFIG_SIZE_0_1 - 4;
+	assert_int_equal(tlbpol_engine_size(cfg), 0);
+	assert_int_equal(tlbpol_engine_init(&eng, mem, sizeof(mem), cfg), -EINVAL);
+	cfg->size = TLBPOL_CONFIG_SIZE_0_1;
+	ops.size = TLBPOL_OPS_SIZE_0_1 - 8;
+	assert_int_equal(tlbpol_engine_init(&eng, mem, sizeof(mem), cfg), -EINVAL);
+}
+
+/* This release's structure: reserved2 must be 0. */
+static void test_config_reserved2(void **state)
+{
+	struct harness h;
+	struct tlbpol_config cfg;
+	struct tlbpol_engine *eng;
+
+	(void)state;
+	h_config(&h, &cfg, 2, TLBPOL_ARCH_X86_64);
+	assert_int_equal(cfg.size, sizeof(cfg));
+	assert_int_equal(cfg.wait_limit, 0);
+	cfg.reserved2 = 1;
+	assert_int_equal(tlbpol_engine_new(&cfg, &eng), -EINVAL);
+	assert_int_equal(tlbpol_engine_size(&cfg), 0);
+}
 
 static void test_stats_0_1(void **state)
 {
@@ -55,6 +145,8 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_stats_0_1),
+		cmocka_unit_test(test_config_0_1),
+		cmocka_unit_test(test_config_reserved2),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -304,9 +304,25 @@ struct tlbpol_flush {
  *	target, never for lazy requests (they interrupt nobody).  A hypervisor
  *	that embeds the engine tells it of its own vCPUs with
  *	tlbpol_cpu_state() instead.
+ * @stuck: optional (release 0.2; NULL if none), the watchdog, used when
+ *	cfg->wait_limit is set: @cpu has waited @turns turns (a multiple of
+ *	wait_limit) for the acknowledgements of one request, and
+ *	@waiting_for are the targets that have not taken it yet (a target
+ *	that took it and is flushing is not listed: @waiting_for may be
+ *	empty).  The engine has just interrupted @waiting_for again (counted
+ *	in ipis_resent).  The host may log, re-send through another route,
+ *	mark a dead CPU, or panic; when the hook returns the engine keeps
+ *	waiting.  It never reports a flush complete without every
+ *	acknowledgement, so a CPU that never serves again blocks the
+ *	initiator for good: the hook is where the host decides.  Context: as
+ *	@relax, inside the waiting call on @cpu.
  *
  * Callbacks may call tlbpol_handle_ipi() for their own CPU but must not call
  * any other engine function for @cpu / @from_cpu (such a call returns -EBUSY).
+ *
+ * @size: sizeof(struct tlbpol_ops) of the header the caller was built with;
+ * a structure from release 0.1's header (without @stuck, exactly
+ * TLBPOL_OPS_SIZE_0_1 bytes) is accepted, and the members it lacks are NULL.
  */
 struct tlbpol_ops {
 	uint32_t size;
@@ -316,7 +332,11 @@ struct tlbpol_ops {
 	void (*broadcast)(void *ctx, uint32_t from_cpu, const struct tlbpol_flush *f);
 	void (*relax)(void *ctx, uint32_t cpu);
 	int (*vcpu_defer)(void *ctx, uint32_t cpu);
+	void (*stuck)(void *ctx, uint32_t cpu, const struct tlbpol_cpuset *waiting_for,
+		      uint64_t turns);
 };
+
+#define TLBPOL_OPS_SIZE_0_1 48 /* offsetof(struct tlbpol_ops, stuck) */
 
 /* ------------------------------------------------------------------------ */
 /* Configuration and lifecycle                                              */
@@ -389,6 +409,18 @@ struct tlbpol_ops {
  *	bound: a delay longer than the targets' tick period means they are in
  *	effect never interrupted, and every shootdown waits for their ticks.
  * @reserved: 0.
+ * @wait_limit: (release 0.2) the watchdog: every @wait_limit turns of one
+ *	wait for acknowledgements (each turn one ops->relax), interrupt the
+ *	targets that have not taken the request again, and call ops->stuck
+ *	if set.  0 (the default): no limit, interrupts are sent once.  A
+ *	lost interrupt is then recovered; a CPU that never serves is
+ *	reported, never skipped.
+ * @reserved2: 0.
+ *
+ * @size: sizeof(struct tlbpol_config) of the header the caller was built
+ * with; release 0.1's structure (exactly TLBPOL_CONFIG_SIZE_0_1 bytes, up
+ * to @reserved) is accepted, and the fields it lacks take their defaults.
+ * A size between the two is -EINVAL.
  */
 struct tlbpol_config {
 	uint32_t size;
@@ -409,7 +441,11 @@ struct tlbpol_config {
 	uint32_t cost_broadcast_page_ns;
 	uint32_t ipi_delay_spins;
 	uint32_t reserved;
+	uint32_t wait_limit;
+	uint32_t reserved2;
 };
+
+#define TLBPOL_CONFIG_SIZE_0_1 88 /* offsetof(struct tlbpol_config, wait_limit) */
 
 struct tlbpol_engine;
 struct tlbpol_as;
@@ -418,8 +454,10 @@ struct tlbpol_as;
  * tlbpol_config_init() - fill @cfg with defaults.
  * Sets size, nr_cpus and arch as given, max_as TLBPOL_DEFAULT_MAX_AS, rules
  * TLBPOL_RULES_DEFAULT, flush_ceiling 33, batch_pages 512, the default cost
- * model, and NULL cpu_node, ops and ops_ctx, no flags.  Does nothing if @cfg
- * is NULL.
+ * model, and NULL cpu_node, ops and ops_ctx, no flags, no wait_limit.  Does
+ * nothing if @cfg is NULL.  Writes sizeof(struct tlbpol_config) bytes
+ * (programs built against release 0.1 bind tlbpol_config_init@TLBPOL_0.1,
+ * which writes 0.1's TLBPOL_CONFIG_SIZE_0_1).
  * Context: any.
  */
 TLBPOL_API void tlbpol_config_init(struct tlbpol_config *cfg, uint32_t nr_cpus, uint32_t arch);
@@ -1071,12 +1109,17 @@ TLBPOL_API int tlbpol_handle_ipi(struct tlbpol_engine *eng, uint32_t cpu);
  *	the request by themselves within ipi_delay_spins.
  * @deferred_frees: deferred frees run.
  * @by_reason: submitted events per TLBPOL_WHY_* reason.
+ * @ipis_resent: (release 0.2) CPUs interrupted again by the watchdog
+ *	(cfg->wait_limit) because they had not taken a request in time.
+ * @stuck_calls: (release 0.2) ops->stuck calls, or watchdog periods when
+ *	there is no such hook.
  *
  * The structure has no size field (the API fixes it): a release that adds a
  * reason, and so grows @by_reason, exports tlbpol_stats_read() under a new
  * symbol version and keeps the old one writing the old size.  Release 0.2
- * added three reasons (19 to 22): programs linked against 0.1 call
- * tlbpol_stats_read@TLBPOL_0.1, which writes 0.1's 31 words.  A freestanding
+ * added three reasons (19 to 22) and the watchdog's two counters at the end:
+ * programs linked against 0.1 call tlbpol_stats_read@TLBPOL_0.1, which
+ * writes 0.1's 31 words.  A freestanding
  * core is linked statically and has the size of the header it was built with.
  */
 struct tlbpol_stats {
@@ -1093,6 +1136,8 @@ struct tlbpol_stats {
 	uint64_t lazy_skipped;
 	uint64_t deferred_frees;
 	uint64_t by_reason[TLBPOL_WHY_MAX];
+	uint64_t ipis_resent;
+	uint64_t stuck_calls;
 };
 
 /**

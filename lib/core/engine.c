@@ -29,6 +29,29 @@ void tlbpol_config_init(struct tlbpol_config *cfg, uint32_t nr_cpus, uint32_t ar
 	cfg->cost_broadcast_page_ns = TLBPOL_DEFAULT_COST_BROADCAST_PAGE_NS;
 }
 
+/*
+ * @in as this release's structure in @out: a caller built with release
+ * 0.1's header passes a shorter one (cfg->size), whose missing fields are
+ * 0, their defaults, and so are the ops it lacks.  Every public entry point
+ * reads the caller's configuration through here, never past its size.
+ */
+int tlbpol__config_read(const struct tlbpol_config *in, struct tlbpol_config *out)
+{
+	/* One of the releases' sizes: a size that cuts a field is a bug. */
+	if (!in || (in->size != TLBPOL_CONFIG_SIZE_0_1 && in->size < sizeof(*out)))
+		return -E_INVAL;
+	prim_zero(out, sizeof(*out));
+	prim_copy(out, in, in->size < sizeof(*out) ? in->size : sizeof(*out));
+	out->size = sizeof(*out);
+	return tlbpol__config_check(out);
+}
+
+_Static_assert(TLBPOL_CONFIG_SIZE_0_1 == offsetof(struct tlbpol_config, wait_limit),
+	       "release 0.1's configuration ends before wait_limit");
+_Static_assert(TLBPOL_OPS_SIZE_0_1 == offsetof(struct tlbpol_ops, stuck),
+	       "release 0.1's ops end before stuck");
+
+/* @cfg: this release's structure (tlbpol__config_read()). */
 int tlbpol__config_check(const struct tlbpol_config *cfg)
 {
 	if (!cfg || cfg->size < sizeof(*cfg))
@@ -36,10 +59,11 @@ int tlbpol__config_check(const struct tlbpol_config *cfg)
 	if (cfg->arch >= TLBPOL_ARCH_MAX || (cfg->rules & ~TLBPOL_RULES_ALL) ||
 	    (cfg->flags & ~TLBPOL_CFGF_ALL))
 		return -E_INVAL;
-	if (!cfg->ops || cfg->ops->size < sizeof(struct tlbpol_ops) ||
+	if (!cfg->ops ||
+	    (cfg->ops->size != TLBPOL_OPS_SIZE_0_1 && cfg->ops->size < sizeof(struct tlbpol_ops)) ||
 	    !cfg->ops->flush_local || !cfg->ops->send_ipi)
 		return -E_INVAL;
-	if (cfg->flush_ceiling == 0 || cfg->reserved)
+	if (cfg->flush_ceiling == 0 || cfg->reserved || cfg->reserved2)
 		return -E_INVAL;
 	if (cfg->nr_cpus == 0 || cfg->nr_cpus > TLBPOL_MAX_CPUS)
 		return -E_RANGE;
@@ -187,19 +211,22 @@ static size_t layout(const struct tlbpol_config *cfg, struct tlbpol_engine *eng,
 
 size_t tlbpol__engine_size(const struct tlbpol_config *cfg, int placed)
 {
-	if (tlbpol__config_check(cfg))
+	struct tlbpol_config c;
+
+	if (tlbpol__config_read(cfg, &c))
 		return 0;
-	return layout(cfg, 0, placed, 0);
+	return layout(&c, 0, placed, 0);
 }
 
 int tlbpol__cpu_ranges(const struct tlbpol_config *cfg, int placed, uint32_t cpu,
 		       size_t off[2], size_t len[2])
 {
 	struct probe pr = { cpu, { 0, 0 }, { 0, 0 } };
+	struct tlbpol_config c;
 
-	if (tlbpol__config_check(cfg) || cpu >= cfg->nr_cpus)
+	if (tlbpol__config_read(cfg, &c) || cpu >= c.nr_cpus)
 		return 0;
-	layout(cfg, 0, placed, &pr);
+	layout(&c, 0, placed, &pr);
 	off[0] = pr.off[0];
 	len[0] = pr.len[0];
 	off[1] = pr.off[1];
@@ -235,15 +262,16 @@ int tlbpol_engine_init(struct tlbpol_engine **out, void *mem, size_t len,
 }
 
 int tlbpol__engine_init(struct tlbpol_engine **out, void *mem, size_t len,
-			const struct tlbpol_config *cfg, int placed)
+			const struct tlbpol_config *user, int placed)
 {
 	struct tlbpol_engine *eng = (struct tlbpol_engine *)mem;
+	struct tlbpol_config c, *cfg = &c;
 	size_t need;
 	int err;
 
 	if (!out || !mem)
 		return -E_INVAL;
-	err = tlbpol__config_check(cfg);
+	err = tlbpol__config_read(user, &c);
 	if (err)
 		return err;
 	if ((uintptr_t)mem & ((placed ? PAGE : TLBPOL_CACHELINE) - 1))
@@ -263,7 +291,8 @@ int tlbpol__engine_init(struct tlbpol_engine **out, void *mem, size_t len,
 	eng->params0.flush_ceiling = cfg->flush_ceiling;
 	eng->params0.batch_pages = cfg->batch_pages;
 	eng->words = (cfg->nr_cpus + 63) / 64;
-	prim_copy(&eng->ops, cfg->ops, sizeof(eng->ops));
+	prim_copy(&eng->ops, cfg->ops,
+		  cfg->ops->size < sizeof(eng->ops) ? cfg->ops->size : sizeof(eng->ops));
 	eng->ops.size = sizeof(eng->ops);
 	eng->ops_ctx = cfg->ops_ctx;
 	eng->flags = cfg->flags;
@@ -278,6 +307,7 @@ int tlbpol__engine_init(struct tlbpol_engine **out, void *mem, size_t len,
 	eng->params0.cost_bcast_page = cfg->cost_broadcast_page_ns ? cfg->cost_broadcast_page_ns
 							   : TLBPOL_DEFAULT_COST_BROADCAST_PAGE_NS;
 	eng->params0.ipi_delay_spins = cfg->ipi_delay_spins;
+	eng->wait_limit = cfg->wait_limit;
 	if (cfg->cpu_node) {
 		prim_copy(eng->cpu_node, cfg->cpu_node, cfg->nr_cpus * sizeof(uint16_t));
 		for (uint32_t i = 0; i < cfg->nr_cpus; i++)

@@ -245,7 +245,7 @@ struct tlbpol_engine {
 	uint64_t *node_mask;  /* nr_nodes bitmaps of `words` words */
 	uint64_t *local_gen;  /* [cpu * max_as + as]: generation cpu has flushed to */
 	uint32_t global_pending; /* atomic: pboxes holding a global PTE's entry */
-	uint32_t pad2;
+	uint32_t wait_limit;  /* cfg->wait_limit: the watchdog's period, 0: none */
 	struct pbox *pbox;    /* [cpu * max_as + as] */
 	struct tlbpol_cpu *cpus;
 	struct tlbpol_as *as;
@@ -386,6 +386,7 @@ void tlbpol__decide(const struct tlbpol_engine *eng, const struct tlbpol_params 
 
 /* engine.c */
 int tlbpol__config_check(const struct tlbpol_config *cfg);
+int tlbpol__config_read(const struct tlbpol_config *in, struct tlbpol_config *out);
 /* @placed: each CPU's state on pages of its own (for NUMA placement); the
  * memory must then be page-aligned. */
 size_t tlbpol__engine_size(const struct tlbpol_config *cfg, int placed);

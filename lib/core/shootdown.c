@@ -741,6 +741,33 @@ static void kick_unclaimed(struct tlbpol_engine *eng, uint32_t me, struct slot *
 }
 
 /*
+ * cfg->wait_limit turns of one wait have passed (again): interrupt the
+ * targets that have not taken @s yet ourselves, whoever was to (a leader, a
+ * delay, a polling flag: none of that matters now, and an interrupt lost on
+ * the way is recovered), and tell the host (ops->stuck).  A target that took
+ * the request is flushing and acknowledges by itself.  Never a completion:
+ * the wait goes on until every acknowledgement is in.
+ */
+static void watchdog(struct tlbpol_engine *eng, uint32_t me, struct slot *s, uint64_t turn)
+{
+	struct tlbpol_cpu *c = cpu_of(eng, me);
+	uint32_t n = 0;
+
+	for (uint32_t w = 0; w < eng->words; w++) {
+		c->fwd_wait.bits[w] = prim_load_acquire(&s->targets[w]);
+		n += prim_popcount64(c->fwd_wait.bits[w]);
+	}
+	if (n) {
+		eng->ops.send_ipi(eng->ops_ctx, me, &c->fwd_wait);
+		prim_count(&c->cnt.task.ipis_sent, n);
+		prim_count(&c->cnt.task.ipis_resent, n);
+	}
+	prim_count(&c->cnt.task.stuck_calls, 1);
+	if (eng->ops.stuck)
+		eng->ops.stuck(eng->ops_ctx, me, &c->fwd_wait, turn);
+}
+
+/*
  * Wait for the targets of @s, serving our own inbox meanwhile (two CPUs
  * shooting at each other must not wait for each other).  With
  * RULE_POLLING_CPUS we say so in `polling`, and kick() leaves us out: see
@@ -782,6 +809,8 @@ static void wait_acks(struct tlbpol_engine *eng, uint32_t me, struct slot *s,
 				c->fwd_wait.bits[w] = prim_load_acquire(&s->targets[w]);
 			kick(eng, me, &c->fwd_wait, &c->cnt.task);
 		}
+		if (eng->wait_limit && turn % eng->wait_limit == 0)
+			watchdog(eng, me, s, turn);
 		if (eng->ops.relax)
 			eng->ops.relax(eng->ops_ctx, me);
 		else

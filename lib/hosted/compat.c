@@ -8,6 +8,12 @@
  * "install" and grew by_reason.  A program built against 0.1 passes the
  * smaller structure: it gets the counters it knows of, and the new reasons'
  * events are in `events` only.  The header's promise (struct tlbpol_stats).
+ *
+ * tlbpol_config_init@TLBPOL_0.1.  0.2 appended wait_limit and reserved2 to
+ * struct tlbpol_config: 0.1's is TLBPOL_CONFIG_SIZE_0_1 bytes, and a program
+ * built against it must not have 0.2's size written into its structure.
+ * It gets 0.1's fields, and size says 0.1's size, which every entry point
+ * accepts (the missing fields take their defaults).
  */
 #include <string.h>
 
@@ -38,4 +44,18 @@ int tlbpol__stats_read_0_1(const struct tlbpol_engine *eng, int cpu, struct tlbp
 		       "the counters before by_reason are those of 0.1");
 	memcpy(out, &st, sizeof(*out));
 	return 0;
+}
+
+TLBPOL_API void tlbpol__config_init_0_1(void *cfg, uint32_t nr_cpus, uint32_t arch);
+__asm__(".symver tlbpol__config_init_0_1, tlbpol_config_init@TLBPOL_0.1");
+
+void tlbpol__config_init_0_1(void *cfg, uint32_t nr_cpus, uint32_t arch)
+{
+	struct tlbpol_config c;
+
+	if (!cfg)
+		return;
+	tlbpol_config_init(&c, nr_cpus, arch);
+	c.size = TLBPOL_CONFIG_SIZE_0_1;
+	memcpy(cfg, &c, TLBPOL_CONFIG_SIZE_0_1);
 }

@@ -52,13 +52,12 @@ int tlbpol_engine_new(const struct tlbpol_config *cfg, struct tlbpol_engine **ou
 
 	if (!cfg || !out)
 		return -EINVAL;
-	err = tlbpol__config_check(cfg);
+	err = tlbpol__config_read(cfg, &c);
 	if (err)
 		return err;
 	h = calloc(1, sizeof(*h));
 	if (!h)
 		return -ENOMEM;
-	c = *cfg;
 	if (!c.cpu_node) {
 		h->nodes = discover(c.nr_cpus);
 		c.cpu_node = h->nodes;

@@ -15,6 +15,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include <tlbpol/tlbpol.h>
 
@@ -203,7 +204,13 @@ int tlbpol_engine_set_ipi_delay(struct tlbpol_engine *eng, uint32_t spins)
 
 int tlbpol_engine_set_cost_model(struct tlbpol_engine *eng, const struct tlbpol_config *cfg)
 {
-	if (!cfg || cfg->size < sizeof(*cfg))
+	struct tlbpol_config c;
+
+	/* The cost fields are in every release's structure; never read
+	 * past cfg->size. */
+	if (!cfg || cfg->size < TLBPOL_CONFIG_SIZE_0_1)
 		return -EINVAL;
-	return change(eng, edit_costs, cfg);
+	memset(&c, 0, sizeof(c));
+	memcpy(&c, cfg, cfg->size < sizeof(c) ? cfg->size : sizeof(c));
+	return change(eng, edit_costs, &c);
 }

@@ -16,16 +16,20 @@
  *   tlbpol_flush     0 as_tag, 8 kind, 12 flags, 16 nr_ranges, 20 pad,
  *                    24 ranges                                           = 32
  *   tlbpol_ops       0 size, 4 pad, 8 flush_local, 16 send_ipi,
- *                    24 broadcast, 32 relax, 40 vcpu_defer              = 48
+ *                    24 broadcast, 32 relax, 40 vcpu_defer, 48 stuck    = 56
+ *                    (0.1: 48, without stuck)
  *   tlbpol_config    0 size, 4 nr_cpus, 8 arch, 12 max_as, 16 rules,
  *                    24 flush_ceiling, 28 batch_pages, 32 cpu_node,
  *                    40 ops, 48 ops_ctx, 56 flags, 60..76 cost_*,
- *                    80 ipi_delay_spins, 84 reserved                     = 88
+ *                    80 ipi_delay_spins, 84 reserved, 88 wait_limit,
+ *                    92 reserved2                                        = 96
+ *                    (0.1: 88, up to reserved)
  *   tlbpol_event     0 size, 4 kind, 8 flags, 12 page_shift, 16 va,
  *                    24 nr_pages, 32 old_pte, 36 new_pte                 = 40
  *   tlbpol_decision  0 action, 4 deadline, 8 reason, 12 pad              = 16
  *   tlbpol_cpuset    0 bits[4096 / 64]                                   = 512
- *   tlbpol_stats     12 counters at 0, 8, ... 88, by_reason at 96   = (12 + WHY_MAX) * 8
+ *   tlbpol_stats     12 counters at 0, 8, ... 88, by_reason at 96,
+ *                    ipis_resent, stuck_calls after it       = (14 + WHY_MAX) * 8
  */
 #ifndef TLBPOL_TEST_ABI_EXPECT_H
 #define TLBPOL_TEST_ABI_EXPECT_H
@@ -72,8 +76,8 @@ ABI_OFF(struct tlbpol_flush, nr_ranges, 16);
 ABI_OFF(struct tlbpol_flush, pad, 20);
 ABI_OFF(struct tlbpol_flush, ranges, 24);
 
-/* struct tlbpol_ops: size, pad, then 5 pointers */
-ABI_SIZE(struct tlbpol_ops, 48);
+/* struct tlbpol_ops: size, pad, then 6 pointers (0.1: 5) */
+ABI_SIZE(struct tlbpol_ops, 56);
 ABI_ALIGN(struct tlbpol_ops, 8);
 ABI_OFF(struct tlbpol_ops, size, 0);
 ABI_OFF(struct tlbpol_ops, pad, 4);
@@ -82,9 +86,11 @@ ABI_OFF(struct tlbpol_ops, send_ipi, 16);
 ABI_OFF(struct tlbpol_ops, broadcast, 24);
 ABI_OFF(struct tlbpol_ops, relax, 32);
 ABI_OFF(struct tlbpol_ops, vcpu_defer, 40);
+ABI_OFF(struct tlbpol_ops, stuck, 48);
+ABI_VAL(TLBPOL_OPS_SIZE_0_1, 48);
 
 /* struct tlbpol_config */
-ABI_SIZE(struct tlbpol_config, 88);
+ABI_SIZE(struct tlbpol_config, 96);
 ABI_ALIGN(struct tlbpol_config, 8);
 ABI_OFF(struct tlbpol_config, size, 0);
 ABI_OFF(struct tlbpol_config, nr_cpus, 4);
@@ -104,6 +110,9 @@ ABI_OFF(struct tlbpol_config, cost_broadcast_ns, 72);
 ABI_OFF(struct tlbpol_config, cost_broadcast_page_ns, 76);
 ABI_OFF(struct tlbpol_config, ipi_delay_spins, 80);
 ABI_OFF(struct tlbpol_config, reserved, 84);
+ABI_OFF(struct tlbpol_config, wait_limit, 88);
+ABI_OFF(struct tlbpol_config, reserved2, 92);
+ABI_VAL(TLBPOL_CONFIG_SIZE_0_1, 88);
 
 /* struct tlbpol_event */
 ABI_SIZE(struct tlbpol_event, 40);
@@ -131,8 +140,8 @@ ABI_ALIGN(struct tlbpol_cpuset, 8);
 ABI_OFF(struct tlbpol_cpuset, bits, 0);
 ABI_FSIZE(struct tlbpol_cpuset, bits, TLBPOL_MAX_CPUS / 8);
 
-/* struct tlbpol_stats: 12 counters, then one per reason */
-ABI_SIZE(struct tlbpol_stats, (12 + TLBPOL_WHY_MAX) * 8);
+/* struct tlbpol_stats: 12 counters, one per reason, then 2 counters */
+ABI_SIZE(struct tlbpol_stats, (14 + TLBPOL_WHY_MAX) * 8);
 ABI_ALIGN(struct tlbpol_stats, 8);
 ABI_OFF(struct tlbpol_stats, events, 0);
 ABI_OFF(struct tlbpol_stats, flushes_avoided, 8);
@@ -148,6 +157,8 @@ ABI_OFF(struct tlbpol_stats, lazy_skipped, 80);
 ABI_OFF(struct tlbpol_stats, deferred_frees, 88);
 ABI_OFF(struct tlbpol_stats, by_reason, 96);
 ABI_FSIZE(struct tlbpol_stats, by_reason, TLBPOL_WHY_MAX * 8);
+ABI_OFF(struct tlbpol_stats, ipis_resent, (12 + TLBPOL_WHY_MAX) * 8);
+ABI_OFF(struct tlbpol_stats, stuck_calls, (13 + TLBPOL_WHY_MAX) * 8);
 
 #endif /* LP64 */
 

@@ -86,13 +86,14 @@ SEND_IPI = CFUNCTYPE(None, c_void_p, c_uint32, POINTER(CpuSet))
 BROADCAST = CFUNCTYPE(None, c_void_p, c_uint32, POINTER(Flush))
 RELAX = CFUNCTYPE(None, c_void_p, c_uint32)
 VCPU_DEFER = CFUNCTYPE(c_int, c_void_p, c_uint32)
+STUCK = CFUNCTYPE(None, c_void_p, c_uint32, POINTER(CpuSet), c_uint64)
 
 
 class Ops(Structure):
     _fields_ = [("size", c_uint32), ("pad", c_uint32),
                 ("flush_local", FLUSH_LOCAL), ("send_ipi", SEND_IPI),
                 ("broadcast", BROADCAST), ("relax", RELAX),
-                ("vcpu_defer", VCPU_DEFER)]
+                ("vcpu_defer", VCPU_DEFER), ("stuck", STUCK)]
 
 
 class Config(Structure):
@@ -108,7 +109,9 @@ class Config(Structure):
                 ("cost_broadcast_ns", c_uint32),
                 ("cost_broadcast_page_ns", c_uint32),
                 ("ipi_delay_spins", c_uint32),
-                ("reserved", c_uint32)]
+                ("reserved", c_uint32),
+                ("wait_limit", c_uint32),
+                ("reserved2", c_uint32)]
 
 
 class Event(Structure):
@@ -127,12 +130,13 @@ class Stats(Structure):
         "events", "flushes_avoided", "local_flushes", "remote_flushes",
         "ipis_sent", "broadcasts", "pages_flushed", "full_flushes", "coalesced",
         "gen_skipped", "lazy_skipped", "deferred_frees")] + [
-        ("by_reason", c_uint64 * TLBPOL_WHY_MAX)]
+        ("by_reason", c_uint64 * TLBPOL_WHY_MAX),
+        ("ipis_resent", c_uint64), ("stuck_calls", c_uint64)]
 
 
 # The LP64 layouts of the C structures (tests/headers/abi_expect.h).
-EXPECTED_SIZES = {Range: 24, Flush: 32, CpuSet: 512, Ops: 48, Config: 88,
-                  Event: 40, Decision: 16, Stats: (12 + TLBPOL_WHY_MAX) * 8}
+EXPECTED_SIZES = {Range: 24, Flush: 32, CpuSet: 512, Ops: 56, Config: 96,
+                  Event: 40, Decision: 16, Stats: (14 + TLBPOL_WHY_MAX) * 8}
 
 failures = []
 
