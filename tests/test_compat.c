@@ -33,6 +33,13 @@ struct ops_0_1 {
 	void *broadcast, *relax, *vcpu_defer;
 };
 
+static int freed;
+
+static void count_free(void *arg)
+{
+	(*(int *)arg)++;
+}
+
 /*
  * A program built against 0.1: tlbpol_config_init@TLBPOL_0.1 writes 0.1's
  * size and nothing past it, and the engine accepts that configuration and
@@ -47,6 +54,7 @@ static void test_config_0_1(void **state)
 	struct tlbpol_as *as;
 	struct tlbpol_decision d;
 	struct tlbpol_event ev = h_event(TLBPOL_EV_PROTECT, 0, 0x3000, 1, P | W | U | A, P | U | A);
+	struct tlbpol_event rc = h_event(TLBPOL_EV_RECLAIM, 0, 0x4000, 1, P | W | U | A, 0);
 	struct tlbpol_engine *eng;
 	static _Alignas(64) unsigned char mem[1 << 20];
 
@@ -66,7 +74,7 @@ static void test_config_0_1(void **state)
 	cfg->ops = (const struct tlbpol_ops *)(const void *)&ops;
 	cfg->ops_ctx = &h;
 	/* Nothing past 0.1's size is read: the canary would be a wait_limit
-	 * and a nonzero reserved2 (-EINVAL) if it were. */
+	 * and a free_ticks of 0xa5a5a5a5 if it were (see the free below). */
 	assert_true(tlbpol_engine_size(cfg) > 0);
 	assert_true(tlbpol_engine_size(cfg) <= sizeof(mem));
 	assert_int_equal(tlbpol_engine_init(&eng, mem, sizeof(mem), cfg), 0);
@@ -77,6 +85,15 @@ static void test_config_0_1(void **state)
 	assert_int_equal(tlbpol_submit(eng, as, 0, &ev, &d), 0);
 	assert_int_equal(d.action, TLBPOL_ACT_SHOOTDOWN);
 	assert_int_equal(h.flushes_on[1], 1);
+	/* The default free_ticks: a deferred free runs within two ticks. */
+	freed = 0;
+	assert_int_equal(tlbpol_submit(eng, as, 0, &rc, &d), 0);
+	assert_int_equal(d.deadline, TLBPOL_BY_FREE);
+	assert_int_equal(tlbpol_defer_free(eng, 0, count_free, &freed), 0);
+	assert_int_equal(tlbpol_tick(eng, 0), 0);
+	assert_int_equal(freed, 0);
+	assert_int_equal(tlbpol_tick(eng, 0), 0);
+	assert_int_equal(freed, 1);
 	assert_int_equal(tlbpol_engine_new(cfg, &h.eng), 0);
 	tlbpol_engine_free(h.eng);
 
@@ -89,20 +106,20 @@ static void test_config_0_1(void **state)
 	assert_int_equal(tlbpol_engine_init(&eng, mem, sizeof(mem), cfg), -EINVAL);
 }
 
-/* This release's structure: reserved2 must be 0. */
-static void test_config_reserved2(void **state)
+/* This release's tlbpol_config_init: its size, the new fields 0. */
+static void test_config_0_2(void **state)
 {
 	struct harness h;
 	struct tlbpol_config cfg;
-	struct tlbpol_engine *eng;
 
 	(void)state;
+	memset(&cfg, 0xa5, sizeof(cfg));
 	h_config(&h, &cfg, 2, TLBPOL_ARCH_X86_64);
 	assert_int_equal(cfg.size, sizeof(cfg));
 	assert_int_equal(cfg.wait_limit, 0);
-	cfg.reserved2 = 1;
-	assert_int_equal(tlbpol_engine_new(&cfg, &eng), -EINVAL);
-	assert_int_equal(tlbpol_engine_size(&cfg), 0);
+	assert_int_equal(cfg.free_ticks, 0);
+	assert_int_equal(tlbpol_engine_new(&cfg, &h.eng), 0);
+	tlbpol_engine_free(h.eng);
 }
 
 static void test_stats_0_1(void **state)
@@ -146,7 +163,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_stats_0_1),
 		cmocka_unit_test(test_config_0_1),
-		cmocka_unit_test(test_config_reserved2),
+		cmocka_unit_test(test_config_0_2),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -415,7 +415,12 @@ struct tlbpol_ops {
  *	if set.  0 (the default): no limit, interrupts are sent once.  A
  *	lost interrupt is then recovered; a CPU that never serves is
  *	reported, never skipped.
- * @reserved2: 0.
+ * @free_ticks: (release 0.2) work due BY_WRITEBACK or BY_FREE that has been
+ *	pending through this many tlbpol_tick() calls of its CPU completes
+ *	from the next one, and with it the deferred frees that waited for it:
+ *	a CPU that unmaps and then goes quiet still frees.  0 takes the
+ *	default, TLBPOL_DEFAULT_FREE_TICKS; TLBPOL_FREE_TICKS_NEVER leaves
+ *	such work for the host's own tlbpol_flush() (release 0.1's behaviour).
  *
  * @size: sizeof(struct tlbpol_config) of the header the caller was built
  * with; release 0.1's structure (exactly TLBPOL_CONFIG_SIZE_0_1 bytes, up
@@ -442,8 +447,11 @@ struct tlbpol_config {
 	uint32_t ipi_delay_spins;
 	uint32_t reserved;
 	uint32_t wait_limit;
-	uint32_t reserved2;
+	uint32_t free_ticks;
 };
+
+#define TLBPOL_DEFAULT_FREE_TICKS 2
+#define TLBPOL_FREE_TICKS_NEVER 0xffffffffU
 
 #define TLBPOL_CONFIG_SIZE_0_1 88 /* offsetof(struct tlbpol_config, wait_limit) */
 
@@ -735,9 +743,10 @@ TLBPOL_API int tlbpol_cpu_state(struct tlbpol_engine *eng, uint32_t cpu, uint32_
 
 /**
  * tlbpol_tick() - periodic work for @cpu: serves its incoming requests
- * (including lazy ones posted without an interrupt), posts its own BY_LAZY
- * work to its targets without interrupting them, and runs deferred frees that
- * are due.  Lazy work completes only as CPUs tick or switch: call it
+ * (including lazy ones posted without an interrupt), completes its
+ * BY_WRITEBACK / BY_FREE work once that has waited cfg->free_ticks ticks
+ * (one shootdown for the batch), posts its own BY_LAZY work to its targets
+ * without interrupting them, and runs deferred frees that are due.  Lazy work completes only as CPUs tick or switch: call it
  * periodically on every CPU (a timer tick), or force completion with
  * tlbpol_flush(.., TLBPOL_BY_LAZY).
  * Context: for @cpu; from a timer interrupt too (one that lands inside
@@ -1062,7 +1071,8 @@ TLBPOL_API int tlbpol_flush(struct tlbpol_engine *eng, uint32_t cpu, uint32_t by
  *
  * If nothing is pending, @fn runs before this returns.  Otherwise it runs
  * exactly once, on @cpu, from a later tlbpol_flush(), tlbpol_submit(),
- * tlbpol_tick() or tlbpol_switch() for @cpu.  When @cpu's queue of deferred
+ * tlbpol_tick() (within cfg->free_ticks ticks at the latest, if only
+ * BY_FREE work stands in the way) or tlbpol_switch() for @cpu.  When @cpu's queue of deferred
  * frees is full, the pending flushes are completed first (never -ENOMEM).
  * Context: for @cpu.  @fn must not call the engine for @cpu.
  * Return: 0; -EINVAL for NULL @eng or @fn; -ERANGE for @cpu; -EBUSY nested
@@ -1070,6 +1080,15 @@ TLBPOL_API int tlbpol_flush(struct tlbpol_engine *eng, uint32_t cpu, uint32_t by
  */
 TLBPOL_API int tlbpol_defer_free(struct tlbpol_engine *eng, uint32_t cpu,
 				 void (*fn)(void *arg), void *arg);
+
+/**
+ * tlbpol_frees_pending() - deferred frees registered on @cpu that have not
+ * run yet (release 0.2).  They run once the flushes they wait for complete:
+ * by tlbpol_flush(), a full batch, or within cfg->free_ticks ticks.
+ * Context: any; read without stopping @cpu, so exact only on @cpu itself.
+ * Return: the count; -EINVAL for NULL @eng; -ERANGE for @cpu.
+ */
+TLBPOL_API int tlbpol_frees_pending(const struct tlbpol_engine *eng, uint32_t cpu);
 
 /**
  * tlbpol_handle_ipi() - the shootdown interrupt handler of @cpu calls this:
@@ -1109,6 +1128,8 @@ TLBPOL_API int tlbpol_handle_ipi(struct tlbpol_engine *eng, uint32_t cpu);
  *	the request by themselves within ipi_delay_spins.
  * @deferred_frees: deferred frees run.
  * @by_reason: submitted events per TLBPOL_WHY_* reason.
+ * @aged_flushes: (release 0.2) batches that tlbpol_tick() completed because
+ *	their BY_WRITEBACK / BY_FREE work had waited cfg->free_ticks ticks.
  * @ipis_resent: (release 0.2) CPUs interrupted again by the watchdog
  *	(cfg->wait_limit) because they had not taken a request in time.
  * @stuck_calls: (release 0.2) ops->stuck calls, or watchdog periods when
@@ -1117,7 +1138,7 @@ TLBPOL_API int tlbpol_handle_ipi(struct tlbpol_engine *eng, uint32_t cpu);
  * The structure has no size field (the API fixes it): a release that adds a
  * reason, and so grows @by_reason, exports tlbpol_stats_read() under a new
  * symbol version and keeps the old one writing the old size.  Release 0.2
- * added three reasons (19 to 22) and the watchdog's two counters at the end:
+ * added three reasons (19 to 22) and three counters at the end:
  * programs linked against 0.1 call tlbpol_stats_read@TLBPOL_0.1, which
  * writes 0.1's 31 words.  A freestanding
  * core is linked statically and has the size of the header it was built with.
@@ -1136,6 +1157,7 @@ struct tlbpol_stats {
 	uint64_t lazy_skipped;
 	uint64_t deferred_frees;
 	uint64_t by_reason[TLBPOL_WHY_MAX];
+	uint64_t aged_flushes;
 	uint64_t ipis_resent;
 	uint64_t stuck_calls;
 };

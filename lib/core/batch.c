@@ -259,6 +259,10 @@ int tlbpol__flush_batch(struct tlbpol_engine *eng, uint32_t cpu, uint32_t from, 
 	struct slot *s = &cpu_of(eng, cpu)->slots[SLOT_SYNC];
 	uint32_t n = build(eng, cpu, s, from, to);
 
+	/* Nothing due by the free is left waiting: the age restarts with
+	 * the next such entry (tlbpol_tick(), cfg->free_ticks). */
+	if (from <= TLBPOL_BY_WRITEBACK && to >= TLBPOL_BY_FREE)
+		cpu_of(eng, cpu)->free_since = 0;
 	if (n) {
 		tlbpol__shoot(eng, cpu, s);
 		release_entries(eng, cpu, s);
@@ -301,6 +305,8 @@ void tlbpol__enqueue(struct tlbpol_engine *eng, struct tlbpol_as *as, uint32_t c
 	uint8_t spanned = !(ev->flags & TLBPOL_EVF_LAZY_OK);
 	struct pending *p;
 
+	if (deadline != TLBPOL_BY_LAZY && !c->free_since)
+		c->free_since = c->ticks + 1;
 	/*
 	 * The common case of an unmap walking a range page by page: the page
 	 * right after the last one queued, same address space, size and

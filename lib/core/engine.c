@@ -63,7 +63,7 @@ int tlbpol__config_check(const struct tlbpol_config *cfg)
 	    (cfg->ops->size != TLBPOL_OPS_SIZE_0_1 && cfg->ops->size < sizeof(struct tlbpol_ops)) ||
 	    !cfg->ops->flush_local || !cfg->ops->send_ipi)
 		return -E_INVAL;
-	if (cfg->flush_ceiling == 0 || cfg->reserved || cfg->reserved2)
+	if (cfg->flush_ceiling == 0 || cfg->reserved)
 		return -E_INVAL;
 	if (cfg->nr_cpus == 0 || cfg->nr_cpus > TLBPOL_MAX_CPUS)
 		return -E_RANGE;
@@ -308,6 +308,7 @@ int tlbpol__engine_init(struct tlbpol_engine **out, void *mem, size_t len,
 							   : TLBPOL_DEFAULT_COST_BROADCAST_PAGE_NS;
 	eng->params0.ipi_delay_spins = cfg->ipi_delay_spins;
 	eng->wait_limit = cfg->wait_limit;
+	eng->free_ticks = cfg->free_ticks ? cfg->free_ticks : TLBPOL_DEFAULT_FREE_TICKS;
 	if (cfg->cpu_node) {
 		prim_copy(eng->cpu_node, cfg->cpu_node, cfg->nr_cpus * sizeof(uint16_t));
 		for (uint32_t i = 0; i < cfg->nr_cpus; i++)
@@ -445,6 +446,15 @@ static void complete_all(struct tlbpol_engine *eng, uint32_t cpu)
 	tlbpol__flush_batch(eng, cpu, TLBPOL_BY_WRITEBACK, TLBPOL_BY_LAZY);
 	tlbpol__force_lazy(eng, cpu);
 	tlbpol__run_dfrees(eng, cpu);
+}
+
+int tlbpol_frees_pending(const struct tlbpol_engine *eng, uint32_t cpu)
+{
+	if (!eng || eng->magic != TLBPOL_MAGIC)
+		return -E_INVAL;
+	if (cpu >= eng->nr_cpus)
+		return -E_RANGE;
+	return (int)prim_load_relaxed(&cpu_of(eng, cpu)->dfree_count);
 }
 
 int tlbpol_defer_free(struct tlbpol_engine *eng, uint32_t cpu, void (*fn)(void *arg), void *arg)
@@ -734,6 +744,18 @@ int tlbpol_tick(struct tlbpol_engine *eng, uint32_t cpu)
 		return -E_BUSY;
 	tlbpol__serve(eng, cpu);
 	tlbpol__reap(eng, cpu);
+	/*
+	 * Work due by a free waits for the host's tlbpol_flush(BY_FREE), or
+	 * for the batch to fill: on a CPU that unmaps and then goes quiet,
+	 * neither comes, and its deferred frees would wait for ever.  Past
+	 * free_ticks ticks, complete it here (one shootdown for the batch).
+	 */
+	c->ticks++;
+	if (c->free_since && eng->free_ticks != TLBPOL_FREE_TICKS_NEVER &&
+	    c->ticks - (c->free_since - 1) >= eng->free_ticks) {
+		tlbpol__flush_batch(eng, cpu, TLBPOL_BY_WRITEBACK, TLBPOL_BY_FREE);
+		prim_count(&c->cnt.task.aged_flushes, 1);
+	}
 	tlbpol__post_lazy_batch(eng, cpu);
 	tlbpol__run_dfrees(eng, cpu);
 	call_leave(c);

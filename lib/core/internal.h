@@ -185,6 +185,9 @@ struct tlbpol_cpu {
 	uint32_t busy;             /* bit i: slots[i] armed, not yet reaped (slot 0: not yet waited for) */
 	uint32_t nr_pending;
 	uint32_t pending_pages;
+	/* Ticks this CPU has taken, and the tick at which BY_WRITEBACK or
+	 * BY_FREE work began to wait in its batch (+ 1; 0: none waits). */
+	uint32_t ticks, free_since;
 	uint32_t flush_cap;        /* entries in slot flushes[] */
 	uint64_t next_seq;
 	struct pending *pending;   /* batch_pages entries */
@@ -246,6 +249,8 @@ struct tlbpol_engine {
 	uint64_t *local_gen;  /* [cpu * max_as + as]: generation cpu has flushed to */
 	uint32_t global_pending; /* atomic: pboxes holding a global PTE's entry */
 	uint32_t wait_limit;  /* cfg->wait_limit: the watchdog's period, 0: none */
+	uint32_t free_ticks;  /* cfg->free_ticks, the default for 0 */
+	uint32_t pad3;
 	struct pbox *pbox;    /* [cpu * max_as + as] */
 	struct tlbpol_cpu *cpus;
 	struct tlbpol_as *as;

@@ -9,7 +9,7 @@
  * smaller structure: it gets the counters it knows of, and the new reasons'
  * events are in `events` only.  The header's promise (struct tlbpol_stats).
  *
- * tlbpol_config_init@TLBPOL_0.1.  0.2 appended wait_limit and reserved2 to
+ * tlbpol_config_init@TLBPOL_0.1.  0.2 appended wait_limit and free_ticks to
  * struct tlbpol_config: 0.1's is TLBPOL_CONFIG_SIZE_0_1 bytes, and a program
  * built against it must not have 0.2's size written into its structure.
  * It gets 0.1's fields, and size says 0.1's size, which every entry point

@@ -22,14 +22,14 @@
  *                    24 flush_ceiling, 28 batch_pages, 32 cpu_node,
  *                    40 ops, 48 ops_ctx, 56 flags, 60..76 cost_*,
  *                    80 ipi_delay_spins, 84 reserved, 88 wait_limit,
- *                    92 reserved2                                        = 96
+ *                    92 free_ticks                                       = 96
  *                    (0.1: 88, up to reserved)
  *   tlbpol_event     0 size, 4 kind, 8 flags, 12 page_shift, 16 va,
  *                    24 nr_pages, 32 old_pte, 36 new_pte                 = 40
  *   tlbpol_decision  0 action, 4 deadline, 8 reason, 12 pad              = 16
  *   tlbpol_cpuset    0 bits[4096 / 64]                                   = 512
  *   tlbpol_stats     12 counters at 0, 8, ... 88, by_reason at 96,
- *                    ipis_resent, stuck_calls after it       = (14 + WHY_MAX) * 8
+ *                    aged_flushes, ipis_resent, stuck_calls  = (15 + WHY_MAX) * 8
  */
 #ifndef TLBPOL_TEST_ABI_EXPECT_H
 #define TLBPOL_TEST_ABI_EXPECT_H
@@ -111,7 +111,7 @@ ABI_OFF(struct tlbpol_config, cost_broadcast_page_ns, 76);
 ABI_OFF(struct tlbpol_config, ipi_delay_spins, 80);
 ABI_OFF(struct tlbpol_config, reserved, 84);
 ABI_OFF(struct tlbpol_config, wait_limit, 88);
-ABI_OFF(struct tlbpol_config, reserved2, 92);
+ABI_OFF(struct tlbpol_config, free_ticks, 92);
 ABI_VAL(TLBPOL_CONFIG_SIZE_0_1, 88);
 
 /* struct tlbpol_event */
@@ -140,8 +140,8 @@ ABI_ALIGN(struct tlbpol_cpuset, 8);
 ABI_OFF(struct tlbpol_cpuset, bits, 0);
 ABI_FSIZE(struct tlbpol_cpuset, bits, TLBPOL_MAX_CPUS / 8);
 
-/* struct tlbpol_stats: 12 counters, one per reason, then 2 counters */
-ABI_SIZE(struct tlbpol_stats, (14 + TLBPOL_WHY_MAX) * 8);
+/* struct tlbpol_stats: 12 counters, one per reason, then 3 counters */
+ABI_SIZE(struct tlbpol_stats, (15 + TLBPOL_WHY_MAX) * 8);
 ABI_ALIGN(struct tlbpol_stats, 8);
 ABI_OFF(struct tlbpol_stats, events, 0);
 ABI_OFF(struct tlbpol_stats, flushes_avoided, 8);
@@ -157,8 +157,10 @@ ABI_OFF(struct tlbpol_stats, lazy_skipped, 80);
 ABI_OFF(struct tlbpol_stats, deferred_frees, 88);
 ABI_OFF(struct tlbpol_stats, by_reason, 96);
 ABI_FSIZE(struct tlbpol_stats, by_reason, TLBPOL_WHY_MAX * 8);
-ABI_OFF(struct tlbpol_stats, ipis_resent, (12 + TLBPOL_WHY_MAX) * 8);
-ABI_OFF(struct tlbpol_stats, stuck_calls, (13 + TLBPOL_WHY_MAX) * 8);
+ABI_OFF(struct tlbpol_stats, aged_flushes, (12 + TLBPOL_WHY_MAX) * 8);
+ABI_OFF(struct tlbpol_stats, ipis_resent, (13 + TLBPOL_WHY_MAX) * 8);
+ABI_OFF(struct tlbpol_stats, stuck_calls, (14 + TLBPOL_WHY_MAX) * 8);
+ABI_VAL(TLBPOL_DEFAULT_FREE_TICKS, 2);
 
 #endif /* LP64 */
 

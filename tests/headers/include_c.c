@@ -23,7 +23,7 @@ uint64_t tlbpol_test_header_c(void)
 				   TLBPOL_EVF_ALL, 12, 0, 1, TLBPOL_PTE_ALL, TLBPOL_PTE_ALL };
 	struct tlbpol_decision d = { TLBPOL_ACT_NONE, TLBPOL_BY_NOW, TLBPOL_WHY_SPURIOUS, 0 };
 	struct tlbpol_cpuset set = { { 0 } };
-	struct tlbpol_stats st = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, { 0 }, 0, 0 };
+	struct tlbpol_stats st = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, { 0 }, 0, 0, 0 };
 	enum tlbpol_arch arch = TLBPOL_ARCH_ARM64;
 	enum tlbpol_flush_kind fk = TLBPOL_FLUSH_ALL;
 	enum tlbpol_cpu_state cs = TLBPOL_CPU_OFFLINE;
@@ -41,7 +41,7 @@ uint64_t tlbpol_test_header_c(void)
 	       (uint64_t)ek + (uint64_t)act + (uint64_t)dl + (uint64_t)why +
 	       TLBPOL_RULES_ALL + TLBPOL_RULES_LINUX + TLBPOL_RULES_NONE +
 	       TLBPOL_ARCH_MAX + TLBPOL_EV_MAX + TLBPOL_MAX_CPUS + TLBPOL_MAX_AS +
-	       TLBPOL_MAX_BATCH_PAGES + TLBPOL_OPS_SIZE_0_1 + TLBPOL_CONFIG_SIZE_0_1 + TLBPOL_VERSION_MAJOR + TLBPOL_VERSION_MINOR +
+	       TLBPOL_MAX_BATCH_PAGES + TLBPOL_OPS_SIZE_0_1 + TLBPOL_CONFIG_SIZE_0_1 + TLBPOL_DEFAULT_FREE_TICKS + TLBPOL_FREE_TICKS_NEVER + TLBPOL_VERSION_MAJOR + TLBPOL_VERSION_MINOR +
 	       TLBPOL_VERSION_PATCH + sizeof(TLBPOL_VERSION_STRING) + (uint64_t)(eng == 0) +
 	       (uint64_t)(as == 0);
 }

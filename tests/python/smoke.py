@@ -111,7 +111,7 @@ class Config(Structure):
                 ("ipi_delay_spins", c_uint32),
                 ("reserved", c_uint32),
                 ("wait_limit", c_uint32),
-                ("reserved2", c_uint32)]
+                ("free_ticks", c_uint32)]
 
 
 class Event(Structure):
@@ -131,12 +131,12 @@ class Stats(Structure):
         "ipis_sent", "broadcasts", "pages_flushed", "full_flushes", "coalesced",
         "gen_skipped", "lazy_skipped", "deferred_frees")] + [
         ("by_reason", c_uint64 * TLBPOL_WHY_MAX),
-        ("ipis_resent", c_uint64), ("stuck_calls", c_uint64)]
+        ("aged_flushes", c_uint64), ("ipis_resent", c_uint64), ("stuck_calls", c_uint64)]
 
 
 # The LP64 layouts of the C structures (tests/headers/abi_expect.h).
 EXPECTED_SIZES = {Range: 24, Flush: 32, CpuSet: 512, Ops: 56, Config: 96,
-                  Event: 40, Decision: 16, Stats: (14 + TLBPOL_WHY_MAX) * 8}
+                  Event: 40, Decision: 16, Stats: (15 + TLBPOL_WHY_MAX) * 8}
 
 failures = []
 

@@ -1,0 +1,196 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_free_ticks: cfg->free_ticks.  A CPU that unmaps and then goes quiet
+ * (it only ticks) still runs its deferred frees, within free_ticks ticks,
+ * after the one shootdown that makes them safe; TLBPOL_FREE_TICKS_NEVER
+ * keeps release 0.1's behaviour (they wait for tlbpol_flush()); a batch
+ * flushed by other means restarts the age; lazy work is not forced.
+ */
+#include <errno.h>
+
+#include "harness.h"
+
+static int freed;
+
+static void count_free(void *arg)
+{
+	(*(int *)arg)++;
+}
+
+static struct tlbpol_as *two_cpus(struct harness *h, uint32_t free_ticks)
+{
+	struct tlbpol_config cfg;
+	struct tlbpol_as *as;
+
+	h_config(h, &cfg, 2, TLBPOL_ARCH_X86_64);
+	h->deliver = 1;
+	cfg.free_ticks = free_ticks;
+	cfg.rules = TLBPOL_RULES_DEFAULT & ~TLBPOL_RULE_BROADCAST;
+	assert_int_equal(tlbpol_engine_new(&cfg, &h->eng), 0);
+	assert_int_equal(tlbpol_as_open(h->eng, 1, &as), 0);
+	assert_int_equal(tlbpol_switch(h->eng, 0, as, NULL), 0);
+	assert_int_equal(tlbpol_switch(h->eng, 1, as, NULL), 0);
+	return as;
+}
+
+/* 44 clean reclaims and one deferred free, then only ticks. */
+static void unmap_then_quiet(struct harness *h, struct tlbpol_as *as)
+{
+	struct tlbpol_decision d;
+
+	freed = 0;
+	for (uint64_t i = 0; i < 44; i++) {
+		struct tlbpol_event ev =
+			h_event(TLBPOL_EV_RECLAIM, 0, 0x100000 + i * 0x1000, 1, P | W | U | A, 0);
+
+		assert_int_equal(tlbpol_submit(h->eng, as, 0, &ev, &d), 0);
+		assert_int_equal(d.deadline, TLBPOL_BY_FREE);
+	}
+	assert_int_equal(tlbpol_defer_free(h->eng, 0, count_free, &freed), 0);
+	h_reset_log(h);
+}
+
+static void test_quiet_cpu_frees(void **state)
+{
+	struct harness h;
+	struct tlbpol_as *as;
+	struct tlbpol_stats st;
+
+	(void)state;
+	for (uint32_t ft = 1; ft <= 5; ft++) {
+		as = two_cpus(&h, ft);
+		unmap_then_quiet(&h, as);
+		assert_int_equal(tlbpol_frees_pending(h.eng, 0), 1);
+		assert_int_equal(tlbpol_frees_pending(h.eng, 1), 0);
+		for (uint32_t t = 1; t < ft; t++) {
+			assert_int_equal(tlbpol_tick(h.eng, 0), 0);
+			assert_int_equal(freed, 0);
+			assert_int_equal(tlbpol_frees_pending(h.eng, 0), 1);
+			assert_int_equal(h.flushes_on[1], 0);
+		}
+		assert_int_equal(tlbpol_tick(h.eng, 0), 0);
+		/* One shootdown for the batch, and only then the free. */
+		assert_int_equal(freed, 1);
+		assert_int_equal(tlbpol_frees_pending(h.eng, 0), 0);
+		assert_int_equal(h.flushes_on[1], 1);
+		assert_int_equal(h.ipi_calls, 1);
+		assert_int_equal(tlbpol_stats_read(h.eng, 0, &st), 0);
+		assert_int_equal(st.aged_flushes, 1);
+		assert_int_equal(st.deferred_frees, 1);
+		/* Nothing left: more ticks do nothing. */
+		assert_int_equal(tlbpol_tick(h.eng, 0), 0);
+		assert_int_equal(tlbpol_tick(h.eng, 0), 0);
+		assert_int_equal(h.ipi_calls, 1);
+		tlbpol_engine_free(h.eng);
+	}
+}
+
+static void test_frees_pending_errors(void **state)
+{
+	struct harness h;
+
+	(void)state;
+	two_cpus(&h, 0);
+	assert_int_equal(tlbpol_frees_pending(NULL, 0), -EINVAL);
+	assert_int_equal(tlbpol_frees_pending(h.eng, 2), -ERANGE);
+	tlbpol_engine_free(h.eng);
+}
+
+/* 0 takes the default. */
+static void test_default(void **state)
+{
+	struct harness h;
+	struct tlbpol_as *as;
+
+	(void)state;
+	as = two_cpus(&h, 0);
+	unmap_then_quiet(&h, as);
+	for (uint32_t t = 1; t < TLBPOL_DEFAULT_FREE_TICKS; t++)
+		assert_int_equal(tlbpol_tick(h.eng, 0), 0);
+	assert_int_equal(freed, 0);
+	assert_int_equal(tlbpol_tick(h.eng, 0), 0);
+	assert_int_equal(freed, 1);
+	tlbpol_engine_free(h.eng);
+}
+
+/* NEVER: the frees wait for the host's flush, as in release 0.1. */
+static void test_never(void **state)
+{
+	struct harness h;
+	struct tlbpol_as *as;
+
+	(void)state;
+	as = two_cpus(&h, TLBPOL_FREE_TICKS_NEVER);
+	unmap_then_quiet(&h, as);
+	for (uint32_t t = 0; t < 10000; t++)
+		assert_int_equal(tlbpol_tick(h.eng, 0), 0);
+	assert_int_equal(freed, 0);
+	assert_int_equal(h.flushes_on[1], 0);
+	assert_true(tlbpol_flush(h.eng, 0, TLBPOL_BY_FREE) > 0);
+	assert_int_equal(freed, 1);
+	assert_int_equal(h.flushes_on[1], 1);
+	tlbpol_engine_free(h.eng);
+}
+
+/* A batch the host flushed restarts the age: the next entry gets its own
+ * free_ticks, not what was left of the last one's. */
+static void test_age_restarts(void **state)
+{
+	struct harness h;
+	struct tlbpol_as *as;
+	struct tlbpol_decision d;
+	struct tlbpol_event ev = h_event(TLBPOL_EV_RECLAIM, 0, 0x900000, 1, P | W | U | A, 0);
+
+	(void)state;
+	as = two_cpus(&h, 3);
+	unmap_then_quiet(&h, as);
+	assert_int_equal(tlbpol_tick(h.eng, 0), 0);
+	assert_int_equal(tlbpol_tick(h.eng, 0), 0);
+	assert_true(tlbpol_flush(h.eng, 0, TLBPOL_BY_FREE) > 0);
+	assert_int_equal(freed, 1);
+	assert_int_equal(tlbpol_submit(h.eng, as, 0, &ev, &d), 0);
+	assert_int_equal(tlbpol_defer_free(h.eng, 0, count_free, &freed), 0);
+	h_reset_log(&h);
+	assert_int_equal(tlbpol_tick(h.eng, 0), 0);
+	assert_int_equal(tlbpol_tick(h.eng, 0), 0);
+	assert_int_equal(freed, 1);
+	assert_int_equal(h.ipi_calls, 0);
+	assert_int_equal(tlbpol_tick(h.eng, 0), 0);
+	assert_int_equal(freed, 2);
+	assert_int_equal(h.ipi_calls, 1);
+	tlbpol_engine_free(h.eng);
+}
+
+/* Lazy work is posted at each tick without interrupts, as before: aging
+ * forces only what is due by a free. */
+static void test_lazy_not_forced(void **state)
+{
+	struct harness h;
+	struct tlbpol_as *as;
+	struct tlbpol_decision d;
+	struct tlbpol_event ev = h_event(TLBPOL_EV_UNMAP, TLBPOL_EVF_LAZY_OK | TLBPOL_EVF_PRIVATE,
+					 0x700000, 1, P | W | U | A, 0);
+
+	(void)state;
+	as = two_cpus(&h, 1);
+	assert_int_equal(tlbpol_submit(h.eng, as, 0, &ev, &d), 0);
+	assert_int_equal(d.deadline, TLBPOL_BY_LAZY);
+	h_reset_log(&h);
+	for (uint32_t t = 0; t < 5; t++)
+		assert_int_equal(tlbpol_tick(h.eng, 0), 0);
+	assert_int_equal(h.ipi_calls, 0);
+	tlbpol_engine_free(h.eng);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_quiet_cpu_frees),
+		cmocka_unit_test(test_default),
+		cmocka_unit_test(test_frees_pending_errors),
+		cmocka_unit_test(test_never),
+		cmocka_unit_test(test_age_restarts),
+		cmocka_unit_test(test_lazy_not_forced),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
