@@ -3,7 +3,8 @@
 set -euo pipefail
 
 pkgs=(meson ninja-build pkg-config gcc g++ libc6-dev libcmocka-dev libnuma-dev
-      liburcu-dev python3 binutils)
+      liburcu-dev python3 binutils
+      gcc-aarch64-linux-gnu gcc-riscv64-linux-gnu)  # the kernel core archive, cross
 missing=()
 for p in "${pkgs[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||

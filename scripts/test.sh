@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Every test: install what is missing, build, run the suite; again under
 # ASan+UBSan (less the packaging and Python tests, which load the library
-# into uninstrumented programs); the concurrent tests under TSan; and the freestanding core
-# build with its link test.  Prints one "N passed, N failed" line at the end.
+# into uninstrumented programs); the concurrent tests under TSan; and the kernel core
+# archive (freestanding build) with its link and disassembly tests, for x86-64 in two
+# code models and, cross-compiled, for arm64 and riscv64.  Prints one "N passed, N failed" line at the end.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/deps.sh
@@ -61,6 +62,16 @@ TSAN_OPTIONS="halt_on_error=1 suppressions=$PWD/tests/tsan.supp" run_suite build
 echo "== freestanding core"
 setup build-freestanding -Dfreestanding=true
 run_suite build-freestanding
+setup build-freestanding-kernel -Dfreestanding=true -Dcode_model=kernel
+run_suite build-freestanding-kernel
+
+# The kernel core archive for arm64 and riscv64 (cross/*.ini): built, and
+# disassembled by its check.
+for arch in aarch64 riscv64; do
+	echo "== kernel core archive, $arch"
+	setup "build-cross-$arch" --cross-file "cross/$arch-none-elf.ini" -Dfreestanding=true
+	run_suite "build-cross-$arch"
+done
 
 echo
 echo "tests: $passed passed, $failed failed, $skipped skipped"

@@ -79,10 +79,16 @@ static inline uint32_t prim_popcount64(uint64_t x)
 }
 
 /* Count trailing zeros of a non-zero word (bsf/tzcnt on x86, rbit+clz on
- * arm64: inline on both). */
+ * arm64: inline on both).  RISC-V without Zbb has no such instruction, and
+ * gcc calls libgcc's __ctzdi2, which a kernel need not have: isolate the
+ * lowest bit and count the bits below it. */
 static inline uint32_t prim_ctz64(uint64_t x)
 {
+#if defined(__riscv) && !defined(__riscv_zbb)
+	return prim_popcount64((x & (0 - x)) - 1);
+#else
 	return (uint32_t)__builtin_ctzll(x);
+#endif
 }
 
 static inline size_t prim_align_up(size_t v, size_t a)
