@@ -33,7 +33,9 @@ version=$(sed -n "s/^ *version *: *'\([0-9][0-9.]*\)'.*/\1/p" "$top/meson.build"
 [ -n "$version" ] || { echo "build.sh: no version in $top/meson.build" >&2; exit 1; }
 major=${version%%.*}; rest=${version#*.}; minor=${rest%%.*}; patch=${rest#*.}
 sed -e "s/@MAJOR@/$major/" -e "s/@MINOR@/$minor/" -e "s/@PATCH@/$patch/" \
-    -e "s/@VERSION@/$version/" "$top/include/tlbpol/version.h.in" > "$out/gen/tlbpol/version.h.tmp"
+    -e "s/@VERSION@/$version/" \
+    -e "s|@FREESTANDING@|#define TLBPOL_FREESTANDING 1 /* the kernel core archive */|" \
+    "$top/include/tlbpol/version.h.in" > "$out/gen/tlbpol/version.h.tmp"
 if ! cmp -s "$out/gen/tlbpol/version.h.tmp" "$out/gen/tlbpol/version.h" 2>/dev/null; then
 	mv "$out/gen/tlbpol/version.h.tmp" "$out/gen/tlbpol/version.h"
 else

@@ -51,6 +51,15 @@
 extern "C" {
 #endif
 
+/*
+ * TLBPOL_FREESTANDING: the kernel core archive (libtlbpol-core.a) has no
+ * hosted layer, so the functions of the hosted build (tlbpol_engine_new(),
+ * the live reconfiguration, the thread registration of liburcu and
+ * tlbpol_as_lookup()) are not declared: using one is a compile error, not a
+ * link error.  The <tlbpol/version.h> that -Dfreestanding=true generates
+ * and installs defines it; define it yourself when you compile against the
+ * hosted build's headers but link the core archive.
+ */
 #ifndef TLBPOL_API
 #if defined(TLBPOL_BUILDING) && defined(__GNUC__)
 #define TLBPOL_API __attribute__((visibility("default")))
@@ -495,6 +504,7 @@ TLBPOL_API size_t tlbpol_engine_size(const struct tlbpol_config *cfg);
 TLBPOL_API int tlbpol_engine_init(struct tlbpol_engine **out, void *mem, size_t len,
 				  const struct tlbpol_config *cfg);
 
+#ifndef TLBPOL_FREESTANDING
 /**
  * tlbpol_engine_new() - allocate and build an engine (hosted build only).
  * Context: process context, may allocate.
@@ -510,6 +520,7 @@ TLBPOL_API int tlbpol_engine_new(const struct tlbpol_config *cfg, struct tlbpol_
  * Context: no other call may be running on the engine.
  */
 TLBPOL_API void tlbpol_engine_free(struct tlbpol_engine *eng);
+#endif /* !TLBPOL_FREESTANDING */
 
 /**
  * tlbpol_engine_topology() - the NUMA node of each CPU, as the engine uses it.
@@ -534,6 +545,7 @@ TLBPOL_API uint64_t tlbpol_engine_rules(const struct tlbpol_engine *eng);
 /* ------------------------------------------------------------------------ */
 /* Live reconfiguration (hosted build; engines from tlbpol_engine_new())     */
 /* ------------------------------------------------------------------------ */
+#ifndef TLBPOL_FREESTANDING
 
 /*
  * Rules, flush ceiling, batch size and cost model can change while CPUs run.
@@ -602,6 +614,7 @@ TLBPOL_API void tlbpol_thread_unregister(void);
 TLBPOL_API void tlbpol_quiescent(void);
 TLBPOL_API void tlbpol_thread_offline(void);
 TLBPOL_API void tlbpol_thread_online(void);
+#endif /* !TLBPOL_FREESTANDING */
 
 /* ------------------------------------------------------------------------ */
 /* Address spaces and CPU state                                             */
@@ -630,6 +643,7 @@ TLBPOL_API int tlbpol_as_open(struct tlbpol_engine *eng, uint64_t tag, struct tl
  */
 TLBPOL_API int tlbpol_as_close(struct tlbpol_engine *eng, struct tlbpol_as *as);
 
+#ifndef TLBPOL_FREESTANDING
 /**
  * tlbpol_as_lookup() - the open address space with @tag (hosted build).
  * Lock-free on the read side (a liburcu hash table); in a thread registered
@@ -640,6 +654,7 @@ TLBPOL_API int tlbpol_as_close(struct tlbpol_engine *eng, struct tlbpol_as *as);
  * freestanding @eng).
  */
 TLBPOL_API struct tlbpol_as *tlbpol_as_lookup(struct tlbpol_engine *eng, uint64_t tag);
+#endif /* !TLBPOL_FREESTANDING */
 
 /**
  * tlbpol_as_tag() - the tag @as was opened with (0 for NULL).
