@@ -21,6 +21,10 @@
 #    and carries a TLBPOL_* version, every function the installed header
 #    declares TLBPOL_API is exported, and nothing else is.
 #
+# 4. Runs the README's "Install and link" block word for word (between its
+#    install-and-link markers) in a copy of the source tree, with HOME in
+#    the temporary directory and app.c the consumer, under `sh -eu`.
+#
 # Exit status: 0 pass, 1 fail, 77 skip (only when a required tool is missing).
 # Set TLBPOL_KEEP_TMP=1 to keep the temporary directory.
 
@@ -250,6 +254,33 @@ missing=$(comm -23 "$tmp/declared" "$tmp/exported")
 extra=$(comm -13 "$tmp/declared" "$tmp/exported")
 [ -z "$missing" ] || fail "declared TLBPOL_API but not exported: $(echo "$missing" | tr '\n' ' ')"
 [ -z "$extra" ] || fail "exported but not declared TLBPOL_API in the header: $(echo "$extra" | tr '\n' ' ')"
+
+# ---------------------------------------------------------------------------
+step "the README's Install and link block, word for word"
+readme=$src/README.md
+sed -n '/<!-- install-and-link: begin -->/,/<!-- install-and-link: end -->/p' "$readme" |
+	sed -e '1,/^```sh$/d' -e '/^```$/,$d' >"$tmp/readme-install.sh"
+if [ ! -s "$tmp/readme-install.sh" ]; then
+	fail "no install-and-link block in $readme"
+else
+	mkdir -p "$tmp/readme/home" "$tmp/readme/src"
+	# A copy of the tree (the user's checkout), without build directories.
+	(cd "$src" && git ls-files -z 2>/dev/null | xargs -0 cp --parents -t "$tmp/readme/src") ||
+		(cd "$src" && tar --exclude='./build*' -cf - . | tar -xf - -C "$tmp/readme/src")
+	cp "$consumer" "$tmp/readme/src/app.c"
+	if (cd "$tmp/readme/src" && env -u PKG_CONFIG_PATH -u PKG_CONFIG_LIBDIR -u LD_LIBRARY_PATH \
+		HOME="$tmp/readme/home" sh -eu "$tmp/readme-install.sh") >"$tmp/readme.log" 2>&1; then
+		echo "ran $(grep -cv '^ *#' "$tmp/readme-install.sh") lines of README.md: ok"
+		# The rpath, not an environment variable, found the library.
+		readelf -d "$tmp/readme/src/app" | grep -qE 'R(UN)?PATH.*home/opt/tlbpol/lib' ||
+			fail "the README's shared consumer has no rpath to the prefix"
+		readelf -d "$tmp/readme/src/app-static" | grep -q 'libtlbpol' &&
+			fail "the README's static consumer still needs a shared libtlbpol"
+	else
+		cat "$tmp/readme.log" >&2
+		fail "the README's Install and link block failed"
+	fi
+fi
 
 # ---------------------------------------------------------------------------
 if [ "$status" -eq 0 ]; then
