@@ -274,6 +274,30 @@ enum tlbpol_flush_kind {
  * @flags: TLBPOL_FLUSHF_*.
  * @nr_ranges: entries in @ranges (0 unless @kind is TLBPOL_FLUSH_PAGES).
  * @ranges: valid only during the callback.
+ *
+ * Tagged flushes.  @as_tag need not be the address space the CPU runs: a
+ * lazy CPU keeps its loaded one, and with TLBPOL_CFGF_RETAIN_AS a CPU keeps
+ * the entries of every address space it switched away from.  Compare @as_tag
+ * with the current one, and flush a different one by its tag, never through
+ * the current context (an INVLPG or a CR3 write there reaches only the
+ * current PCID):
+ *
+ *   what                 x86-64 (PCID)              arm64 (ASID)         RISC-V (ASID)
+ *   PAGES, current tag   INVLPG each page           TLBI VAE1 ASID|va    SFENCE.VMA va, asid
+ *   PAGES, other tag     INVPCID type 0 (address)   TLBI VAE1 ASID|va    SFENCE.VMA va, asid
+ *   PAGES + GLOBAL       INVLPG (any PCID current)  TLBI VAAE1 va        SFENCE.VMA va, x0
+ *   AS, current tag      CR3 write, bit 63 clear    TLBI ASIDE1 ASID     SFENCE.VMA x0, asid
+ *   AS, other tag        INVPCID type 1 (context)   TLBI ASIDE1 ASID     SFENCE.VMA x0, asid
+ *   ALL                  INVPCID type 2, or CR4.PGE toggled   TLBI VMALLE1   SFENCE.VMA x0, x0
+ *
+ * (Intel SDM vol. 2, INVPCID, and vol. 3 4.10.4.1: INVLPG reaches global
+ * translations and the current PCID only, INVPCID types 0 and 1 never
+ * global ones; the Arm ARM's TLBI VAE1 matches global entries of the
+ * address as well as the ASID's; RISC-V privileged spec, SFENCE.VMA: with
+ * rs2 != x0 global mappings are not ordered.)  Without PCID every tag is
+ * the current one, and FLUSH_AS is a CR3 write.  On arm64 flush_local, which
+ * runs on the CPU it flushes, uses the non-shareable forms and DSB NSH;
+ * the inner-shareable ones (VAE1IS ..., DSB ISH) belong in ops->broadcast.
  */
 struct tlbpol_flush {
 	uint64_t as_tag;
