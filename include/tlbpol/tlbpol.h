@@ -38,6 +38,56 @@
  *    incoming requests, so two CPUs that shoot each other down cannot
  *    deadlock.  Callbacks are never invoked with an engine lock held.
  *  - Structures passed in begin with a `size` field: set it to sizeof.
+ *
+ * Where each call may run.  "CPU": a call for @cpu, made on @cpu (or, for
+ * tlbpol_cpu_state(), by whoever acts for it while it cannot run); "any":
+ * any thread at any time.  "irq": from an interrupt handler; "irqs off":
+ * with interrupts disabled; "waits": may spin until other CPUs acknowledge,
+ * serving this CPU's own requests meanwhile; "nested": made while another
+ * engine call for the same CPU is in progress on it (an interrupt landing
+ * in it, or a callback of it).  tests/test_obligations.c exercises each
+ * "yes" and each -EBUSY.
+ *
+ *   call                                 for  irq  irqs off  waits  nested
+ *   tlbpol_handle_ipi                    CPU  yes  yes       no     yes
+ *   tlbpol_tick                          CPU  yes  yes       yes    -EBUSY
+ *   tlbpol_submit, _flush, _defer_free   CPU  yes  yes       yes    -EBUSY
+ *   tlbpol_cpu_state                     CPU  yes  yes       no     -EBUSY
+ *   tlbpol_switch, tlbpol_unload         CPU  no   must      no     -EBUSY
+ *   tlbpol_decide, _stats_read,          any  yes  yes       no     yes
+ *     _frees_pending, _engine_rules, _engine_topology, _as_tag,
+ *     _cpuset_*, _*_str, _version, _config_init, _engine_size
+ *   tlbpol_as_open, tlbpol_as_close      any  no   yes       no     yes
+ *   tlbpol_engine_init                   any  yes  yes       no     -
+ *   hosted: tlbpol_engine_new, _free,    process context, not from a
+ *     _engine_set_*, _as_lookup,         callback (they allocate, or
+ *     _thread_*, _quiescent              wait for an RCU grace period)
+ *
+ * (tlbpol_as_open() and tlbpol_as_close() take a spinlock for an instant:
+ * not from an interrupt that may land on a CPU holding it.  A call that
+ * waits and runs with interrupts off relies on the engine serving its own
+ * requests, which it does; see the rule on page-table locks above.)
+ *
+ * What the host owes the engine, on every CPU:
+ *  1. Interrupts.  A CPU that ops->send_ipi named calls tlbpol_handle_ipi()
+ *     for itself soon: the initiator spins until it has.  cfg->wait_limit
+ *     makes the engine re-send and report (ops->stuck); it never skips it.
+ *  2. Ticks.  Every running CPU calls tlbpol_tick() periodically (its timer
+ *     tick): lazy requests complete only as CPUs tick or switch, and work
+ *     due by a free completes from a tick after cfg->free_ticks of them.
+ *  3. Switches.  tlbpol_switch() at every address-space switch, with
+ *     interrupts off from the call to the CR3 / TTBR / satp write, and the
+ *     flush need_flush asks for as part of that write.
+ *  4. States.  tlbpol_cpu_state() when a CPU idles, blocks (PREEMPTED: a
+ *     thread-CPU that sleeps, so that nobody waits for it), goes offline or
+ *     comes back; when it returns 1, flush before running anything of the
+ *     address space.
+ *  5. ops->relax (optional) must return.  It should let its CPU take its
+ *     own interrupts where the host delivers them by polling, and yield
+ *     where CPUs are threads on fewer cores (a spinning wait otherwise
+ *     lasts until the scheduler's next tick); it may pause, yield or sleep
+ *     briefly; it may call tlbpol_handle_ipi() for its CPU and no other
+ *     engine function for it (-EBUSY).
  */
 #ifndef TLBPOL_TLBPOL_H
 #define TLBPOL_TLBPOL_H
