@@ -88,6 +88,7 @@
  * instead (vCPU 0 ignores page flushes, or vCPUs ignore the catch-up flush),
  * to show that the checks catch it.
  */
+
 #define _GNU_SOURCE
 #include <errno.h>
 #include <inttypes.h>
@@ -105,6 +106,9 @@
 #include <unistd.h>
 
 #include <tlbpol/tlbpol.h>
+
+/* --free-ticks: the engine's cfg.free_ticks (0: its default). */
+static uint32_t free_ticks;
 
 /* ------------------------------------------------------------------------ */
 /* Sizes                                                                    */
@@ -1717,6 +1721,7 @@ static void world_setup(struct world *w, uint64_t rules, const char *policy, uin
 
 	tlbpol_config_init(&cfg, w->nv + 1, TLBPOL_ARCH_X86_64);
 	cfg.rules = rules;
+	cfg.free_ticks = free_ticks;
 	cfg.max_as = 1;
 	cfg.ops = &softmmu_ops;
 	cfg.ops_ctx = w;
@@ -1827,7 +1832,7 @@ static void usage(void)
 	fprintf(stderr,
 		"usage: softmmu [--vcpus N] [--seconds S] [--mix mixed|reclaim|tables]\n"
 		"               [--rules naive,linux,default|MASK,...] [--seed N]\n"
-		"               [--expect-stale] [--bug lost-flush|no-catchup]\n");
+		"               [--expect-stale] [--bug lost-flush|no-catchup] [--free-ticks N]\n");
 	exit(2);
 }
 
@@ -1978,6 +1983,8 @@ int main(int argc, char **argv)
 			rules_arg = v;
 		} else if (!strcmp(a, "--seed")) {
 			seed = strtoull(v, NULL, 0);
+		} else if (!strcmp(a, "--free-ticks")) {
+			free_ticks = (uint32_t)strtoul(v, NULL, 0);
 		} else if (!strcmp(a, "--bug")) {
 			if (!strcmp(v, "lost-flush"))
 				bug = BUG_LOST_FLUSH;

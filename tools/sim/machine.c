@@ -496,6 +496,7 @@ int sim_init(struct sim *s, const struct sim_config *cfg, const struct workload 
 		s->node[c] = cfg->topology ? cfg->topology[c]
 					   : (uint16_t)((uint64_t)c * cfg->nnodes / cfg->ncpus);
 	tlbpol_config_init(&ec, cfg->ncpus, cfg->arch);
+	ec.free_ticks = cfg->free_ticks;
 	ec.rules = cfg->rules;
 	ec.max_as = SIM_MAX_AS;
 	ec.ops = cfg->broadcast ? &ops_bc : &ops;

@@ -259,6 +259,7 @@ static void usage(FILE *f)
 		"  --broadcast       give the engine a broadcast flush (INVLPGB) on x86 too\n"
 		"  --hypercall       ... as a paravirtual flush hypercall (its own costs)\n"
 		"  --seed S          random seed (default 1)\n"
+		"  --free-ticks N    the engine's cfg.free_ticks (0: its default, 2; 4294967295: never)\n"
 		"  --policy NAME     run only this policy (naive, before, linux, tlbpol, custom)\n"
 		"  --topology FILE   CPUs and nodes from \"cpu node\" lines (examples/topology)\n");
 }
@@ -318,6 +319,10 @@ int main(int argc, char **argv)
 			have_extra = 1;
 		} else if (!strcmp(a, "--seed")) {
 			NUM(cfg.seed);
+		} else if (!strcmp(a, "--free-ticks")) {
+			uint64_t n;
+			NUM(n);
+			cfg.free_ticks = (uint32_t)n;
 		} else if (!strcmp(a, "--l1")) {
 			uint64_t n;
 			NUM(n);

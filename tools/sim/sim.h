@@ -108,6 +108,7 @@ struct sim_config {
 	uint32_t overcommit; /* vcpu scenario: vCPUs per physical CPU */
 	uint64_t events;  /* workload size (scenario-defined unit) */
 	uint64_t seed;
+	uint32_t free_ticks; /* cfg.free_ticks of the engine (0: its default) */
 	int quiet;
 	struct sim_cost cost;
 };
