@@ -141,6 +141,8 @@ static uint32_t build(struct tlbpol_engine *eng, uint32_t cpu, struct slot *s, u
 		if (!SELECTED(p))
 			continue;
 		if (!c->as_slot[p->as_index]) {
+			if (nf == c->flush_cap)
+				continue; /* the next request takes this AS */
 			init_part(&s->flushes[nf], &eng->as[p->as_index]);
 			c->as_slot[p->as_index] = ++nf;
 		}
@@ -155,28 +157,44 @@ static uint32_t build(struct tlbpol_engine *eng, uint32_t cpu, struct slot *s, u
 	}
 	if (!selected)
 		return 0;
+	/*
+	 * Room for the ranges of the parts that may stay page flushes: those
+	 * with no more entries than the ceiling (each entry is at least one
+	 * page), while the slot's range_cap lasts.  The others carry none and
+	 * are whole-AS flushes (a superset: never less safe).
+	 */
 	for (uint32_t k = 0; k < nf; k++) {
-		s->flushes[k].f.ranges = &s->ranges[off];
-		off += s->flushes[k].f.nr_ranges;
-		s->flushes[k].f.nr_ranges = 0;
+		struct req_flush *rf = &s->flushes[k];
+		uint32_t n = rf->f.nr_ranges;
+
+		if ((params_of(eng)->rules & TLBPOL_RULE_RANGE_FLUSH) &&
+		    n <= params_of(eng)->flush_ceiling && off + n <= c->range_cap) {
+			rf->f.ranges = &s->ranges[off];
+			off += n;
+		} else {
+			rf->f.ranges = 0;
+		}
+		rf->f.nr_ranges = 0;
 	}
 	for (uint32_t i = 0; i < c->nr_pending; i++) {
 		struct pending *p = &c->pending[i];
 		struct req_flush *rf;
 		struct tlbpol_range *r;
 
-		if (!SELECTED(p)) {
+		if (!SELECTED(p) || !c->as_slot[p->as_index]) {
 			c->pending[kept++] = *p;
 			continue;
 		}
 		rf = &s->flushes[c->as_slot[p->as_index] - 1];
+		rf->pages += p->nr_pages;
+		pages_in += p->nr_pages;
+		if (!rf->f.ranges)
+			continue;
 		r = (struct tlbpol_range *)&rf->f.ranges[rf->f.nr_ranges++];
 		r->va = p->va;
 		r->nr_pages = p->nr_pages;
 		r->page_shift = p->page_shift;
 		r->pad = 0;
-		rf->pages += p->nr_pages;
-		pages_in += p->nr_pages;
 	}
 	c->nr_pending = kept;
 	c->pending_pages -= (uint32_t)pages_in;
@@ -188,7 +206,10 @@ static uint32_t build(struct tlbpol_engine *eng, uint32_t cpu, struct slot *s, u
 		 * means one whole-AS flush, and sorting would be wasted (a
 		 * duplicate can only make the escalation early, never unsafe).
 		 */
-		if (rf->pages <= params_of(eng)->flush_ceiling && (params_of(eng)->rules & TLBPOL_RULE_RANGE_FLUSH))
+		if (!rf->f.ranges)
+			rf->f.kind = TLBPOL_FLUSH_AS;
+		else if (rf->pages <= params_of(eng)->flush_ceiling &&
+			 (params_of(eng)->rules & TLBPOL_RULE_RANGE_FLUSH))
 			rf->f.nr_ranges = tlbpol__merge_ranges((struct tlbpol_range *)rf->f.ranges,
 							       rf->f.nr_ranges, &rf->pages);
 		tlbpol__finalize_kind(eng, rf);
@@ -257,18 +278,20 @@ static void release_entries(struct tlbpol_engine *eng, uint32_t cpu, struct slot
 int tlbpol__flush_batch(struct tlbpol_engine *eng, uint32_t cpu, uint32_t from, uint32_t to)
 {
 	struct slot *s = &cpu_of(eng, cpu)->slots[SLOT_SYNC];
-	uint32_t n = build(eng, cpu, s, from, to);
+	uint32_t n, total = 0;
 
+	/* One request per TLBPOL_PARTS_MAX address spaces of the batch. */
+	while ((n = build(eng, cpu, s, from, to))) {
+		tlbpol__shoot(eng, cpu, s);
+		release_entries(eng, cpu, s);
+		total += n;
+	}
 	/* Nothing due by the free is left waiting: the age restarts with
 	 * the next such entry (tlbpol_tick(), cfg->free_ticks). */
 	if (from <= TLBPOL_BY_WRITEBACK && to >= TLBPOL_BY_FREE)
 		cpu_of(eng, cpu)->free_since = 0;
-	if (n) {
-		tlbpol__shoot(eng, cpu, s);
-		release_entries(eng, cpu, s);
-	}
 	tlbpol__run_dfrees(eng, cpu);
-	return (int)n;
+	return (int)total;
 }
 
 /* Post this CPU's BY_LAZY entries to their targets without interrupting
@@ -276,18 +299,27 @@ int tlbpol__flush_batch(struct tlbpol_engine *eng, uint32_t cpu, uint32_t from, 
 int tlbpol__post_lazy_batch(struct tlbpol_engine *eng, uint32_t cpu)
 {
 	struct tlbpol_cpu *c = cpu_of(eng, cpu);
-	struct slot *s;
-	uint32_t n;
-	int lazy = 0;
+	uint32_t total = 0;
 
-	for (uint32_t i = 0; i < c->nr_pending && !lazy; i++)
-		lazy = c->pending[i].deadline == TLBPOL_BY_LAZY;
-	if (!lazy)
-		return 0;
-	s = tlbpol__lazy_slot(eng, cpu);
-	n = build(eng, cpu, s, TLBPOL_BY_LAZY, TLBPOL_BY_LAZY);
-	tlbpol__post_lazy(eng, cpu, s);
-	return (int)n;
+	/* One lazy request per TLBPOL_PARTS_MAX address spaces: all of them
+	 * leave the batch (a full batch must come out empty of them). */
+	for (;;) {
+		struct slot *s;
+		uint32_t n;
+		int lazy = 0;
+
+		for (uint32_t i = 0; i < c->nr_pending && !lazy; i++)
+			lazy = c->pending[i].deadline == TLBPOL_BY_LAZY;
+		if (!lazy)
+			break;
+		s = tlbpol__lazy_slot(eng, cpu);
+		n = build(eng, cpu, s, TLBPOL_BY_LAZY, TLBPOL_BY_LAZY);
+		tlbpol__post_lazy(eng, cpu, s);
+		if (!n)
+			break;
+		total += n;
+	}
+	return (int)total;
 }
 
 /* Called by shootdown.c when a lazy request of @cpu completes. */

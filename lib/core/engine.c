@@ -122,14 +122,13 @@ static size_t layout(const struct tlbpol_config *cfg, struct tlbpol_engine *eng,
 		     struct probe *probe)
 {
 	uint32_t words = (cfg->nr_cpus + 63) / 64;
-	uint32_t flush_cap = cfg->batch_pages < cfg->max_as ? cfg->batch_pages : cfg->max_as;
-	uint32_t recv_as_cap = cfg->max_as < 256 ? cfg->max_as : 256;
+	uint32_t flush_cap = tlbpol__part_cap(cfg->batch_pages, cfg->max_as);
+	uint32_t recv_as_cap = flush_cap;
+	uint32_t range_cap = tlbpol__range_cap(cfg->batch_pages, cfg->flush_ceiling);
 	size_t stride = placed ? prim_align_up(sizeof(struct tlbpol_cpu), PAGE)
 			       : sizeof(struct tlbpol_cpu);
 	size_t off = 0, cpus, as, gens, boxes, masks = 0;
 
-	if (recv_as_cap < flush_cap)
-		recv_as_cap = flush_cap;
 	take(&off, sizeof(struct tlbpol_engine));
 	if (placed)
 		off = prim_align_up(off, PAGE);
@@ -185,13 +184,13 @@ static size_t layout(const struct tlbpol_config *cfg, struct tlbpol_engine *eng,
 		PLACE(as_slot, cfg->max_as * sizeof(uint32_t));
 		PLACE(recv_slot, cfg->max_as * sizeof(uint32_t));
 		PLACE(recv_as, recv_as_cap * sizeof(struct recv_as));
-		PLACE(recv_ranges, cfg->batch_pages * sizeof(struct recv_range));
-		PLACE(recv_out, cfg->batch_pages * sizeof(struct tlbpol_range));
+		PLACE(recv_ranges, range_cap * sizeof(struct recv_range));
+		PLACE(recv_out, range_cap * sizeof(struct tlbpol_range));
 		for (uint32_t k = 0; k < TLBPOL_SLOTS; k++) {
 			PLACE(slots[k].targets, words * sizeof(uint64_t));
 			PLACE(slots[k].leaders, words * sizeof(uint64_t));
 			PLACE(slots[k].flushes, flush_cap * sizeof(struct req_flush));
-			PLACE(slots[k].ranges, cfg->batch_pages * sizeof(struct tlbpol_range));
+			PLACE(slots[k].ranges, range_cap * sizeof(struct tlbpol_range));
 		}
 #undef PLACE
 		if (placed)
@@ -203,7 +202,8 @@ static size_t layout(const struct tlbpol_config *cfg, struct tlbpol_engine *eng,
 		if (c) {
 			c->flush_cap = flush_cap;
 			c->recv_as_cap = recv_as_cap;
-			c->recv_cap = cfg->batch_pages;
+			c->recv_cap = range_cap;
+			c->range_cap = range_cap;
 		}
 	}
 	return off;

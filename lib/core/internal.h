@@ -189,6 +189,7 @@ struct tlbpol_cpu {
 	 * BY_FREE work began to wait in its batch (+ 1; 0: none waits). */
 	uint32_t ticks, free_since;
 	uint32_t flush_cap;        /* entries in slot flushes[] */
+	uint32_t range_cap;        /* entries in each slot's ranges[] (tlbpol__range_cap()) */
 	uint64_t next_seq;
 	struct pending *pending;   /* batch_pages entries */
 	struct dfree dfree[TLBPOL_DFREE_SLOTS];
@@ -391,6 +392,38 @@ void tlbpol__decide(const struct tlbpol_engine *eng, const struct tlbpol_params 
 
 /* engine.c */
 int tlbpol__config_check(const struct tlbpol_config *cfg);
+
+/*
+ * Ranges one request carries, across its address spaces: room for two
+ * address spaces at the flush ceiling, and at least 64, but no more than a
+ * batch holds.  A part past the ceiling is one whole-AS flush and carries
+ * none; a part that does not fit in what is left is one too (build()).
+ * Sized by what a request can use, not by the batch: the batch's pages are
+ * mostly escalated parts, and five slots of batch_pages ranges were 60 KiB
+ * of each CPU's 135.
+ */
+/*
+ * Address spaces one request carries (its parts): a batch that spans more
+ * is sent as several requests, TLBPOL_PARTS_MAX at a time (build()).  Most
+ * batches are of one address space; reclaim across processes spans a few.
+ * A receiver merges what it claims into one flush per address space, for
+ * as many address spaces at once.
+ */
+#define TLBPOL_PARTS_MAX 16
+
+static inline uint32_t tlbpol__part_cap(uint32_t batch_pages, uint32_t max_as)
+{
+	uint32_t n = batch_pages < max_as ? batch_pages : max_as;
+
+	return n < TLBPOL_PARTS_MAX ? n : TLBPOL_PARTS_MAX;
+}
+
+static inline uint32_t tlbpol__range_cap(uint32_t batch_pages, uint32_t flush_ceiling)
+{
+	uint64_t want = 2ULL * flush_ceiling < 64 ? 64 : 2ULL * flush_ceiling;
+
+	return want < batch_pages ? (uint32_t)want : batch_pages;
+}
 int tlbpol__config_read(const struct tlbpol_config *in, struct tlbpol_config *out);
 /* @placed: each CPU's state on pages of its own (for NUMA placement); the
  * memory must then be page-aligned. */
