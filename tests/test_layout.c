@@ -22,25 +22,33 @@ static void count_free(void *arg)
 	(*(int *)arg)++;
 }
 
+/* Two CPUs, both running the first of @n address spaces; FOOTPRINT off, so
+ * each part of a request targets every CPU. */
+static void engine_n_as(struct harness *h, struct tlbpol_as **as, uint32_t n)
+{
+	struct tlbpol_config cfg;
+
+	h_config(h, &cfg, 2, TLBPOL_ARCH_X86_64);
+	h->deliver = 1;
+	cfg.rules = TLBPOL_RULES_DEFAULT & ~(TLBPOL_RULE_BROADCAST | TLBPOL_RULE_FOOTPRINT);
+	assert_int_equal(tlbpol_engine_new(&cfg, &h->eng), 0);
+	for (uint32_t a = 0; a < n; a++)
+		assert_int_equal(tlbpol_as_open(h->eng, a + 1, &as[a]), 0);
+	assert_int_equal(tlbpol_switch(h->eng, 0, as[0], NULL), 0);
+	assert_int_equal(tlbpol_switch(h->eng, 1, as[0], NULL), 0);
+}
+
 /* @n address spaces; FOOTPRINT off, so each part targets every CPU: CPU 0
  * reclaims one page in each, CPU 1 must flush them all. */
 static void test_many_as_batch(void **state)
 {
 	struct harness h;
-	struct tlbpol_config cfg;
 	struct tlbpol_as *as[40];
 	struct tlbpol_decision d;
 	uint32_t n = 40;
 
 	(void)state;
-	h_config(&h, &cfg, 2, TLBPOL_ARCH_X86_64);
-	h.deliver = 1;
-	cfg.rules = TLBPOL_RULES_DEFAULT & ~(TLBPOL_RULE_BROADCAST | TLBPOL_RULE_FOOTPRINT);
-	assert_int_equal(tlbpol_engine_new(&cfg, &h.eng), 0);
-	for (uint32_t a = 0; a < n; a++)
-		assert_int_equal(tlbpol_as_open(h.eng, a + 1, &as[a]), 0);
-	assert_int_equal(tlbpol_switch(h.eng, 0, as[0], NULL), 0);
-	assert_int_equal(tlbpol_switch(h.eng, 1, as[0], NULL), 0);
+	engine_n_as(&h, as, n);
 	freed = 0;
 	for (uint32_t a = 0; a < n; a++) {
 		struct tlbpol_event ev = h_event(TLBPOL_EV_RECLAIM, 0, 0x10000, 1, P | W | U | A, 0);
@@ -62,20 +70,12 @@ static void test_many_as_batch(void **state)
 static void test_many_as_lazy(void **state)
 {
 	struct harness h;
-	struct tlbpol_config cfg;
 	struct tlbpol_as *as[40];
 	struct tlbpol_decision d;
 	uint32_t n = 40;
 
 	(void)state;
-	h_config(&h, &cfg, 2, TLBPOL_ARCH_X86_64);
-	h.deliver = 1;
-	cfg.rules = TLBPOL_RULES_DEFAULT & ~(TLBPOL_RULE_BROADCAST | TLBPOL_RULE_FOOTPRINT);
-	assert_int_equal(tlbpol_engine_new(&cfg, &h.eng), 0);
-	for (uint32_t a = 0; a < n; a++)
-		assert_int_equal(tlbpol_as_open(h.eng, a + 1, &as[a]), 0);
-	assert_int_equal(tlbpol_switch(h.eng, 0, as[0], NULL), 0);
-	assert_int_equal(tlbpol_switch(h.eng, 1, as[0], NULL), 0);
+	engine_n_as(&h, as, n);
 	for (uint32_t a = 0; a < n; a++) {
 		struct tlbpol_event ev = h_event(TLBPOL_EV_UNMAP,
 						 TLBPOL_EVF_LAZY_OK | TLBPOL_EVF_PRIVATE, 0x20000,
@@ -101,20 +101,12 @@ static void test_many_as_lazy(void **state)
 static void test_ranges_past_capacity(void **state)
 {
 	struct harness h;
-	struct tlbpol_config cfg;
 	struct tlbpol_as *as[3];
 	struct tlbpol_decision d;
 	uint32_t pages = 0, whole = 0;
 
 	(void)state;
-	h_config(&h, &cfg, 2, TLBPOL_ARCH_X86_64);
-	h.deliver = 1;
-	cfg.rules = TLBPOL_RULES_DEFAULT & ~(TLBPOL_RULE_BROADCAST | TLBPOL_RULE_FOOTPRINT);
-	assert_int_equal(tlbpol_engine_new(&cfg, &h.eng), 0);
-	for (uint32_t a = 0; a < 3; a++)
-		assert_int_equal(tlbpol_as_open(h.eng, a + 1, &as[a]), 0);
-	assert_int_equal(tlbpol_switch(h.eng, 0, as[0], NULL), 0);
-	assert_int_equal(tlbpol_switch(h.eng, 1, as[0], NULL), 0);
+	engine_n_as(&h, as, 3);
 	for (uint32_t a = 0; a < 3; a++)
 		for (uint64_t i = 0; i < 30; i++) {
 			struct tlbpol_event ev = h_event(TLBPOL_EV_RECLAIM, 0, 0x100000 + i * 0x2000,
