@@ -161,6 +161,30 @@ static void test_age_restarts(void **state)
 	tlbpol_engine_free(h.eng);
 }
 
+/* Work due by writeback, completed by the host's own flush: the age it
+ * started is spent on nothing, and no aged flush is counted. */
+static void test_writeback_flushed_by_host(void **state)
+{
+	struct harness h;
+	struct tlbpol_as *as;
+	struct tlbpol_stats st;
+	struct tlbpol_decision d;
+	struct tlbpol_event ev = h_event(TLBPOL_EV_RECLAIM, 0, 0x600000, 1, P | W | U | A | D, 0);
+
+	(void)state;
+	as = two_cpus(&h, 2);
+	assert_int_equal(tlbpol_submit(h.eng, as, 0, &ev, &d), 0);
+	assert_int_equal(d.deadline, TLBPOL_BY_WRITEBACK);
+	assert_true(tlbpol_flush(h.eng, 0, TLBPOL_BY_WRITEBACK) > 0);
+	h_reset_log(&h);
+	for (uint32_t t = 0; t < 4; t++)
+		assert_int_equal(tlbpol_tick(h.eng, 0), 0);
+	assert_int_equal(h.ipi_calls, 0);
+	assert_int_equal(tlbpol_stats_read(h.eng, 0, &st), 0);
+	assert_int_equal(st.aged_flushes, 0);
+	tlbpol_engine_free(h.eng);
+}
+
 /* Lazy work is posted at each tick without interrupts, as before: aging
  * forces only what is due by a free. */
 static void test_lazy_not_forced(void **state)
@@ -190,6 +214,7 @@ int main(void)
 		cmocka_unit_test(test_frees_pending_errors),
 		cmocka_unit_test(test_never),
 		cmocka_unit_test(test_age_restarts),
+		cmocka_unit_test(test_writeback_flushed_by_host),
 		cmocka_unit_test(test_lazy_not_forced),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -753,8 +753,9 @@ int tlbpol_tick(struct tlbpol_engine *eng, uint32_t cpu)
 	c->ticks++;
 	if (c->free_since && eng->free_ticks != TLBPOL_FREE_TICKS_NEVER &&
 	    c->ticks - (c->free_since - 1) >= eng->free_ticks) {
-		tlbpol__flush_batch(eng, cpu, TLBPOL_BY_WRITEBACK, TLBPOL_BY_FREE);
-		prim_count(&c->cnt.task.aged_flushes, 1);
+		/* (Nothing left if tlbpol_flush(BY_WRITEBACK) took it all.) */
+		if (tlbpol__flush_batch(eng, cpu, TLBPOL_BY_WRITEBACK, TLBPOL_BY_FREE) > 0)
+			prim_count(&c->cnt.task.aged_flushes, 1);
 	}
 	tlbpol__post_lazy_batch(eng, cpu);
 	tlbpol__run_dfrees(eng, cpu);
