@@ -150,6 +150,50 @@ static void test_size_per_cpu(void **state)
 	}
 }
 
+/* TLBPOL_ENGINE_SIZE() equals tlbpol_engine_size() over a grid, with and
+ * without a topology, and sizes a static buffer that tlbpol_engine_init()
+ * accepts. */
+static void test_size_macro(void **state)
+{
+	static const uint32_t cpus[] = { 1, 2, 3, 63, 64, 65, 128, 1000, 4096 };
+	static const uint32_t ases[] = { 1, 2, 15, 16, 17, 64, 100 };
+	static const uint32_t batches[] = { 1, 8, 16, 31, 100, 512, 4096 };
+	static const uint32_t ceilings[] = { 1, 33, 40, 500 };
+	static uint16_t node[4096];
+	static _Alignas(64) unsigned char mem[TLBPOL_ENGINE_SIZE(4, TLBPOL_DEFAULT_MAX_AS,
+								  TLBPOL_DEFAULT_BATCH_PAGES,
+								  TLBPOL_DEFAULT_FLUSH_CEILING, 0)];
+	struct harness h;
+	struct tlbpol_config cfg;
+	struct tlbpol_engine *eng;
+	unsigned long checked = 0;
+
+	(void)state;
+	for (size_t a = 0; a < sizeof(cpus) / sizeof(cpus[0]); a++)
+		for (size_t b = 0; b < sizeof(ases) / sizeof(ases[0]); b++)
+			for (size_t c = 0; c < sizeof(batches) / sizeof(batches[0]); c++)
+				for (size_t d = 0; d < sizeof(ceilings) / sizeof(ceilings[0]); d++)
+					for (uint32_t nodes = 0; nodes <= 3; nodes += 3) {
+						h_config(&h, &cfg, cpus[a], TLBPOL_ARCH_X86_64);
+						cfg.max_as = ases[b];
+						cfg.batch_pages = batches[c];
+						cfg.flush_ceiling = ceilings[d];
+						for (uint32_t i = 0; i < cpus[a]; i++)
+							node[i] = (uint16_t)(nodes ? i % nodes : 0);
+						cfg.cpu_node = nodes ? node : NULL;
+						/* The largest node + 1 (fewer CPUs than nodes: fewer). */
+						assert_int_equal(
+							tlbpol_engine_size(&cfg),
+							TLBPOL_ENGINE_SIZE(cpus[a], ases[b], batches[c], ceilings[d],
+									   nodes ? (cpus[a] < nodes ? cpus[a] : nodes) : 0));
+						checked++;
+					}
+	printf("# TLBPOL_ENGINE_SIZE == tlbpol_engine_size() for %lu configurations\n", checked);
+	h_config(&h, &cfg, 4, TLBPOL_ARCH_X86_64);
+	assert_int_equal(sizeof(mem), tlbpol_engine_size(&cfg));
+	assert_int_equal(tlbpol_engine_init(&eng, mem, sizeof(mem), &cfg), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -157,6 +201,7 @@ int main(void)
 		cmocka_unit_test(test_many_as_lazy),
 		cmocka_unit_test(test_ranges_past_capacity),
 		cmocka_unit_test(test_size_per_cpu),
+		cmocka_unit_test(test_size_macro),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

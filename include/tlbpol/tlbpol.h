@@ -560,6 +560,60 @@ TLBPOL_API void tlbpol_config_init(struct tlbpol_config *cfg, uint32_t nr_cpus, 
  */
 TLBPOL_API size_t tlbpol_engine_size(const struct tlbpol_config *cfg);
 
+/*
+ * TLBPOL_ENGINE_SIZE() - tlbpol_engine_size() as a constant expression, for a
+ * static buffer: the bytes an engine built by tlbpol_engine_init() needs
+ * for @cpus CPUs, @max_as address spaces, @batch_pages and @flush_ceiling
+ * (the config's fields; use the TLBPOL_DEFAULT_* values for defaults), and
+ * @nodes NUMA nodes when cfg->cpu_node is given (the largest node + 1), or
+ * 0 when it is NULL.  Equal to tlbpol_engine_size() for the same valid
+ * configuration (tests/test_layout.c checks a grid); not for
+ * tlbpol_engine_new(), which lays the engine out page by page.  LP64 only
+ * (the internal sizes below are checked by the core's build).  It changes
+ * from release to release: recompile, never store it.
+ *
+ *   static _Alignas(64) unsigned char mem[TLBPOL_ENGINE_SIZE(4,
+ *           TLBPOL_DEFAULT_MAX_AS, TLBPOL_DEFAULT_BATCH_PAGES,
+ *           TLBPOL_DEFAULT_FLUSH_CEILING, 0)];
+ */
+#define TLBPOL__AL(b) ((((unsigned long long)(b)) + 63ULL) / 64ULL * 64ULL)
+#define TLBPOL__MIN(a, b) ((unsigned long long)(a) < (unsigned long long)(b) ? \
+			   (unsigned long long)(a) : (unsigned long long)(b))
+#define TLBPOL__MAX(a, b) ((unsigned long long)(a) > (unsigned long long)(b) ? \
+			   (unsigned long long)(a) : (unsigned long long)(b))
+/* Internal sizes, LP64 (lib/core/engine.c asserts each). */
+#define TLBPOL__SZ_ENGINE 256ULL
+#define TLBPOL__SZ_CPU 4928ULL
+#define TLBPOL__SZ_AS 64ULL
+#define TLBPOL__SZ_PBOX 24ULL
+#define TLBPOL__SZ_PENDING 40ULL
+#define TLBPOL__SZ_REQ_FLUSH 64ULL
+#define TLBPOL__SZ_RECV_AS 48ULL
+#define TLBPOL__SZ_RECV_RANGE 24ULL
+#define TLBPOL__SZ_RANGE 24ULL
+#define TLBPOL__SLOTS 5ULL
+#define TLBPOL__PARTS_MAX 16ULL
+#define TLBPOL__WORDS(c) (((unsigned long long)(c) + 63ULL) / 64ULL)
+#define TLBPOL__PARTS(bp, as) TLBPOL__MIN(TLBPOL__MIN((bp), (as)), TLBPOL__PARTS_MAX)
+#define TLBPOL__RANGES(bp, ceil) TLBPOL__MIN(TLBPOL__MAX(2ULL * (ceil), 64ULL), (bp))
+#define TLBPOL__CPU_ARRAYS(c, as, bp, ceil)                                           \
+	(TLBPOL__AL(TLBPOL__WORDS(c) * 8ULL) + TLBPOL__AL((bp) * TLBPOL__SZ_PENDING) + \
+	 2ULL * TLBPOL__AL((as) * 4ULL) +                                             \
+	 TLBPOL__AL(TLBPOL__PARTS(bp, as) * TLBPOL__SZ_RECV_AS) +                     \
+	 TLBPOL__AL(TLBPOL__RANGES(bp, ceil) * TLBPOL__SZ_RECV_RANGE) +               \
+	 TLBPOL__AL(TLBPOL__RANGES(bp, ceil) * TLBPOL__SZ_RANGE) +                    \
+	 TLBPOL__SLOTS * (2ULL * TLBPOL__AL(TLBPOL__WORDS(c) * 8ULL) +                 \
+			  TLBPOL__AL(TLBPOL__PARTS(bp, as) * TLBPOL__SZ_REQ_FLUSH) +    \
+			  TLBPOL__AL(TLBPOL__RANGES(bp, ceil) * TLBPOL__SZ_RANGE)))
+#define TLBPOL_ENGINE_SIZE(cpus, max_as, batch_pages, flush_ceiling, nodes)          \
+	(TLBPOL__AL(TLBPOL__SZ_ENGINE) + TLBPOL__AL((cpus) * TLBPOL__SZ_CPU) +        \
+	 TLBPOL__AL((max_as) * TLBPOL__SZ_AS) + TLBPOL__AL((cpus) * (max_as) * 8ULL) + \
+	 TLBPOL__AL((cpus) * (max_as) * TLBPOL__SZ_PBOX) +                            \
+	 ((nodes) ? TLBPOL__AL((nodes) * TLBPOL__WORDS(cpus) * 8ULL) : 0ULL) +         \
+	 (max_as) * 2ULL * TLBPOL__AL(TLBPOL__WORDS(cpus) * 8ULL) +                   \
+	 ((nodes) ? TLBPOL__AL((cpus) * 2ULL) : 0ULL) +                                \
+	 (cpus) * TLBPOL__CPU_ARRAYS((cpus), (max_as), (batch_pages), (flush_ceiling)))
+
 /**
  * tlbpol_engine_init() - build an engine in caller-provided memory.
  * @out: receives the engine.

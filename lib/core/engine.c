@@ -51,6 +51,21 @@ _Static_assert(TLBPOL_CONFIG_SIZE_0_1 == offsetof(struct tlbpol_config, wait_lim
 _Static_assert(TLBPOL_OPS_SIZE_0_1 == offsetof(struct tlbpol_ops, stuck),
 	       "release 0.1's ops end before stuck");
 
+/* TLBPOL_ENGINE_SIZE() in the header mirrors layout() with these sizes. */
+#if UINTPTR_MAX == 0xffffffffffffffffULL
+_Static_assert(sizeof(struct tlbpol_engine) == TLBPOL__SZ_ENGINE, "TLBPOL__SZ_ENGINE");
+_Static_assert(sizeof(struct tlbpol_cpu) == TLBPOL__SZ_CPU, "TLBPOL__SZ_CPU");
+_Static_assert(sizeof(struct tlbpol_as) == TLBPOL__SZ_AS, "TLBPOL__SZ_AS");
+_Static_assert(sizeof(struct pbox) == TLBPOL__SZ_PBOX, "TLBPOL__SZ_PBOX");
+_Static_assert(sizeof(struct pending) == TLBPOL__SZ_PENDING, "TLBPOL__SZ_PENDING");
+_Static_assert(sizeof(struct req_flush) == TLBPOL__SZ_REQ_FLUSH, "TLBPOL__SZ_REQ_FLUSH");
+_Static_assert(sizeof(struct recv_as) == TLBPOL__SZ_RECV_AS, "TLBPOL__SZ_RECV_AS");
+_Static_assert(sizeof(struct recv_range) == TLBPOL__SZ_RECV_RANGE, "TLBPOL__SZ_RECV_RANGE");
+_Static_assert(sizeof(struct tlbpol_range) == TLBPOL__SZ_RANGE, "TLBPOL__SZ_RANGE");
+_Static_assert(TLBPOL_SLOTS == TLBPOL__SLOTS && TLBPOL_PARTS_MAX == TLBPOL__PARTS_MAX,
+	       "TLBPOL__SLOTS, TLBPOL__PARTS_MAX");
+#endif
+
 /* @cfg: this release's structure (tlbpol__config_read()). */
 int tlbpol__config_check(const struct tlbpol_config *cfg)
 {
