@@ -62,8 +62,6 @@ _Static_assert(sizeof(struct req_flush) == TLBPOL__SZ_REQ_FLUSH, "TLBPOL__SZ_REQ
 _Static_assert(sizeof(struct recv_as) == TLBPOL__SZ_RECV_AS, "TLBPOL__SZ_RECV_AS");
 _Static_assert(sizeof(struct recv_range) == TLBPOL__SZ_RECV_RANGE, "TLBPOL__SZ_RECV_RANGE");
 _Static_assert(sizeof(struct tlbpol_range) == TLBPOL__SZ_RANGE, "TLBPOL__SZ_RANGE");
-_Static_assert(TLBPOL_SLOTS == TLBPOL__SLOTS && TLBPOL_PARTS_MAX == TLBPOL__PARTS_MAX,
-	       "TLBPOL__SLOTS, TLBPOL__PARTS_MAX");
 #endif
 
 /* @cfg: this release's structure (tlbpol__config_read()). */
@@ -138,7 +136,6 @@ static size_t layout(const struct tlbpol_config *cfg, struct tlbpol_engine *eng,
 {
 	uint32_t words = (cfg->nr_cpus + 63) / 64;
 	uint32_t flush_cap = tlbpol__part_cap(cfg->batch_pages, cfg->max_as);
-	uint32_t recv_as_cap = flush_cap;
 	uint32_t range_cap = tlbpol__range_cap(cfg->batch_pages, cfg->flush_ceiling);
 	size_t stride = placed ? prim_align_up(sizeof(struct tlbpol_cpu), PAGE)
 			       : sizeof(struct tlbpol_cpu);
@@ -198,7 +195,7 @@ static size_t layout(const struct tlbpol_config *cfg, struct tlbpol_engine *eng,
 		PLACE(pending, cfg->batch_pages * sizeof(struct pending));
 		PLACE(as_slot, cfg->max_as * sizeof(uint32_t));
 		PLACE(recv_slot, cfg->max_as * sizeof(uint32_t));
-		PLACE(recv_as, recv_as_cap * sizeof(struct recv_as));
+		PLACE(recv_as, flush_cap * sizeof(struct recv_as));
 		PLACE(recv_ranges, range_cap * sizeof(struct recv_range));
 		PLACE(recv_out, range_cap * sizeof(struct tlbpol_range));
 		for (uint32_t k = 0; k < TLBPOL_SLOTS; k++) {
@@ -216,8 +213,6 @@ static size_t layout(const struct tlbpol_config *cfg, struct tlbpol_engine *eng,
 		}
 		if (c) {
 			c->flush_cap = flush_cap;
-			c->recv_as_cap = recv_as_cap;
-			c->recv_cap = range_cap;
 			c->range_cap = range_cap;
 		}
 	}

@@ -25,7 +25,7 @@
  * (the initiator waits for it), the others carry lazy work posted without an
  * interrupt, completed as targets tick or switch.
  */
-#define TLBPOL_SLOTS 5
+#define TLBPOL_SLOTS ((uint32_t)TLBPOL__SLOTS) /* in the header, for TLBPOL_ENGINE_SIZE() */
 #define SLOT_SYNC 0
 /* Turns of its wait (after the IPI delay) before an initiator stops relying
  * on its NUMA fan-out leaders and interrupts their nodes itself: about ten
@@ -188,8 +188,9 @@ struct tlbpol_cpu {
 	/* Ticks this CPU has taken, and the tick at which BY_WRITEBACK or
 	 * BY_FREE work began to wait in its batch (+ 1; 0: none waits). */
 	uint32_t ticks, free_since;
-	uint32_t flush_cap;        /* entries in slot flushes[] */
-	uint32_t range_cap;        /* entries in each slot's ranges[] (tlbpol__range_cap()) */
+	/* Read-only after init, by the receiving side too: */
+	uint32_t flush_cap;        /* entries in slot flushes[] and in recv_as[] */
+	uint32_t range_cap;        /* entries in each slot's ranges[], recv_ranges[], recv_out[] */
 	uint64_t next_seq;
 	struct pending *pending;   /* batch_pages entries */
 	struct dfree dfree[TLBPOL_DFREE_SLOTS];
@@ -204,9 +205,7 @@ struct tlbpol_cpu {
 	uint32_t nr_claims;
 	uint32_t claims[TLBPOL_CLAIM_MAX]; /* initiator * TLBPOL_SLOTS + slot */
 	uint32_t *recv_slot;       /* as index -> recv_as index + 1 */
-	struct recv_as *recv_as;   /* TLBPOL_CLAIM_MAX * flush_cap at most, capped */
-	uint32_t recv_as_cap;
-	uint32_t recv_cap;         /* entries in recv_ranges */
+	struct recv_as *recv_as;   /* flush_cap entries: a round ends when full */
 	struct recv_range *recv_ranges;
 	struct tlbpol_range *recv_out; /* merged ranges handed to flush_local */
 	struct tlbpol_cpuset fwd;  /* scratch for NUMA forwarding */
@@ -394,35 +393,32 @@ void tlbpol__decide(const struct tlbpol_engine *eng, const struct tlbpol_params 
 int tlbpol__config_check(const struct tlbpol_config *cfg);
 
 /*
- * Ranges one request carries, across its address spaces: room for two
- * address spaces at the flush ceiling, and at least 64, but no more than a
- * batch holds.  A part past the ceiling is one whole-AS flush and carries
- * none; a part that does not fit in what is left is one too (build()).
- * Sized by what a request can use, not by the batch: the batch's pages are
- * mostly escalated parts, and five slots of batch_pages ranges were 60 KiB
- * of each CPU's 135.
+ * The sizes of a request: defined once, in the public header, for
+ * TLBPOL_ENGINE_SIZE().
+ *
+ * Address spaces one request carries (its parts), TLBPOL__PARTS(): a batch
+ * that spans more is sent as several requests, TLBPOL_PARTS_MAX at a time
+ * (build()).  Most batches are of one address space; reclaim across
+ * processes spans a few.  A receiver merges what it claims into one flush
+ * per address space, for as many address spaces at once.
+ *
+ * Ranges one request carries, across its address spaces, TLBPOL__RANGES():
+ * room for two address spaces at the flush ceiling, and at least 64, but
+ * no more than a batch holds.  A part past the ceiling is one whole-AS
+ * flush and carries none; a part that does not fit in what is left is one
+ * too (build()).  Sized by what a request can use, not by the batch: five
+ * slots of batch_pages ranges were 60 KiB of each CPU's 135.
  */
-/*
- * Address spaces one request carries (its parts): a batch that spans more
- * is sent as several requests, TLBPOL_PARTS_MAX at a time (build()).  Most
- * batches are of one address space; reclaim across processes spans a few.
- * A receiver merges what it claims into one flush per address space, for
- * as many address spaces at once.
- */
-#define TLBPOL_PARTS_MAX 16
+#define TLBPOL_PARTS_MAX TLBPOL__PARTS_MAX
 
 static inline uint32_t tlbpol__part_cap(uint32_t batch_pages, uint32_t max_as)
 {
-	uint32_t n = batch_pages < max_as ? batch_pages : max_as;
-
-	return n < TLBPOL_PARTS_MAX ? n : TLBPOL_PARTS_MAX;
+	return (uint32_t)TLBPOL__PARTS(batch_pages, max_as);
 }
 
 static inline uint32_t tlbpol__range_cap(uint32_t batch_pages, uint32_t flush_ceiling)
 {
-	uint64_t want = 2ULL * flush_ceiling < 64 ? 64 : 2ULL * flush_ceiling;
-
-	return want < batch_pages ? (uint32_t)want : batch_pages;
+	return (uint32_t)TLBPOL__RANGES(batch_pages, flush_ceiling);
 }
 int tlbpol__config_read(const struct tlbpol_config *in, struct tlbpol_config *out);
 /* @placed: each CPU's state on pages of its own (for NUMA placement); the

@@ -367,8 +367,8 @@ int tlbpol__serve(struct tlbpol_engine *eng, uint32_t me)
 					if (!(prim_fetch_and(tw, ~mybit) & mybit))
 						continue; /* taken back by its initiator */
 					if (c->nr_claims == TLBPOL_CLAIM_MAX ||
-					    rr.nr_as + s->nr_flushes > c->recv_as_cap ||
-					    rr.nr_ranges + slot_ranges(s) > c->recv_cap)
+					    rr.nr_as + s->nr_flushes > c->flush_cap ||
+					    rr.nr_ranges + slot_ranges(s) > c->range_cap)
 						recv_finish(eng, me, &rr);
 					recv_add(eng, me, &rr, from, k);
 					served++;
