@@ -134,6 +134,19 @@ static void kick(struct tlbpol_engine *eng, uint32_t me, struct tlbpol_cpuset *t
 	prim_count(&cnt->ipis_sent, n);
 }
 
+/* The targets of @s that have not claimed it yet, into @t.  Returns how many. */
+static uint32_t unclaimed(const struct tlbpol_engine *eng, const struct slot *s,
+			  struct tlbpol_cpuset *t)
+{
+	uint32_t n = 0;
+
+	for (uint32_t w = 0; w < eng->words; w++) {
+		t->bits[w] = prim_load_acquire(&s->targets[w]);
+		n += prim_popcount64(t->bits[w]);
+	}
+	return n;
+}
+
 /*
  * NUMA fan-out: a leader interrupts the targets of its node that have not
  * claimed the request yet; they acknowledge to the initiator themselves.
@@ -751,12 +764,8 @@ static void kick_unclaimed(struct tlbpol_engine *eng, uint32_t me, struct slot *
 static void watchdog(struct tlbpol_engine *eng, uint32_t me, struct slot *s, uint64_t turn)
 {
 	struct tlbpol_cpu *c = cpu_of(eng, me);
-	uint32_t n = 0;
+	uint32_t n = unclaimed(eng, s, &c->fwd_wait);
 
-	for (uint32_t w = 0; w < eng->words; w++) {
-		c->fwd_wait.bits[w] = prim_load_acquire(&s->targets[w]);
-		n += prim_popcount64(c->fwd_wait.bits[w]);
-	}
 	if (n) {
 		eng->ops.send_ipi(eng->ops_ctx, me, &c->fwd_wait);
 		prim_count(&c->cnt.task.ipis_sent, n);
@@ -805,8 +814,7 @@ static void wait_acks(struct tlbpol_engine *eng, uint32_t me, struct slot *s,
 		 * it; one that claims meanwhile takes a spurious interrupt).
 		 */
 		if (s->fanout && turn == delay + TLBPOL_FANOUT_RECHECK) {
-			for (uint32_t w = 0; w < eng->words; w++)
-				c->fwd_wait.bits[w] = prim_load_acquire(&s->targets[w]);
+			unclaimed(eng, s, &c->fwd_wait);
 			kick(eng, me, &c->fwd_wait, &c->cnt.task);
 		}
 		if (eng->wait_limit && turn % eng->wait_limit == 0)
@@ -895,8 +903,7 @@ void tlbpol__force_lazy(struct tlbpol_engine *eng, uint32_t me)
 
 		if (!slot_busy(c, i))
 			continue;
-		for (uint32_t w = 0; w < eng->words; w++)
-			c->targets.bits[w] = prim_load_acquire(&s->targets[w]);
+		unclaimed(eng, s, &c->targets);
 		kick(eng, me, &c->targets, &c->cnt.task);
 		wait_acks(eng, me, s, NULL, 0);
 	}
