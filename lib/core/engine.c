@@ -35,7 +35,7 @@ void tlbpol_config_init(struct tlbpol_config *cfg, uint32_t nr_cpus, uint32_t ar
  * 0, their defaults, and so are the ops it lacks.  Every public entry point
  * reads the caller's configuration through here, never past its size.
  */
-int tlbpol__config_read(const struct tlbpol_config *in, struct tlbpol_config *out)
+int tlbpol__config_copy(const struct tlbpol_config *in, struct tlbpol_config *out)
 {
 	/* One of the releases' sizes: a size that cuts a field is a bug. */
 	if (!in || (in->size != TLBPOL_CONFIG_SIZE_0_1 && in->size < sizeof(*out)))
@@ -43,7 +43,15 @@ int tlbpol__config_read(const struct tlbpol_config *in, struct tlbpol_config *ou
 	prim_zero(out, sizeof(*out));
 	prim_copy(out, in, in->size < sizeof(*out) ? in->size : sizeof(*out));
 	out->size = sizeof(*out);
-	return tlbpol__config_check(out);
+	return 0;
+}
+
+/* tlbpol__config_copy(), then the whole configuration checked. */
+int tlbpol__config_read(const struct tlbpol_config *in, struct tlbpol_config *out)
+{
+	int err = tlbpol__config_copy(in, out);
+
+	return err ? err : tlbpol__config_check(out);
 }
 
 _Static_assert(TLBPOL_CONFIG_SIZE_0_1 == offsetof(struct tlbpol_config, wait_limit),

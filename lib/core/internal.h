@@ -420,6 +420,7 @@ static inline uint32_t tlbpol__range_cap(uint32_t batch_pages, uint32_t flush_ce
 {
 	return (uint32_t)TLBPOL__RANGES(batch_pages, flush_ceiling);
 }
+int tlbpol__config_copy(const struct tlbpol_config *in, struct tlbpol_config *out);
 int tlbpol__config_read(const struct tlbpol_config *in, struct tlbpol_config *out);
 /* @placed: each CPU's state on pages of its own (for NUMA placement); the
  * memory must then be page-aligned. */

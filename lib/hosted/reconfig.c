@@ -15,7 +15,6 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include <tlbpol/tlbpol.h>
 
@@ -206,11 +205,8 @@ int tlbpol_engine_set_cost_model(struct tlbpol_engine *eng, const struct tlbpol_
 {
 	struct tlbpol_config c;
 
-	/* The cost fields are in every release's structure; never read
-	 * past cfg->size. */
-	if (!cfg || cfg->size < TLBPOL_CONFIG_SIZE_0_1)
+	/* Only the cost fields are read, so only the size is checked. */
+	if (tlbpol__config_copy(cfg, &c))
 		return -EINVAL;
-	memset(&c, 0, sizeof(c));
-	memcpy(&c, cfg, cfg->size < sizeof(c) ? cfg->size : sizeof(c));
 	return change(eng, edit_costs, &c);
 }
