@@ -116,6 +116,12 @@ static inline struct tlbpol_engine *h_engine(struct harness *h, uint32_t nr_cpus
 	return h_engine_ops(h, nr_cpus, arch, rules, &h_ops);
 }
 
+/* A deferred free that counts its runs in the int at @arg. */
+static inline void h_count_free(void *arg)
+{
+	(*(int *)arg)++;
+}
+
 static inline void h_reset_log(struct harness *h)
 {
 	memset(h->flushes_on, 0, sizeof(h->flushes_on));

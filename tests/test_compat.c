@@ -35,11 +35,6 @@ struct ops_0_1 {
 
 static int freed;
 
-static void count_free(void *arg)
-{
-	(*(int *)arg)++;
-}
-
 /*
  * A program built against 0.1: tlbpol_config_init@TLBPOL_0.1 writes 0.1's
  * size and nothing past it, and the engine accepts that configuration and
@@ -89,7 +84,7 @@ static void test_config_0_1(void **state)
 	freed = 0;
 	assert_int_equal(tlbpol_submit(eng, as, 0, &rc, &d), 0);
 	assert_int_equal(d.deadline, TLBPOL_BY_FREE);
-	assert_int_equal(tlbpol_defer_free(eng, 0, count_free, &freed), 0);
+	assert_int_equal(tlbpol_defer_free(eng, 0, h_count_free, &freed), 0);
 	assert_int_equal(tlbpol_tick(eng, 0), 0);
 	assert_int_equal(freed, 0);
 	assert_int_equal(tlbpol_tick(eng, 0), 0);

@@ -343,11 +343,6 @@ static void test_global_targets_all(void **s)
 }
 
 static int freed;
-static void count_free(void *arg)
-{
-	(*(int *)arg)++;
-}
-
 /* A deferred free runs only once the flushes pending at its registration are
  * complete; at once when nothing is pending; exactly once. */
 static void test_defer_free(void **s)
@@ -358,11 +353,11 @@ static void test_defer_free(void **s)
 	int a = 0, b = 0, c = 0;
 
 	(void)s;
-	assert_int_equal(tlbpol_defer_free(h.eng, 0, count_free, &a), 0);
+	assert_int_equal(tlbpol_defer_free(h.eng, 0, h_count_free, &a), 0);
 	assert_int_equal(a, 1); /* nothing pending */
 	submit(&h, as, 0, h_event(TLBPOL_EV_RECLAIM, 0, 0x1000, 1, RWD, 0)); /* writeback */
 	submit(&h, as, 0, h_event(TLBPOL_EV_RECLAIM, 0, 0x2000, 1, RW, 0));  /* free */
-	assert_int_equal(tlbpol_defer_free(h.eng, 0, count_free, &b), 0);
+	assert_int_equal(tlbpol_defer_free(h.eng, 0, h_count_free, &b), 0);
 	assert_int_equal(b, 0);
 	assert_int_equal(tlbpol_tick(h.eng, 0), 0);
 	assert_int_equal(tlbpol_switch(h.eng, 0, as, NULL), 0);
@@ -372,7 +367,7 @@ static void test_defer_free(void **s)
 	assert_int_equal(b, 0);
 	/* Work queued after registration does not hold it back. */
 	submit(&h, as, 0, h_event(TLBPOL_EV_UNMAP, 0, 0x9000, 1, RW, 0));
-	assert_int_equal(tlbpol_defer_free(h.eng, 0, count_free, &c), 0);
+	assert_int_equal(tlbpol_defer_free(h.eng, 0, h_count_free, &c), 0);
 	/* Only the 0x2000 entry: complete it through a full batch flush. */
 	assert_int_equal(tlbpol_flush(h.eng, 0, TLBPOL_BY_FREE), 2);
 	assert_int_equal(b, 1);
@@ -387,7 +382,7 @@ static void test_defer_free(void **s)
 	freed = 0;
 	submit(&h, as, 0, h_event(TLBPOL_EV_UNMAP, 0, 0xa000, 1, RW, 0));
 	for (int i = 0; i < 200; i++)
-		assert_int_equal(tlbpol_defer_free(h.eng, 0, count_free, &freed), 0);
+		assert_int_equal(tlbpol_defer_free(h.eng, 0, h_count_free, &freed), 0);
 	assert_int_equal(tlbpol_flush(h.eng, 0, TLBPOL_BY_LAZY), 0);
 	assert_int_equal(freed, 200);
 	tlbpol_engine_free(h.eng);
@@ -407,7 +402,7 @@ static void test_tick_completes_lazy(void **s)
 	assert_int_equal(tlbpol_switch(h.eng, 0, as, NULL), 0);
 	assert_int_equal(tlbpol_switch(h.eng, 1, as, NULL), 0);
 	submit(&h, as, 0, h_event(TLBPOL_EV_CLEAR_YOUNG, 0, 0x1000, 1, RW, P | W | U));
-	assert_int_equal(tlbpol_defer_free(h.eng, 0, count_free, &done), 0);
+	assert_int_equal(tlbpol_defer_free(h.eng, 0, h_count_free, &done), 0);
 	assert_int_equal(h.nr_log, 1); /* itself, at once (LATR) */
 	assert_int_equal(h.log[0].cpu, 0);
 	assert_int_equal(tlbpol_tick(h.eng, 0), 0);
@@ -434,7 +429,7 @@ static void test_flush_lazy_forces(void **s)
 	(void)s;
 	h_reset_log(&h);
 	submit(&h, as, 0, h_event(TLBPOL_EV_UNMAP, TLBPOL_EVF_LAZY_OK, 0x1000, 1, RW, 0));
-	assert_int_equal(tlbpol_defer_free(h.eng, 0, count_free, &done), 0);
+	assert_int_equal(tlbpol_defer_free(h.eng, 0, h_count_free, &done), 0);
 	assert_int_equal(tlbpol_tick(h.eng, 0), 0); /* posted, no interrupt */
 	assert_int_equal(h.ipi_calls, 0);
 	assert_int_equal(done, 0);

@@ -12,11 +12,6 @@
 
 static int freed;
 
-static void count_free(void *arg)
-{
-	(*(int *)arg)++;
-}
-
 static struct tlbpol_as *two_cpus(struct harness *h, uint32_t free_ticks)
 {
 	struct tlbpol_config cfg;
@@ -46,7 +41,7 @@ static void unmap_then_quiet(struct harness *h, struct tlbpol_as *as)
 		assert_int_equal(tlbpol_submit(h->eng, as, 0, &ev, &d), 0);
 		assert_int_equal(d.deadline, TLBPOL_BY_FREE);
 	}
-	assert_int_equal(tlbpol_defer_free(h->eng, 0, count_free, &freed), 0);
+	assert_int_equal(tlbpol_defer_free(h->eng, 0, h_count_free, &freed), 0);
 	h_reset_log(h);
 }
 
@@ -149,7 +144,7 @@ static void test_age_restarts(void **state)
 	assert_true(tlbpol_flush(h.eng, 0, TLBPOL_BY_FREE) > 0);
 	assert_int_equal(freed, 1);
 	assert_int_equal(tlbpol_submit(h.eng, as, 0, &ev, &d), 0);
-	assert_int_equal(tlbpol_defer_free(h.eng, 0, count_free, &freed), 0);
+	assert_int_equal(tlbpol_defer_free(h.eng, 0, h_count_free, &freed), 0);
 	h_reset_log(&h);
 	assert_int_equal(tlbpol_tick(h.eng, 0), 0);
 	assert_int_equal(tlbpol_tick(h.eng, 0), 0);

@@ -17,11 +17,6 @@
 
 static int freed;
 
-static void count_free(void *arg)
-{
-	(*(int *)arg)++;
-}
-
 /* Two CPUs, both running the first of @n address spaces; FOOTPRINT off, so
  * each part of a request targets every CPU. */
 static void engine_n_as(struct harness *h, struct tlbpol_as **as, uint32_t n)
@@ -38,25 +33,32 @@ static void engine_n_as(struct harness *h, struct tlbpol_as **as, uint32_t n)
 	assert_int_equal(tlbpol_switch(h->eng, 1, as[0], NULL), 0);
 }
 
+/* CPU 0 changes one page at @va in each of @n address spaces: due @deadline. */
+static void one_page_each(struct harness *h, struct tlbpol_as **as, uint32_t n, uint32_t kind,
+			  uint32_t flags, uint64_t va, uint32_t deadline)
+{
+	for (uint32_t a = 0; a < n; a++) {
+		struct tlbpol_decision d;
+		struct tlbpol_event ev = h_event(kind, flags, va, 1, P | W | U | A, 0);
+
+		assert_int_equal(tlbpol_submit(h->eng, as[a], 0, &ev, &d), 0);
+		assert_int_equal(d.deadline, deadline);
+	}
+}
+
 /* @n address spaces; FOOTPRINT off, so each part targets every CPU: CPU 0
  * reclaims one page in each, CPU 1 must flush them all. */
 static void test_many_as_batch(void **state)
 {
 	struct harness h;
 	struct tlbpol_as *as[40];
-	struct tlbpol_decision d;
 	uint32_t n = 40;
 
 	(void)state;
 	engine_n_as(&h, as, n);
 	freed = 0;
-	for (uint32_t a = 0; a < n; a++) {
-		struct tlbpol_event ev = h_event(TLBPOL_EV_RECLAIM, 0, 0x10000, 1, P | W | U | A, 0);
-
-		assert_int_equal(tlbpol_submit(h.eng, as[a], 0, &ev, &d), 0);
-		assert_int_equal(d.deadline, TLBPOL_BY_FREE);
-	}
-	assert_int_equal(tlbpol_defer_free(h.eng, 0, count_free, &freed), 0);
+	one_page_each(&h, as, n, TLBPOL_EV_RECLAIM, 0, 0x10000, TLBPOL_BY_FREE);
+	assert_int_equal(tlbpol_defer_free(h.eng, 0, h_count_free, &freed), 0);
 	h_reset_log(&h);
 	assert_int_equal(tlbpol_flush(h.eng, 0, TLBPOL_BY_FREE), (int)n);
 	/* ceil(40 / 16) = 3 requests, and CPU 1 flushed every AS's page. */
@@ -71,19 +73,12 @@ static void test_many_as_lazy(void **state)
 {
 	struct harness h;
 	struct tlbpol_as *as[40];
-	struct tlbpol_decision d;
 	uint32_t n = 40;
 
 	(void)state;
 	engine_n_as(&h, as, n);
-	for (uint32_t a = 0; a < n; a++) {
-		struct tlbpol_event ev = h_event(TLBPOL_EV_UNMAP,
-						 TLBPOL_EVF_LAZY_OK | TLBPOL_EVF_PRIVATE, 0x20000,
-						 1, P | W | U | A, 0);
-
-		assert_int_equal(tlbpol_submit(h.eng, as[a], 0, &ev, &d), 0);
-		assert_int_equal(d.deadline, TLBPOL_BY_LAZY);
-	}
+	one_page_each(&h, as, n, TLBPOL_EV_UNMAP, TLBPOL_EVF_LAZY_OK | TLBPOL_EVF_PRIVATE, 0x20000,
+		      TLBPOL_BY_LAZY);
 	h_reset_log(&h);
 	assert_int_equal(tlbpol_tick(h.eng, 0), 0); /* posts all of them */
 	assert_int_equal(h.ipi_calls, 0);

@@ -179,11 +179,6 @@ static void test_tick_inside_submit(void **state)
 
 static int freed;
 
-static void count_free(void *arg)
-{
-	(*(int *)arg)++;
-}
-
 /* "every other call for @cpu nested: -EBUSY, and nothing changes". */
 static void every_call(struct ob *o, uint32_t cpu)
 {
@@ -194,7 +189,7 @@ static void every_call(struct ob *o, uint32_t cpu)
 
 	record(o, tlbpol_submit(o->h.eng, o->as, cpu, &ev, &d));
 	record(o, tlbpol_flush(o->h.eng, cpu, TLBPOL_BY_LAZY));
-	record(o, tlbpol_defer_free(o->h.eng, cpu, count_free, &freed));
+	record(o, tlbpol_defer_free(o->h.eng, cpu, h_count_free, &freed));
 	record(o, tlbpol_switch(o->h.eng, cpu, NULL, NULL));
 	record(o, tlbpol_unload(o->h.eng, cpu));
 	record(o, tlbpol_cpu_state(o->h.eng, cpu, TLBPOL_CPU_IDLE));
