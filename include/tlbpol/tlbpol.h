@@ -583,10 +583,10 @@ TLBPOL_API size_t tlbpol_engine_size(const struct tlbpol_config *cfg);
 			   (unsigned long long)(a) : (unsigned long long)(b))
 /* Internal sizes, LP64 (lib/core/engine.c asserts each). */
 #define TLBPOL__SZ_ENGINE 256ULL
-#define TLBPOL__SZ_CPU 4928ULL
+#define TLBPOL__SZ_CPU 5504ULL
 #define TLBPOL__SZ_AS 64ULL
 #define TLBPOL__SZ_PBOX 24ULL
-#define TLBPOL__SZ_PENDING 40ULL
+#define TLBPOL__SZ_PENDING 32ULL
 #define TLBPOL__SZ_REQ_FLUSH 64ULL
 #define TLBPOL__SZ_RECV_AS 48ULL
 #define TLBPOL__SZ_RECV_RANGE 24ULL
@@ -596,8 +596,9 @@ TLBPOL_API size_t tlbpol_engine_size(const struct tlbpol_config *cfg);
 #define TLBPOL__WORDS(c) (((unsigned long long)(c) + 63ULL) / 64ULL)
 #define TLBPOL__PARTS(bp, as) TLBPOL__MIN(TLBPOL__MIN((bp), (as)), TLBPOL__PARTS_MAX)
 #define TLBPOL__RANGES(bp, ceil) TLBPOL__MIN(TLBPOL__MAX(2ULL * (ceil), 64ULL), (bp))
+#define TLBPOL__ENTRIES(bp, ceil) TLBPOL__MIN(TLBPOL__MAX(8ULL * (ceil), 64ULL), (bp))
 #define TLBPOL__CPU_ARRAYS(c, as, bp, ceil)                                           \
-	(TLBPOL__AL(TLBPOL__WORDS(c) * 8ULL) + TLBPOL__AL((bp) * TLBPOL__SZ_PENDING) + \
+	(TLBPOL__AL(TLBPOL__WORDS(c) * 8ULL) + TLBPOL__AL(TLBPOL__ENTRIES(bp, ceil) * TLBPOL__SZ_PENDING) + \
 	 2ULL * TLBPOL__AL((as) * 4ULL) +                                             \
 	 TLBPOL__AL(TLBPOL__PARTS(bp, as) * TLBPOL__SZ_RECV_AS) +                     \
 	 TLBPOL__AL(TLBPOL__RANGES(bp, ceil) * TLBPOL__SZ_RECV_RANGE) +               \

@@ -66,6 +66,9 @@ _Static_assert(sizeof(struct tlbpol_cpu) == TLBPOL__SZ_CPU, "TLBPOL__SZ_CPU");
 _Static_assert(sizeof(struct tlbpol_as) == TLBPOL__SZ_AS, "TLBPOL__SZ_AS");
 _Static_assert(sizeof(struct pbox) == TLBPOL__SZ_PBOX, "TLBPOL__SZ_PBOX");
 _Static_assert(sizeof(struct pending) == TLBPOL__SZ_PENDING, "TLBPOL__SZ_PENDING");
+_Static_assert(TLBPOL_MAX_AS <= 65536, "struct pending keeps an address space's index in 16 bits");
+_Static_assert(sizeof(((struct pending *)0)->key) == 8 && offsetof(struct pending, key) + 8 ==
+		       sizeof(struct pending), "the key covers what merging compares, nothing else");
 _Static_assert(sizeof(struct req_flush) == TLBPOL__SZ_REQ_FLUSH, "TLBPOL__SZ_REQ_FLUSH");
 _Static_assert(sizeof(struct recv_as) == TLBPOL__SZ_RECV_AS, "TLBPOL__SZ_RECV_AS");
 _Static_assert(sizeof(struct recv_range) == TLBPOL__SZ_RECV_RANGE, "TLBPOL__SZ_RECV_RANGE");
@@ -145,6 +148,7 @@ static size_t layout(const struct tlbpol_config *cfg, struct tlbpol_engine *eng,
 	uint32_t words = (cfg->nr_cpus + 63) / 64;
 	uint32_t flush_cap = tlbpol__part_cap(cfg->batch_pages, cfg->max_as);
 	uint32_t range_cap = tlbpol__range_cap(cfg->batch_pages, cfg->flush_ceiling);
+	uint32_t entry_cap = tlbpol__entry_cap(cfg->batch_pages, cfg->flush_ceiling);
 	size_t stride = placed ? prim_align_up(sizeof(struct tlbpol_cpu), PAGE)
 			       : sizeof(struct tlbpol_cpu);
 	size_t off = 0, cpus, as, gens, boxes, masks = 0;
@@ -200,7 +204,7 @@ static size_t layout(const struct tlbpol_config *cfg, struct tlbpol_engine *eng,
 			off = prim_align_up(off, PAGE);
 		start = off;
 		PLACE(inbox, words * sizeof(uint64_t));
-		PLACE(pending, cfg->batch_pages * sizeof(struct pending));
+		PLACE(pending, entry_cap * sizeof(struct pending));
 		PLACE(as_slot, cfg->max_as * sizeof(uint32_t));
 		PLACE(recv_slot, cfg->max_as * sizeof(uint32_t));
 		PLACE(recv_as, flush_cap * sizeof(struct recv_as));
@@ -222,6 +226,14 @@ static size_t layout(const struct tlbpol_config *cfg, struct tlbpol_engine *eng,
 		if (c) {
 			c->flush_cap = flush_cap;
 			c->range_cap = range_cap;
+			c->entry_cap = entry_cap;
+#ifdef TLBPOL_TEST_ENTRY_CAP
+			/* tests/oracle: a copy of the engine whose batches
+			 * overflow their entries all the time, for the oracle to
+			 * check enqueue()'s widening and early completion. */
+			if (c->entry_cap > TLBPOL_TEST_ENTRY_CAP)
+				c->entry_cap = TLBPOL_TEST_ENTRY_CAP;
+#endif
 		}
 	}
 	return off;
@@ -804,8 +816,22 @@ int tlbpol_stats_read(const struct tlbpol_engine *eng, int cpu, struct tlbpol_st
 	for (uint32_t i = 0; i < eng->nr_cpus; i++) {
 		if (cpu >= 0 && (uint32_t)cpu != i)
 			continue;
-		stats_add(out, &cpu_of(eng, i)->cnt.task);
-		stats_add(out, &cpu_of(eng, i)->cnt.irq);
+		const struct cpu_counters *cnt = &cpu_of(eng, i)->cnt;
+
+		stats_add(out, &cnt->task);
+		stats_add(out, &cnt->irq);
+		for (uint32_t r = 0; r < TLBPOL_WHY_MAX; r++) {
+			for (uint32_t a = 0; a < TLBPOL_ACTIONS; a++) {
+				uint64_t n = prim_load_relaxed(&cnt->decided[r][a]);
+
+				out->events += n;
+				out->by_reason[r] += n;
+				/* Not counted as avoided: nothing was there to flush. */
+				if (a == TLBPOL_ACT_NONE && r != TLBPOL_WHY_NOT_PRESENT &&
+				    r != TLBPOL_WHY_UNCHANGED)
+					out->flushes_avoided += n;
+			}
+		}
 	}
 	return 0;
 }

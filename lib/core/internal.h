@@ -33,6 +33,8 @@
 #define TLBPOL_FANOUT_RECHECK 256
 /* Requests a receiver claims before it flushes and acknowledges them. */
 #define TLBPOL_CLAIM_MAX 64
+/* enum tlbpol_action: NONE, LOCAL, SHOOTDOWN. */
+#define TLBPOL_ACTIONS 3
 
 /* CLOSING: refused like a closed one, not yet reusable (the hosted layer
  * is unpublishing it from lookups, which waits for a grace period). */
@@ -62,21 +64,37 @@ struct tlbpol_as {
 	uint64_t *leaving;
 } __attribute__((aligned(TLBPOL_CACHELINE))); /* no two share a line */
 
-/* One deferred event in a CPU's batch. */
+/*
+ * One deferred event in a CPU's batch, or several merged.  What must be
+ * equal for two events to merge is one word (`key`), so that the page after
+ * the last one queued, the common case of an unmap walking a range, costs
+ * one compare.
+ */
 struct pending {
 	uint64_t va;
-	uint64_t nr_pages;
-	uint64_t seq; /* order of arrival, for deferred frees */
-	uint32_t events; /* submitted events merged into it */
-	uint32_t as_index;
-	uint8_t page_shift;
-	uint8_t deadline;
-	uint8_t flush_flags; /* TLBPOL_FLUSHF_* */
-	uint8_t global;      /* old PTE was global: FOOTPRINT cannot narrow it */
-	uint8_t spanned;     /* not LAZY_OK: its addresses may be reused before it
-			      * completes, so installs check it (struct pbox) */
+	uint64_t seq;      /* order of arrival, for deferred frees */
+	uint32_t nr_pages; /* < 2 * TLBPOL_MAX_BATCH_PAGES */
+	uint32_t events;   /* submitted events merged into it */
+	union {
+		struct {
+			uint16_t as_index;  /* < TLBPOL_MAX_AS */
+			uint8_t page_shift;
+			uint8_t deadline;
+			uint8_t flush_flags; /* TLBPOL_FLUSHF_* */
+			uint8_t global;      /* old PTE was global: FOOTPRINT cannot narrow it */
+			uint8_t spanned;     /* not LAZY_OK: its addresses may be reused before
+					      * it completes, so installs check it (struct pbox) */
+			/*
+			 * Events of one address space merged into it because the
+			 * batch had no entry left (entry_cap of them): va and
+			 * page_shift name the first only, and the entry is flushed
+			 * as its whole address space.
+			 */
+			uint8_t wide;
+		};
+		uint64_t key;
+	};
 };
-
 /*
  * What one CPU has pending in one address space, published for the others:
  * how many batch entries (in its batch or in its lazy requests in flight)
@@ -107,7 +125,7 @@ struct req_flush {
 	uint32_t as_index;
 	uint32_t global;
 	uint32_t entries;  /* batch entries it carries (as->pending, pbox count) */
-	uint32_t pad;
+	uint32_t wide;     /* one of them is wide: a whole-AS flush (struct pending) */
 };
 
 /*
@@ -137,6 +155,13 @@ struct slot {
 struct cpu_counters {
 	struct tlbpol_stats task;
 	struct tlbpol_stats irq;
+	/*
+	 * Decisions submitted, by reason and action: one increment per
+	 * tlbpol_submit() where events, by_reason and flushes_avoided took
+	 * three.  tlbpol_stats_read() derives those three from it (task's own
+	 * copies stay 0).
+	 */
+	uint64_t decided[TLBPOL_WHY_MAX][TLBPOL_ACTIONS];
 };
 
 /* What a receiver gathers of one address space across claimed requests. */
@@ -191,8 +216,9 @@ struct tlbpol_cpu {
 	/* Read-only after init, by the receiving side too: */
 	uint32_t flush_cap;        /* entries in slot flushes[] and in recv_as[] */
 	uint32_t range_cap;        /* entries in each slot's ranges[], recv_ranges[], recv_out[] */
+	uint32_t entry_cap;        /* entries in pending[] (tlbpol__entry_cap()) */
 	uint64_t next_seq;
-	struct pending *pending;   /* batch_pages entries */
+	struct pending *pending;   /* entry_cap entries (enqueue() widens past them) */
 	struct dfree dfree[TLBPOL_DFREE_SLOTS];
 	uint32_t dfree_head, dfree_count;
 	uint32_t *as_slot;         /* scratch: as index -> flush index + 1 */
@@ -383,12 +409,6 @@ static inline int lazy_in_flight(const struct tlbpol_cpu *c)
 	return (c->busy & ~(1u << SLOT_SYNC)) != 0;
 }
 
-/* decide.c */
-int tlbpol__check_event_call(const struct tlbpol_engine *eng, const struct tlbpol_as *as,
-			     uint32_t cpu, const struct tlbpol_event *ev);
-void tlbpol__decide(const struct tlbpol_engine *eng, const struct tlbpol_params *p,
-		    const struct tlbpol_event *ev, struct tlbpol_decision *out);
-
 /* engine.c */
 int tlbpol__config_check(const struct tlbpol_config *cfg);
 
@@ -420,6 +440,20 @@ static inline uint32_t tlbpol__range_cap(uint32_t batch_pages, uint32_t flush_ce
 {
 	return (uint32_t)TLBPOL__RANGES(batch_pages, flush_ceiling);
 }
+
+/*
+ * Entries one CPU's batch holds, TLBPOL__ENTRIES(): room for eight address
+ * spaces at the flush ceiling, at least 64, no more than the batch's pages.
+ * Past them an event widens an entry whose part is past the ceiling anyway,
+ * or the batch completes early (enqueue()).  Eight, not two as for ranges:
+ * at 66 entries, seed 003's reclaim of 4 interleaved address spaces sent 63
+ * interrupts per target where 512-page batches need 8, and tlbpol-sim's
+ * reclaim sent 6% more; at 256 tlbpol-sim matched 512 entries to the digit.
+ */
+static inline uint32_t tlbpol__entry_cap(uint32_t batch_pages, uint32_t flush_ceiling)
+{
+	return (uint32_t)TLBPOL__ENTRIES(batch_pages, flush_ceiling);
+}
 int tlbpol__config_copy(const struct tlbpol_config *in, struct tlbpol_config *out);
 int tlbpol__config_read(const struct tlbpol_config *in, struct tlbpol_config *out);
 /* @placed: each CPU's state on pages of its own (for NUMA placement); the
@@ -435,11 +469,10 @@ uint64_t tlbpol__rules_in_force(const struct tlbpol_engine *eng, uint64_t rules)
 /* Is @as one of @eng's open address spaces?  Inline: every submit asks. */
 static inline int tlbpol__as_valid(const struct tlbpol_engine *eng, const struct tlbpol_as *as)
 {
-	uintptr_t p = (uintptr_t)as, lo = (uintptr_t)eng->as;
+	/* One unsigned compare for both bounds: below the array wraps. */
+	uintptr_t off = (uintptr_t)as - (uintptr_t)eng->as;
 
-	if (p < lo || p >= lo + (uintptr_t)eng->max_as * sizeof(*as))
-		return 0;
-	if ((p - lo) % sizeof(*as))
+	if ((off >= (uintptr_t)eng->max_as * sizeof(*as)) | (off % sizeof(*as) != 0))
 		return 0;
 	return as->eng == eng && prim_load_acquire(&as->state) == AS_OPEN;
 }

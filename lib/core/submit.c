@@ -2,7 +2,7 @@
 /*
  * submit.c - acting on decisions: tlbpol_submit() and tlbpol_flush().
  */
-#include "internal.h"
+#include "decide.h"
 
 /*
  * An address is being reused (a PTE installed where none was) while
@@ -98,30 +98,45 @@ static void flush_self_now(struct tlbpol_engine *eng, struct tlbpol_as *as, uint
 	flush_here(eng, as, cpu, ev);
 }
 
-int tlbpol_submit(struct tlbpol_engine *eng, struct tlbpol_as *as, uint32_t cpu,
-		  const struct tlbpol_event *ev, struct tlbpol_decision *out)
+/*
+ * A decision in one register, for the tail calls below (six arguments stay
+ * in registers on every ABI the core targets, and a tail call needs them
+ * there).
+ */
+static inline uint32_t pack(const struct tlbpol_decision *d)
 {
-	struct tlbpol_decision d;
-	struct tlbpol_cpu *c;
-	int err = tlbpol__check_event_call(eng, as, cpu, ev);
+	return d->action | d->deadline << 8 | d->reason << 16;
+}
 
-	if (err)
-		return err;
-	c = cpu_of(eng, cpu);
-	if (call_enter(eng, c, cpu))
-		return -E_BUSY;
-	tlbpol__decide(eng, params_of(eng), ev, &d);
+static inline void count_decision(struct tlbpol_cpu *c, const struct tlbpol_decision *d)
+{
+	prim_count(&c->cnt.decided[d->reason][d->action], 1);
+}
+
+/*
+ * The rest of a submit that needs more than counting its decision (@packed),
+ * in the order it must happen: lazy requests reaped (their entries no longer
+ * pending), a reused address settled against what is pending, the action,
+ * due deferred frees; then the call ends.  Out of line and reached by a tail
+ * call: the no-flush decision (seed 000's spurious fault, the most frequent
+ * event) needs none of it, and tlbpol_submit() keeps no frame for it.
+ */
+static __attribute__((noinline)) int act(struct tlbpol_engine *eng, struct tlbpol_as *as,
+					 uint32_t cpu, const struct tlbpol_event *ev,
+					 struct tlbpol_decision *out, uint32_t packed)
+{
+	struct tlbpol_cpu *c = cpu_of(eng, cpu);
+	struct tlbpol_decision d = {
+		.action = packed & 0xff,
+		.deadline = (packed >> 8) & 0xff,
+		.reason = packed >> 16,
+	};
+
 	if (lazy_in_flight(c))
 		tlbpol__reap(eng, cpu);
 	if (!(ev->old_pte & TLBPOL_PTE_PRESENT) &&
 	    (prim_load_acquire(&as->pending) || prim_load_relaxed(&eng->global_pending)))
 		settle_reused_range(eng, as, cpu, ev);
-	prim_count(&c->cnt.task.events, 1);
-	prim_count(&c->cnt.task.by_reason[d.reason], 1);
-	if (d.action == TLBPOL_ACT_NONE && d.reason != TLBPOL_WHY_NOT_PRESENT &&
-	    d.reason != TLBPOL_WHY_UNCHANGED)
-		prim_count(&c->cnt.task.flushes_avoided, 1);
-
 	if (d.action == TLBPOL_ACT_LOCAL) {
 		flush_here(eng, as, cpu, ev);
 	} else if (d.action == TLBPOL_ACT_SHOOTDOWN) {
@@ -138,6 +153,59 @@ int tlbpol_submit(struct tlbpol_engine *eng, struct tlbpol_as *as, uint32_t cpu,
 	}
 	if (c->dfree_count)
 		tlbpol__run_dfrees(eng, cpu);
+	call_leave(c);
+	if (out)
+		*out = d;
+	return 0;
+}
+
+/*
+ * A submit entered, but that the hot path below does not finish: the
+ * previous call left something to publish (@settle: see call_enter()), or
+ * the event's row has its rule off.  Publish, decide and act as usual.
+ */
+static __attribute__((noinline)) int submit_slow(struct tlbpol_engine *eng, struct tlbpol_as *as,
+						 uint32_t cpu, const struct tlbpol_event *ev,
+						 struct tlbpol_decision *out, int settle)
+{
+	struct tlbpol_decision d;
+
+	if (settle)
+		tlbpol__settle(eng, cpu, 1);
+	tlbpol__decide(eng, params_of(eng), ev, &d);
+	count_decision(cpu_of(eng, cpu), &d);
+	return act(eng, as, cpu, ev, out, pack(&d));
+}
+
+/*
+ * The hot path makes no call but tail calls, so it needs no frame: the
+ * no-flush decision costs the checks, the classification, one counter and
+ * the nesting guard.
+ */
+int tlbpol_submit(struct tlbpol_engine *eng, struct tlbpol_as *as, uint32_t cpu,
+		  const struct tlbpol_event *ev, struct tlbpol_decision *out)
+{
+	struct tlbpol_decision d;
+	struct tlbpol_cpu *c;
+	int err = tlbpol__check_event_call(eng, as, cpu, ev);
+
+	if (err)
+		return err;
+	c = cpu_of(eng, cpu);
+	/* call_enter(), with its settle out of line. */
+	if (prim_load_relaxed(&c->in_call))
+		return -E_BUSY;
+	prim_store_relaxed(&c->in_call, 1u);
+	prim_barrier();
+	if (c->catchup_as | c->leaving_as)
+		return submit_slow(eng, as, cpu, ev, out, 1);
+	if (tlbpol__decide_ruled(eng, params_of(eng)->rules, ev, &d))
+		return submit_slow(eng, as, cpu, ev, out, 0);
+	count_decision(c, &d);
+	if (d.action != TLBPOL_ACT_NONE || lazy_in_flight(c) || c->dfree_count ||
+	    (!(ev->old_pte & TLBPOL_PTE_PRESENT) &&
+	     (prim_load_relaxed(&as->pending) || prim_load_relaxed(&eng->global_pending))))
+		return act(eng, as, cpu, ev, out, pack(&d));
 	call_leave(c);
 	if (out)
 		*out = d;

@@ -6,7 +6,7 @@
  * found.
  *
  *   stress --cpus N --events M --rules SPEC --arch x86|arm64|generic
- *          --seed S [--retain] [--profile normal|switch|planted|lazy|compute]
+ *          --seed S [--retain] [--profile normal|switch|planted|lazy|wide|compute]
  *          [--expect-violations] [--no-broadcast] [--ipi-delay SPINS] [--as K] [--quiet]
  *
  * --events is the number of workload steps per configuration, over all
@@ -150,6 +150,24 @@ static const struct profile profiles[] = {
 		.lazy_preempt = 3, .lazy_min = 5, .lazy_max = 30, .lazy_ok = 80,
 	},
 	{
+		/* Batches past their entry capacity (TLBPOL__RANGES(), 66 at
+		 * the defaults): scattered reclaims pile up between rare ticks
+		 * and flushes, in address spaces larger than the hot window, so
+		 * events widen entries and full batches complete early.  Run it
+		 * with --pages 1024. */
+		.name = "wide",
+		.nr_as = 2,
+		.access = 300, .spec = 10, .change = 600, .tick = 1, .flush = 1, .sw = 5,
+		.lazy = 5, .idle = 5, .preempt = 5, .offline = 0, .hvpreempt = 2, .audit = 5,
+		.kaccess = 10, .compute = 1,
+		.populate = 3, .prot_down = 1, .prot_up = 1, .unmap = 2, .unmap_tables = 0,
+		.unmap_big = 0, .reclaim = 100, .migrate = 1, .young = 2, .dirty = 1,
+		.remap = 0, .cow = 1, .replace = 0, .dontneed = 1, .age_reclaim = 2, .kmap = 0,
+		.kunmap = 0, .kprotect = 0, .attrs = 0,
+		.lazy_spec = 30, .lazy_tick = 2, .lazy_work = 5, .lazy_kaccess = 10,
+		.lazy_preempt = 1, .lazy_min = 5, .lazy_max = 20, .lazy_ok = 25,
+	},
+	{
 		/* Liveness: long compute spells (accesses only, interrupts
 		 * between them), CPUs waiting for each other's shootdowns. */
 		.name = "compute",
@@ -172,7 +190,7 @@ struct opts {
 	uint32_t arch;
 	uint64_t seed;
 	int retain, expect, broadcast, quiet, verbose, store_first;
-	uint32_t batch, kernel_pages;
+	uint32_t batch, kernel_pages, pages;
 	uint32_t nr_as;
 	uint32_t ipi_delay;
 	const struct profile *prof;
@@ -600,6 +618,8 @@ static int run_one(const struct opts *o, uint64_t mask, const char *mask_name, s
 	cfg.batch_pages = o->batch;
 	cfg.store_first = o->store_first;
 	cfg.kernel_pages = o->kernel_pages;
+	if (o->pages)
+		cfg.pages = o->pages;
 	cfg.seed = o->seed ^ (mask * 0x9E3779B97F4A7C15ULL);
 	r = orc_world_new(&cfg, &w);
 	if (r) {
@@ -739,9 +759,9 @@ static void usage(void)
 {
 	fprintf(stderr,
 		"usage: stress --cpus N --events M --rules SPEC --arch x86|arm64|generic --seed S\n"
-		"              [--retain] [--profile normal|switch|planted|lazy|compute]\n"
+		"              [--retain] [--profile normal|switch|planted|lazy|wide|compute]\n"
 		"              [--expect-violations] [--no-broadcast] [--ipi-delay SPINS] [--as K]\n"
-		"              [--batch PAGES] [--kernel-pages N] [--store-first] [--quiet] [--verbose]\n"
+		"              [--batch PAGES] [--pages PER_AS] [--kernel-pages N] [--store-first] [--quiet] [--verbose]\n"
 		"  SPEC: comma list of all, none, linux, default, a mask, RULE, default-RULE\n"
 		"  $TLBPOL_STRESS_SCALE scales --events (default 1, 0.1 under TSan)\n");
 	exit(2);
@@ -803,6 +823,9 @@ int main(int argc, char **argv)
 			i++;
 		} else if (!strcmp(a, "--batch")) {
 			o.batch = (uint32_t)strtoul(v, NULL, 0);
+			i++;
+		} else if (!strcmp(a, "--pages")) {
+			o.pages = (uint32_t)strtoul(v, NULL, 0);
 			i++;
 		} else if (!strcmp(a, "--kernel-pages")) {
 			o.kernel_pages = (uint32_t)strtoul(v, NULL, 0);

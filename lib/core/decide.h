@@ -1,0 +1,356 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * decide.h - an event's class and its decision, inline.
+ *
+ * tlbpol_submit() and tlbpol_decide() are this and little else on their hot
+ * path (seed 000's spurious fault is the most frequent event of all), so the
+ * argument checks, the classification and the table lookup are inline in
+ * both.  The table itself, with the hardware rule or kernel source behind
+ * every cell, is in decide.c.
+ */
+#ifndef TLBPOL_DECIDE_H
+#define TLBPOL_DECIDE_H
+
+#include "internal.h"
+
+enum event_class {
+	CLS_NOT_PRESENT,
+	CLS_INSTALL,
+	CLS_INSTALL_KERNEL,
+	CLS_UNCHANGED,
+	CLS_NAIVE,
+	CLS_PFN_CHANGE,
+	CLS_ATTRS,
+	CLS_REMAP,
+	CLS_DISCARD,
+	CLS_UNMAP,
+	CLS_UNMAP_DIRTY,
+	CLS_TABLES_FREED,
+	CLS_RECLAIM_CLEAN,
+	CLS_RECLAIM_DIRTY,
+	CLS_MIGRATE_CLEAN,
+	CLS_MIGRATE_DIRTY,
+	CLS_DOWNGRADE,
+	CLS_CLEAR_DIRTY,
+	CLS_AGING,
+	CLS_RETRIED,
+	CLS_SPURIOUS,
+	CLS_SET_YOUNG,
+	CLS_SET_DIRTY,
+	CLS_UPGRADE,
+	CLS_MAX
+};
+
+struct verdict {
+	uint8_t action;
+	uint8_t deadline;
+};
+
+struct decision_row {
+	uint64_t rule;                      /* 0: the row has no rule */
+	struct verdict with[TLBPOL_ARCH_MAX]; /* rule in force (or no rule) */
+	struct verdict without;             /* rule off: Linux before the rule */
+	uint32_t reason;
+};
+
+extern const struct decision_row tlbpol__decision_table[CLS_MAX];
+
+/* Bits that grant access; losing any of them is a downgrade. */
+#define PERM_BITS (TLBPOL_PTE_PRESENT | TLBPOL_PTE_WRITE | TLBPOL_PTE_EXEC | TLBPOL_PTE_USER)
+/* Bits whose change either way is a downgrade. */
+#define FLIP_BITS (TLBPOL_PTE_USER | TLBPOL_PTE_GLOBAL)
+
+/*
+ * May the page have been written through an entry some CPU still caches?
+ *  x86: only if D is set.  A write through an entry without D makes the CPU
+ *       set D in the PTE in memory, which it cannot do once the PTE is not
+ *       present (Linux pmdp_invalidate_ad(): "once an invalid PTE is
+ *       established, the PTE's access and dirty bits cannot be updated";
+ *       the premise of mm/rmap.c set_tlb_ubc_flush_pending(): "if the PTE
+ *       was dirty then it's best to assume it's writable").
+ *  ARM64: only if D is set: with DBM the hardware update of the dirty state
+ *       is an atomic update of the descriptor in memory, which fails on an
+ *       invalid descriptor (Arm ARM D8.5.4).
+ *  GENERIC: a writable PTE may have been written without D ever being set
+ *       in memory, so writable counts as dirty.
+ */
+static inline int may_be_dirty(uint32_t arch, uint32_t old_pte)
+{
+	if (old_pte & TLBPOL_PTE_DIRTY)
+		return 1;
+	return arch == TLBPOL_ARCH_GENERIC && (old_pte & TLBPOL_PTE_WRITE);
+}
+
+static inline enum event_class classify_removal(const struct tlbpol_engine *eng,
+					 const struct tlbpol_event *ev)
+{
+	int dirty = may_be_dirty(eng->arch, ev->old_pte);
+
+	switch (ev->kind) {
+	case TLBPOL_EV_RECLAIM:
+		return dirty ? CLS_RECLAIM_DIRTY : CLS_RECLAIM_CLEAN;
+	case TLBPOL_EV_MIGRATE:
+		return dirty ? CLS_MIGRATE_DIRTY : CLS_MIGRATE_CLEAN;
+	case TLBPOL_EV_UNMAP:
+		/* The addresses stay mapped: a stale entry would be used. */
+		if (ev->flags & TLBPOL_EVF_STAYS_MAPPED)
+			return CLS_DISCARD;
+		/* Private anonymous contents die with the unmap: nothing can
+		 * be written back after a late write. */
+		return dirty && !(ev->flags & TLBPOL_EVF_PRIVATE) ? CLS_UNMAP_DIRTY : CLS_UNMAP;
+	default:
+		/* Losing PRESENT outside an unmap-like event: no frame-free
+		 * point is known, so treat it as the downgrade it is. */
+		return CLS_DOWNGRADE;
+	}
+}
+
+/* A fault's access as the PTE bits it needs: EVF_WRITE and EVF_EXEC sit
+ * one bit below PTE_WRITE and PTE_EXEC. */
+_Static_assert(TLBPOL_EVF_WRITE << 1 == TLBPOL_PTE_WRITE &&
+		       TLBPOL_EVF_EXEC << 1 == TLBPOL_PTE_EXEC,
+	       "fault_needs() shifts the access flags onto the PTE bits");
+
+static inline uint32_t fault_needs(uint32_t flags)
+{
+	return TLBPOL_PTE_PRESENT | ((flags & (TLBPOL_EVF_WRITE | TLBPOL_EVF_EXEC)) << 1);
+}
+
+static inline enum event_class classify_fault(const struct tlbpol_event *ev, int first_try)
+{
+	uint32_t need = fault_needs(ev->flags);
+	uint32_t gained = ev->new_pte & ~ev->old_pte;
+
+	if ((ev->old_pte & need) != need) {
+		/* The fault added the permission it lacked, or, unresolved
+		 * (SIGSEGV), changed nothing that matters. */
+		if ((ev->new_pte & need) == need || (gained & PERM_BITS))
+			return CLS_UPGRADE;
+		return gained ? CLS_UPGRADE : CLS_UNCHANGED;
+	}
+	if (gained & PERM_BITS)
+		return CLS_UPGRADE;
+	if (!first_try && (ev->flags & TLBPOL_EVF_TRIED))
+		return CLS_RETRIED;
+	if (gained & TLBPOL_PTE_DIRTY)
+		return CLS_SET_DIRTY;
+	if (gained & TLBPOL_PTE_ACCESSED)
+		return CLS_SET_YOUNG;
+	return CLS_SPURIOUS;
+}
+
+/*
+ * The order of the tests is the priority of the classes: what makes a stale
+ * entry grant the most decides.  @first_try ignores FAULT_FLAG_TRIED.
+ */
+static inline __attribute__((always_inline)) enum event_class
+classify_pte(const struct tlbpol_engine *eng, uint64_t rules, const struct tlbpol_event *ev,
+	     int first_try);
+
+/* Classes whose cell can be less than a shootdown by the time tables are
+ * freed: with TLBPOL_EVF_TABLES_FREED they become CLS_TABLES_FREED. */
+static inline int weaker_than_tables(enum event_class cls)
+{
+	switch (cls) {
+	case CLS_NOT_PRESENT:
+	case CLS_INSTALL:
+	case CLS_UNCHANGED:
+	case CLS_AGING:
+	case CLS_RETRIED:
+	case CLS_SPURIOUS:
+	case CLS_SET_YOUNG:
+	case CLS_SET_DIRTY:
+	case CLS_UPGRADE:
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+/*
+ * Inlined into tlbpol__decide(): every submit classifies once.  The most
+ * frequent event of all, seed 000's, is answered first: a first-try fault on
+ * a present PTE that already allowed the access and did not change, with no
+ * table freed.  That is the answer classify_pte() reaches for it.
+ */
+static inline __attribute__((always_inline)) enum event_class
+classify(const struct tlbpol_engine *eng, uint64_t rules, const struct tlbpol_event *ev,
+	 int first_try)
+{
+	enum event_class cls;
+
+	if (ev->kind == TLBPOL_EV_FAULT && ev->old_pte == ev->new_pte &&
+	    !(ev->flags & (TLBPOL_EVF_TRIED | TLBPOL_EVF_PFN_CHANGED | TLBPOL_EVF_ATTRS |
+			   TLBPOL_EVF_TABLES_FREED)) &&
+	    (ev->old_pte & fault_needs(ev->flags)) == fault_needs(ev->flags) &&
+	    rules != TLBPOL_RULES_NONE)
+		return CLS_SPURIOUS;
+	cls = classify_pte(eng, rules, ev, first_try);
+	if ((ev->flags & TLBPOL_EVF_TABLES_FREED) && weaker_than_tables(cls))
+		return rules == TLBPOL_RULES_NONE ? CLS_NAIVE : CLS_TABLES_FREED;
+	return cls;
+}
+
+static inline __attribute__((always_inline)) enum event_class
+classify_pte(const struct tlbpol_engine *eng, uint64_t rules, const struct tlbpol_event *ev,
+	     int first_try)
+{
+	uint32_t old = ev->old_pte, new = ev->new_pte;
+	uint32_t lost = old & ~new;
+
+	if (!(old & TLBPOL_PTE_PRESENT)) {
+		/* Only GENERIC assumes invalid entries may be cached. */
+		if (eng->arch != TLBPOL_ARCH_GENERIC || !(new & TLBPOL_PTE_PRESENT))
+			return CLS_NOT_PRESENT;
+		return (new & TLBPOL_PTE_GLOBAL) || !(new & TLBPOL_PTE_USER) ? CLS_INSTALL_KERNEL
+									  : CLS_INSTALL;
+	}
+	if (old == new && ev->kind != TLBPOL_EV_FAULT && ev->kind != TLBPOL_EV_REMAP &&
+	    !(ev->flags & (TLBPOL_EVF_PFN_CHANGED | TLBPOL_EVF_ATTRS)))
+		return CLS_UNCHANGED;
+	if (rules == TLBPOL_RULES_NONE)
+		return CLS_NAIVE;
+	if (ev->kind == TLBPOL_EV_REMAP)
+		return CLS_REMAP;
+	if (!(new & TLBPOL_PTE_PRESENT))
+		return classify_removal(eng, ev);
+	if (ev->flags & TLBPOL_EVF_PFN_CHANGED)
+		return CLS_PFN_CHANGE;
+	if (ev->flags & TLBPOL_EVF_ATTRS)
+		return CLS_ATTRS;
+	if ((lost & PERM_BITS) || ((old ^ new) & FLIP_BITS))
+		return CLS_DOWNGRADE;
+	if (lost & TLBPOL_PTE_DIRTY)
+		return CLS_CLEAR_DIRTY;
+	if (lost & TLBPOL_PTE_ACCESSED)
+		return CLS_AGING;
+	if (ev->kind == TLBPOL_EV_FAULT)
+		return classify_fault(ev, first_try);
+	return CLS_UPGRADE; /* only bits were gained */
+}
+
+/*
+ * Write the decision @v of @row (@ev's class) to @out.  LATR: a caller that
+ * promises not to reuse the frames or addresses before a deferred free runs
+ * (EVF_LAZY_OK) turns "before the frames are freed" into "before that
+ * deferred free", which tlbpol_tick() and tlbpol_switch() complete without
+ * interrupts.  Only BY_FREE moves: a dirty page's BY_WRITEBACK protects
+ * data, not frames.
+ */
+static inline void put_decision(struct tlbpol_decision *out, struct verdict v,
+				const struct decision_row *row, uint64_t rules,
+				const struct tlbpol_event *ev)
+{
+	if (v.deadline == TLBPOL_BY_FREE && (ev->flags & TLBPOL_EVF_LAZY_OK) &&
+	    (rules & TLBPOL_RULE_LAZY_UNMAP))
+		v.deadline = TLBPOL_BY_LAZY;
+	out->action = v.action;
+	out->deadline = v.deadline;
+	out->reason = row->reason;
+	out->pad = 0;
+}
+
+void tlbpol__decide_without(const struct tlbpol_engine *eng, uint64_t rules,
+			    const struct tlbpol_event *ev, const struct decision_row *row,
+			    struct tlbpol_decision *out);
+
+/*
+ * The decision of @ev under @rules if its row's rule is in force, which is
+ * every row with the default rules: 0, and *@out is written.  1 if the rule
+ * is off, *@out untouched: tlbpol__decide() has the answer.  For a caller
+ * whose hot path must make no call (tlbpol_submit()).
+ */
+static inline int tlbpol__decide_ruled(const struct tlbpol_engine *eng, uint64_t rules,
+				       const struct tlbpol_event *ev,
+				       struct tlbpol_decision *out)
+{
+	const struct decision_row *row = &tlbpol__decision_table[classify(eng, rules, ev, 0)];
+
+	if (row->rule && !(rules & row->rule))
+		return 1;
+	put_decision(out, row->with[eng->arch], row, rules, ev);
+	return 0;
+}
+
+/* @p: the configuration this decision is made under, read once. */
+static inline void tlbpol__decide(const struct tlbpol_engine *eng,
+				  const struct tlbpol_params *p, const struct tlbpol_event *ev,
+				  struct tlbpol_decision *out)
+{
+	uint64_t rules = p->rules;
+	const struct decision_row *row = &tlbpol__decision_table[classify(eng, rules, ev, 0)];
+
+	if (row->rule && !(rules & row->rule)) {
+		tlbpol__decide_without(eng, rules, ev, row, out);
+		return;
+	}
+	put_decision(out, row->with[eng->arch], row, rules, ev);
+}
+
+/* Page sizes per arch, as bitmasks of page_shift. */
+static inline uint64_t arch_page_shifts(uint32_t arch)
+{
+	switch (arch) {
+	case TLBPOL_ARCH_X86_64:
+		/* 4 KiB pages, 2 MiB and 1 GiB large pages (SDM 4.5). */
+		return (1ULL << 12) | (1ULL << 21) | (1ULL << 30);
+	case TLBPOL_ARCH_ARM64:
+		/* Arm ARM D8.2 and D8.7 (contiguous bit): the 4K granule has
+		 * pages 12 and blocks 21, 30 (contiguous runs 16, 25); the 16K
+		 * granule 14 and 25, 36 (runs 21, 30); the 64K granule 16 and
+		 * 29, 42 (runs 21, 34).  Each is a size one TLB entry may
+		 * cover, so each is a size a flush may have to name. */
+		return (1ULL << 12) | (1ULL << 14) | (1ULL << 16) | (1ULL << 21) |
+		       (1ULL << 25) | (1ULL << 29) | (1ULL << 30) | (1ULL << 34) |
+		       (1ULL << 36) | (1ULL << 42);
+	default:
+		/* Assume nothing: any power of two from 4 KiB to 128 TiB. */
+		return ((1ULL << 48) - 1) & ~((1ULL << 12) - 1);
+	}
+}
+
+static inline int validate_event(const struct tlbpol_engine *eng, const struct tlbpol_event *ev)
+{
+	uint64_t size, end;
+
+	/* One branch for the four: every submit pays for them. */
+	if ((ev->size < sizeof(*ev)) | (ev->kind >= TLBPOL_EV_MAX) |
+	    ((ev->flags & ~TLBPOL_EVF_ALL) != 0) |
+	    (((ev->old_pte | ev->new_pte) & ~TLBPOL_PTE_ALL) != 0))
+		return -E_INVAL;
+	/* The common case: one 4 KiB page (every profile has that size, and
+	 * an aligned 4 KiB page cannot wrap). */
+	if (ev->page_shift == 12 && ev->nr_pages == 1)
+		return (ev->va & 0xfff) ? -E_INVAL : 0;
+	if (ev->page_shift >= 64 || !((arch_page_shifts(eng->arch) >> ev->page_shift) & 1))
+		return -E_INVAL;
+	if (ev->nr_pages == 0)
+		return -E_INVAL;
+	size = 1ULL << ev->page_shift;
+	if (ev->va & (size - 1))
+		return -E_INVAL;
+	/* va + (nr_pages << page_shift) must stay below 2^64 (end is exclusive,
+	 * so the last page may end exactly at 2^64). */
+	if (ev->nr_pages > (~0ULL >> ev->page_shift))
+		return -E_RANGE;
+	end = ev->va + ((ev->nr_pages - 1) << ev->page_shift);
+	if (end < ev->va || end > ~0ULL - (size - 1))
+		return -E_RANGE;
+	return 0;
+}
+
+/* The arguments of tlbpol_decide() and tlbpol_submit(), in the order the
+ * header documents their errors. */
+static inline int tlbpol__check_event_call(const struct tlbpol_engine *eng, const struct tlbpol_as *as,
+			     uint32_t cpu, const struct tlbpol_event *ev)
+{
+	if (!eng || !ev || !as || eng->magic != TLBPOL_MAGIC)
+		return -E_INVAL;
+	if (cpu >= eng->nr_cpus)
+		return -E_RANGE;
+	if (!tlbpol__as_valid(eng, as))
+		return -E_INVAL;
+	return validate_event(eng, ev);
+}
+
+#endif /* TLBPOL_DECIDE_H */
