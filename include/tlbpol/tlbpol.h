@@ -582,7 +582,7 @@ TLBPOL_API size_t tlbpol_engine_size(const struct tlbpol_config *cfg);
 #define TLBPOL__MAX(a, b) ((unsigned long long)(a) > (unsigned long long)(b) ? \
 			   (unsigned long long)(a) : (unsigned long long)(b))
 /* Internal sizes, LP64 (lib/core/engine.c asserts each). */
-#define TLBPOL__SZ_ENGINE 256ULL
+#define TLBPOL__SZ_ENGINE 352ULL
 #define TLBPOL__SZ_CPU 5504ULL
 #define TLBPOL__SZ_AS 64ULL
 #define TLBPOL__SZ_PBOX 24ULL

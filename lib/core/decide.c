@@ -341,22 +341,35 @@ const struct decision_row tlbpol__decision_table[CLS_MAX] = {
 			  TLBPOL_WHY_UPGRADE },
 };
 
+/* The cell of @row under @rules on @arch, packed. */
+static uint32_t cell(uint32_t arch, uint64_t rules, const struct decision_row *row)
+{
+	struct verdict v = (row->rule && !(rules & row->rule)) ? row->without : row->with[arch];
+
+	if (v.action == 0xff)
+		return VERDICT_OUT_OF_LINE;
+	return verdict_pack(v, row->reason);
+}
+
+void tlbpol__resolve_verdicts(uint32_t arch, struct tlbpol_params *p)
+{
+	for (uint32_t cls = 0; cls < CLS_MAX; cls++)
+		p->verdict[cls] = cell(arch, p->rules, &tlbpol__decision_table[cls]);
+}
+
 /*
- * @row's rule is off: Linux before the rule, or, for RECLASSIFY, the event
- * classified again as if the row did not exist.  Out of line (decide.h
- * reaches it by a tail call): with the default rules no row takes it.
+ * The row's rule is off and its cell says RECLASSIFY: the event classified
+ * again as if the row did not exist.  Out of line: with the default rules
+ * no row takes it.
  */
 void tlbpol__decide_without(const struct tlbpol_engine *eng, uint64_t rules,
-			    const struct tlbpol_event *ev, const struct decision_row *row,
-			    struct tlbpol_decision *out)
+			    const struct tlbpol_event *ev, struct tlbpol_decision *out)
 {
-	struct verdict v = row->without;
+	/* Only CLS_RETRIED's cell is RECLASSIFY, and a first try never gets
+	 * that class: this cell is a plain one. */
+	const struct decision_row *row = &tlbpol__decision_table[classify(eng, rules, ev, 1)];
 
-	if (v.action == 0xff) {
-		row = &tlbpol__decision_table[classify(eng, rules, ev, 1)];
-		v = (row->rule && !(rules & row->rule)) ? row->without : row->with[eng->arch];
-	}
-	put_decision(out, v, row, rules, ev);
+	put_decision(out, cell(eng->arch, rules, row), rules, ev);
 }
 
 int tlbpol_decide(const struct tlbpol_engine *eng, const struct tlbpol_as *as, uint32_t cpu,

@@ -40,6 +40,8 @@ enum event_class {
 	CLS_UPGRADE,
 	CLS_MAX
 };
+_Static_assert(CLS_MAX == TLBPOL_CLASSES, "struct tlbpol_params holds a verdict per class");
+
 
 struct verdict {
 	uint8_t action;
@@ -230,45 +232,57 @@ classify_pte(const struct tlbpol_engine *eng, uint64_t rules, const struct tlbpo
 }
 
 /*
- * Write the decision @v of @row (@ev's class) to @out.  LATR: a caller that
- * promises not to reuse the frames or addresses before a deferred free runs
- * (EVF_LAZY_OK) turns "before the frames are freed" into "before that
- * deferred free", which tlbpol_tick() and tlbpol_switch() complete without
- * interrupts.  Only BY_FREE moves: a dirty page's BY_WRITEBACK protects
- * data, not frames.
+ * A cell of the table as p->verdict[] keeps it: action, deadline, reason.
+ * VERDICT_OUT_OF_LINE: the row's rule is off and its cell says RECLASSIFY
+ * (tlbpol__decide_without()).
  */
-static inline void put_decision(struct tlbpol_decision *out, struct verdict v,
-				const struct decision_row *row, uint64_t rules,
+#define VERDICT_OUT_OF_LINE 0xffu
+
+static inline uint32_t verdict_pack(struct verdict v, uint32_t reason)
+{
+	return (uint32_t)v.action | (uint32_t)v.deadline << 8 | reason << 16;
+}
+
+/*
+ * Write the decision @v (packed) to @out.  LATR: a caller that promises not
+ * to reuse the frames or addresses before a deferred free runs (EVF_LAZY_OK)
+ * turns "before the frames are freed" into "before that deferred free",
+ * which tlbpol_tick() and tlbpol_switch() complete without interrupts.  Only
+ * BY_FREE moves: a dirty page's BY_WRITEBACK protects data, not frames.
+ */
+static inline void put_decision(struct tlbpol_decision *out, uint32_t v, uint64_t rules,
 				const struct tlbpol_event *ev)
 {
-	if (v.deadline == TLBPOL_BY_FREE && (ev->flags & TLBPOL_EVF_LAZY_OK) &&
+	uint32_t deadline = (v >> 8) & 0xff;
+
+	if (deadline == TLBPOL_BY_FREE && (ev->flags & TLBPOL_EVF_LAZY_OK) &&
 	    (rules & TLBPOL_RULE_LAZY_UNMAP))
-		v.deadline = TLBPOL_BY_LAZY;
-	out->action = v.action;
-	out->deadline = v.deadline;
-	out->reason = row->reason;
+		deadline = TLBPOL_BY_LAZY;
+	out->action = v & 0xff;
+	out->deadline = deadline;
+	out->reason = v >> 16;
 	out->pad = 0;
 }
 
 void tlbpol__decide_without(const struct tlbpol_engine *eng, uint64_t rules,
-			    const struct tlbpol_event *ev, const struct decision_row *row,
-			    struct tlbpol_decision *out);
+			    const struct tlbpol_event *ev, struct tlbpol_decision *out);
 
 /*
- * The decision of @ev under @rules if its row's rule is in force, which is
- * every row with the default rules: 0, and *@out is written.  1 if the rule
- * is off, *@out untouched: tlbpol__decide() has the answer.  For a caller
- * whose hot path must make no call (tlbpol_submit()).
+ * The decision of @ev under @p if its cell needs no second look, which is
+ * every cell with the default rules: 0, and *@out is written.  1 if the
+ * row's rule is off and the event must be classified again, *@out
+ * untouched: tlbpol__decide() has the answer.  For a caller whose hot path
+ * must make no call (tlbpol_submit()).
  */
-static inline int tlbpol__decide_ruled(const struct tlbpol_engine *eng, uint64_t rules,
-				       const struct tlbpol_event *ev,
-				       struct tlbpol_decision *out)
+static inline __attribute__((always_inline)) int
+tlbpol__decide_ruled(const struct tlbpol_engine *eng, const struct tlbpol_params *p,
+		     const struct tlbpol_event *ev, struct tlbpol_decision *out)
 {
-	const struct decision_row *row = &tlbpol__decision_table[classify(eng, rules, ev, 0)];
+	uint32_t v = p->verdict[classify(eng, p->rules, ev, 0)];
 
-	if (row->rule && !(rules & row->rule))
+	if ((v & 0xff) == VERDICT_OUT_OF_LINE)
 		return 1;
-	put_decision(out, row->with[eng->arch], row, rules, ev);
+	put_decision(out, v, p->rules, ev);
 	return 0;
 }
 
@@ -277,14 +291,8 @@ static inline void tlbpol__decide(const struct tlbpol_engine *eng,
 				  const struct tlbpol_params *p, const struct tlbpol_event *ev,
 				  struct tlbpol_decision *out)
 {
-	uint64_t rules = p->rules;
-	const struct decision_row *row = &tlbpol__decision_table[classify(eng, rules, ev, 0)];
-
-	if (row->rule && !(rules & row->rule)) {
-		tlbpol__decide_without(eng, rules, ev, row, out);
-		return;
-	}
-	put_decision(out, row->with[eng->arch], row, rules, ev);
+	if (tlbpol__decide_ruled(eng, p, ev, out))
+		tlbpol__decide_without(eng, p->rules, ev, out);
 }
 
 /* Page sizes per arch, as bitmasks of page_shift. */

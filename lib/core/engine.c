@@ -285,6 +285,12 @@ uint64_t tlbpol__rules_in_force(const struct tlbpol_engine *eng, uint64_t rules)
 	return rules;
 }
 
+void tlbpol__params_set_rules(const struct tlbpol_engine *eng, struct tlbpol_params *p)
+{
+	p->rules = tlbpol__rules_in_force(eng, p->rules_configured);
+	tlbpol__resolve_verdicts(eng->arch, p);
+}
+
 int tlbpol_engine_init(struct tlbpol_engine **out, void *mem, size_t len,
 		       const struct tlbpol_config *cfg)
 {
@@ -351,7 +357,7 @@ int tlbpol__engine_init(struct tlbpol_engine **out, void *mem, size_t len,
 	}
 	for (size_t i = 0; i < (size_t)cfg->nr_cpus * cfg->max_as; i++)
 		eng->pbox[i].lo = ~0ULL;
-	eng->params0.rules = tlbpol__rules_in_force(eng, cfg->rules);
+	tlbpol__params_set_rules(eng, &eng->params0);
 	prim_store_release(&eng->magic, TLBPOL_MAGIC);
 	*out = eng;
 	return 0;

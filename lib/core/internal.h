@@ -246,6 +246,8 @@ struct tlbpol_cpu {
  * consistent configuration.  The hosted layer frees a replaced block after
  * an RCU grace period.
  */
+#define TLBPOL_CLASSES 24 /* enum event_class (decide.h) */
+
 struct tlbpol_params {
 	uint64_t rules; /* in force: configured less what arch/ops cannot use */
 	uint64_t rules_configured;
@@ -254,6 +256,13 @@ struct tlbpol_params {
 	uint32_t cost_ipi, cost_ipi_target, cost_ipi_remote, cost_bcast, cost_bcast_page;
 	uint32_t ipi_delay_spins;
 	uint32_t pad;
+	/*
+	 * The decision table's cell for each event class under `rules` and the
+	 * engine's arch, packed (decide.h, verdict_pack()), so that a decision
+	 * is one load: set with `rules` by tlbpol__params_set_rules(), never
+	 * apart from it.
+	 */
+	uint32_t verdict[TLBPOL_CLASSES];
 };
 
 struct tlbpol_engine {
@@ -466,6 +475,10 @@ int tlbpol__engine_init(struct tlbpol_engine **out, void *mem, size_t len,
 int tlbpol__cpu_ranges(const struct tlbpol_config *cfg, int placed, uint32_t cpu,
 		       size_t off[2], size_t len[2]);
 uint64_t tlbpol__rules_in_force(const struct tlbpol_engine *eng, uint64_t rules);
+/* Put in force @p's configured rules: p->rules and p->verdict[]. */
+void tlbpol__params_set_rules(const struct tlbpol_engine *eng, struct tlbpol_params *p);
+/* decide.c: p->verdict[] for p->rules. */
+void tlbpol__resolve_verdicts(uint32_t arch, struct tlbpol_params *p);
 /* Is @as one of @eng's open address spaces?  Inline: every submit asks. */
 static inline int tlbpol__as_valid(const struct tlbpol_engine *eng, const struct tlbpol_as *as)
 {

@@ -199,7 +199,7 @@ int tlbpol_submit(struct tlbpol_engine *eng, struct tlbpol_as *as, uint32_t cpu,
 	prim_barrier();
 	if (c->catchup_as | c->leaving_as)
 		return submit_slow(eng, as, cpu, ev, out, 1);
-	if (tlbpol__decide_ruled(eng, params_of(eng)->rules, ev, &d))
+	if (tlbpol__decide_ruled(eng, params_of(eng), ev, &d))
 		return submit_slow(eng, as, cpu, ev, out, 0);
 	count_decision(c, &d);
 	if (d.action != TLBPOL_ACT_NONE || lazy_in_flight(c) || c->dfree_count ||

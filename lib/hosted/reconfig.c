@@ -123,7 +123,7 @@ static int change(struct tlbpol_engine *eng, void (*edit)(struct tlbpol_params *
 	old = eng->params;
 	*nb = *old;
 	edit(nb, arg);
-	nb->rules = tlbpol__rules_in_force(eng, nb->rules_configured);
+	tlbpol__params_set_rules(eng, nb);
 	/* rcu_assign_pointer(), spelt as the C11 release store it is, so
 	 * that ThreadSanitizer sees the publication the core's
 	 * load-acquire pairs with. */
