@@ -397,8 +397,9 @@ static struct pending *widenable(const struct tlbpol_engine *eng, uint32_t cpu,
 	return 0;
 }
 
-void tlbpol__enqueue(struct tlbpol_engine *eng, struct tlbpol_as *as, uint32_t cpu,
-		     const struct tlbpol_event *ev, uint32_t deadline)
+static inline __attribute__((always_inline)) void
+enqueue(struct tlbpol_engine *eng, struct tlbpol_as *as, uint32_t cpu,
+	const struct tlbpol_event *ev, uint32_t deadline)
 {
 	struct tlbpol_cpu *c = cpu_of(eng, cpu);
 	uint32_t global = tlbpol__event_global(ev), spanned = !(ev->flags & TLBPOL_EVF_LAZY_OK);
@@ -457,6 +458,36 @@ full:
 		tlbpol__flush_batch(eng, cpu, TLBPOL_BY_WRITEBACK, TLBPOL_BY_FREE);
 		tlbpol__post_lazy_batch(eng, cpu);
 	}
+}
+
+void tlbpol__enqueue(struct tlbpol_engine *eng, struct tlbpol_as *as, uint32_t cpu,
+		     const struct tlbpol_event *ev, uint32_t deadline)
+{
+	enqueue(eng, as, cpu, ev, deadline);
+}
+
+/*
+ * tlbpol_submit()'s most frequent deferral, reached by a tail call: a page
+ * queued BY_WRITEBACK or BY_FREE with nothing else to do (no lazy request to
+ * reap, no deferred free due, no install to settle).  It ends the call as
+ * tlbpol_submit() would.  One frame for the submit, not three.
+ */
+int tlbpol__enqueue_and_leave(struct tlbpol_engine *eng, struct tlbpol_as *as, uint32_t cpu,
+			      const struct tlbpol_event *ev, struct tlbpol_decision *out,
+			      uint32_t packed)
+{
+	struct tlbpol_cpu *c = cpu_of(eng, cpu);
+
+	enqueue(eng, as, cpu, ev, (packed >> 8) & 0xff);
+	/* A batch that filled up ran its due frees when it completed. */
+	call_leave(c);
+	if (out) {
+		out->action = packed & 0xff;
+		out->deadline = (packed >> 8) & 0xff;
+		out->reason = packed >> 16;
+		out->pad = 0;
+	}
+	return 0;
 }
 
 /*

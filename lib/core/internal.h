@@ -537,6 +537,10 @@ int tlbpol__flush_batch(struct tlbpol_engine *eng, uint32_t cpu, uint32_t from, 
 int tlbpol__post_lazy_batch(struct tlbpol_engine *eng, uint32_t cpu);
 void tlbpol__enqueue(struct tlbpol_engine *eng, struct tlbpol_as *as, uint32_t cpu,
 		     const struct tlbpol_event *ev, uint32_t deadline);
+/* @packed: the decision as tlbpol_submit() packs it (submit.c pack()). */
+int tlbpol__enqueue_and_leave(struct tlbpol_engine *eng, struct tlbpol_as *as, uint32_t cpu,
+			      const struct tlbpol_event *ev, struct tlbpol_decision *out,
+			      uint32_t packed);
 void tlbpol__single(struct tlbpol_engine *eng, struct slot *s, const struct tlbpol_as *as,
 		    const struct tlbpol_event *ev);
 void tlbpol__finalize_kind(const struct tlbpol_engine *eng, struct req_flush *rf);

@@ -185,6 +185,7 @@ static __attribute__((noinline)) int submit_slow(struct tlbpol_engine *eng, stru
 int tlbpol_submit(struct tlbpol_engine *eng, struct tlbpol_as *as, uint32_t cpu,
 		  const struct tlbpol_event *ev, struct tlbpol_decision *out)
 {
+	const struct tlbpol_params *p;
 	struct tlbpol_decision d;
 	struct tlbpol_cpu *c;
 	int err = tlbpol__check_event_call(eng, as, cpu, ev);
@@ -199,12 +200,20 @@ int tlbpol_submit(struct tlbpol_engine *eng, struct tlbpol_as *as, uint32_t cpu,
 	prim_barrier();
 	if (c->catchup_as | c->leaving_as)
 		return submit_slow(eng, as, cpu, ev, out, 1);
-	if (tlbpol__decide_ruled(eng, params_of(eng), ev, &d))
+	p = params_of(eng);
+	if (tlbpol__decide_ruled(eng, p, ev, &d))
 		return submit_slow(eng, as, cpu, ev, out, 0);
 	count_decision(c, &d);
-	if (d.action != TLBPOL_ACT_NONE || lazy_in_flight(c) || c->dfree_count ||
+	if (lazy_in_flight(c) || c->dfree_count ||
 	    (!(ev->old_pte & TLBPOL_PTE_PRESENT) &&
 	     (prim_load_relaxed(&as->pending) || prim_load_relaxed(&eng->global_pending))))
+		return act(eng, as, cpu, ev, out, pack(&d));
+	/* act()'s deferral, the most frequent action, without act(). */
+	if (d.action == TLBPOL_ACT_SHOOTDOWN &&
+	    (d.deadline == TLBPOL_BY_WRITEBACK || d.deadline == TLBPOL_BY_FREE) &&
+	    ev->nr_pages < p->batch_pages)
+		return tlbpol__enqueue_and_leave(eng, as, cpu, ev, out, pack(&d));
+	if (d.action != TLBPOL_ACT_NONE)
 		return act(eng, as, cpu, ev, out, pack(&d));
 	call_leave(c);
 	if (out)
