@@ -470,7 +470,12 @@ struct tlbpol_ops {
  * @flush_ceiling: pages per address space above which one whole-AS flush is
  *	used instead of per-page invalidations (default 33), >= 1.
  * @batch_pages: deferred pages a CPU holds before it flushes by itself
- *	(default 512), 1 .. TLBPOL_MAX_BATCH_PAGES.
+ *	(default 512), 1 .. TLBPOL_MAX_BATCH_PAGES.  Scattered pages take an
+ *	entry each, and a CPU holds min(batch_pages, max(8 x flush_ceiling,
+ *	64)) entries (264 at the defaults).  Past them a page joins an entry
+ *	of its address space if that address space already has more than the
+ *	ceiling pending (it is flushed whole anyway); otherwise the batch
+ *	flushes first.  Contiguous pages share an entry.
  * @cpu_node: NUMA node of each CPU (nr_cpus entries, copied), or NULL.
  * @ops: the callbacks (copied; flush_local and send_ipi are required).
  * @ops_ctx: passed to every callback.
@@ -1156,7 +1161,8 @@ TLBPOL_API int tlbpol_decide(const struct tlbpol_engine *eng, const struct tlbpo
  * tlbpol_submit() - decide and act.  NONE is counted; LOCAL flushes @cpu;
  * a BY_NOW shootdown is flushed locally and remotely before the call returns;
  * later deadlines join @cpu's batch (which flushes itself when it holds
- * batch_pages pages: nothing is ever dropped).
+ * batch_pages pages, or when its entries run out, see @batch_pages in
+ * struct tlbpol_config: nothing is ever dropped).
  *
  * Submit every page-table change, installs (old PTE not present) included,
  * before releasing the lock that serialises changes to that PTE; a change of

@@ -222,21 +222,24 @@ static uint32_t build(struct tlbpol_engine *eng, uint32_t cpu, struct slot *s, u
 }
 #undef SELECTED
 
-/* Publish one more pending entry of @cpu in @as_index over [lo, hi]
- * (@spanned: 0 for LAZY_OK entries, whose addresses are not reused). */
-static inline void pbox_add(struct tlbpol_engine *eng, uint32_t cpu, uint32_t as_index, uint64_t lo,
-		     uint64_t hi, uint32_t global, uint32_t new_entry, int spanned)
+/* Publish @ev, one more event pending on @cpu in @as_index (@new_entry: in
+ * an entry of its own).  A LAZY_OK event's addresses are not reused before
+ * it completes, so it widens no span. */
+static inline void pbox_add(struct tlbpol_engine *eng, uint32_t cpu, uint32_t as_index,
+			    const struct tlbpol_event *ev, uint32_t new_entry)
 {
 	struct pbox *b = pbox_of(eng, cpu, as_index);
 
-	if (!spanned)
-		lo = ~0ULL, hi = 0;
-	if (lo < prim_load_relaxed(&b->lo))
-		prim_store_relaxed(&b->lo, lo);
-	if (hi > prim_load_relaxed(&b->hi))
-		prim_store_relaxed(&b->hi, hi);
+	if (!(ev->flags & TLBPOL_EVF_LAZY_OK)) {
+		uint64_t lo = ev->va, hi = range_last(ev->va, ev->nr_pages, ev->page_shift);
+
+		if (lo < prim_load_relaxed(&b->lo))
+			prim_store_relaxed(&b->lo, lo);
+		if (hi > prim_load_relaxed(&b->hi))
+			prim_store_relaxed(&b->hi, hi);
+	}
 	/* The engine learns of a global entry once per box, as of a CPU. */
-	if (global && !prim_load_relaxed(&b->global)) {
+	if (tlbpol__event_global(ev) && !prim_load_relaxed(&b->global)) {
 		prim_store_relaxed(&b->global, 1u);
 		prim_fetch_add(&eng->global_pending, 1u);
 	}
@@ -402,11 +405,9 @@ enqueue(struct tlbpol_engine *eng, struct tlbpol_as *as, uint32_t cpu,
 	const struct tlbpol_event *ev, uint32_t deadline)
 {
 	struct tlbpol_cpu *c = cpu_of(eng, cpu);
-	uint32_t global = tlbpol__event_global(ev), spanned = !(ev->flags & TLBPOL_EVF_LAZY_OK);
 	uint64_t key = pending_key(as->index, ev->page_shift, deadline,
 				   (ev->flags & TLBPOL_EVF_TABLES_FREED) ? TLBPOL_FLUSHF_TABLES : 0,
-				   global, spanned);
-	uint64_t last = range_last(ev->va, ev->nr_pages, ev->page_shift);
+				   tlbpol__event_global(ev), !(ev->flags & TLBPOL_EVF_LAZY_OK));
 	struct pending *p;
 
 	if (deadline != TLBPOL_BY_LAZY && !c->free_since)
@@ -420,6 +421,9 @@ enqueue(struct tlbpol_engine *eng, struct tlbpol_as *as, uint32_t cpu,
 	if (c->nr_pending) {
 		p = &c->pending[c->nr_pending - 1];
 		if (p->key == key && p->va + ((uint64_t)p->nr_pages << p->page_shift) == ev->va)
+			goto merge;
+		/* A wide entry takes any page of its kind: it is flushed whole. */
+		if (p->wide && (p->key & ~KEY_WIDE) == key)
 			goto merge;
 	}
 	if (c->nr_pending == c->entry_cap) {
@@ -441,7 +445,7 @@ enqueue(struct tlbpol_engine *eng, struct tlbpol_as *as, uint32_t cpu,
 	p->events = 1;
 	p->key = key;
 	c->pending_pages += (uint32_t)ev->nr_pages;
-	pbox_add(eng, cpu, as->index, ev->va, last, global, 1, spanned);
+	pbox_add(eng, cpu, as->index, ev, 1);
 	goto full;
 merge:
 	/* Keep the entry's seq: it is as old as its oldest page, which is
@@ -450,7 +454,7 @@ merge:
 	p->events++;
 	c->next_seq++;
 	c->pending_pages += (uint32_t)ev->nr_pages;
-	pbox_add(eng, cpu, as->index, p->wide ? ev->va : p->va, last, global, 0, spanned);
+	pbox_add(eng, cpu, as->index, ev, 0);
 full:
 	/* Entries hold >= 1 page each, so nr_pending <= pending_pages, and this
 	 * keeps both within batch_pages: a full batch flushes itself. */
