@@ -473,9 +473,9 @@ struct tlbpol_ops {
  *	(default 512), 1 .. TLBPOL_MAX_BATCH_PAGES.  Scattered pages take an
  *	entry each, and a CPU holds min(batch_pages, max(8 x flush_ceiling,
  *	64)) entries (264 at the defaults).  Past them a page joins an entry
- *	of its address space if that address space already has more than the
- *	ceiling pending (it is flushed whole anyway); otherwise the batch
- *	flushes first.  Contiguous pages share an entry.
+ *	of its address space if that address space already has more entries
+ *	pending than the flush ceiling (it is flushed whole anyway); otherwise
+ *	the batch flushes first.  Contiguous pages share an entry.
  * @cpu_node: NUMA node of each CPU (nr_cpus entries, copied), or NULL.
  * @ops: the callbacks (copied; flush_local and send_ipi are required).
  * @ops_ctx: passed to every callback.
