@@ -588,7 +588,7 @@ TLBPOL_API size_t tlbpol_engine_size(const struct tlbpol_config *cfg);
 			   (unsigned long long)(a) : (unsigned long long)(b))
 /* Internal sizes, LP64 (lib/core/engine.c asserts each). */
 #define TLBPOL__SZ_ENGINE 352ULL
-#define TLBPOL__SZ_CPU 5504ULL
+#define TLBPOL__SZ_CPU 4992ULL
 #define TLBPOL__SZ_AS 64ULL
 #define TLBPOL__SZ_PBOX 24ULL
 #define TLBPOL__SZ_PENDING 32ULL
@@ -603,7 +603,8 @@ TLBPOL_API size_t tlbpol_engine_size(const struct tlbpol_config *cfg);
 #define TLBPOL__RANGES(bp, ceil) TLBPOL__MIN(TLBPOL__MAX(2ULL * (ceil), 64ULL), (bp))
 #define TLBPOL__ENTRIES(bp, ceil) TLBPOL__MIN(TLBPOL__MAX(8ULL * (ceil), 64ULL), (bp))
 #define TLBPOL__CPU_ARRAYS(c, as, bp, ceil)                                           \
-	(TLBPOL__AL(TLBPOL__WORDS(c) * 8ULL) + TLBPOL__AL(TLBPOL__ENTRIES(bp, ceil) * TLBPOL__SZ_PENDING) + \
+	(2ULL * TLBPOL__AL(TLBPOL__WORDS(c) * 8ULL) +                                \
+	 TLBPOL__AL(TLBPOL__ENTRIES(bp, ceil) * TLBPOL__SZ_PENDING) +                 \
 	 2ULL * TLBPOL__AL((as) * 4ULL) +                                             \
 	 TLBPOL__AL(TLBPOL__PARTS(bp, as) * TLBPOL__SZ_RECV_AS) +                     \
 	 TLBPOL__AL(TLBPOL__RANGES(bp, ceil) * TLBPOL__SZ_RECV_RANGE) +               \

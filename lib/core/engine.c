@@ -204,6 +204,7 @@ static size_t layout(const struct tlbpol_config *cfg, struct tlbpol_engine *eng,
 			off = prim_align_up(off, PAGE);
 		start = off;
 		PLACE(inbox, words * sizeof(uint64_t));
+		PLACE(direct, words * sizeof(uint64_t));
 		PLACE(pending, entry_cap * sizeof(struct pending));
 		PLACE(as_slot, cfg->max_as * sizeof(uint32_t));
 		PLACE(recv_slot, cfg->max_as * sizeof(uint32_t));

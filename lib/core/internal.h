@@ -223,7 +223,7 @@ struct tlbpol_cpu {
 	uint32_t dfree_head, dfree_count;
 	uint32_t *as_slot;         /* scratch: as index -> flush index + 1 */
 	struct tlbpol_cpuset targets; /* scratch for send_ipi */
-	struct tlbpol_cpuset direct;  /* scratch: nodes whose leader went away */
+	uint64_t *direct;          /* scratch words: nodes whose leader went away */
 	struct tlbpol_cpuset fwd_wait; /* scratch: targets a leader did not reach */
 
 	/* --- this CPU's tlbpol_handle_ipi() only --- */

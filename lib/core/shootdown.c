@@ -574,7 +574,7 @@ static void drop_led(struct tlbpol_engine *eng, uint32_t me, const struct slot *
 				&eng->node_mask[(size_t)node_of(eng, (uint32_t)i) * eng->words];
 			int led = 0;
 
-			if ((s->leaders[i / 64] | c->direct.bits[i / 64]) & (1ULL << (i % 64)))
+			if ((s->leaders[i / 64] | c->direct[i / 64]) & (1ULL << (i % 64)))
 				continue;
 			for (uint32_t w = 0; w < eng->words && !led; w++)
 				led = (s->leaders[w] & nm[w]) != 0;
@@ -684,7 +684,7 @@ static void arm(struct tlbpol_engine *eng, uint32_t me, struct slot *s,
 	s->fanout = !lazy && n && choose_leaders(eng, me, s, t);
 	c->busy |= 1u << (s - c->slots);
 	for (uint32_t w = 0; w < eng->words; w++)
-		c->direct.bits[w] = 0;
+		c->direct[w] = 0;
 	prim_store_seqcst(&s->acks, n);
 	if (!n)
 		return;
@@ -724,7 +724,7 @@ static void arm(struct tlbpol_engine *eng, uint32_t me, struct slot *s,
 					&eng->node_mask[(size_t)node_of(eng, (uint32_t)i) * eng->words];
 
 				for (uint32_t w = 0; w < eng->words; w++)
-					c->direct.bits[w] |= nm[w];
+					c->direct[w] |= nm[w];
 			}
 		}
 	}
