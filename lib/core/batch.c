@@ -482,15 +482,11 @@ int tlbpol__enqueue_and_leave(struct tlbpol_engine *eng, struct tlbpol_as *as, u
 {
 	struct tlbpol_cpu *c = cpu_of(eng, cpu);
 
-	enqueue(eng, as, cpu, ev, (packed >> 8) & 0xff);
+	enqueue(eng, as, cpu, ev, packed_deadline(packed));
 	/* A batch that filled up ran its due frees when it completed. */
 	call_leave(c);
-	if (out) {
-		out->action = packed & 0xff;
-		out->deadline = (packed >> 8) & 0xff;
-		out->reason = packed >> 16;
-		out->pad = 0;
-	}
+	if (out)
+		decision_unpack(out, packed);
 	return 0;
 }
 

@@ -240,7 +240,7 @@ classify_pte(const struct tlbpol_engine *eng, uint64_t rules, const struct tlbpo
 
 static inline uint32_t verdict_pack(struct verdict v, uint32_t reason)
 {
-	return (uint32_t)v.action | (uint32_t)v.deadline << 8 | reason << 16;
+	return decision_pack(v.action, v.deadline, reason);
 }
 
 /*
@@ -253,15 +253,10 @@ static inline uint32_t verdict_pack(struct verdict v, uint32_t reason)
 static inline void put_decision(struct tlbpol_decision *out, uint32_t v, uint64_t rules,
 				const struct tlbpol_event *ev)
 {
-	uint32_t deadline = (v >> 8) & 0xff;
-
-	if (deadline == TLBPOL_BY_FREE && (ev->flags & TLBPOL_EVF_LAZY_OK) &&
+	decision_unpack(out, v);
+	if (out->deadline == TLBPOL_BY_FREE && (ev->flags & TLBPOL_EVF_LAZY_OK) &&
 	    (rules & TLBPOL_RULE_LAZY_UNMAP))
-		deadline = TLBPOL_BY_LAZY;
-	out->action = v & 0xff;
-	out->deadline = deadline;
-	out->reason = v >> 16;
-	out->pad = 0;
+		out->deadline = TLBPOL_BY_LAZY;
 }
 
 void tlbpol__decide_without(const struct tlbpol_engine *eng, uint64_t rules,
@@ -280,7 +275,7 @@ tlbpol__decide_ruled(const struct tlbpol_engine *eng, const struct tlbpol_params
 {
 	uint32_t v = p->verdict[classify(eng, p->rules, ev, 0)];
 
-	if ((v & 0xff) == VERDICT_OUT_OF_LINE)
+	if (packed_action(v) == VERDICT_OUT_OF_LINE)
 		return 1;
 	put_decision(out, v, p->rules, ev);
 	return 0;

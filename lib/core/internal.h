@@ -246,6 +246,35 @@ struct tlbpol_cpu {
  * consistent configuration.  The hosted layer frees a replaced block after
  * an RCU grace period.
  */
+/*
+ * A decision in one 32-bit word: action, deadline and reason, a byte, a
+ * byte and the rest.  p->verdict[] keeps the table's cells so, and
+ * tlbpol_submit() hands its decision to its tail calls so (six arguments
+ * stay in registers on every ABI the core targets).
+ */
+static inline uint32_t decision_pack(uint32_t action, uint32_t deadline, uint32_t reason)
+{
+	return action | deadline << 8 | reason << 16;
+}
+
+static inline uint32_t packed_action(uint32_t v)
+{
+	return v & 0xff;
+}
+
+static inline uint32_t packed_deadline(uint32_t v)
+{
+	return (v >> 8) & 0xff;
+}
+
+static inline void decision_unpack(struct tlbpol_decision *out, uint32_t v)
+{
+	out->action = packed_action(v);
+	out->deadline = packed_deadline(v);
+	out->reason = v >> 16;
+	out->pad = 0;
+}
+
 #define TLBPOL_CLASSES 24 /* enum event_class (decide.h) */
 
 struct tlbpol_params {
@@ -258,7 +287,7 @@ struct tlbpol_params {
 	uint32_t pad;
 	/*
 	 * The decision table's cell for each event class under `rules` and the
-	 * engine's arch, packed (decide.h, verdict_pack()), so that a decision
+	 * engine's arch, packed (decision_pack()), so that a decision
 	 * is one load: set with `rules` by tlbpol__params_set_rules(), never
 	 * apart from it.
 	 */
@@ -537,7 +566,7 @@ int tlbpol__flush_batch(struct tlbpol_engine *eng, uint32_t cpu, uint32_t from, 
 int tlbpol__post_lazy_batch(struct tlbpol_engine *eng, uint32_t cpu);
 void tlbpol__enqueue(struct tlbpol_engine *eng, struct tlbpol_as *as, uint32_t cpu,
 		     const struct tlbpol_event *ev, uint32_t deadline);
-/* @packed: the decision as tlbpol_submit() packs it (submit.c pack()). */
+/* @packed: the decision (decision_pack()). */
 int tlbpol__enqueue_and_leave(struct tlbpol_engine *eng, struct tlbpol_as *as, uint32_t cpu,
 			      const struct tlbpol_event *ev, struct tlbpol_decision *out,
 			      uint32_t packed);
