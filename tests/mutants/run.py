@@ -86,6 +86,12 @@ def checkers(args):
                                                 ev, "--rules", "default,linux,numa_fanout",
                                                 "--no-broadcast", "--ipi-delay", "20",
                                                 "--profile", "compute"], 300),
+        # The engine built with TLBPOL_TEST_ENTRY_CAP=4: batches past their
+        # entries (widening, early completion), which no other checker reaches.
+        ("stress-entries", "oracle", ["tests/oracle/stress-entries", "--seed", str(args.seed),
+                                      "--quiet", "--cpus", "4", "--arch", "arm64", "--events",
+                                      ev, "--rules", "all", "--retain", "--profile", "wide"],
+         300),
         ("softmmu", "oracle", ["examples/softmmu/softmmu", "--seconds", "1", "--vcpus", "4"],
          120),
         # tlbpol-sim exits 1 for a stale-TLB violation (UNSAFE), 2 when a
