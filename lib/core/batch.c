@@ -388,11 +388,12 @@ static struct pending *widenable(const struct tlbpol_engine *eng, uint32_t cpu,
 	/* Every field but the page size and the wide mark. */
 	uint64_t mask = ~(pending_key(0, 0xff, 0, 0, 0, 0) | KEY_WIDE);
 	uint32_t n = prim_load_relaxed(&pbox_of(eng, cpu, as_index)->count);
+	const struct tlbpol_params *p = params_of(eng);
 
 	/* entry_cap / 2 is never below the ceiling (TLBPOL__ENTRIES()) but
 	 * in the oracle's small-batch build, which must widen too. */
-	if (n <= params_of(eng)->flush_ceiling && n <= c->entry_cap / 2 &&
-	    (params_of(eng)->rules & TLBPOL_RULE_RANGE_FLUSH))
+	if (n <= p->flush_ceiling && n <= c->entry_cap / 2 &&
+	    (p->rules & TLBPOL_RULE_RANGE_FLUSH))
 		return 0;
 	for (uint32_t i = c->nr_pending; i-- > 0;)
 		if (!((c->pending[i].key ^ key) & mask))

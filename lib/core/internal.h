@@ -240,13 +240,6 @@ struct tlbpol_cpu {
 } __attribute__((aligned(TLBPOL_CACHELINE)));
 
 /*
- * What can change while the engine runs (the hosted layer's
- * tlbpol_engine_set_*()): a block replaced as a whole through eng->params,
- * never modified in place, so one call that reads it once sees one
- * consistent configuration.  The hosted layer frees a replaced block after
- * an RCU grace period.
- */
-/*
  * A decision in one 32-bit word: action, deadline and reason, a byte, a
  * byte and the rest.  p->verdict[] keeps the table's cells so, and
  * tlbpol_submit() hands its decision to its tail calls so (six arguments
@@ -277,6 +270,13 @@ static inline void decision_unpack(struct tlbpol_decision *out, uint32_t v)
 
 #define TLBPOL_CLASSES 24 /* enum event_class (decide.h) */
 
+/*
+ * What can change while the engine runs (the hosted layer's
+ * tlbpol_engine_set_*()): a block replaced as a whole through eng->params,
+ * never modified in place, so one call that reads it once sees one
+ * consistent configuration.  The hosted layer frees a replaced block after
+ * an RCU grace period.
+ */
 struct tlbpol_params {
 	uint64_t rules; /* in force: configured less what arch/ops cannot use */
 	uint64_t rules_configured;
@@ -530,16 +530,30 @@ void tlbpol__settle(struct tlbpol_engine *eng, uint32_t cpu, int caught_up);
  * tlbpol_handle_ipi()): -E_BUSY if one already runs on it, i.e. this one
  * nests in it from an interrupt or a callback (the header's nesting rule).
  * A nested call that got past the test before the outer one set the flag
- * ran to completion before the outer one touched anything.  Then what the
- * CPU's previous call told its caller to do is done: publish it.
+ * ran to completion before the outer one touched anything (call_guard()).
+ * Then what the CPU's previous call told its caller to do is done: publish
+ * it (tlbpol_submit() does that out of line, so it calls the two apart).
  */
-static inline int call_enter(struct tlbpol_engine *eng, struct tlbpol_cpu *c, uint32_t cpu)
+static inline int call_guard(struct tlbpol_cpu *c)
 {
 	if (prim_load_relaxed(&c->in_call))
 		return -E_BUSY;
 	prim_store_relaxed(&c->in_call, 1u);
 	prim_barrier();
-	if (c->catchup_as | c->leaving_as)
+	return 0;
+}
+
+/* Does the CPU's previous call leave something to publish? */
+static inline int call_owes_settle(const struct tlbpol_cpu *c)
+{
+	return (c->catchup_as | c->leaving_as) != 0;
+}
+
+static inline int call_enter(struct tlbpol_engine *eng, struct tlbpol_cpu *c, uint32_t cpu)
+{
+	if (call_guard(c))
+		return -E_BUSY;
+	if (call_owes_settle(c))
 		tlbpol__settle(eng, cpu, 1);
 	return 0;
 }

@@ -189,11 +189,9 @@ int tlbpol_submit(struct tlbpol_engine *eng, struct tlbpol_as *as, uint32_t cpu,
 		return err;
 	c = cpu_of(eng, cpu);
 	/* call_enter(), with its settle out of line. */
-	if (prim_load_relaxed(&c->in_call))
+	if (call_guard(c))
 		return -E_BUSY;
-	prim_store_relaxed(&c->in_call, 1u);
-	prim_barrier();
-	if (c->catchup_as | c->leaving_as)
+	if (call_owes_settle(c))
 		return submit_slow(eng, as, cpu, ev, out, 1);
 	p = params_of(eng);
 	if (tlbpol__decide_ruled(eng, p, ev, &d))
