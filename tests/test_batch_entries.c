@@ -46,8 +46,9 @@ static const struct h_flush *flush_of(const struct harness *h, uint64_t tag)
 	return f;
 }
 
-/* One address space: the 67th entry widens the last; one interrupt, one
- * whole-AS flush (67 pages are past the ceiling anyway), every event done. */
+/* One address space: the entry after CAP widens the last; one interrupt,
+ * one whole-AS flush (CAP pages are past the ceiling anyway), every event
+ * done. */
 static void test_widen_one_as(void **s)
 {
 	struct harness h;
