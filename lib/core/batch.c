@@ -11,7 +11,7 @@
  * escalated to one whole-AS flush.  One request means one interrupt per
  * target for the whole batch, across address spaces.
  */
-#include "internal.h"
+#include "enqueue.h"
 #include "sort.h"
 
 static inline int range_less(const struct tlbpol_range *x, const struct tlbpol_range *y)
@@ -147,10 +147,10 @@ static uint32_t build(struct tlbpol_engine *eng, uint32_t cpu, struct slot *s, u
 			c->as_slot[p->as_index] = ++nf;
 		}
 		rf = &s->flushes[c->as_slot[p->as_index] - 1];
-		rf->f.flags |= p->flush_flags;
+		rf->f.flags |= (p->ev_flags & TLBPOL_EVF_TABLES_FREED) ? TLBPOL_FLUSHF_TABLES : 0;
 		rf->f.nr_ranges++;
 		rf->entries++;
-		rf->global |= p->global;
+		rf->global |= p->pte_global != 0;
 		rf->wide |= p->wide;
 		if (p->seq < s->min_seq)
 			s->min_seq = p->seq;
@@ -221,38 +221,6 @@ static uint32_t build(struct tlbpol_engine *eng, uint32_t cpu, struct slot *s, u
 	return selected;
 }
 #undef SELECTED
-
-/* Publish @ev, one more event pending on @cpu in @as_index (@new_entry: in
- * an entry of its own).  A LAZY_OK event's addresses are not reused before
- * it completes, so it widens no span. */
-static inline void pbox_add(struct tlbpol_engine *eng, uint32_t cpu, uint32_t as_index,
-			    const struct tlbpol_event *ev, uint32_t new_entry)
-{
-	struct pbox *b = pbox_of(eng, cpu, as_index);
-
-	if (!(ev->flags & TLBPOL_EVF_LAZY_OK)) {
-		uint64_t lo = ev->va, hi = range_last(ev->va, ev->nr_pages, ev->page_shift);
-
-		if (lo < prim_load_relaxed(&b->lo))
-			prim_store_relaxed(&b->lo, lo);
-		if (hi > prim_load_relaxed(&b->hi))
-			prim_store_relaxed(&b->hi, hi);
-	}
-	/* The engine learns of a global entry once per box, as of a CPU. */
-	if (tlbpol__event_global(ev) && !prim_load_relaxed(&b->global)) {
-		prim_store_relaxed(&b->global, 1u);
-		prim_fetch_add(&eng->global_pending, 1u);
-	}
-	if (new_entry) {
-		uint32_t n = prim_load_relaxed(&b->count);
-
-		prim_store_release(&b->count, n + 1);
-		/* The address space learns of this CPU once, not per entry: a
-		 * locked add per page would cost every enqueue. */
-		if (!n)
-			prim_fetch_add(&eng->as[as_index].pending, 1u);
-	}
-}
 
 static void pbox_sub(struct tlbpol_engine *eng, uint32_t cpu, uint32_t as_index, uint32_t n)
 {
@@ -333,45 +301,6 @@ void tlbpol__slot_done(struct tlbpol_engine *eng, uint32_t cpu, struct slot *s)
 }
 
 /*
- * The key of an entry with these fields.  On a little-endian CPU it is built
- * in registers: built through the union, six narrow stores read back as one
- * word cost a store-forwarding stall on every enqueue.  (The layout this
- * relies on is asserted below.)
- */
-static inline uint64_t pending_key(uint32_t as_index, uint32_t page_shift, uint32_t deadline,
-				   uint32_t flush_flags, uint32_t global, uint32_t spanned)
-{
-#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-	return (uint64_t)as_index | (uint64_t)page_shift << 16 | (uint64_t)deadline << 24 |
-	       (uint64_t)flush_flags << 32 | (uint64_t)global << 40 | (uint64_t)spanned << 48;
-#else
-	struct pending p = { .key = 0 };
-
-	p.as_index = (uint16_t)as_index;
-	p.page_shift = (uint8_t)page_shift;
-	p.deadline = (uint8_t)deadline;
-	p.flush_flags = (uint8_t)flush_flags;
-	p.global = (uint8_t)global;
-	p.spanned = (uint8_t)spanned;
-	return p.key;
-#endif
-}
-
-/* The wide mark's byte of the key (the last field). */
-#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-#define KEY_WIDE (0xffULL << 56)
-#else
-#define KEY_WIDE 0xffULL
-#endif
-
-#define KEY_BYTE(f) (offsetof(struct pending, f) - offsetof(struct pending, key))
-_Static_assert(KEY_BYTE(as_index) == 0 && KEY_BYTE(page_shift) == 2 && KEY_BYTE(deadline) == 3 &&
-		       KEY_BYTE(flush_flags) == 4 && KEY_BYTE(global) == 5 &&
-		       KEY_BYTE(spanned) == 6 && KEY_BYTE(wide) == 7,
-	       "pending_key() builds the key in this layout");
-#undef KEY_BYTE
-
-/*
  * The batch has no entry left for an event with @key: an entry it may widen
  * instead, one of the entries that are flushed with it (same address space,
  * deadline and flags, any page size).  NULL if there is none, or if the
@@ -382,11 +311,11 @@ _Static_assert(KEY_BYTE(as_index) == 0 && KEY_BYTE(page_shift) == 2 && KEY_BYTE(
  * TLB misses when such parts were widened).  Past the ceiling the part is
  * most likely a whole-AS flush anyway, and widening costs nothing.
  */
-static struct pending *widenable(const struct tlbpol_engine *eng, uint32_t cpu,
-				 struct tlbpol_cpu *c, uint64_t key, uint32_t as_index)
+struct pending *tlbpol__widenable(const struct tlbpol_engine *eng, uint32_t cpu,
+				  struct tlbpol_cpu *c, uint64_t key, uint32_t as_index)
 {
 	/* Every field but the page size and the wide mark. */
-	uint64_t mask = ~(pending_key(0, 0xff, 0, 0, 0, 0) | KEY_WIDE);
+	uint64_t mask = ~(pending_key(0, 0xff, 0, 0, 0) | KEY_WIDE);
 	uint32_t n = prim_load_relaxed(&pbox_of(eng, cpu, as_index)->count);
 	const struct tlbpol_params *p = params_of(eng);
 
@@ -401,94 +330,10 @@ static struct pending *widenable(const struct tlbpol_engine *eng, uint32_t cpu,
 	return 0;
 }
 
-static inline __attribute__((always_inline)) void
-enqueue(struct tlbpol_engine *eng, struct tlbpol_as *as, uint32_t cpu,
-	const struct tlbpol_event *ev, uint32_t deadline)
-{
-	struct tlbpol_cpu *c = cpu_of(eng, cpu);
-	uint64_t key = pending_key(as->index, ev->page_shift, deadline,
-				   (ev->flags & TLBPOL_EVF_TABLES_FREED) ? TLBPOL_FLUSHF_TABLES : 0,
-				   tlbpol__event_global(ev), !(ev->flags & TLBPOL_EVF_LAZY_OK));
-	struct pending *p;
-
-	if (deadline != TLBPOL_BY_LAZY && !c->free_since)
-		c->free_since = c->ticks + 1;
-	/*
-	 * The common case of an unmap walking a range page by page: the page
-	 * right after the last one queued, same address space, size, deadline
-	 * and flags, extends that entry instead of taking a new one.  (A wide
-	 * entry's key never matches: its va names only its first event.)
-	 */
-	if (c->nr_pending) {
-		p = &c->pending[c->nr_pending - 1];
-		if (p->key == key && p->va + ((uint64_t)p->nr_pages << p->page_shift) == ev->va)
-			goto merge;
-		/* A wide entry takes any page of its kind: it is flushed whole. */
-		if (p->wide && (p->key & ~KEY_WIDE) == key)
-			goto merge;
-	}
-	if (c->nr_pending == c->entry_cap) {
-		p = widenable(eng, cpu, c, key, as->index);
-		if (p) {
-			p->wide = 1;
-			goto merge;
-		}
-		/* No entry may take it: complete the batch, then queue it. */
-		tlbpol__flush_batch(eng, cpu, TLBPOL_BY_WRITEBACK, TLBPOL_BY_FREE);
-		tlbpol__post_lazy_batch(eng, cpu);
-		if (deadline != TLBPOL_BY_LAZY && !c->free_since)
-			c->free_since = c->ticks + 1;
-	}
-	p = &c->pending[c->nr_pending++];
-	p->va = ev->va;
-	p->nr_pages = (uint32_t)ev->nr_pages;
-	p->seq = c->next_seq++;
-	p->events = 1;
-	p->key = key;
-	c->pending_pages += (uint32_t)ev->nr_pages;
-	pbox_add(eng, cpu, as->index, ev, 1);
-	goto full;
-merge:
-	/* Keep the entry's seq: it is as old as its oldest page, which is
-	 * what a deferred free waits for. */
-	p->nr_pages += (uint32_t)ev->nr_pages;
-	p->events++;
-	c->next_seq++;
-	c->pending_pages += (uint32_t)ev->nr_pages;
-	pbox_add(eng, cpu, as->index, ev, 0);
-full:
-	/* Entries hold >= 1 page each, so nr_pending <= pending_pages, and this
-	 * keeps both within batch_pages: a full batch flushes itself. */
-	if (c->pending_pages >= params_of(eng)->batch_pages) {
-		tlbpol__flush_batch(eng, cpu, TLBPOL_BY_WRITEBACK, TLBPOL_BY_FREE);
-		tlbpol__post_lazy_batch(eng, cpu);
-	}
-}
-
 void tlbpol__enqueue(struct tlbpol_engine *eng, struct tlbpol_as *as, uint32_t cpu,
 		     const struct tlbpol_event *ev, uint32_t deadline)
 {
-	enqueue(eng, as, cpu, ev, deadline);
-}
-
-/*
- * tlbpol_submit()'s most frequent deferral, reached by a tail call: a page
- * queued BY_WRITEBACK or BY_FREE with nothing else to do (no lazy request to
- * reap, no deferred free due, no install to settle).  It ends the call as
- * tlbpol_submit() would.  One frame for the submit, not three.
- */
-int tlbpol__enqueue_and_leave(struct tlbpol_engine *eng, struct tlbpol_as *as, uint32_t cpu,
-			      const struct tlbpol_event *ev, struct tlbpol_decision *out,
-			      uint32_t packed)
-{
-	struct tlbpol_cpu *c = cpu_of(eng, cpu);
-
-	enqueue(eng, as, cpu, ev, packed_deadline(packed));
-	/* A batch that filled up ran its due frees when it completed. */
-	call_leave(c);
-	if (out)
-		decision_unpack(out, packed);
-	return 0;
+	enqueue(eng, params_of(eng), cpu_of(eng, cpu), as, cpu, ev, deadline);
 }
 
 /*

@@ -362,14 +362,14 @@ void tlbpol__resolve_verdicts(uint32_t arch, struct tlbpol_params *p)
  * again as if the row did not exist.  Out of line: with the default rules
  * no row takes it.
  */
-void tlbpol__decide_without(const struct tlbpol_engine *eng, uint64_t rules,
-			    const struct tlbpol_event *ev, struct tlbpol_decision *out)
+uint32_t tlbpol__decide_without(const struct tlbpol_engine *eng, uint64_t rules,
+				const struct tlbpol_event *ev)
 {
 	/* Only CLS_RETRIED's cell is RECLASSIFY, and a first try never gets
 	 * that class: this cell is a plain one. */
 	const struct decision_row *row = &tlbpol__decision_table[classify(eng, rules, ev, 1)];
 
-	put_decision(out, cell(eng->arch, rules, row), rules, ev);
+	return lazy_deadline(cell(eng->arch, rules, row), rules, ev);
 }
 
 int tlbpol_decide(const struct tlbpol_engine *eng, const struct tlbpol_as *as, uint32_t cpu,
@@ -379,7 +379,7 @@ int tlbpol_decide(const struct tlbpol_engine *eng, const struct tlbpol_as *as, u
 
 	if (err)
 		return err;
-	tlbpol__decide(eng, params_of(eng), ev, out);
+	decision_unpack(out, tlbpol__decide(eng, params_of(eng), ev));
 	return 0;
 }
 

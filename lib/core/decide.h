@@ -170,10 +170,39 @@ static inline int weaker_than_tables(enum event_class cls)
 }
 
 /*
- * Inlined into tlbpol__decide(): every submit classifies once.  The most
- * frequent event of all, seed 000's, is answered first: a first-try fault on
- * a present PTE that already allowed the access and did not change, with no
- * table freed.  That is the answer classify_pte() reaches for it.
+ * classify()'s first answer, CLS_SPURIOUS under any rules but
+ * TLBPOL_RULES_NONE: a first-try fault on a present PTE that already
+ * allowed the access and did not change, with no table freed.  (The test
+ * classify_pte() would reach for it, asked first: seed 000's spurious fault
+ * is the most frequent event of all.)  Other events leave at the first
+ * tests.
+ */
+static inline int spurious_fault(const struct tlbpol_event *ev)
+{
+	uint32_t need = fault_needs(ev->flags);
+
+	return ev->kind == TLBPOL_EV_FAULT && ev->old_pte == ev->new_pte &&
+	       (((ev->flags & (TLBPOL_EVF_TRIED | TLBPOL_EVF_PFN_CHANGED | TLBPOL_EVF_ATTRS |
+			       TLBPOL_EVF_TABLES_FREED)) == 0) &
+		((ev->old_pte & need) == need));
+}
+
+/*
+ * classify()'s second answer, classify_removal()'s class under any rules
+ * but TLBPOL_RULES_NONE: a present PTE made not present by anything but a
+ * remap (a reclaim, or an unmap walking a range page by page: the most
+ * frequent deferral).  classify_pte() tests nothing else first for it, and
+ * no class of classify_removal() is weaker than tables freed.
+ */
+static inline int removal(const struct tlbpol_event *ev)
+{
+	return (ev->kind != TLBPOL_EV_REMAP) & ((ev->old_pte & TLBPOL_PTE_PRESENT) != 0) &
+	       ((ev->new_pte & TLBPOL_PTE_PRESENT) == 0);
+}
+
+/*
+ * Inlined into tlbpol__decide(): every submit classifies once.  The two
+ * most frequent kinds of event are answered first, as classify_pte() would.
  */
 static inline __attribute__((always_inline)) enum event_class
 classify(const struct tlbpol_engine *eng, uint64_t rules, const struct tlbpol_event *ev,
@@ -181,12 +210,12 @@ classify(const struct tlbpol_engine *eng, uint64_t rules, const struct tlbpol_ev
 {
 	enum event_class cls;
 
-	if (ev->kind == TLBPOL_EV_FAULT && ev->old_pte == ev->new_pte &&
-	    !(ev->flags & (TLBPOL_EVF_TRIED | TLBPOL_EVF_PFN_CHANGED | TLBPOL_EVF_ATTRS |
-			   TLBPOL_EVF_TABLES_FREED)) &&
-	    (ev->old_pte & fault_needs(ev->flags)) == fault_needs(ev->flags) &&
-	    rules != TLBPOL_RULES_NONE)
-		return CLS_SPURIOUS;
+	if (rules != TLBPOL_RULES_NONE) {
+		if (spurious_fault(ev))
+			return CLS_SPURIOUS;
+		if (removal(ev))
+			return classify_removal(eng, ev);
+	}
 	cls = classify_pte(eng, rules, ev, first_try);
 	if ((ev->flags & TLBPOL_EVF_TABLES_FREED) && weaker_than_tables(cls))
 		return rules == TLBPOL_RULES_NONE ? CLS_NAIVE : CLS_TABLES_FREED;
@@ -244,50 +273,52 @@ static inline uint32_t verdict_pack(struct verdict v, uint32_t reason)
 }
 
 /*
- * Write the decision @v (packed) to @out.  LATR: a caller that promises not
- * to reuse the frames or addresses before a deferred free runs (EVF_LAZY_OK)
+ * The decision @v (packed) for @ev.  LATR: a caller that promises not to
+ * reuse the frames or addresses before a deferred free runs (EVF_LAZY_OK)
  * turns "before the frames are freed" into "before that deferred free",
  * which tlbpol_tick() and tlbpol_switch() complete without interrupts.  Only
  * BY_FREE moves: a dirty page's BY_WRITEBACK protects data, not frames.
  */
-static inline void put_decision(struct tlbpol_decision *out, uint32_t v, uint64_t rules,
-				const struct tlbpol_event *ev)
+static inline uint32_t lazy_deadline(uint32_t v, uint64_t rules, const struct tlbpol_event *ev)
 {
-	decision_unpack(out, v);
-	if (out->deadline == TLBPOL_BY_FREE && (ev->flags & TLBPOL_EVF_LAZY_OK) &&
+	if (packed_deadline(v) == TLBPOL_BY_FREE && (ev->flags & TLBPOL_EVF_LAZY_OK) &&
 	    (rules & TLBPOL_RULE_LAZY_UNMAP))
-		out->deadline = TLBPOL_BY_LAZY;
+		return packed_with_deadline(v, TLBPOL_BY_LAZY);
+	return v;
 }
 
-void tlbpol__decide_without(const struct tlbpol_engine *eng, uint64_t rules,
-			    const struct tlbpol_event *ev, struct tlbpol_decision *out);
+/* The decision, packed, when the first look says VERDICT_OUT_OF_LINE. */
+uint32_t tlbpol__decide_without(const struct tlbpol_engine *eng, uint64_t rules,
+				const struct tlbpol_event *ev);
 
 /*
- * The decision of @ev under @p if its cell needs no second look, which is
- * every cell with the default rules: 0, and *@out is written.  1 if the
- * row's rule is off and the event must be classified again, *@out
- * untouched: tlbpol__decide() has the answer.  For a caller whose hot path
- * must make no call (tlbpol_submit()).
+ * The decision of @ev under @p, packed, if its cell needs no second look,
+ * which is every cell with the default rules.  VERDICT_OUT_OF_LINE if the
+ * row's rule is off and the event must be classified again:
+ * tlbpol__decide() has the answer.  For a caller whose hot path must make
+ * no call (tlbpol_submit()).
  */
-static inline __attribute__((always_inline)) int
+static inline __attribute__((always_inline)) uint32_t
 tlbpol__decide_ruled(const struct tlbpol_engine *eng, const struct tlbpol_params *p,
-		     const struct tlbpol_event *ev, struct tlbpol_decision *out)
+		     const struct tlbpol_event *ev)
 {
 	uint32_t v = p->verdict[classify(eng, p->rules, ev, 0)];
 
 	if (packed_action(v) == VERDICT_OUT_OF_LINE)
-		return 1;
-	put_decision(out, v, p->rules, ev);
-	return 0;
+		return v;
+	return lazy_deadline(v, p->rules, ev);
 }
 
-/* @p: the configuration this decision is made under, read once. */
-static inline void tlbpol__decide(const struct tlbpol_engine *eng,
-				  const struct tlbpol_params *p, const struct tlbpol_event *ev,
-				  struct tlbpol_decision *out)
+/* The decision, packed.  @p: the configuration it is made under, read
+ * once. */
+static inline uint32_t tlbpol__decide(const struct tlbpol_engine *eng,
+				      const struct tlbpol_params *p, const struct tlbpol_event *ev)
 {
-	if (tlbpol__decide_ruled(eng, p, ev, out))
-		tlbpol__decide_without(eng, p->rules, ev, out);
+	uint32_t v = tlbpol__decide_ruled(eng, p, ev);
+
+	if (packed_action(v) == VERDICT_OUT_OF_LINE)
+		return tlbpol__decide_without(eng, p->rules, ev);
+	return v;
 }
 
 /* Page sizes per arch, as bitmasks of page_shift. */
@@ -312,17 +343,29 @@ static inline uint64_t arch_page_shifts(uint32_t arch)
 	}
 }
 
+/* The fields every event must have valid, whatever its size. */
+static inline int valid_fields(const struct tlbpol_event *ev)
+{
+	return (ev->size >= sizeof(*ev)) & (ev->kind < TLBPOL_EV_MAX) &
+	       ((ev->flags & ~TLBPOL_EVF_ALL) == 0) &
+	       (((ev->old_pte | ev->new_pte) & ~TLBPOL_PTE_ALL) == 0);
+}
+
+/* The common case, in one branch: valid fields and one aligned 4 KiB page
+ * (every profile has that size, and such a page cannot wrap). */
+static inline int valid_one_page(const struct tlbpol_event *ev)
+{
+	return valid_fields(ev) & (ev->page_shift == 12) & (ev->nr_pages == 1) &
+	       ((ev->va & 0xfff) == 0);
+}
+
 static inline int validate_event(const struct tlbpol_engine *eng, const struct tlbpol_event *ev)
 {
 	uint64_t size, end;
 
 	/* One branch for the four: every submit pays for them. */
-	if ((ev->size < sizeof(*ev)) | (ev->kind >= TLBPOL_EV_MAX) |
-	    ((ev->flags & ~TLBPOL_EVF_ALL) != 0) |
-	    (((ev->old_pte | ev->new_pte) & ~TLBPOL_PTE_ALL) != 0))
+	if (!valid_fields(ev))
 		return -E_INVAL;
-	/* The common case: one 4 KiB page (every profile has that size, and
-	 * an aligned 4 KiB page cannot wrap). */
 	if (ev->page_shift == 12 && ev->nr_pages == 1)
 		return (ev->va & 0xfff) ? -E_INVAL : 0;
 	if (ev->page_shift >= 64 || !((arch_page_shifts(eng->arch) >> ev->page_shift) & 1))
@@ -342,18 +385,29 @@ static inline int validate_event(const struct tlbpol_engine *eng, const struct t
 	return 0;
 }
 
-/* The arguments of tlbpol_decide() and tlbpol_submit(), in the order the
- * header documents their errors. */
-static inline int tlbpol__check_event_call(const struct tlbpol_engine *eng, const struct tlbpol_as *as,
-			     uint32_t cpu, const struct tlbpol_event *ev)
+/* The engine, address space and CPU of tlbpol_decide() and
+ * tlbpol_submit(), in the order the header documents their errors (a NULL
+ * event is -EINVAL with them). */
+static inline int tlbpol__check_call(const struct tlbpol_engine *eng, const struct tlbpol_as *as,
+				     uint32_t cpu)
 {
-	if (!eng || !ev || !as || eng->magic != TLBPOL_MAGIC)
+	if (!eng || !as || eng->magic != TLBPOL_MAGIC)
 		return -E_INVAL;
 	if (cpu >= eng->nr_cpus)
 		return -E_RANGE;
 	if (!tlbpol__as_valid(eng, as))
 		return -E_INVAL;
-	return validate_event(eng, ev);
+	return 0;
+}
+
+/* All their arguments. */
+static inline int tlbpol__check_event_call(const struct tlbpol_engine *eng,
+					   const struct tlbpol_as *as, uint32_t cpu,
+					   const struct tlbpol_event *ev)
+{
+	int err = ev ? tlbpol__check_call(eng, as, cpu) : -E_INVAL;
+
+	return err ? err : validate_event(eng, ev);
 }
 
 #endif /* TLBPOL_DECIDE_H */

@@ -80,10 +80,15 @@ struct pending {
 			uint16_t as_index;  /* < TLBPOL_MAX_AS */
 			uint8_t page_shift;
 			uint8_t deadline;
-			uint8_t flush_flags; /* TLBPOL_FLUSHF_* */
-			uint8_t global;      /* old PTE was global: FOOTPRINT cannot narrow it */
-			uint8_t spanned;     /* not LAZY_OK: its addresses may be reused before
-					      * it completes, so installs check it (struct pbox) */
+			/* The event's TLBPOL_EVF_TABLES_FREED (its flush
+			 * carries TLBPOL_FLUSHF_TABLES) and TLBPOL_EVF_LAZY_OK
+			 * (its addresses are not reused before it completes,
+			 * so it spans nothing installs check: struct pbox). */
+			uint8_t ev_flags;
+			/* TLBPOL_PTE_GLOBAL of its old or new PTE: FOOTPRINT
+			 * cannot narrow it. */
+			uint8_t pte_global;
+			uint8_t unused;      /* 0 */
 			/*
 			 * Events of one address space merged into it because the
 			 * batch had no entry left (entry_cap of them): va and
@@ -240,14 +245,18 @@ struct tlbpol_cpu {
 } __attribute__((aligned(TLBPOL_CACHELINE)));
 
 /*
- * A decision in one 32-bit word: action, deadline and reason, a byte, a
- * byte and the rest.  p->verdict[] keeps the table's cells so, and
- * tlbpol_submit() hands its decision to its tail calls so (six arguments
- * stay in registers on every ABI the core targets).
+ * A decision in one 32-bit word: action, deadline and reason, a byte each,
+ * and in the top byte the index of its counter in cnt.decided[][] (so that
+ * counting it costs no multiply).  p->verdict[] keeps the table's cells so,
+ * and tlbpol_submit() carries its decision so to the end and to its tail
+ * calls (six arguments stay in registers on every ABI the core targets).
  */
+_Static_assert(TLBPOL_WHY_MAX * TLBPOL_ACTIONS <= 0xff && TLBPOL_WHY_MAX <= 0xff,
+	       "a decision's reason and counter index fit in a byte");
+
 static inline uint32_t decision_pack(uint32_t action, uint32_t deadline, uint32_t reason)
 {
-	return action | deadline << 8 | reason << 16;
+	return action | deadline << 8 | reason << 16 | (reason * TLBPOL_ACTIONS + action) << 24;
 }
 
 static inline uint32_t packed_action(uint32_t v)
@@ -260,11 +269,22 @@ static inline uint32_t packed_deadline(uint32_t v)
 	return (v >> 8) & 0xff;
 }
 
+static inline uint32_t packed_reason(uint32_t v)
+{
+	return (v >> 16) & 0xff;
+}
+
+/* @v with its deadline replaced by @deadline. */
+static inline uint32_t packed_with_deadline(uint32_t v, uint32_t deadline)
+{
+	return (v & ~0xff00u) | deadline << 8;
+}
+
 static inline void decision_unpack(struct tlbpol_decision *out, uint32_t v)
 {
 	out->action = packed_action(v);
 	out->deadline = packed_deadline(v);
-	out->reason = v >> 16;
+	out->reason = packed_reason(v);
 	out->pad = 0;
 }
 
@@ -580,10 +600,6 @@ int tlbpol__flush_batch(struct tlbpol_engine *eng, uint32_t cpu, uint32_t from, 
 int tlbpol__post_lazy_batch(struct tlbpol_engine *eng, uint32_t cpu);
 void tlbpol__enqueue(struct tlbpol_engine *eng, struct tlbpol_as *as, uint32_t cpu,
 		     const struct tlbpol_event *ev, uint32_t deadline);
-/* @packed: the decision (decision_pack()). */
-int tlbpol__enqueue_and_leave(struct tlbpol_engine *eng, struct tlbpol_as *as, uint32_t cpu,
-			      const struct tlbpol_event *ev, struct tlbpol_decision *out,
-			      uint32_t packed);
 void tlbpol__single(struct tlbpol_engine *eng, struct slot *s, const struct tlbpol_as *as,
 		    const struct tlbpol_event *ev);
 void tlbpol__finalize_kind(const struct tlbpol_engine *eng, struct req_flush *rf);

@@ -3,6 +3,7 @@
  * submit.c - acting on decisions: tlbpol_submit() and tlbpol_flush().
  */
 #include "decide.h"
+#include "enqueue.h"
 
 /*
  * An address is being reused (a PTE installed where none was) while
@@ -98,15 +99,13 @@ static void flush_self_now(struct tlbpol_engine *eng, struct tlbpol_as *as, uint
 	flush_here(eng, as, cpu, ev);
 }
 
-/* The decision in one register, for the tail calls below. */
-static inline uint32_t pack(const struct tlbpol_decision *d)
-{
-	return decision_pack(d->action, d->deadline, d->reason);
-}
 
-static inline void count_decision(struct tlbpol_cpu *c, const struct tlbpol_decision *d)
+/* One decision (@v, packed) counted: cnt.decided[reason][action]. */
+static inline void count_decision(struct tlbpol_cpu *c, uint32_t v)
 {
-	prim_count(&c->cnt.decided[d->reason][d->action], 1);
+	uint64_t *n = &c->cnt.decided[0][0] + (v >> 24);
+
+	prim_count(n, 1);
 }
 
 /*
@@ -115,41 +114,40 @@ static inline void count_decision(struct tlbpol_cpu *c, const struct tlbpol_deci
  * pending), a reused address settled against what is pending, the action,
  * due deferred frees; then the call ends.  Out of line and reached by a tail
  * call: the no-flush decision (seed 000's spurious fault, the most frequent
- * event) needs none of it, and tlbpol_submit() makes no call for it.
+ * event) and the plain deferral need none of it, and submit_event() makes
+ * no call for them.
  */
 static __attribute__((noinline)) int act(struct tlbpol_engine *eng, struct tlbpol_as *as,
 					 uint32_t cpu, const struct tlbpol_event *ev,
 					 struct tlbpol_decision *out, uint32_t packed)
 {
 	struct tlbpol_cpu *c = cpu_of(eng, cpu);
-	struct tlbpol_decision d;
-
-	decision_unpack(&d, packed);
+	uint32_t action = packed_action(packed), deadline = packed_deadline(packed);
 
 	if (lazy_in_flight(c))
 		tlbpol__reap(eng, cpu);
 	if (!(ev->old_pte & TLBPOL_PTE_PRESENT) &&
 	    (prim_load_acquire(&as->pending) || prim_load_relaxed(&eng->global_pending)))
 		settle_reused_range(eng, as, cpu, ev);
-	if (d.action == TLBPOL_ACT_LOCAL) {
+	if (action == TLBPOL_ACT_LOCAL) {
 		flush_here(eng, as, cpu, ev);
-	} else if (d.action == TLBPOL_ACT_SHOOTDOWN) {
-		if (d.deadline == TLBPOL_BY_NOW || ev->nr_pages >= params_of(eng)->batch_pages) {
+	} else if (action == TLBPOL_ACT_SHOOTDOWN) {
+		if (deadline == TLBPOL_BY_NOW || ev->nr_pages >= params_of(eng)->batch_pages) {
 			struct slot *s = &c->slots[SLOT_SYNC];
 
 			tlbpol__single(eng, s, as, ev);
 			tlbpol__shoot(eng, cpu, s);
 		} else {
-			if (d.deadline == TLBPOL_BY_LAZY)
+			if (deadline == TLBPOL_BY_LAZY)
 				flush_self_now(eng, as, cpu, ev);
-			tlbpol__enqueue(eng, as, cpu, ev, d.deadline);
+			tlbpol__enqueue(eng, as, cpu, ev, deadline);
 		}
 	}
 	if (c->dfree_count)
 		tlbpol__run_dfrees(eng, cpu);
 	call_leave(c);
 	if (out)
-		*out = d;
+		decision_unpack(out, packed);
 	return 0;
 }
 
@@ -162,55 +160,122 @@ static __attribute__((noinline)) int submit_slow(struct tlbpol_engine *eng, stru
 						 uint32_t cpu, const struct tlbpol_event *ev,
 						 struct tlbpol_decision *out, int settle)
 {
-	struct tlbpol_decision d;
+	uint32_t v;
 
 	if (settle)
 		tlbpol__settle(eng, cpu, 1);
-	tlbpol__decide(eng, params_of(eng), ev, &d);
-	count_decision(cpu_of(eng, cpu), &d);
-	return act(eng, as, cpu, ev, out, pack(&d));
+	v = tlbpol__decide(eng, params_of(eng), ev);
+	count_decision(cpu_of(eng, cpu), v);
+	return act(eng, as, cpu, ev, out, v);
+}
+
+/* Does this CPU have something to do before or after any action: lazy
+ * requests to reap, deferred frees due? */
+static inline int cpu_owes(const struct tlbpol_cpu *c)
+{
+	return lazy_in_flight(c) | (c->dfree_count != 0);
 }
 
 /*
- * The hot path makes no call but tail calls: the no-flush decision costs
- * the checks, the classification, one counter and the nesting guard (and,
- * with GCC 12 on x86-64, six saved registers: the classification needs
- * more than the caller-saved ones).
+ * The fast path's test: is @ev a valid one-page event that classify()
+ * answers CLS_SPURIOUS?
+ */
+static inline int spurious_shape(const struct tlbpol_event *ev)
+{
+	return spurious_fault(ev) && valid_one_page(ev);
+}
+
+/* What the caller of submit_event() has done already. */
+enum {
+	SUBMIT_CHECKED = 1 << 0, /* validate_event() passes @ev */
+	SUBMIT_ENTERED = 1 << 1, /* and the call is entered (call_guard()) */
+};
+
+/*
+ * A submit whose engine, address space and CPU are checked but that the
+ * fast path below does not finish: the event checked and the call entered
+ * unless @done says so, then decided and acted on.  Its own frame, reached
+ * by a tail call: the classification and the enqueue need more registers
+ * than the caller-saved ones, and the spurious fault must not pay for
+ * saving them.  A plain deferral (a page queued BY_WRITEBACK or BY_FREE with
+ * nothing else to do, the most frequent) is queued here, without act().
+ */
+static __attribute__((noinline)) int submit_event(struct tlbpol_engine *eng, struct tlbpol_as *as,
+						  uint32_t cpu, const struct tlbpol_event *ev,
+						  struct tlbpol_decision *out, uint32_t done)
+{
+	struct tlbpol_cpu *c = cpu_of(eng, cpu);
+	const struct tlbpol_params *p;
+	uint32_t v, deadline;
+
+	if (!(done & SUBMIT_CHECKED)) {
+		int err = validate_event(eng, ev);
+
+		if (err)
+			return err;
+	}
+	/* call_enter(), with its settle out of line. */
+	if (!(done & SUBMIT_ENTERED) && call_guard(c))
+		return -E_BUSY;
+	if (call_owes_settle(c))
+		return submit_slow(eng, as, cpu, ev, out, 1);
+	p = params_of(eng);
+	v = tlbpol__decide_ruled(eng, p, ev);
+	if (packed_action(v) == VERDICT_OUT_OF_LINE)
+		return submit_slow(eng, as, cpu, ev, out, 0);
+	count_decision(c, v);
+	/* act() reaps, settles a reused address, acts, runs due frees. */
+	if (cpu_owes(c) ||
+	    (!(ev->old_pte & TLBPOL_PTE_PRESENT) &&
+	     (prim_load_relaxed(&as->pending) || prim_load_relaxed(&eng->global_pending))))
+		return act(eng, as, cpu, ev, out, v);
+	deadline = packed_deadline(v);
+	if (packed_action(v) == TLBPOL_ACT_SHOOTDOWN &&
+	    (deadline == TLBPOL_BY_WRITEBACK || deadline == TLBPOL_BY_FREE) &&
+	    ev->nr_pages < p->batch_pages)
+		/* A batch that fills up runs its due frees as it completes. */
+		enqueue(eng, p, c, as, cpu, ev, deadline);
+	else if (packed_action(v) != TLBPOL_ACT_NONE)
+		return act(eng, as, cpu, ev, out, v);
+	call_leave(c);
+	if (out)
+		decision_unpack(out, v);
+	return 0;
+}
+
+/*
+ * The hot path, in the caller-saved registers: the argument checks, the
+ * event's shape, and for a spurious fault the nesting guard, the table's
+ * cell and one counter.  Anything else (another event, anything owed, a
+ * configuration whose cell is not "no flush now") goes on by a tail call to
+ * submit_event(), which decides it as it decides every event.
  */
 int tlbpol_submit(struct tlbpol_engine *eng, struct tlbpol_as *as, uint32_t cpu,
 		  const struct tlbpol_event *ev, struct tlbpol_decision *out)
 {
 	const struct tlbpol_params *p;
-	struct tlbpol_decision d;
 	struct tlbpol_cpu *c;
-	int err = tlbpol__check_event_call(eng, as, cpu, ev);
+	uint32_t v;
+	int err = ev ? tlbpol__check_call(eng, as, cpu) : -E_INVAL;
 
 	if (err)
 		return err;
+	if (!spurious_shape(ev))
+		return submit_event(eng, as, cpu, ev, out, 0);
 	c = cpu_of(eng, cpu);
-	/* call_enter(), with its settle out of line. */
 	if (call_guard(c))
 		return -E_BUSY;
-	if (call_owes_settle(c))
-		return submit_slow(eng, as, cpu, ev, out, 1);
 	p = params_of(eng);
-	if (tlbpol__decide_ruled(eng, p, ev, &d))
-		return submit_slow(eng, as, cpu, ev, out, 0);
-	count_decision(c, &d);
-	if (lazy_in_flight(c) || c->dfree_count ||
-	    (!(ev->old_pte & TLBPOL_PTE_PRESENT) &&
-	     (prim_load_relaxed(&as->pending) || prim_load_relaxed(&eng->global_pending))))
-		return act(eng, as, cpu, ev, out, pack(&d));
-	/* act()'s deferral, the most frequent action, without act(). */
-	if (d.action == TLBPOL_ACT_SHOOTDOWN &&
-	    (d.deadline == TLBPOL_BY_WRITEBACK || d.deadline == TLBPOL_BY_FREE) &&
-	    ev->nr_pages < p->batch_pages)
-		return tlbpol__enqueue_and_leave(eng, as, cpu, ev, out, pack(&d));
-	if (d.action != TLBPOL_ACT_NONE)
-		return act(eng, as, cpu, ev, out, pack(&d));
+	v = p->verdict[CLS_SPURIOUS];
+	/* NONE and BY_NOW: lazy_deadline() would change nothing.  Under
+	 * TLBPOL_RULES_NONE classify() answers CLS_NAIVE instead. */
+	if (((v & 0xffff) != decision_pack(TLBPOL_ACT_NONE, TLBPOL_BY_NOW, 0)) |
+	    (p->rules == TLBPOL_RULES_NONE) | call_owes_settle(c) | cpu_owes(c))
+		return submit_event(eng, as, cpu, ev, out, SUBMIT_CHECKED | SUBMIT_ENTERED);
+	count_decision(c, v);
 	call_leave(c);
 	if (out)
-		*out = d;
+		decision_unpack(out, v);
 	return 0;
 }
 
