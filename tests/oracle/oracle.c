@@ -2875,6 +2875,61 @@ enum orc_result orc_attrs(struct orc_world *w, uint32_t cpu, uint32_t as, uint32
 	return nch ? ORC_OK : ORC_SKIP;
 }
 
+/*
+ * The table page of @page's group replaced by a copy: a hypervisor
+ * rebuilding a shadow table, a kernel moving page-table pages.  No PTE
+ * changes, but the old table page is freed by the deferred free, so no CPU
+ * may still cache a pointer to it by then (paging-structure caches, SDM
+ * 4.10.3; Arm ARM D8.13 walk caches).  The host reports it with
+ * TLBPOL_EVF_TABLES_FREED under the kind of the code path that did it
+ * (@kind): a fault that found its PTE already good (it looks spurious), a
+ * protect or an aging pass that changed nothing.  Under the group lock.
+ */
+enum orc_result orc_retable(struct orc_world *w, uint32_t cpu, uint32_t as, uint32_t page,
+			    uint32_t kind)
+{
+	struct orc_cpu *c = &w->cpus[cpu];
+	uint32_t gp = w->cfg.group_pages, g, p0, n = gp, nch = 0;
+	struct change ch[ORC_MAX_RANGE] = { { 0, 0, 0 } };
+	struct orc_free *fr;
+	uint64_t d, nd, o;
+
+	if (kind >= TLBPOL_EV_MAX || kind == TLBPOL_EV_REMAP)
+		return ORC_SKIP;
+	p0 = page / gp * gp;
+	if (!clip(w, as, &p0, &n))
+		return ORC_SKIP;
+	g = p0 / gp;
+	if (!lock_groups(w, cpu, as, g, g))
+		return ORC_BUSY;
+	d = atomic_load(&w->as[as].dir[g]);
+	if (!d || table_alloc(w, as, g, &nd)) {
+		unlock_groups(w, as, g, g);
+		return d ? ORC_NOMEM : ORC_SKIP;
+	}
+	/* The event names the group's present PTEs, old and new alike. */
+	for (uint32_t p = p0; p < p0 + n; p++) {
+		uint64_t pte = atomic_load(&w->as[as].pte[p]);
+
+		if (!(pte_perm(pte) & B_P))
+			continue;
+		ch[nch].page = p;
+		ch[nch].old = ch[nch].new = pte;
+		nch++;
+	}
+	atomic_store(&w->as[as].dir[g], nd);
+	o = atomic_load(&w->table[dir_table(d)]);
+	atomic_store(&w->table[dir_table(d)],
+		     own_make(T_DETACHED, own_as(o), own_idx(o), own_gen(o)));
+	trace(w, (int)cpu, TR_DETACH, as, g, dir_table(d), 0);
+	fr = free_new(w, c, cpu, as);
+	fr->tables[fr->nr_tables++] = dir_table(d);
+	submit(w, cpu, as, kind, TLBPOL_EVF_TABLES_FREED, p0, n, ch, nch, 0);
+	unlock_groups(w, as, g, g);
+	free_register(w, c, cpu, fr);
+	return ORC_OK;
+}
+
 enum orc_result orc_change_frame(struct orc_world *w, uint32_t cpu, uint32_t as, uint32_t page,
 				 int cow)
 {

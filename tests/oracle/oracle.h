@@ -328,6 +328,12 @@ enum orc_result orc_kprotect(struct orc_world *w, uint32_t cpu, uint32_t via, ui
  * present pages: TLBPOL_EVF_ATTRS, the portable bits unchanged. */
 enum orc_result orc_attrs(struct orc_world *w, uint32_t cpu, uint32_t as, uint32_t page,
 			  uint32_t n);
+/* Replace the table page of @page's group by a copy, every PTE unchanged,
+ * and free the old one after the flush: TLBPOL_EVF_TABLES_FREED on an event
+ * of @kind (a fault that looks spurious, a protect or an aging pass that
+ * changed nothing). */
+enum orc_result orc_retable(struct orc_world *w, uint32_t cpu, uint32_t as, uint32_t page,
+			    uint32_t kind);
 /* Point the PTE at a new frame (@cow: a write fault breaking COW, else an
  * in-place replacement), break-before-make. */
 enum orc_result orc_change_frame(struct orc_world *w, uint32_t cpu, uint32_t as, uint32_t page,

@@ -78,7 +78,7 @@ struct profile {
 	/* which change */
 	unsigned populate, prot_down, prot_up, unmap, unmap_tables, unmap_big, reclaim, migrate,
 		young, dirty, remap, cow, replace, dontneed, age_reclaim, kmap, kunmap, kprotect,
-		attrs;
+		attrs, retable;
 	/* a lazy or idle CPU's step: speculative walk, tick, kswapd-like work,
 	 * kernel access, a preemption while lazy (percent); how long it stays
 	 * (steps) */
@@ -96,7 +96,7 @@ static const struct profile profiles[] = {
 		.populate = 8, .prot_down = 12, .prot_up = 8, .unmap = 12, .unmap_tables = 6,
 		.unmap_big = 3, .reclaim = 10, .migrate = 7, .young = 10, .dirty = 8,
 		.remap = 5, .cow = 5, .replace = 3, .dontneed = 6, .age_reclaim = 10, .kmap = 3,
-		.kunmap = 3, .kprotect = 3, .attrs = 3,
+		.kunmap = 3, .kprotect = 3, .attrs = 3, .retable = 3,
 		.lazy_spec = 30, .lazy_tick = 10, .lazy_work = 10, .lazy_kaccess = 15,
 		.lazy_preempt = 3, .lazy_min = 5, .lazy_max = 40, .lazy_ok = 25,
 	},
@@ -113,7 +113,7 @@ static const struct profile profiles[] = {
 		.populate = 8, .prot_down = 20, .prot_up = 10, .unmap = 12, .unmap_tables = 4,
 		.unmap_big = 2, .reclaim = 8, .migrate = 4, .young = 4, .dirty = 8,
 		.remap = 4, .cow = 4, .replace = 2, .dontneed = 4, .age_reclaim = 2, .kmap = 3,
-		.kunmap = 3, .kprotect = 3, .attrs = 2,
+		.kunmap = 3, .kprotect = 3, .attrs = 2, .retable = 2,
 		.lazy_spec = 30, .lazy_tick = 10, .lazy_work = 10, .lazy_kaccess = 15,
 		.lazy_preempt = 3, .lazy_min = 5, .lazy_max = 30, .lazy_ok = 25,
 	},
@@ -178,7 +178,7 @@ static const struct profile profiles[] = {
 		.populate = 20, .prot_down = 30, .prot_up = 10, .unmap = 20, .unmap_tables = 4,
 		.unmap_big = 2, .reclaim = 4, .migrate = 2, .young = 2, .dirty = 4,
 		.remap = 2, .cow = 4, .replace = 2, .dontneed = 10, .age_reclaim = 1, .kmap = 2,
-		.kunmap = 2, .kprotect = 4, .attrs = 2,
+		.kunmap = 2, .kprotect = 4, .attrs = 2, .retable = 2,
 		.lazy_spec = 30, .lazy_tick = 5, .lazy_work = 5, .lazy_kaccess = 15,
 		.lazy_preempt = 1, .lazy_min = 5, .lazy_max = 20, .lazy_ok = 25,
 	},
@@ -297,7 +297,7 @@ static void do_change(struct orc_world *w, uint32_t cpu, struct shared *sh,
 	const unsigned wts[] = { p->populate, p->prot_down, p->prot_up, p->unmap, p->unmap_tables,
 				 p->unmap_big, p->reclaim, p->migrate, p->young, p->dirty,
 				 p->remap, p->cow, p->replace, p->dontneed, p->age_reclaim,
-				 p->kmap, p->kunmap, p->kprotect, p->attrs };
+				 p->kmap, p->kunmap, p->kprotect, p->attrs, p->retable };
 	uint32_t via = (uint32_t)rnd(w, cpu, orc_world_config(w)->nr_as);
 	uint32_t as = some_as(w, cpu), page = some_page(w, cpu, sh, as);
 	uint32_t gp = orc_world_config(w)->group_pages;
@@ -379,9 +379,16 @@ static void do_change(struct orc_world *w, uint32_t cpu, struct shared *sh,
 	case 17: /* set_memory_ro() / set_memory_rw() */
 		orc_kprotect(w, cpu, via, some_kpage(w, cpu), n, rnd(w, cpu, 2) == 0);
 		break;
-	default: /* a memory type or protection key; a huge page split */
+	case 18: /* a memory type or protection key; a huge page split */
 		orc_attrs(w, cpu, as, page, n);
 		break;
+	default: { /* a table page replaced by a copy, reported by one of these */
+		static const uint32_t kinds[] = { TLBPOL_EV_FAULT, TLBPOL_EV_PROTECT,
+						  TLBPOL_EV_CLEAR_YOUNG };
+
+		orc_retable(w, cpu, as, page, kinds[rnd(w, cpu, 3)]);
+		break;
+	}
 	}
 }
 
