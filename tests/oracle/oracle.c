@@ -1504,7 +1504,10 @@ static void submit(struct orc_world *w, uint32_t cpu, uint32_t x, uint32_t kind,
  * Submit @ch as one event per run of contiguous pages that changed alike.
  * For changes that may gain permissions: a union of old and new PTEs would
  * hide a bit one page gained while another already had it (a U/S flip is a
- * downgrade on x86).
+ * downgrade on x86).  Complete when the call returns, whatever the engine
+ * decided: a protection change is in force when mprotect() (or
+ * set_memory_ro(), or a memory-type change) returns, so a harmful entry
+ * left after that is a violation, not a deferral.
  */
 static void submit_runs(struct orc_world *w, uint32_t cpu, uint32_t x, uint32_t via,
 			uint32_t kind, uint32_t evflags, const struct change *ch, uint32_t nch)
@@ -1516,7 +1519,7 @@ static void submit_runs(struct orc_world *w, uint32_t cpu, uint32_t x, uint32_t 
 		     j++)
 			;
 		submit_via(w, cpu, x, via, kind, evflags, ch[i].page, j - i + 1, &ch[i], j - i + 1,
-			   0, SUB_NORMAL);
+			   0, SUB_NOW);
 	}
 }
 
@@ -2420,7 +2423,7 @@ enum orc_result orc_protect(struct orc_world *w, uint32_t cpu, uint32_t as, uint
 {
 	uint32_t gp = w->cfg.group_pages, g0, g1;
 	struct change ch[ORC_MAX_RANGE] = { { 0, 0, 0 } };
-	uint32_t nch = 0;
+	uint32_t nch = 0, kind = TLBPOL_EV_PROTECT;
 
 	if (!clip(w, as, &page, &n))
 		return ORC_SKIP;
@@ -2440,7 +2443,19 @@ enum orc_result orc_protect(struct orc_world *w, uint32_t cpu, uint32_t as, uint
 		if (pte_change(w, as, p, clear, set & allowed, 0, 1, &ch[nch]))
 			nch++;
 	}
-	submit_runs(w, cpu, as, as, TLBPOL_EV_PROTECT, 0, ch, nch);
+	/*
+	 * Now and then the host's code path labels the change as something
+	 * else (an unmap-like kind): the header promises that an event is
+	 * never flushed less than its PTE change needs, whatever its kind,
+	 * so a downgrade labelled UNMAP, RECLAIM or MIGRATE must still be one.
+	 */
+	if (rng_next(&w->cpus[cpu].rng) % 8 == 0) {
+		static const uint32_t kinds[] = { TLBPOL_EV_UNMAP, TLBPOL_EV_RECLAIM,
+						  TLBPOL_EV_MIGRATE };
+
+		kind = kinds[rng_next(&w->cpus[cpu].rng) % 3];
+	}
+	submit_runs(w, cpu, as, as, kind, 0, ch, nch);
 	unlock_groups(w, as, g0, g1);
 	return nch ? ORC_OK : ORC_SKIP;
 }
