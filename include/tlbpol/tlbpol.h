@@ -1175,6 +1175,8 @@ TLBPOL_API int tlbpol_decide(const struct tlbpol_engine *eng, const struct tlbpo
  * flush_tlb_batched_pending()), looking at every address space for pending
  * global PTEs: a CPU must never keep the old frame's translation once a new
  * frame is mapped there.
+ * @ev: read, never written; it must not change until the call returns, from
+ * the callbacks either (the engine may read it before and after them).
  * @out: may be NULL.
  * Context: for @cpu.  May call every callback and wait for other CPUs.
  * Return: 0, or the errors of tlbpol_decide(); -EBUSY nested in another

@@ -347,8 +347,8 @@ static inline uint64_t arch_page_shifts(uint32_t arch)
 static inline int valid_fields(const struct tlbpol_event *ev)
 {
 	return (ev->size >= sizeof(*ev)) & (ev->kind < TLBPOL_EV_MAX) &
-	       ((ev->flags & ~TLBPOL_EVF_ALL) == 0) &
-	       (((ev->old_pte | ev->new_pte) & ~TLBPOL_PTE_ALL) == 0);
+	       (((ev->flags & ~TLBPOL_EVF_ALL) | ((ev->old_pte | ev->new_pte) & ~TLBPOL_PTE_ALL)) ==
+		0);
 }
 
 /* The common case, in one branch: valid fields and one aligned 4 KiB page

@@ -103,7 +103,7 @@ struct pending *tlbpol__widenable(const struct tlbpol_engine *eng, uint32_t cpu,
  */
 static inline __attribute__((always_inline)) void
 enqueue(struct tlbpol_engine *eng, const struct tlbpol_params *prm, struct tlbpol_cpu *c,
-	struct tlbpol_as *as, uint32_t cpu, const struct tlbpol_event *ev, uint32_t deadline)
+	struct tlbpol_as *as, uint32_t cpu, const struct tlbpol_event *restrict ev, uint32_t deadline)
 {
 	uint64_t key = pending_key(as->index, ev->page_shift, deadline, ev->flags & KEY_EV_FLAGS,
 				   (ev->old_pte | ev->new_pte) & TLBPOL_PTE_GLOBAL);

@@ -185,37 +185,30 @@ static inline int spurious_shape(const struct tlbpol_event *ev)
 	return spurious_fault(ev) && valid_one_page(ev);
 }
 
-/* What the caller of submit_event() has done already. */
-enum {
-	SUBMIT_CHECKED = 1 << 0, /* validate_event() passes @ev */
-	SUBMIT_ENTERED = 1 << 1, /* and the call is entered (call_guard()) */
-};
-
 /*
  * A submit whose engine, address space and CPU are checked but that the
- * fast path below does not finish: the event checked and the call entered
- * unless @done says so, then decided and acted on.  Its own frame, reached
+ * fast path below does not finish: the event checked and the call entered,
+ * then decided and acted on.  Its own frame, reached
  * by a tail call: the classification and the enqueue need more registers
  * than the caller-saved ones, and the spurious fault must not pay for
  * saving them.  A plain deferral (a page queued BY_WRITEBACK or BY_FREE with
  * nothing else to do, the most frequent) is queued here, without act().
+ * @ev is restrict: the header says it does not change during the call, so
+ * the compiler may read it again rather than keep its fields on the stack.
  */
 static __attribute__((noinline)) int submit_event(struct tlbpol_engine *eng, struct tlbpol_as *as,
-						  uint32_t cpu, const struct tlbpol_event *ev,
-						  struct tlbpol_decision *out, uint32_t done)
+						  uint32_t cpu, const struct tlbpol_event *restrict ev,
+						  struct tlbpol_decision *out)
 {
 	struct tlbpol_cpu *c = cpu_of(eng, cpu);
 	const struct tlbpol_params *p;
 	uint32_t v, deadline;
+	int err = validate_event(eng, ev);
 
-	if (!(done & SUBMIT_CHECKED)) {
-		int err = validate_event(eng, ev);
-
-		if (err)
-			return err;
-	}
+	if (err)
+		return err;
 	/* call_enter(), with its settle out of line. */
-	if (!(done & SUBMIT_ENTERED) && call_guard(c))
+	if (call_guard(c))
 		return -E_BUSY;
 	if (call_owes_settle(c))
 		return submit_slow(eng, as, cpu, ev, out, 1);
@@ -261,17 +254,23 @@ int tlbpol_submit(struct tlbpol_engine *eng, struct tlbpol_as *as, uint32_t cpu,
 	if (err)
 		return err;
 	if (!spurious_shape(ev))
-		return submit_event(eng, as, cpu, ev, out, 0);
+		return submit_event(eng, as, cpu, ev, out);
 	c = cpu_of(eng, cpu);
 	if (call_guard(c))
 		return -E_BUSY;
 	p = params_of(eng);
 	v = p->verdict[CLS_SPURIOUS];
-	/* NONE and BY_NOW: lazy_deadline() would change nothing.  Under
-	 * TLBPOL_RULES_NONE classify() answers CLS_NAIVE instead. */
+	/*
+	 * NONE and BY_NOW: lazy_deadline() would change nothing.  Under
+	 * TLBPOL_RULES_NONE classify() answers CLS_NAIVE instead.  Otherwise,
+	 * or with anything owed, the call is left and entered again by
+	 * submit_event(), as if it had begun a moment later.
+	 */
 	if (((v & 0xffff) != decision_pack(TLBPOL_ACT_NONE, TLBPOL_BY_NOW, 0)) |
-	    (p->rules == TLBPOL_RULES_NONE) | call_owes_settle(c) | cpu_owes(c))
-		return submit_event(eng, as, cpu, ev, out, SUBMIT_CHECKED | SUBMIT_ENTERED);
+	    (p->rules == TLBPOL_RULES_NONE) | call_owes_settle(c) | cpu_owes(c)) {
+		call_leave(c);
+		return submit_event(eng, as, cpu, ev, out);
+	}
 	count_decision(c, v);
 	call_leave(c);
 	if (out)
