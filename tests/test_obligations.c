@@ -183,11 +183,16 @@ static int freed;
 static void every_call(struct ob *o, uint32_t cpu)
 {
 	struct tlbpol_event ev = h_event(TLBPOL_EV_PROTECT, 0, 0x9000, 1, P | W | U | A, P | U | A);
+	struct tlbpol_event spurious = h_event(TLBPOL_EV_FAULT, TLBPOL_EVF_WRITE, 0x9000, 1,
+					       P | W | U | A | D, P | W | U | A | D);
 	struct tlbpol_decision d;
 	struct tlbpol_stats st;
+	uint64_t m = 0;
 	int nf;
 
 	record(o, tlbpol_submit(o->h.eng, o->as, cpu, &ev, &d));
+	/* A spurious fault: tlbpol_submit()'s fast path has a guard too. */
+	record(o, tlbpol_submit(o->h.eng, o->as, cpu, &spurious, &d));
 	record(o, tlbpol_flush(o->h.eng, cpu, TLBPOL_BY_LAZY));
 	record(o, tlbpol_defer_free(o->h.eng, cpu, h_count_free, &freed));
 	record(o, tlbpol_switch(o->h.eng, cpu, NULL, NULL));
@@ -208,6 +213,11 @@ static void every_call(struct ob *o, uint32_t cpu)
 				  : -1);
 		record(o, tlbpol_engine_rules(o->h.eng) != 0 ? 1 : -1);
 	}
+	record(o, tlbpol_rules_parse("default,-batch", &m) == 0 &&
+				  m == (TLBPOL_RULES_DEFAULT & ~TLBPOL_RULE_BATCH) &&
+				  !strcmp(tlbpol_rule_str(TLBPOL_RULE_BATCH), "batch")
+			  ? 1
+			  : -1);
 }
 
 static void test_every_call_nested(void **state)
@@ -220,10 +230,10 @@ static void test_every_call_nested(void **state)
 	freed = 0;
 	o.in_flush = every_call;
 	ob_shoot(&o, 0x1000);
-	assert_int_equal(o.nret, 12);
-	for (int i = 0; i < 7; i++)
+	assert_int_equal(o.nret, 14);
+	for (int i = 0; i < 8; i++)
 		assert_int_equal(o.ret[i], -EBUSY);
-	for (int i = 7; i < 12; i++)
+	for (int i = 8; i < 14; i++)
 		assert_int_equal(o.ret[i], 1);
 	assert_int_equal(freed, 0);
 	assert_int_equal(tlbpol_stats_read(o.h.eng, 0, &st), 0);

@@ -56,7 +56,8 @@
  *   tlbpol_switch, tlbpol_unload         CPU  no   must      no     -EBUSY
  *   tlbpol_decide, _stats_read,          any  yes  yes       no     yes
  *     _frees_pending, _engine_rules, _engine_topology, _as_tag,
- *     _cpuset_*, _*_str, _version, _config_init, _engine_size
+ *     _cpuset_*, _*_str, _rules_parse, _version, _config_init,
+ *     _engine_size
  *   tlbpol_as_open, tlbpol_as_close      any  no   yes       no     yes
  *   tlbpol_engine_init                   any  yes  yes       no     -
  *   hosted: tlbpol_engine_new, _free,    process context, not from a
@@ -225,6 +226,40 @@ enum tlbpol_arch {
 	 TLBPOL_RULE_POLLING_CPUS)
 /* Every rule bit this version knows; any other bit is rejected (-EINVAL). */
 #define TLBPOL_RULES_ALL TLBPOL_RULES_DEFAULT
+
+/**
+ * tlbpol_rule_str() - the name of one rule bit.
+ * @rule: one TLBPOL_RULE_* bit.
+ *
+ * The names are the bits' own, in lower case with '-': "spurious-noflush",
+ * "range-flush", "retry-noflush", "batch", "aging-noflush",
+ * "upgrade-noflush", "footprint", "lazy-cpus", "gen-skip",
+ * "receiver-merge", "broadcast", "numa-fanout", "lazy-unmap", "vcpu-defer",
+ * "polling-cpus".  tlbpol_rules_parse() reads them back.
+ *
+ * Context: any; freestanding builds too.
+ * Return: a static string, never NULL: "unknown" for 0, for several bits
+ * and for a bit no rule has.
+ */
+TLBPOL_API const char *tlbpol_rule_str(uint64_t rule);
+
+/**
+ * tlbpol_rules_parse() - a rule mask from names, as command lines give it.
+ * @spec: terms read left to right from the empty mask.  A term is a set
+ *	("default", "linux", "none" or its other name "naive", "all"), a
+ *	rule (tlbpol_rule_str(); '_' may stand for '-') or a mask as a number
+ *	(decimal, or hexadecimal after "0x").  A term adds its bits, or
+ *	removes them if it begins with '-'.  Terms are separated by ',' or
+ *	begin with '+' or '-' after the first: "default,-lazy-unmap",
+ *	"linux+receiver-merge", "none,batch,range-flush".  A '-' inside a term
+ *	is part of the name, so "default-batch" is one (unknown) name.
+ * @out: the mask; written only on success.
+ *
+ * Context: any; freestanding builds too.
+ * Return: 0, or -EINVAL for a NULL or empty @spec, a NULL @out, an empty
+ * term, an unknown name, or a number with a bit outside TLBPOL_RULES_ALL.
+ */
+TLBPOL_API int tlbpol_rules_parse(const char *spec, uint64_t *out);
 
 /* ------------------------------------------------------------------------ */
 /* CPU sets                                                                 */

@@ -46,27 +46,6 @@
 #define STRESS_TSAN 0
 #endif
 
-static const struct {
-	const char *name;
-	uint64_t bit;
-} rule_names[] = {
-	{ "spurious_noflush", TLBPOL_RULE_SPURIOUS_NOFLUSH },
-	{ "range_flush", TLBPOL_RULE_RANGE_FLUSH },
-	{ "retry_noflush", TLBPOL_RULE_RETRY_NOFLUSH },
-	{ "batch", TLBPOL_RULE_BATCH },
-	{ "aging_noflush", TLBPOL_RULE_AGING_NOFLUSH },
-	{ "upgrade_noflush", TLBPOL_RULE_UPGRADE_NOFLUSH },
-	{ "footprint", TLBPOL_RULE_FOOTPRINT },
-	{ "lazy_cpus", TLBPOL_RULE_LAZY_CPUS },
-	{ "gen_skip", TLBPOL_RULE_GEN_SKIP },
-	{ "receiver_merge", TLBPOL_RULE_RECEIVER_MERGE },
-	{ "broadcast", TLBPOL_RULE_BROADCAST },
-	{ "numa_fanout", TLBPOL_RULE_NUMA_FANOUT },
-	{ "lazy_unmap", TLBPOL_RULE_LAZY_UNMAP },
-	{ "vcpu_defer", TLBPOL_RULE_VCPU_DEFER },
-	{ "polling_cpus", TLBPOL_RULE_POLLING_CPUS },
-};
-#define NR_RULES (sizeof(rule_names) / sizeof(rule_names[0]))
 
 /* How a CPU spends its steps, in parts per thousand (running) or percent. */
 struct profile {
@@ -708,55 +687,57 @@ static void add_mask(struct opts *o, uint64_t m, const char *name)
 	o->masks[o->nmasks++] = m;
 }
 
+/* One rule's bit, by its name (tlbpol_rule_str()): 0, or -1. */
 static int rule_bit(const char *s, uint64_t *bit)
 {
-	for (size_t i = 0; i < NR_RULES; i++)
-		if (!strcmp(s, rule_names[i].name)) {
-			*bit = rule_names[i].bit;
-			return 0;
-		}
-	return -1;
+	uint64_t m;
+
+	if (tlbpol_rules_parse(s, &m) || !m || (m & (m - 1)) ||
+	    strcmp(tlbpol_rule_str(m), "unknown") == 0)
+		return -1;
+	*bit = m;
+	return 0;
 }
 
+/*
+ * A comma list of configurations: "all" (none, each rule alone, default
+ * less each rule, linux, default), "default-RULE", or any mask
+ * tlbpol_rules_parse() reads ("linux", "0x7fff", "linux+receiver-merge";
+ * a rule alone is named only-RULE).
+ */
 static int parse_rules(struct opts *o, const char *spec)
 {
 	char buf[512], *save = NULL, *tok;
 
 	snprintf(buf, sizeof(buf), "%s", spec);
 	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-		uint64_t bit;
+		uint64_t bit, m;
 		char name[48];
 
 		if (!strcmp(tok, "all")) {
 			add_mask(o, TLBPOL_RULES_NONE, "none");
-			for (size_t i = 0; i < NR_RULES; i++) {
-				snprintf(name, sizeof(name), "only-%s", rule_names[i].name);
-				add_mask(o, rule_names[i].bit, name);
-			}
-			for (size_t i = 0; i < NR_RULES; i++) {
-				snprintf(name, sizeof(name), "default-%s", rule_names[i].name);
-				add_mask(o, TLBPOL_RULES_DEFAULT & ~rule_names[i].bit, name);
-			}
+			for (int i = 0; i < 64; i++)
+				if (TLBPOL_RULES_ALL & (1ULL << i)) {
+					snprintf(name, sizeof(name), "only-%s", tlbpol_rule_str(1ULL << i));
+					add_mask(o, 1ULL << i, name);
+				}
+			for (int i = 0; i < 64; i++)
+				if (TLBPOL_RULES_ALL & (1ULL << i)) {
+					snprintf(name, sizeof(name), "default-%s",
+						 tlbpol_rule_str(1ULL << i));
+					add_mask(o, TLBPOL_RULES_DEFAULT & ~(1ULL << i), name);
+				}
 			add_mask(o, TLBPOL_RULES_LINUX, "linux");
-			add_mask(o, TLBPOL_RULES_DEFAULT, "default");
-		} else if (!strcmp(tok, "none")) {
-			add_mask(o, TLBPOL_RULES_NONE, "none");
-		} else if (!strcmp(tok, "linux")) {
-			add_mask(o, TLBPOL_RULES_LINUX, "linux");
-		} else if (!strcmp(tok, "default")) {
 			add_mask(o, TLBPOL_RULES_DEFAULT, "default");
 		} else if (!strncmp(tok, "default-", 8) && !rule_bit(tok + 8, &bit)) {
 			add_mask(o, TLBPOL_RULES_DEFAULT & ~bit, tok);
 		} else if (!rule_bit(tok, &bit)) {
-			snprintf(name, sizeof(name), "only-%s", tok);
+			snprintf(name, sizeof(name), "only-%s", tlbpol_rule_str(bit));
 			add_mask(o, bit, name);
+		} else if (!tlbpol_rules_parse(tok, &m)) {
+			add_mask(o, m, tok);
 		} else {
-			char *end;
-			uint64_t m = strtoull(tok, &end, 0);
-
-			if (*end || end == tok || (m & ~TLBPOL_RULES_ALL))
-				return -1;
-			add_mask(o, m, "mask");
+			return -1;
 		}
 	}
 	return o->nmasks ? 0 : -1;
@@ -769,7 +750,8 @@ static void usage(void)
 		"              [--retain] [--profile normal|switch|planted|lazy|wide|compute]\n"
 		"              [--expect-violations] [--no-broadcast] [--ipi-delay SPINS] [--as K]\n"
 		"              [--batch PAGES] [--pages PER_AS] [--kernel-pages N] [--store-first] [--quiet] [--verbose]\n"
-		"  SPEC: comma list of all, none, linux, default, a mask, RULE, default-RULE\n"
+		"  SPEC: comma list of all, default-RULE, or a mask tlbpol_rules_parse() reads\n"
+		"        (none, linux, default, RULE, 0x7fff, linux+RULE ...)\n"
 		"  $TLBPOL_STRESS_SCALE scales --events (default 1, 0.1 under TSan)\n");
 	exit(2);
 }
