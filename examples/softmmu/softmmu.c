@@ -1831,8 +1831,10 @@ static void usage(void)
 {
 	fprintf(stderr,
 		"usage: softmmu [--vcpus N] [--seconds S] [--mix mixed|reclaim|tables]\n"
-		"               [--rules naive,linux,default|MASK,...] [--seed N]\n"
-		"               [--expect-stale] [--bug lost-flush|no-catchup] [--free-ticks N]\n");
+		"               [--rules POLICY,...] [--seed N]\n"
+		"               [--expect-stale] [--bug lost-flush|no-catchup] [--free-ticks N]\n"
+		"  POLICY: a rule mask as tlbpol_rules_parse() reads it: naive, linux,\n"
+		"          default, linux+receiver-merge, 0x1ff (default: naive,linux,default)\n");
 	exit(2);
 }
 
@@ -1933,11 +1935,6 @@ static void report(const struct result *res, int np, int naive_i, int linux_i, u
 
 int main(int argc, char **argv)
 {
-	static const struct policy known[] = {
-		{ "naive", TLBPOL_RULES_NONE },
-		{ "linux", TLBPOL_RULES_LINUX },
-		{ "default", TLBPOL_RULES_DEFAULT },
-	};
 	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
 	uint32_t nv = ncpu < 2 ? 2 : ncpu > MAX_VCPUS ? MAX_VCPUS : (uint32_t)ncpu;
 	double seconds = 5;
@@ -1947,7 +1944,7 @@ int main(int argc, char **argv)
 	enum bug bug = BUG_NONE;
 	int expect = 0, np = 0, naive_i = -1, linux_i = -1;
 	struct policy pol[MAX_POLICIES];
-	char mask_names[MAX_POLICIES][24];
+	char mask_names[MAX_POLICIES][48];
 	struct result res[MAX_POLICIES];
 	struct world *w;
 	uint64_t total_stale = 0;
@@ -1996,29 +1993,25 @@ int main(int argc, char **argv)
 			usage();
 		}
 	}
-	/* --rules: up to MAX_POLICIES of naive, linux, default or a rule mask
-	 * (a number, TLBPOL_RULE_* bits). */
+	/* --rules: up to MAX_POLICIES policies, a comma list.  Each is one
+	 * mask as tlbpol_rules_parse() reads it ("naive", "linux", "default",
+	 * "linux+receiver-merge", "0x1ff"), named as given. */
 	for (const char *p = rules_arg; *p;) {
 		size_t len = strcspn(p, ",");
-		char *end;
 
 		if (np == MAX_POLICIES)
 			die("--rules: at most %d policies", MAX_POLICIES);
-		pol[np].name = NULL;
-		for (size_t k = 0; k < sizeof(known) / sizeof(known[0]); k++)
-			if (strlen(known[k].name) == len && !strncmp(p, known[k].name, len))
-				pol[np] = known[k];
-		if (!pol[np].name) {
-			pol[np].rules = strtoull(p, &end, 0);
-			if (end != p + len || (pol[np].rules & ~TLBPOL_RULES_ALL))
-				die("--rules: naive, linux, default or TLBPOL_RULE_* masks");
-			snprintf(mask_names[np], sizeof(mask_names[np]), "%#" PRIx64,
-				 pol[np].rules);
-			pol[np].name = mask_names[np];
-		}
-		if (!strcmp(pol[np].name, "naive"))
+		if (len >= sizeof(mask_names[np]))
+			die("--rules: a policy name of at most %zu characters",
+			    sizeof(mask_names[np]) - 1);
+		memcpy(mask_names[np], p, len);
+		mask_names[np][len] = 0;
+		if (tlbpol_rules_parse(mask_names[np], &pol[np].rules))
+			die("--rules: %s: not a rule mask (tlbpol_rules_parse())", mask_names[np]);
+		pol[np].name = mask_names[np];
+		if (pol[np].rules == TLBPOL_RULES_NONE && naive_i < 0)
 			naive_i = np;
-		if (!strcmp(pol[np].name, "linux"))
+		if (pol[np].rules == TLBPOL_RULES_LINUX && linux_i < 0)
 			linux_i = np;
 		np++;
 		p += len + (p[len] == ',');

@@ -250,7 +250,8 @@ static void usage(FILE *f)
 		"  --cpus N          CPUs (default 64, up to 1024)\n"
 		"  --nodes M         NUMA nodes / sockets (default 4)\n"
 		"  --events N        workload size (scenario unit; default per scenario)\n"
-		"  --rules MASK      an extra policy with this rule mask (hex or decimal)\n"
+		"  --rules MASK      an extra policy with this rule mask, as tlbpol_rules_parse()\n"
+		"                    reads it: default,-lazy-unmap, linux+receiver-merge, 0x1ff\n"
 		"  --csv | --json    machine-readable output, one row per (scenario, policy)\n"
 		"  --scale SCENARIO  interrupts and modelled time from 2 to 1024 CPUs\n"
 		"  --cost NAME=V     override a cost-model constant (--costs lists them)\n"
@@ -315,7 +316,12 @@ int main(int argc, char **argv)
 		} else if (!strcmp(a, "--events")) {
 			NUM(cfg.events);
 		} else if (!strcmp(a, "--rules")) {
-			NUM(extra_rules);
+			if (!v || tlbpol_rules_parse(v, &extra_rules)) {
+				fprintf(stderr, "tlbpol-sim: --rules: %s: not a rule mask\n",
+					v ? v : "(none)");
+				return 2;
+			}
+			i++;
 			have_extra = 1;
 		} else if (!strcmp(a, "--seed")) {
 			NUM(cfg.seed);
