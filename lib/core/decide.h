@@ -182,9 +182,9 @@ static inline int spurious_fault(const struct tlbpol_event *ev)
 	uint32_t need = fault_needs(ev->flags);
 
 	return ev->kind == TLBPOL_EV_FAULT && ev->old_pte == ev->new_pte &&
-	       (((ev->flags & (TLBPOL_EVF_TRIED | TLBPOL_EVF_PFN_CHANGED | TLBPOL_EVF_ATTRS |
-			       TLBPOL_EVF_TABLES_FREED)) == 0) &
-		((ev->old_pte & need) == need));
+	       (ev->flags & (TLBPOL_EVF_TRIED | TLBPOL_EVF_PFN_CHANGED | TLBPOL_EVF_ATTRS |
+			     TLBPOL_EVF_TABLES_FREED)) == 0 &&
+	       (ev->old_pte & need) == need;
 }
 
 /*
@@ -196,8 +196,8 @@ static inline int spurious_fault(const struct tlbpol_event *ev)
  */
 static inline int removal(const struct tlbpol_event *ev)
 {
-	return (ev->kind != TLBPOL_EV_REMAP) & ((ev->old_pte & TLBPOL_PTE_PRESENT) != 0) &
-	       ((ev->new_pte & TLBPOL_PTE_PRESENT) == 0);
+	return ev->kind != TLBPOL_EV_REMAP && (ev->old_pte & TLBPOL_PTE_PRESENT) &&
+	       !(ev->new_pte & TLBPOL_PTE_PRESENT);
 }
 
 /*
@@ -346,17 +346,16 @@ static inline uint64_t arch_page_shifts(uint32_t arch)
 /* The fields every event must have valid, whatever its size. */
 static inline int valid_fields(const struct tlbpol_event *ev)
 {
-	return (ev->size >= sizeof(*ev)) & (ev->kind < TLBPOL_EV_MAX) &
-	       (((ev->flags & ~TLBPOL_EVF_ALL) | ((ev->old_pte | ev->new_pte) & ~TLBPOL_PTE_ALL)) ==
-		0);
+	return ev->size >= sizeof(*ev) && ev->kind < TLBPOL_EV_MAX &&
+	       ((ev->flags & ~TLBPOL_EVF_ALL) | ((ev->old_pte | ev->new_pte) & ~TLBPOL_PTE_ALL)) == 0;
 }
 
 /* The common case, in one branch: valid fields and one aligned 4 KiB page
  * (every profile has that size, and such a page cannot wrap). */
 static inline int valid_one_page(const struct tlbpol_event *ev)
 {
-	return valid_fields(ev) & (ev->page_shift == 12) & (ev->nr_pages == 1) &
-	       ((ev->va & 0xfff) == 0);
+	return valid_fields(ev) && ev->page_shift == 12 && ev->nr_pages == 1 &&
+	       (ev->va & 0xfff) == 0;
 }
 
 static inline int validate_event(const struct tlbpol_engine *eng, const struct tlbpol_event *ev)

@@ -173,7 +173,7 @@ static __attribute__((noinline)) int submit_slow(struct tlbpol_engine *eng, stru
  * requests to reap, deferred frees due? */
 static inline int cpu_owes(const struct tlbpol_cpu *c)
 {
-	return lazy_in_flight(c) | (c->dfree_count != 0);
+	return lazy_in_flight(c) || c->dfree_count;
 }
 
 /*
@@ -266,8 +266,8 @@ int tlbpol_submit(struct tlbpol_engine *eng, struct tlbpol_as *as, uint32_t cpu,
 	 * or with anything owed, the call is left and entered again by
 	 * submit_event(), as if it had begun a moment later.
 	 */
-	if (((v & 0xffff) != decision_pack(TLBPOL_ACT_NONE, TLBPOL_BY_NOW, 0)) |
-	    (p->rules == TLBPOL_RULES_NONE) | call_owes_settle(c) | cpu_owes(c)) {
+	if ((v & 0xffff) != decision_pack(TLBPOL_ACT_NONE, TLBPOL_BY_NOW, 0) ||
+	    p->rules == TLBPOL_RULES_NONE || call_owes_settle(c) || cpu_owes(c)) {
 		call_leave(c);
 		return submit_event(eng, as, cpu, ev, out);
 	}
