@@ -302,6 +302,54 @@ static void test_table(void **state)
 		check_row(&rows[i]);
 }
 
+/*
+ * On one engine, the rows' events in a pseudo-random order: tlbpol_submit()
+ * gives what tlbpol_decide() gives for each, whatever came before it (its
+ * fast path, and the decision it remembers from the last submit, must
+ * never answer for an event they do not fit).
+ */
+static void test_submit_in_any_order(void **state)
+{
+	static const uint32_t arches[] = { X86, ARM, GEN };
+	uint64_t x = 88172645463325252ULL;
+
+	(void)state;
+	for (size_t a = 0; a < sizeof(arches) / sizeof(arches[0]); a++) {
+		struct harness h;
+		struct tlbpol_as *as;
+
+		h_engine(&h, 4, arches[a], DEF);
+		assert_int_equal(tlbpol_as_open(h.eng, 7, &as), 0);
+		for (int i = 0; i < 20000; i++) {
+			const struct row *r;
+			struct tlbpol_decision want, got;
+			struct tlbpol_event ev;
+
+			x ^= x << 13;
+			x ^= x >> 7;
+			x ^= x << 17;
+			r = &rows[x % (sizeof(rows) / sizeof(rows[0]))];
+			if (r->arch != arches[a] || r->rules != DEF)
+				continue;
+			ev = h_event(r->kind, r->flags, 0x400000 + ((x >> 20) & 0xff) * 0x1000, 1,
+				     r->old_pte, r->new_pte);
+			assert_int_equal(tlbpol_decide(h.eng, as, 1, &ev, &want), 0);
+			assert_int_equal(tlbpol_submit(h.eng, as, 1, &ev, &got), 0);
+			if (memcmp(&want, &got, sizeof(want)))
+				fail_msg("%s (arch %u), event %d: submit %s/%s/%s, decide %s/%s/%s",
+					 r->what, arches[a], i, tlbpol_action_str(got.action),
+					 tlbpol_deadline_str(got.deadline),
+					 tlbpol_reason_str(got.reason),
+					 tlbpol_action_str(want.action),
+					 tlbpol_deadline_str(want.deadline),
+					 tlbpol_reason_str(want.reason));
+			if (i % 64 == 0)
+				assert_true(tlbpol_flush(h.eng, 1, TLBPOL_BY_LAZY) >= 0);
+		}
+		tlbpol_engine_free(h.eng);
+	}
+}
+
 /* Every (kind, arch) pair is covered by at least one row above. */
 static void test_coverage(void **state)
 {
@@ -364,6 +412,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_table),
+		cmocka_unit_test(test_submit_in_any_order),
 		cmocka_unit_test(test_coverage),
 		cmocka_unit_test(test_decide_is_pure),
 		cmocka_unit_test(test_strings),

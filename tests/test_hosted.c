@@ -99,6 +99,28 @@ static void test_reconfigure(void **s)
 	assert_int_equal(tlbpol_engine_set_rules(h.eng, 1ULL << 50), -EINVAL);
 	assert_int_equal(tlbpol_engine_set_rules(NULL, 0), -EINVAL);
 
+	/* tlbpol_submit() decides an event like the last one (an unmap walking
+	 * a range) from what it remembers: never under rules no longer in
+	 * force. */
+	{
+		struct tlbpol_event un = h_event(TLBPOL_EV_UNMAP, 0, 0x80000, 1, RO, 0);
+		struct tlbpol_decision d;
+
+		assert_int_equal(tlbpol_submit(h.eng, as, 0, &un, &d), 0);
+		assert_int_equal(d.deadline, TLBPOL_BY_FREE);
+		assert_int_equal(tlbpol_engine_set_rules(h.eng, TLBPOL_RULES_NONE), 0);
+		un.va += 0x1000;
+		assert_int_equal(tlbpol_submit(h.eng, as, 0, &un, &d), 0);
+		assert_int_equal(d.reason, TLBPOL_WHY_NAIVE);
+		assert_int_equal(d.deadline, TLBPOL_BY_NOW);
+		assert_int_equal(tlbpol_engine_set_rules(h.eng, TLBPOL_RULES_DEFAULT), 0);
+		un.va += 0x1000;
+		assert_int_equal(tlbpol_submit(h.eng, as, 0, &un, &d), 0);
+		assert_int_equal(d.reason, TLBPOL_WHY_UNMAP);
+		assert_int_equal(d.deadline, TLBPOL_BY_FREE);
+		assert_int_equal(tlbpol_flush(h.eng, 0, TLBPOL_BY_FREE), 2);
+	}
+
 	/* The ceiling moves where an 8-page downgrade becomes a whole flush. */
 	assert_int_equal(tlbpol_switch(h.eng, 0, as, NULL), 0);
 	h_reset_log(&h);

@@ -228,6 +228,7 @@ static size_t layout(const struct tlbpol_config *cfg, struct tlbpol_engine *eng,
 			c->flush_cap = flush_cap;
 			c->range_cap = range_cap;
 			c->entry_cap = entry_cap;
+			c->last.rules = ~0ULL; /* no decision cached */
 #ifdef TLBPOL_TEST_ENTRY_CAP
 			/* tests/oracle: a copy of the engine whose batches
 			 * overflow their entries all the time, for the oracle to

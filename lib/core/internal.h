@@ -224,6 +224,20 @@ struct tlbpol_cpu {
 	uint32_t entry_cap;        /* entries in pending[] (tlbpol__entry_cap()) */
 	uint64_t next_seq;
 	struct pending *pending;   /* entry_cap entries (enqueue() widens past them) */
+	/*
+	 * The decision of this CPU's last one-page submit (tlbpol_submit()),
+	 * with what it depends on: a decision is a function of the engine's
+	 * arch, the rules in force and these fields of the event alone
+	 * (classify(), the verdicts of those rules, lazy_deadline()), so an
+	 * event that matches them all has this decision, packed, and is as
+	 * valid.  rules == ~0 (never a valid mask): nothing cached.
+	 */
+	struct {
+		uint64_t rules;
+		uint32_t kind, flags, old_pte, new_pte;
+		uint32_t packed;
+		uint32_t pad;
+	} last;
 	struct dfree dfree[TLBPOL_DFREE_SLOTS];
 	uint32_t dfree_head, dfree_count;
 	uint32_t *as_slot;         /* scratch: as index -> flush index + 1 */

@@ -186,6 +186,31 @@ static inline int spurious_shape(const struct tlbpol_event *ev)
 }
 
 /*
+ * Was the valid one-page event @ev decided before under @p, by this CPU's
+ * last one-page submit (struct tlbpol_cpu's `last`)?  An unmap or a reclaim
+ * walking a range submits the same event page after page: it is classified
+ * once.
+ */
+static inline int decided_last(const struct tlbpol_cpu *c, const struct tlbpol_params *p,
+			       const struct tlbpol_event *ev)
+{
+	return c->last.rules == p->rules && c->last.kind == ev->kind &&
+	       c->last.flags == ev->flags && c->last.old_pte == ev->old_pte &&
+	       c->last.new_pte == ev->new_pte;
+}
+
+static inline void remember(struct tlbpol_cpu *c, const struct tlbpol_params *p,
+			    const struct tlbpol_event *ev, uint32_t v)
+{
+	c->last.rules = p->rules;
+	c->last.kind = ev->kind;
+	c->last.flags = ev->flags;
+	c->last.old_pte = ev->old_pte;
+	c->last.new_pte = ev->new_pte;
+	c->last.packed = v;
+}
+
+/*
  * A submit whose engine, address space and CPU are checked but that the
  * fast path below does not finish: the event checked and the call entered,
  * then decided and acted on.  Its own frame, reached
@@ -213,9 +238,14 @@ static __attribute__((noinline)) int submit_event(struct tlbpol_engine *eng, str
 	if (call_owes_settle(c))
 		return submit_slow(eng, as, cpu, ev, out, 1);
 	p = params_of(eng);
-	v = tlbpol__decide_ruled(eng, p, ev);
-	if (packed_action(v) == VERDICT_OUT_OF_LINE)
-		return submit_slow(eng, as, cpu, ev, out, 0);
+	if (decided_last(c, p, ev)) {
+		v = c->last.packed;
+	} else {
+		v = tlbpol__decide_ruled(eng, p, ev);
+		if (packed_action(v) == VERDICT_OUT_OF_LINE)
+			return submit_slow(eng, as, cpu, ev, out, 0);
+		remember(c, p, ev, v);
+	}
 	count_decision(c, v);
 	/* act() reaps, settles a reused address, acts, runs due frees. */
 	if (cpu_owes(c) ||
