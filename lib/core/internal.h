@@ -225,8 +225,9 @@ struct tlbpol_cpu {
 	uint64_t next_seq;
 	struct pending *pending;   /* entry_cap entries (enqueue() widens past them) */
 	/*
-	 * The decision of this CPU's last one-page submit (tlbpol_submit()),
-	 * with what it depends on: a decision is a function of the engine's
+	 * The decision of this CPU's last submit that was classified
+	 * (tlbpol_submit(), but for its spurious fast path), with what it
+	 * depends on: a decision is a function of the engine's
 	 * arch, the rules in force and these fields of the event alone
 	 * (classify(), the verdicts of those rules, lazy_deadline()), so an
 	 * event that matches them all has this decision, packed, and is as

@@ -186,8 +186,8 @@ static inline int spurious_shape(const struct tlbpol_event *ev)
 }
 
 /*
- * Was the valid one-page event @ev decided before under @p, by this CPU's
- * last one-page submit (struct tlbpol_cpu's `last`)?  An unmap or a reclaim
+ * Was the valid event @ev decided before under @p, by this CPU's last
+ * classified submit (struct tlbpol_cpu's `last`)?  An unmap or a reclaim
  * walking a range submits the same event page after page: it is classified
  * once.
  */
