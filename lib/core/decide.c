@@ -355,6 +355,11 @@ void tlbpol__resolve_verdicts(uint32_t arch, struct tlbpol_params *p)
 {
 	for (uint32_t cls = 0; cls < CLS_MAX; cls++)
 		p->verdict[cls] = cell(arch, p->rules, &tlbpol__decision_table[cls]);
+	/* Under TLBPOL_RULES_NONE no event is CLS_SPURIOUS (classify()
+	 * answers CLS_NAIVE): its cell is NAIVE's, which tlbpol_submit()'s
+	 * fast path, testing the cell alone, then finds. */
+	if (p->rules == TLBPOL_RULES_NONE)
+		p->verdict[CLS_SPURIOUS] = p->verdict[CLS_NAIVE];
 }
 
 /*

@@ -551,7 +551,9 @@ static inline int tlbpol__as_valid(const struct tlbpol_engine *eng, const struct
 
 	if ((off >= (uintptr_t)eng->max_as * sizeof(*as)) | (off % sizeof(*as) != 0))
 		return 0;
-	return as->eng == eng && prim_load_acquire(&as->state) == AS_OPEN;
+	/* @as is one of eng->as[], whose `eng` is set at init and never
+	 * changes: only its state is left to check. */
+	return prim_load_acquire(&as->state) == AS_OPEN;
 }
 void tlbpol__run_dfrees(struct tlbpol_engine *eng, uint32_t cpu);
 int tlbpol__catch_up(struct tlbpol_engine *eng, uint32_t cpu, struct tlbpol_as *as);

@@ -291,13 +291,14 @@ int tlbpol_submit(struct tlbpol_engine *eng, struct tlbpol_as *as, uint32_t cpu,
 	p = params_of(eng);
 	v = p->verdict[CLS_SPURIOUS];
 	/*
-	 * NONE and BY_NOW: lazy_deadline() would change nothing.  Under
-	 * TLBPOL_RULES_NONE classify() answers CLS_NAIVE instead.  Otherwise,
-	 * or with anything owed, the call is left and entered again by
-	 * submit_event(), as if it had begun a moment later.
+	 * NONE and BY_NOW: lazy_deadline() would change nothing.  (Under
+	 * TLBPOL_RULES_NONE the cell is CLS_NAIVE's, a shootdown: see
+	 * tlbpol__resolve_verdicts().)  Otherwise, or with anything owed, the
+	 * call is left and entered again by submit_event(), as if it had begun
+	 * a moment later.
 	 */
 	if ((v & 0xffff) != decision_pack(TLBPOL_ACT_NONE, TLBPOL_BY_NOW, 0) ||
-	    p->rules == TLBPOL_RULES_NONE || call_owes_settle(c) || cpu_owes(c)) {
+	    call_owes_settle(c) || cpu_owes(c)) {
 		call_leave(c);
 		return submit_event(eng, as, cpu, ev, out);
 	}
