@@ -1827,15 +1827,20 @@ struct policy {
 	uint64_t rules;
 };
 
-static void usage(void)
+static void help(FILE *f, int rc)
 {
-	fprintf(stderr,
+	fprintf(f,
 		"usage: softmmu [--vcpus N] [--seconds S] [--mix mixed|reclaim|tables]\n"
 		"               [--rules POLICY,...] [--seed N]\n"
 		"               [--expect-stale] [--bug lost-flush|no-catchup] [--free-ticks N]\n"
 		"  POLICY: a rule mask as tlbpol_rules_parse() reads it: naive, linux,\n"
 		"          default, linux+receiver-merge, 0x1ff (default: naive,linux,default)\n");
-	exit(2);
+	exit(rc);
+}
+
+static void usage(void)
+{
+	help(stderr, 2);
 }
 
 static double ratio(double a, double b)
@@ -1952,6 +1957,8 @@ int main(int argc, char **argv)
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
 
+		if (!strcmp(a, "--help") || !strcmp(a, "-h"))
+			help(stdout, 0);
 		if (!strcmp(a, "--expect-stale")) {
 			expect = 1;
 			continue;

@@ -743,9 +743,9 @@ static int parse_rules(struct opts *o, const char *spec)
 	return o->nmasks ? 0 : -1;
 }
 
-static void usage(void)
+static void help(FILE *f, int rc)
 {
-	fprintf(stderr,
+	fprintf(f,
 		"usage: stress --cpus N --events M --rules SPEC --arch x86|arm64|generic --seed S\n"
 		"              [--retain] [--profile normal|switch|planted|lazy|wide|compute]\n"
 		"              [--expect-violations] [--no-broadcast] [--ipi-delay SPINS] [--as K]\n"
@@ -753,7 +753,12 @@ static void usage(void)
 		"  SPEC: comma list of all, default-RULE, or a mask tlbpol_rules_parse() reads\n"
 		"        (none, linux, default, RULE, 0x7fff, linux+RULE ...)\n"
 		"  $TLBPOL_STRESS_SCALE scales --events (default 1, 0.1 under TSan)\n");
-	exit(2);
+	exit(rc);
+}
+
+static void usage(void)
+{
+	help(stderr, 2);
 }
 
 int main(int argc, char **argv)
@@ -795,6 +800,8 @@ int main(int argc, char **argv)
 				usage();
 			o.ipi_delay = (uint32_t)d;
 			i++;
+		} else if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+			help(stdout, 0);
 		} else if (!strcmp(a, "--quiet")) {
 			o.quiet = 1;
 		} else if (!strcmp(a, "--verbose")) {
