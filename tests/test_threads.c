@@ -19,6 +19,7 @@
 #include <stdatomic.h>
 #include <stdio.h>
 
+#include "../tools/model/stale.h"
 #include "harness.h"
 
 #define RW_BITS (P | W | U | A | D)
@@ -80,16 +81,12 @@ static void w_relax(void *ctx, uint32_t cpu)
 	sched_yield();
 }
 
-/* Does @tlb permit something @pt does not? */
-static int stale(uint32_t tlb, uint32_t pt)
+/* Does @tlb permit something @pt does not?  The one definition, for every
+ * checker: tools/model/stale.h. */
+static int stale(const struct world *w, uint32_t tlb, uint32_t pt)
 {
-	if (!(tlb & P))
-		return 0;
-	if (!(pt & P))
-		return 1;
-	if ((tlb >> FRAME_SHIFT) != (pt >> FRAME_SHIFT))
-		return 1;
-	return (tlb & ~pt & (W | X | U)) != 0;
+	return model_stale_harmful(w->arch, tlb & 0xff, tlb >> FRAME_SHIFT, pt & 0xff,
+				   pt >> FRAME_SHIFT);
 }
 
 static void oracle(struct world *w, uint32_t page, const char *when)
@@ -99,7 +96,7 @@ static void oracle(struct world *w, uint32_t page, const char *when)
 	for (uint32_t c = 0; c < w->ncpu; c++) {
 		uint32_t e = atomic_load(&w->tlb[c][page]);
 
-		if (stale(e, pt)) {
+		if (stale(w, e, pt)) {
 			if (atomic_fetch_add(&w->violations, 1) < 5)
 				fprintf(stderr, "violation (%s): cpu %u page %u tlb %#x pt %#x\n", when,
 					c, page, e, pt);

@@ -57,8 +57,9 @@
  *    by then; an install at that address returns; a deferred free registered
  *    after it runs), the manager raises the page's "completed" word cv to the
  *    PTE that change produced.  An access through an entry older than cv
- *    that cv does not allow (cv not present, another frame, or no W for a
- *    write) is a stale use.  That is sound: before completion a vCPU may use
+ *    that grants more than cv (tools/model/stale.h: cv not present, another
+ *    frame, a permission cv lacks, a U/S change, a cached D cv lost) is a
+ *    stale use.  That is sound: before completion a vCPU may use
  *    its old entry (the kick may not have arrived), and completion is
  *    reported only once every vCPU the engine did not skip has flushed on its
  *    own thread; a skipped vCPU is idle or blocked and uses no entry before
@@ -106,6 +107,8 @@
 #include <unistd.h>
 
 #include <tlbpol/tlbpol.h>
+
+#include "../../tools/model/stale.h"
 
 /* --free-ticks: the engine's cfg.free_ticks (0: its default). */
 static uint32_t free_ticks;
@@ -841,12 +844,17 @@ static int page_fault(struct cpu *c, uint32_t vpn, int write)
 /* Guest accesses                                                           */
 /* ------------------------------------------------------------------------ */
 
-/* Does completed PTE word @cvw forbid what entry @e is used for? */
-static int harmful(const struct tlb_entry *e, uint64_t cvw, int write)
+/*
+ * Is entry @e, used after completed PTE word @cvw (it is older), one the
+ * completed flush should have removed?  The one definition, for every
+ * checker: tools/model/stale.h (softmmu's MMU is x86's).  A harmful entry
+ * is a stale use whatever it is used for: a read through an entry that a
+ * completed write-protect should have dropped means the flush left it.
+ */
+static int harmful(const struct tlb_entry *e, uint64_t cvw)
 {
-	if (!(cvw & PTE_P) || pte_frame(cvw) != e->frame)
-		return 1;
-	return write && !(cvw & PTE_W);
+	return model_stale_harmful(TLBPOL_ARCH_X86_64, e->perms | PTE_P, e->frame,
+				   pte_perms(cvw), pte_frame(cvw));
 }
 
 static void report_use(struct cpu *c, enum stale_kind k, const struct tlb_entry *e, uint32_t vpn,
@@ -881,7 +889,7 @@ static void touch(struct cpu *c, const struct tlb_entry *e, uint32_t vpn, int wr
 		report_use(c, S_FREED_FRAME, e, vpn, write, id, cvw);
 	else if (id != e->ident)
 		report_use(c, S_REUSED_FRAME, e, vpn, write, id, cvw);
-	else if (pte_ver(cvw) > e->ver && harmful(e, cvw, write))
+	else if (pte_ver(cvw) > e->ver && harmful(e, cvw))
 		report_use(c, write ? S_WRITE_AFTER : S_READ_AFTER, e, vpn, write, id, cvw);
 }
 

@@ -11,6 +11,7 @@
  */
 #define _POSIX_C_SOURCE 200809L
 
+#include "../../tools/model/stale.h"
 #include "oracle.h"
 
 #include <errno.h>
@@ -48,7 +49,7 @@
 #define VER_MAX ((1u << VER_BITS) - 1)
 #define FRAME_BITS 19
 #define FRAME_MAX ((1u << FRAME_BITS) - 1)
-#define B_ATTR 0x80u
+#define B_ATTR MODEL_ATTR
 
 static inline uint32_t pte_perm(uint64_t w) { return (uint32_t)(w & PERM_MASK); }
 /* Permissions and attribute: what a TLB entry caches of the PTE. */
@@ -436,45 +437,12 @@ static void warning(struct orc_world *w, const char *fmt, ...)
 /* The harm a stale entry can do                                            */
 /* ------------------------------------------------------------------------ */
 
-/*
- * Does an entry with @eperm -> @eframe, filled from an older PTE, permit what
- * PTE word @pte does not?
- *  - Any entry of a page that is no longer present, or that now maps another
- *    frame, reads memory that is no longer the page's.
- *  - Losing W, X or U makes an entry with it harmful.  On x86 a U/S change is
- *    harmful either way: with SMEP/SMAP, U/S 0->1 removes supervisor access
- *    (the header's x86 profile).  Other permission bits the PTE gained make
- *    the entry stricter, which is harmless (it faults, SDM 4.10.4.3).
- *  - A writable entry with D set writes without touching the PTE in memory
- *    (SDM 4.8: D is set only when the entry lacks it), so after the PTE lost
- *    D (CLEAR_DIRTY) such writes go unseen: harmful.  A writable entry
- *    without D is not excused when the PTE lost W but stayed present: the
- *    x86 profile only promises that hardware cannot set D once the PTE is not
- *    present, so it may set D in a present read-only PTE and write.
- *  - An entry whose A the PTE lost is harmless (stale accessed bit: aging is
- *    only inexact).
- *  - An entry with the other attribute (bit 7 of @eperm and of the PTE: a
- *    memory type or protection key) is harmful either way.
- */
+/* Does an entry with @eperm -> @eframe, filled from an older PTE, permit what
+ * PTE word @pte does not?  The one definition, for every checker:
+ * tools/model/stale.h (B_ATTR is its MODEL_ATTR). */
 int orc_harmful(uint32_t arch, uint32_t eperm, uint32_t eframe, uint64_t pte)
 {
-	uint32_t pp = pte_perm(pte);
-
-	if (!(eperm & B_P))
-		return 0;
-	if (!(pp & B_P))
-		return 1;
-	if (eframe != pte_frame(pte))
-		return 1;
-	if (eperm & ~pp & (B_W | B_X | B_U))
-		return 1;
-	if ((eperm ^ pte_pb(pte)) & B_ATTR)
-		return 1;
-	if (arch == TLBPOL_ARCH_X86_64 && ((eperm ^ pp) & B_U))
-		return 1;
-	if ((eperm & B_W) && (eperm & B_D) && !(pp & B_D))
-		return 1;
-	return 0;
+	return model_stale_harmful(arch, eperm, eframe, pte_pb(pte), pte_frame(pte));
 }
 
 /* ------------------------------------------------------------------------ */

@@ -22,6 +22,7 @@
  * no flush outstanding is a stale use.  Each is a violation.
  */
 #include "sim.h"
+#include "../model/stale.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -154,17 +155,11 @@ static void tlb_flush_all(struct sim_tlb *t, uint32_t nas)
 /* ------------------------------------------------------------------------ */
 /* Oracle                                                                   */
 
-/* Does an entry filled as (perms, frame) grant more than the PTE does? */
-static int harmful(uint8_t perms, uint32_t frame, const struct sim_page *p)
+/* Does an entry filled as (perms, frame) grant more than the PTE does?
+ * The one definition, for every checker: tools/model/stale.h. */
+static int harmful(const struct sim *s, uint8_t perms, uint32_t frame, const struct sim_page *p)
 {
-	if (!(p->perms & SIM_P))
-		return 1;
-	if (frame != p->frame)
-		return 1;
-	if (perms & ~p->perms & (SIM_W | SIM_X | SIM_U))
-		return 1;
-	/* A cached D lets writes skip setting D: after a clear, harmful. */
-	return (perms & SIM_D) && !(p->perms & SIM_D);
+	return model_stale_harmful(s->cfg.arch, perms | SIM_P, frame, p->perms, p->frame);
 }
 
 static void violation(struct sim *s, uint32_t cpu, uint32_t as, uint64_t vpn, const char *when,
@@ -235,7 +230,7 @@ static void check_pages(struct sim *s, uint32_t as, uint64_t vpn, uint64_t n, co
 				if (cpu->as != (int32_t)as || cpu->mode != MODE_RUN)
 					continue; /* checked when it runs @as again */
 				e = tlb_lookup(&cpu->tlb, (uint16_t)as, vpn + i, &fl);
-				if (e && harmful(e->perms, e->frame, p))
+				if (e && harmful(s, e->perms, e->frame, p))
 					violation(s, c, as, vpn + i, when, e, p);
 			}
 		}
@@ -259,7 +254,7 @@ static void check_resume(struct sim *s, uint32_t cpu, uint32_t as)
 			if (e->asid != as || !entry_live(t, e, 0))
 				continue;
 			p = page_of(s, as, e->vpn);
-			if (p && !p->unflushed && harmful(e->perms, e->frame, p))
+			if (p && !p->unflushed && harmful(s, e->perms, e->frame, p))
 				violation(s, cpu, as, e->vpn, "resume", e, p);
 		}
 }
@@ -637,7 +632,7 @@ enum access_result sim_access(struct sim *s, uint32_t cpu, uint32_t as, uint64_t
 
 	e = tlb_lookup(&c->tlb, (uint16_t)as, vpn, &flushed);
 	if (e && (!write || (e->perms & SIM_W))) {
-		if (p && !p->unflushed && harmful(e->perms, e->frame, p)) {
+		if (p && !p->unflushed && harmful(s, e->perms, e->frame, p)) {
 			violation(s, cpu, as, vpn, "stale use", e, p);
 			tlb_flush_page(&c->tlb, (uint16_t)as, vpn);
 		}
@@ -668,7 +663,8 @@ enum access_result sim_access(struct sim *s, uint32_t cpu, uint32_t as, uint64_t
 }
 
 /* A change that can leave an entry granting more than the new PTE. */
-static int change_harms(uint8_t old, uint32_t old_frame, uint8_t new, uint32_t new_frame)
+static int change_harms(const struct sim *s, uint8_t old, uint32_t old_frame, uint8_t new,
+			uint32_t new_frame)
 {
 	struct sim_page p = { 0 };
 
@@ -676,8 +672,8 @@ static int change_harms(uint8_t old, uint32_t old_frame, uint8_t new, uint32_t n
 		return 0;
 	p.perms = new;
 	p.frame = new_frame;
-	return harmful(old | SIM_D, old_frame, &p) &&
-	       (harmful(old & ~SIM_D, old_frame, &p) || (old & SIM_D));
+	return harmful(s, old | SIM_D, old_frame, &p) &&
+	       (harmful(s, old & ~SIM_D, old_frame, &p) || (old & SIM_D));
 }
 
 struct completion {
@@ -723,7 +719,7 @@ struct tlbpol_decision sim_change(struct sim *s, uint32_t cpu, uint32_t as, uint
 
 		if ((perms & SIM_P) && (!(p->perms & SIM_P) || pfn))
 			frame = s->next_frame++;
-		if (change_harms(p->perms, p->frame, perms, frame)) {
+		if (change_harms(s, p->perms, p->frame, perms, frame)) {
 			harms = 1;
 			p->unflushed++;
 		}
