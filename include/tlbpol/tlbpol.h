@@ -771,17 +771,29 @@ TLBPOL_API int tlbpol_engine_set_ipi_delay(struct tlbpol_engine *eng, uint32_t s
 /**
  * tlbpol_thread_register() / tlbpol_thread_unregister() - the calling thread
  * takes part in (leaves) the grace periods of live reconfiguration.
- * Idempotent.  Context: the thread itself.
+ *
+ * Idempotent.
+ *
+ * Context: the thread itself.
  */
 TLBPOL_API void tlbpol_thread_register(void);
 TLBPOL_API void tlbpol_thread_unregister(void);
 /**
  * tlbpol_quiescent() - the calling thread holds no engine configuration now.
- * tlbpol_thread_offline() / tlbpol_thread_online() - around a long block.
- * No-ops in an unregistered thread.  Context: the thread itself, outside
- * engine calls.
+ *
+ * A no-op in an unregistered thread.
+ *
+ * Context: the thread itself, outside engine calls.
  */
 TLBPOL_API void tlbpol_quiescent(void);
+/**
+ * tlbpol_thread_offline() / tlbpol_thread_online() - the calling thread
+ * leaves the grace periods around a long block, and comes back.
+ *
+ * No-ops in an unregistered thread.
+ *
+ * Context: the thread itself, outside engine calls.
+ */
 TLBPOL_API void tlbpol_thread_offline(void);
 TLBPOL_API void tlbpol_thread_online(void);
 #endif /* !TLBPOL_FREESTANDING */
