@@ -499,14 +499,10 @@ int tlbpol_defer_free(struct tlbpol_engine *eng, uint32_t cpu, void (*fn)(void *
 {
 	struct tlbpol_cpu *c;
 	struct dfree *d;
+	int err = cpu_call_enter(eng, cpu, fn != 0, &c);
 
-	if (!eng || !fn || eng->magic != TLBPOL_MAGIC)
-		return -E_INVAL;
-	if (cpu >= eng->nr_cpus)
-		return -E_RANGE;
-	c = cpu_of(eng, cpu);
-	if (call_enter(eng, c, cpu))
-		return -E_BUSY;
+	if (err)
+		return err;
 	tlbpol__reap(eng, cpu);
 	if (c->dfree_count == TLBPOL_DFREE_SLOTS)
 		complete_all(eng, cpu);
@@ -667,14 +663,10 @@ int tlbpol_switch(struct tlbpol_engine *eng, uint32_t cpu, struct tlbpol_as *nex
 int tlbpol_unload(struct tlbpol_engine *eng, uint32_t cpu)
 {
 	struct tlbpol_cpu *c;
+	int err = cpu_call_enter(eng, cpu, 1, &c);
 
-	if (!eng || eng->magic != TLBPOL_MAGIC)
-		return -E_INVAL;
-	if (cpu >= eng->nr_cpus)
-		return -E_RANGE;
-	c = cpu_of(eng, cpu);
-	if (call_enter(eng, c, cpu))
-		return -E_BUSY;
+	if (err)
+		return err;
 	if (c->current) {
 		call_leave(c);
 		return -E_BUSY;
@@ -692,15 +684,10 @@ int tlbpol_cpu_state(struct tlbpol_engine *eng, uint32_t cpu, uint32_t state)
 	struct tlbpol_cpu *c;
 	struct tlbpol_as *back = 0;
 	uint32_t old;
-	int ret = 0;
+	int ret = cpu_call_enter(eng, cpu, state <= TLBPOL_CPU_OFFLINE, &c);
 
-	if (!eng || eng->magic != TLBPOL_MAGIC || state > TLBPOL_CPU_OFFLINE)
-		return -E_INVAL;
-	if (cpu >= eng->nr_cpus)
-		return -E_RANGE;
-	c = cpu_of(eng, cpu);
-	if (call_enter(eng, c, cpu))
-		return -E_BUSY;
+	if (ret)
+		return ret;
 	old = prim_load_relaxed(&c->state);
 	if (state == TLBPOL_CPU_OFFLINE && old != TLBPOL_CPU_OFFLINE) {
 		tlbpol__reap(eng, cpu);
@@ -772,14 +759,10 @@ int tlbpol_cpu_state(struct tlbpol_engine *eng, uint32_t cpu, uint32_t state)
 int tlbpol_tick(struct tlbpol_engine *eng, uint32_t cpu)
 {
 	struct tlbpol_cpu *c;
+	int err = cpu_call_enter(eng, cpu, 1, &c);
 
-	if (!eng || eng->magic != TLBPOL_MAGIC)
-		return -E_INVAL;
-	if (cpu >= eng->nr_cpus)
-		return -E_RANGE;
-	c = cpu_of(eng, cpu);
-	if (call_enter(eng, c, cpu))
-		return -E_BUSY;
+	if (err)
+		return err;
 	tlbpol__serve(eng, cpu);
 	tlbpol__reap(eng, cpu);
 	/*

@@ -595,6 +595,23 @@ static inline int call_enter(struct tlbpol_engine *eng, struct tlbpol_cpu *c, ui
 	return 0;
 }
 
+/*
+ * The checks and the entry of an engine call for @cpu, in the order the
+ * header documents its errors: -EINVAL for a bad engine or @args_ok false,
+ * -ERANGE for @cpu, -EBUSY nested in another call for @cpu.  0: entered,
+ * *@cp is the CPU's state; the call ends with call_leave().
+ */
+static inline int cpu_call_enter(struct tlbpol_engine *eng, uint32_t cpu, int args_ok,
+				 struct tlbpol_cpu **cp)
+{
+	if (!eng || eng->magic != TLBPOL_MAGIC || !args_ok)
+		return -E_INVAL;
+	if (cpu >= eng->nr_cpus)
+		return -E_RANGE;
+	*cp = cpu_of(eng, cpu);
+	return call_enter(eng, *cp, cpu) ? -E_BUSY : 0;
+}
+
 static inline void call_leave(struct tlbpol_cpu *c)
 {
 	prim_barrier();

@@ -312,15 +312,10 @@ int tlbpol_submit(struct tlbpol_engine *eng, struct tlbpol_as *as, uint32_t cpu,
 int tlbpol_flush(struct tlbpol_engine *eng, uint32_t cpu, uint32_t by)
 {
 	struct tlbpol_cpu *c;
-	int n = 0;
+	int n = cpu_call_enter(eng, cpu, by <= TLBPOL_BY_LAZY, &c);
 
-	if (!eng || eng->magic != TLBPOL_MAGIC || by > TLBPOL_BY_LAZY)
-		return -E_INVAL;
-	if (cpu >= eng->nr_cpus)
-		return -E_RANGE;
-	c = cpu_of(eng, cpu);
-	if (call_enter(eng, c, cpu))
-		return -E_BUSY;
+	if (n)
+		return n;
 	tlbpol__serve(eng, cpu);
 	tlbpol__reap(eng, cpu);
 	if (by != TLBPOL_BY_NOW)
