@@ -8,10 +8,14 @@
  */
 #include "internal.h"
 
-static const struct {
-	uint64_t bit;
+/* A name and the mask it stands for. */
+struct named_mask {
+	uint64_t mask;
 	const char *name;
-} rule_names[] = {
+};
+
+/* One bit each. */
+static const struct named_mask rule_names[] = {
 	{ TLBPOL_RULE_SPURIOUS_NOFLUSH, "spurious-noflush" },
 	{ TLBPOL_RULE_RANGE_FLUSH, "range-flush" },
 	{ TLBPOL_RULE_RETRY_NOFLUSH, "retry-noflush" },
@@ -31,10 +35,7 @@ static const struct {
 #define NR_RULE_NAMES (sizeof(rule_names) / sizeof(rule_names[0]))
 
 /* The named masks.  "naive" is the tables' name for no rule at all. */
-static const struct {
-	uint64_t mask;
-	const char *name;
-} set_names[] = {
+static const struct named_mask set_names[] = {
 	{ TLBPOL_RULES_NONE, "none" },
 	{ TLBPOL_RULES_NONE, "naive" },
 	{ TLBPOL_RULES_LINUX, "linux" },
@@ -51,7 +52,7 @@ _Static_assert(TLBPOL_RULES_ALL == (1ULL << 15) - 1 && NR_RULE_NAMES == 15,
 const char *tlbpol_rule_str(uint64_t rule)
 {
 	for (uint32_t i = 0; i < NR_RULE_NAMES; i++)
-		if (rule_names[i].bit == rule)
+		if (rule_names[i].mask == rule)
 			return rule_names[i].name;
 	return "unknown";
 }
@@ -100,19 +101,24 @@ static int number(const char *s, uint32_t n, uint64_t *v)
 	return 0;
 }
 
+/* The mask @s[0, @n) names in @t (@nr entries): 0 and *@mask, or -1. */
+static int lookup(const struct named_mask *t, uint32_t nr, const char *s, uint32_t n,
+		  uint64_t *mask)
+{
+	for (uint32_t i = 0; i < nr; i++)
+		if (name_is(s, n, t[i].name)) {
+			*mask = t[i].mask;
+			return 0;
+		}
+	return -1;
+}
+
 /* The mask one term names: a set, a rule or a number.  0, or -1. */
 static int term_mask(const char *s, uint32_t n, uint64_t *mask)
 {
-	for (uint32_t i = 0; i < NR_SET_NAMES; i++)
-		if (name_is(s, n, set_names[i].name)) {
-			*mask = set_names[i].mask;
-			return 0;
-		}
-	for (uint32_t i = 0; i < NR_RULE_NAMES; i++)
-		if (name_is(s, n, rule_names[i].name)) {
-			*mask = rule_names[i].bit;
-			return 0;
-		}
+	if (!lookup(set_names, NR_SET_NAMES, s, n, mask) ||
+	    !lookup(rule_names, NR_RULE_NAMES, s, n, mask))
+		return 0;
 	if (number(s, n, mask) || (*mask & ~TLBPOL_RULES_ALL))
 		return -1;
 	return 0;
