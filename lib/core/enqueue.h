@@ -45,7 +45,6 @@ static inline void pbox_add(struct tlbpol_engine *eng, uint32_t cpu, uint32_t as
 	}
 }
 
-
 /* The event bits and the PTE bit an entry's key keeps, as they are. */
 #define KEY_EV_FLAGS (TLBPOL_EVF_TABLES_FREED | TLBPOL_EVF_LAZY_OK)
 _Static_assert(KEY_EV_FLAGS <= 0xff && TLBPOL_PTE_GLOBAL <= 0xff,

@@ -99,7 +99,6 @@ static void flush_self_now(struct tlbpol_engine *eng, struct tlbpol_as *as, uint
 	flush_here(eng, as, cpu, ev);
 }
 
-
 /* One decision (@v, packed) counted: cnt.decided[reason][action]. */
 static inline void count_decision(struct tlbpol_cpu *c, uint32_t v)
 {
@@ -213,10 +212,9 @@ static inline void remember(struct tlbpol_cpu *c, const struct tlbpol_params *p,
 /*
  * A submit whose engine, address space and CPU are checked but that the
  * fast path below does not finish: the event checked and the call entered,
- * then decided and acted on.  Its own frame, reached
- * by a tail call: the classification and the enqueue need more registers
- * than the caller-saved ones, and the spurious fault must not pay for
- * saving them.  A plain deferral (a page queued BY_WRITEBACK or BY_FREE with
+ * then decided and acted on.  Its own frame, reached by a tail call: the
+ * classification and the enqueue need more registers than the caller-saved
+ * ones, and the spurious fault must not pay for saving them.  A plain deferral (a page queued BY_WRITEBACK or BY_FREE with
  * nothing else to do, the most frequent) is queued here, without act().
  * @ev is restrict: the header says it does not change during the call, so
  * the compiler may read it again rather than keep its fields on the stack.
