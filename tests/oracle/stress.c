@@ -692,8 +692,9 @@ static int rule_bit(const char *s, uint64_t *bit)
 {
 	uint64_t m;
 
-	if (tlbpol_rules_parse(s, &m) || !m || (m & (m - 1)) ||
-	    strcmp(tlbpol_rule_str(m), "unknown") == 0)
+	/* tlbpol_rules_parse() takes no bit outside TLBPOL_RULES_ALL, and
+	 * each of those is a rule. */
+	if (tlbpol_rules_parse(s, &m) || !m || (m & (m - 1)))
 		return -1;
 	*bit = m;
 	return 0;
