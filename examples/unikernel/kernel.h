@@ -31,6 +31,7 @@
 #define EXIT_FAIL 2   /* qemu status 5: a workload or invariant failed */
 #define EXIT_PANIC 3  /* qemu status 7: unexpected exception, boot failure */
 #define EXIT_CLAIM 4  /* qemu status 9: ran clean, but an IPI claim failed */
+#define EXIT_USAGE 5  /* qemu status 11: a kernel argument was refused (rules=) */
 
 /* ------------------------------------------------------------------------ */
 /* x86 primitives                                                           */
@@ -308,5 +309,7 @@ void work_run(uint32_t cpu);
 extern uint32_t param_cpus;    /* cpus=N: used when no MADT is found */
 extern uint32_t param_planted; /* planted=1: the last CPU drops its flushes */
 extern uint32_t param_idle_hlt; /* idle=hlt: waits sleep instead of spinning */
+/* Rule masks run in one boot: naive, linux, default, and rules=SPEC's. */
+#define UK_MAX_MASKS 4
 
 #endif /* UK_KERNEL_H */

@@ -346,8 +346,8 @@ void kmain(uint32_t si_phys)
 		kprintf(" %u", apic_ids[i]);
 	kprintf("\n");
 
-	/* Memory after the kernel: three engines (one per rule mask, so a late
-	 * interrupt for one never meets another being built), then frames. */
+	/* Memory after the kernel: an engine per rule mask (UK_MAX_MASKS, so a
+	 * late interrupt for one never meets another being built), then frames. */
 	tlbpol_config_init(&cfg, nr_cpus, TLBPOL_ARCH_X86_64);
 	cfg.max_as = 2;
 	cfg.ops = &uk_ops;
@@ -356,7 +356,7 @@ void kmain(uint32_t si_phys)
 		panic("tlbpol_engine_size() = 0");
 	base = ((uint64_t)(uintptr_t)__kernel_end + 0x1fffff) & ~0x1fffffULL;
 	engine_mem_base = base;
-	pool = base + 3 * engine_mem_stride;
+	pool = base + UK_MAX_MASKS * engine_mem_stride;
 	if (!ram_covers(si, base, pool + nframes * 4096))
 		panic("not enough RAM at %lx (want %lu MiB): use -m 128M", base,
 		      (pool + nframes * 4096 - base) >> 20);

@@ -3,25 +3,50 @@
 #
 # run.sh - boot the libtlbpol test kernel in QEMU and print its table.
 #
-# usage: run.sh [-n CPUS] [--tcg | --kvm] [--planted] [--kernel FILE]
-#               [--machine microvm|q35|pc] [--timeout SECONDS] [--log FILE]
-#               [-- KERNEL ARGS...]
-#
-#   -n CPUS      vCPUs (-smp), default 4
-#   --tcg/--kvm  accelerator; default KVM when /dev/kvm can be opened, else TCG.
-#                TCG is the correctness oracle (a skipped flush really leaves
-#                a stale translation in its software TLB); KVM measures cost.
-#   --planted    boot kernel-planted.elf (the last CPU drops its flushes) and
-#                succeed only if the kernel reports stale TLB reads
-#   --kernel F   image to boot (default: build/kernel.elf, built if missing)
-#   KERNEL ARGS  key=value: rounds= iters= ring= reclaim= dgpages= tick=
-#                cpus= planted= idle=hlt; defaults depend on the accelerator
-#
-# Exit status: 0 pass (with --planted: the stale reads were caught),
-# 1 stale TLB reads (without --planted) or none caught (with it),
-# 2 the kernel reported a failure, a failed claim, crashed, hung or reset,
-# 77 skipped (no qemu-system-x86_64, or not an x86-64 build host).
+# `run.sh --help` prints the options and the exit status (usage() below).
+# Options are read by util-linux getopt (Debian: essential, always there).
 set -u
+
+usage() {
+	cat <<'EOF'
+usage: run.sh [-n CPUS] [--tcg | --kvm] [--rules NAMES] [--planted]
+              [--kernel FILE] [--machine microvm|q35|pc] [--timeout SECONDS]
+              [--log FILE] [-- KERNEL ARGS...]
+
+Boots the libtlbpol test kernel in QEMU: six workloads under the naive,
+linux and default rule masks, a stale-TLB check on the hardware, one table.
+
+  -n, --cpus CPUS  vCPUs (-smp), default 4
+  --tcg, --kvm     accelerator; default KVM when /dev/kvm can be opened, else
+                   TCG.  TCG is the correctness oracle (a skipped flush really
+                   leaves a stale translation in its software TLB); KVM
+                   measures cost.
+  --rules NAMES    also run this rule mask, as a fourth row "custom" after
+                   naive, linux and default (the kernel argument rules=NAMES).
+                   The names are every libtlbpol CLI's, read by
+                   tlbpol_rules_parse(): the sets default, linux, none (or
+                   naive) and all, rule names such as lazy-unmap, and '-' to
+                   remove: "default,-lazy-unmap", "linux+receiver-merge".
+                   An unknown name: exit 2.
+  --planted        boot kernel-planted.elf (the last CPU drops its flushes)
+                   and succeed only if the kernel reports stale TLB reads
+  --kernel FILE    image to boot (default: build/kernel.elf, built if missing)
+  --machine M      QEMU machine: microvm (default), q35 or pc
+  --timeout S      give up after S seconds (default 240 under TCG, 900 KVM)
+  --log FILE       keep the serial output in FILE too
+  -h, --help       print this and exit
+  KERNEL ARGS      key=value: rounds= iters= ring= reclaim= dgpages= tick=
+                   cpus= planted= ipidelay= pvflush= rules= idle=hlt;
+                   defaults depend on the accelerator (README.md)
+
+Exit status: 0 pass (with --planted: the stale reads were caught);
+1 stale TLB reads (without --planted) or none caught (with it);
+2 a bad option or a kernel argument the kernel refused (an unknown rule
+name), or the kernel reported a failure or a failed claim, crashed, hung
+or reset; 77 skipped (no qemu-system-x86_64, not an x86-64 build host, or
+--kvm without a usable /dev/kvm).
+EOF
+}
 
 here=$(cd "$(dirname "$0")" && pwd)
 cpus=4
@@ -31,20 +56,38 @@ kernel=
 machine=microvm
 tmo=
 log=
+rules=
 
-while [ $# -gt 0 ]; do
+# util-linux getopt: `getopt -T` exits 4 where long options are understood.
+getopt -T >/dev/null 2>&1
+if [ $? -ne 4 ]; then
+	echo "run.sh: needs util-linux getopt (Debian: apt-get install util-linux)" >&2
+	exit 2
+fi
+opts=$(getopt -n run.sh -o hn: \
+	--long help,cpus:,tcg,kvm,rules:,planted,kernel:,machine:,timeout:,log: -- "$@") || {
+	echo "run.sh: try 'run.sh --help'" >&2
+	exit 2
+}
+eval set -- "$opts"
+while :; do
 	case $1 in
-	-n) cpus=$2; shift 2 ;;
+	-n|--cpus) cpus=$2; shift 2 ;;
 	--tcg) accel=tcg; shift ;;
 	--kvm) accel=kvm; shift ;;
+	--rules)
+		case $2 in
+		''|*' '*) echo "run.sh: --rules '$2': give a list of names without spaces, e.g. default,-lazy-unmap" >&2; exit 2 ;;
+		esac
+		rules=$2; shift 2 ;;
 	--planted) planted=1; shift ;;
 	--kernel) kernel=$2; shift 2 ;;
 	--machine) machine=$2; shift 2 ;;
 	--timeout) tmo=$2; shift 2 ;;
 	--log) log=$2; shift 2 ;;
+	-h|--help) usage; exit 0 ;;
 	--) shift; break ;;
-	-h|--help) sed -n '3,27p' "$0"; exit 0 ;;
-	*) echo "run.sh: unknown option $1" >&2; exit 2 ;;
+	*) echo "run.sh: getopt returned $1" >&2; exit 2 ;;
 	esac
 done
 args=$*
@@ -95,8 +138,9 @@ microvm) mopt="-M microvm,x-option-roms=off,rtc=off" ;;
 *) mopt="-M $machine" ;;
 esac
 
-# cpus=N: the kernel's fallback when the machine has no ACPI MADT.
-args="$args cpus=$cpus ${idle:-}"
+# cpus=N: the kernel's fallback when the machine has no ACPI MADT.  rules=
+# last, so that --rules wins over a rules= among the kernel arguments.
+args="$args cpus=$cpus ${idle:-}${rules:+ rules=$rules}"
 echo "run.sh: $machine, $accel ($cpu_model), $cpus vCPUs, $(basename "$kernel"), args \"$args\"" >&2
 
 # The kernel exits through isa-debug-exit: QEMU's status is (code << 1) | 1.
@@ -123,11 +167,16 @@ case $qs in
 5) what=fail ;;        # EXIT_FAIL: anomalies, leaked frames
 7) what=panic ;;       # EXIT_PANIC: exception, boot failure
 9) what=claim ;;       # EXIT_CLAIM: clean run, an IPI claim did not hold
+11) what=usage ;;      # EXIT_USAGE: a kernel argument refused (rules=)
 0) what=reset ;;       # triple fault or reboot (-no-reboot)
 124) what=timeout ;;
 *) what="qemu exit status $qs" ;;
 esac
 
+if [ "$what" = usage ]; then
+	echo "run.sh: the kernel refused its arguments (\"$args\"): see its lines above; 'run.sh --help'" >&2
+	exit 2
+fi
 if [ $planted = 1 ]; then
 	case $what in
 	stale) echo "run.sh: planted bug caught: the kernel reported stale TLB reads" >&2; exit 0 ;;

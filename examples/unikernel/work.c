@@ -3,8 +3,9 @@
  * work.c - the workloads, the stale-TLB check and the result table.
  *
  * Every CPU runs work_run() at once (SPMD, in lock step through barriers).
- * For each rule mask (naive, linux, default) a fresh engine is built, every
- * CPU switches into its one address space, and the workloads run:
+ * For each rule mask (naive, linux, default, and with rules=SPEC a fourth,
+ * "custom") a fresh engine is built, every CPU switches into its one
+ * address space, and the workloads run:
  *
  *  seed000     every CPU writes the same not-present page of a shared
  *              mapping: write faults racing on one PTE, so spurious faults
@@ -68,6 +69,27 @@ static uint32_t p_tick = 4;     /* iterations between ticks in the loops */
 static uint32_t p_ipi_delay = UINT32_MAX;
 uint32_t param_idle_hlt;        /* idle=hlt */
 
+/*
+ * The rule masks.  The first three are the built-in comparison, which the
+ * table's ratios and the claims are about.  rules=SPEC adds a fourth,
+ * "custom", read by tlbpol_rules_parse() with the names every other CLI
+ * takes ("default,-lazy-unmap", "linux+receiver-merge", "none,batch"): it
+ * runs after the other three, under the same stale-TLB check, and gets a
+ * row of its own in each workload.
+ */
+#define NR_MASKS 3
+#define M_CUSTOM 3
+static struct {
+	const char *name;
+	uint64_t rules;
+} masks[UK_MAX_MASKS] = {
+	{ "naive", TLBPOL_RULES_NONE },
+	{ "linux", TLBPOL_RULES_LINUX },
+	{ "default", TLBPOL_RULES_DEFAULT },
+};
+static int nr_masks = NR_MASKS;
+static char p_rules_spec[128]; /* rules=SPEC as given */
+
 static uint32_t parse_u32(const char *s)
 {
 	uint32_t v = 0;
@@ -75,6 +97,39 @@ static uint32_t parse_u32(const char *s)
 	while (*s >= '0' && *s <= '9')
 		v = v * 10 + (uint32_t)(*s++ - '0');
 	return v;
+}
+
+/* rules=SPEC: a mask tlbpol_rules_parse() accepts, or the boot stops with
+ * EXIT_USAGE (run.sh: exit 2) after saying which names there are. */
+static void parse_rules(const char *v)
+{
+	size_t n = 0;
+	uint64_t mask;
+	int err;
+
+	while (v[n] && v[n] != ' ')
+		n++;
+	if (n >= sizeof(p_rules_spec)) {
+		kprintf("rules=: longer than %lu characters\n", (uint64_t)sizeof(p_rules_spec) - 1);
+		kprintf("RESULT: USAGE\n");
+		kexit(EXIT_USAGE);
+	}
+	memcpy(p_rules_spec, v, n);
+	p_rules_spec[n] = 0;
+	err = tlbpol_rules_parse(p_rules_spec, &mask);
+	if (err) {
+		kprintf("rules=%s: not a rule mask (tlbpol_rules_parse() = %d)\n", p_rules_spec, err);
+		kprintf("  terms, separated by ',' or starting with '+' (add) or '-' (remove):\n"
+			"  sets default, linux, none (naive), all; a mask as a number; rules:");
+		for (uint64_t b = 1; b && b <= TLBPOL_RULES_ALL; b <<= 1)
+			if (TLBPOL_RULES_ALL & b)
+				kprintf(" %s", tlbpol_rule_str(b));
+		kprintf("\n  e.g. rules=default,-lazy-unmap\nRESULT: USAGE\n");
+		kexit(EXIT_USAGE);
+	}
+	masks[M_CUSTOM].name = "custom";
+	masks[M_CUSTOM].rules = mask;
+	nr_masks = M_CUSTOM + 1;
 }
 
 void params_parse(const char *c)
@@ -95,6 +150,8 @@ void params_parse(const char *c)
 			c++;
 		if (!strncmp(c, "idle=hlt", 8))
 			param_idle_hlt = 1;
+		if (!strncmp(c, "rules=", 6))
+			parse_rules(c + 6);
 		for (size_t k = 0; k < sizeof(keys) / sizeof(keys[0]); k++) {
 			size_t n = strlen(keys[k].key);
 
@@ -115,6 +172,9 @@ void params_print(void)
 	kprintf("params: rounds=%u iters=%u ring=%u reclaim=%u dgpages=%u tick=%u planted=%u idle=%s\n",
 		p_rounds, p_iters, p_ring, p_reclaim, p_dgpages, p_tick, param_planted,
 		param_idle_hlt ? "hlt" : "spin");
+	if (nr_masks > NR_MASKS)
+		kprintf("rules=%s: mask %lx, run as \"custom\" after naive, linux and default\n",
+			p_rules_spec, masks[M_CUSTOM].rules);
 	if (param_planted == 1)
 		kprintf("PLANTED BUG: CPU %u drops every flush_local (invlpg, CR3, CR4) on purpose\n",
 			nr_cpus - 1);
@@ -140,16 +200,6 @@ static const char *const wl_names[NR_WL] = {
 };
 static const char *const wl_units[NR_WL] = {
 	"write", "touch+unmap", "touch+unmap", "page", "RO+RW pair", "RO+RW pair",
-};
-
-#define NR_MASKS 3
-static const struct {
-	const char *name;
-	uint64_t rules;
-} masks[NR_MASKS] = {
-	{ "naive", TLBPOL_RULES_NONE },
-	{ "linux", TLBPOL_RULES_LINUX },
-	{ "default", TLBPOL_RULES_DEFAULT },
 };
 
 /* ------------------------------------------------------------------------ */
@@ -211,7 +261,7 @@ struct result {
 	uint64_t stale, anomalies; /* whole workload, checks included */
 };
 
-static struct result results[NR_WL][NR_MASKS];
+static struct result results[NR_WL][UK_MAX_MASKS];
 static struct cpu_counts snap_hw;
 static struct tlbpol_stats snap_eng;
 static uint64_t wl_stale0, wl_anom0;
@@ -774,13 +824,17 @@ static int print_table(void)
 		"munmap/mprotect until it returns) / ops\n");
 	kprintf("irq/op: cycles the targets spent in the shootdown interrupt handler / ops\n");
 	kprintf("IPI/naive, IPI/linux: that row's IPIs sent / this row's (x fewer); "
-		"cyc/nv, cyc/lx: the same for cyc/op\n\n");
+		"cyc/nv, cyc/lx: the same for cyc/op\n");
+	if (nr_masks > NR_MASKS)
+		kprintf("custom: rules=%s (mask %lx); the claims are about default\n", p_rules_spec,
+			masks[M_CUSTOM].rules);
+	kprintf("\n");
 	kprintf("%-11s %-7s %6s %9s %8s %9s %9s %7s %7s %6s %4s %5s %5s | %9s %9s | %7s %7s\n",
 		"workload", "rules", "ops", "cyc/op", "irq/op", "IPIs-sent", "IPIs-recv", "invlpg",
 		"full-fl", "faults", "spur", "retry", "stale", "IPI/naive", "IPI/linux", "cyc/nv",
 		"cyc/lx");
 	for (int w = 0; w < NR_WL; w++) {
-		for (int m = 0; m < NR_MASKS; m++) {
+		for (int m = 0; m < nr_masks; m++) {
 			struct result *r = &results[w][m], *nv = &results[w][0], *lx = &results[w][1];
 			char a[24], b[24], c[24], d[24];
 			uint64_t cyc = per_op(r->hw.op_cyc, r->ops);
@@ -949,7 +1003,7 @@ void work_run(uint32_t cpu)
 		lapic_timer_periodic(VEC_TIMER, 100000);
 	irq_enable();
 	calibrate(cpu);
-	for (int m = 0; m < NR_MASKS; m++)
+	for (int m = 0; m < nr_masks; m++)
 		run_mask(cpu, m);
 	if (cpu == 0)
 		kexit((uint32_t)print_table());
