@@ -12,61 +12,6 @@
  * target for the whole batch, across address spaces.
  */
 #include "enqueue.h"
-#include "sort.h"
-
-static inline int range_less(const struct tlbpol_range *x, const struct tlbpol_range *y)
-{
-	if (x->page_shift != y->page_shift)
-		return x->page_shift < y->page_shift;
-	return x->va < y->va;
-}
-
-TLBPOL_DEFINE_HEAPSORT(tlbpol_sort_ranges, struct tlbpol_range, range_less)
-
-/*
- * Merge @n ranges sorted by (page size, address) in place: same page size,
- * overlapping or adjacent.  Returns the ranges left; *@pages gets the
- * distinct pages.
- */
-uint32_t tlbpol__merge_sorted(struct tlbpol_range *r, uint32_t n, uint64_t *pages)
-{
-	uint32_t out = 0;
-
-	*pages = 0;
-	for (uint32_t i = 0; i < n; i++) {
-		if (out) {
-			struct tlbpol_range *p = &r[out - 1];
-			uint64_t last = range_last(p->va, p->nr_pages, p->page_shift);
-
-			if (p->page_shift == r[i].page_shift &&
-			    (r[i].va <= last || r[i].va == last + 1)) {
-				uint64_t nl = range_last(r[i].va, r[i].nr_pages, r[i].page_shift);
-
-				if (nl > last) {
-					*pages -= p->nr_pages;
-					p->nr_pages = ((nl - p->va) >> p->page_shift) + 1;
-					*pages += p->nr_pages;
-				}
-				continue;
-			}
-		}
-		r[out] = r[i];
-		*pages += r[out].nr_pages;
-		out++;
-	}
-	return out;
-}
-
-/* Sort (unless already sorted: an unmap walks addresses upwards) and merge. */
-uint32_t tlbpol__merge_ranges(struct tlbpol_range *r, uint32_t n, uint64_t *pages)
-{
-	for (uint32_t i = 1; i < n; i++)
-		if (range_less(&r[i], &r[i - 1])) {
-			tlbpol_sort_ranges(r, n);
-			break;
-		}
-	return tlbpol__merge_sorted(r, n, pages);
-}
 
 /*
  * Past the ceiling (or with range flushing off, as before seed 001) one
@@ -75,12 +20,12 @@ uint32_t tlbpol__merge_ranges(struct tlbpol_range *r, uint32_t n, uint64_t *page
  * global entry survives a whole-AS flush (a CR3 write keeps it, SDM 4.10.4.1),
  * so it needs FLUSH_ALL.
  */
-void tlbpol__finalize_kind(const struct tlbpol_engine *eng, struct req_flush *rf)
+static void finalize_kind(const struct tlbpol_params *prm, struct req_flush *rf)
 {
 	if (rf->global)
 		rf->f.flags |= TLBPOL_FLUSHF_GLOBAL;
-	if (rf->f.kind == TLBPOL_FLUSH_PAGES && (params_of(eng)->rules & TLBPOL_RULE_RANGE_FLUSH) &&
-	    rf->pages <= params_of(eng)->flush_ceiling)
+	if (rf->f.kind == TLBPOL_FLUSH_PAGES && (prm->rules & TLBPOL_RULE_RANGE_FLUSH) &&
+	    rf->pages <= prm->flush_ceiling)
 		return;
 	if (rf->f.kind == TLBPOL_FLUSH_PAGES)
 		rf->f.kind = TLBPOL_FLUSH_AS;
@@ -99,7 +44,7 @@ static void init_part(struct req_flush *rf, const struct tlbpol_as *as)
 }
 
 /* A one-event request in @s. */
-void tlbpol__single(struct tlbpol_engine *eng, struct slot *s, const struct tlbpol_as *as,
+void tlbpol__single(const struct tlbpol_params *prm, struct request *s, const struct tlbpol_as *as,
 		    const struct tlbpol_event *ev)
 {
 	struct req_flush *rf = &s->flushes[0];
@@ -117,7 +62,7 @@ void tlbpol__single(struct tlbpol_engine *eng, struct slot *s, const struct tlbp
 	rf->global = tlbpol__event_global(ev);
 	s->nr_flushes = 1;
 	s->min_seq = ~0ULL;
-	tlbpol__finalize_kind(eng, rf);
+	finalize_kind(prm, rf);
 }
 
 #define SELECTED(p) ((p)->deadline >= from && (p)->deadline <= to)
@@ -126,8 +71,8 @@ void tlbpol__single(struct tlbpol_engine *eng, struct slot *s, const struct tlbp
  * Move @cpu's entries due in [from, to] into request @s.  Returns the
  * events they carry (0: @s is untouched).
  */
-static uint32_t build(struct tlbpol_engine *eng, uint32_t cpu, struct slot *s, uint32_t from,
-		      uint32_t to)
+static uint32_t build(struct tlbpol_engine *eng, const struct tlbpol_params *prm, uint32_t cpu,
+		      struct request *s, uint32_t from, uint32_t to)
 {
 	struct tlbpol_cpu *c = cpu_of(eng, cpu);
 	uint32_t nf = 0, selected = 0, off = 0, kept = 0;
@@ -161,15 +106,15 @@ static uint32_t build(struct tlbpol_engine *eng, uint32_t cpu, struct slot *s, u
 	/*
 	 * Room for the ranges of the parts that may stay page flushes: those
 	 * with no more entries than the ceiling (each entry is at least one
-	 * page), while the slot's range_cap lasts.  The others carry none and
+	 * page), while the request's range_cap lasts.  The others carry none and
 	 * are whole-AS flushes (a superset: never less safe).
 	 */
 	for (uint32_t k = 0; k < nf; k++) {
 		struct req_flush *rf = &s->flushes[k];
 		uint32_t n = rf->f.nr_ranges;
 
-		if ((params_of(eng)->rules & TLBPOL_RULE_RANGE_FLUSH) && !rf->wide &&
-		    n <= params_of(eng)->flush_ceiling && off + n <= c->range_cap) {
+		if ((prm->rules & TLBPOL_RULE_RANGE_FLUSH) && !rf->wide &&
+		    n <= prm->flush_ceiling && off + n <= c->range_cap) {
 			rf->f.ranges = &s->ranges[off];
 			off += n;
 		} else {
@@ -209,11 +154,11 @@ static uint32_t build(struct tlbpol_engine *eng, uint32_t cpu, struct slot *s, u
 		 */
 		if (!rf->f.ranges)
 			rf->f.kind = TLBPOL_FLUSH_AS;
-		else if (rf->pages <= params_of(eng)->flush_ceiling &&
-			 (params_of(eng)->rules & TLBPOL_RULE_RANGE_FLUSH))
+		else if (rf->pages <= prm->flush_ceiling &&
+			 (prm->rules & TLBPOL_RULE_RANGE_FLUSH))
 			rf->f.nr_ranges = tlbpol__merge_ranges((struct tlbpol_range *)rf->f.ranges,
 							       rf->f.nr_ranges, &rf->pages);
-		tlbpol__finalize_kind(eng, rf);
+		finalize_kind(prm, rf);
 		c->as_slot[rf->as_index] = 0;
 	}
 	s->nr_flushes = nf;
@@ -222,40 +167,16 @@ static uint32_t build(struct tlbpol_engine *eng, uint32_t cpu, struct slot *s, u
 }
 #undef SELECTED
 
-static void pbox_sub(struct tlbpol_engine *eng, uint32_t cpu, uint32_t as_index, uint32_t n)
+int tlbpol__flush_batch(struct tlbpol_engine *eng, const struct tlbpol_params *prm, uint32_t cpu,
+			uint32_t from, uint32_t to)
 {
-	struct pbox *b = pbox_of(eng, cpu, as_index);
-	uint32_t left = prim_load_relaxed(&b->count) - n;
-
-	prim_store_release(&b->count, left);
-	if (!left) {
-		prim_store_relaxed(&b->lo, ~0ULL);
-		prim_store_relaxed(&b->hi, 0ULL);
-		if (prim_load_relaxed(&b->global)) {
-			prim_store_relaxed(&b->global, 0u);
-			prim_fetch_sub_release(&eng->global_pending, 1u);
-		}
-		prim_fetch_sub_release(&eng->as[as_index].pending, 1u);
-	}
-}
-
-/* The entries of a completed request are no longer pending in their ASes. */
-static void release_entries(struct tlbpol_engine *eng, uint32_t cpu, struct slot *s)
-{
-	for (uint32_t k = 0; k < s->nr_flushes; k++)
-		if (s->flushes[k].entries)
-			pbox_sub(eng, cpu, s->flushes[k].as_index, s->flushes[k].entries);
-}
-
-int tlbpol__flush_batch(struct tlbpol_engine *eng, uint32_t cpu, uint32_t from, uint32_t to)
-{
-	struct slot *s = &cpu_of(eng, cpu)->slots[SLOT_SYNC];
+	struct request *s = &cpu_of(eng, cpu)->reqs[REQ_SYNC];
 	uint32_t n, total = 0;
 
 	/* One request per TLBPOL_PARTS_MAX address spaces of the batch. */
-	while ((n = build(eng, cpu, s, from, to))) {
-		tlbpol__shoot(eng, cpu, s);
-		release_entries(eng, cpu, s);
+	while ((n = build(eng, prm, cpu, s, from, to))) {
+		tlbpol__shoot(eng, prm, cpu, s);
+		tlbpol__release_entries(eng, cpu, s);
 		total += n;
 	}
 	/* Nothing due by the free is left waiting: the age restarts with
@@ -268,7 +189,8 @@ int tlbpol__flush_batch(struct tlbpol_engine *eng, uint32_t cpu, uint32_t from, 
 
 /* Post this CPU's BY_LAZY entries to their targets without interrupting
  * anyone (LATR): they complete as the targets tick or switch. */
-int tlbpol__post_lazy_batch(struct tlbpol_engine *eng, uint32_t cpu)
+int tlbpol__post_lazy_batch(struct tlbpol_engine *eng, const struct tlbpol_params *prm,
+			    uint32_t cpu)
 {
 	struct tlbpol_cpu *c = cpu_of(eng, cpu);
 	uint32_t total = 0;
@@ -276,7 +198,7 @@ int tlbpol__post_lazy_batch(struct tlbpol_engine *eng, uint32_t cpu)
 	/* One lazy request per TLBPOL_PARTS_MAX address spaces: all of them
 	 * leave the batch (a full batch must come out empty of them). */
 	for (;;) {
-		struct slot *s;
+		struct request *s;
 		uint32_t n;
 		int lazy = 0;
 
@@ -284,9 +206,9 @@ int tlbpol__post_lazy_batch(struct tlbpol_engine *eng, uint32_t cpu)
 			lazy = c->pending[i].deadline == TLBPOL_BY_LAZY;
 		if (!lazy)
 			break;
-		s = tlbpol__lazy_slot(eng, cpu);
-		n = build(eng, cpu, s, TLBPOL_BY_LAZY, TLBPOL_BY_LAZY);
-		tlbpol__post_lazy(eng, cpu, s);
+		s = tlbpol__lazy_request(eng, prm, cpu);
+		n = build(eng, prm, cpu, s, TLBPOL_BY_LAZY, TLBPOL_BY_LAZY);
+		tlbpol__post_lazy(eng, prm, cpu, s);
 		if (!n)
 			break;
 		total += n;
@@ -294,30 +216,25 @@ int tlbpol__post_lazy_batch(struct tlbpol_engine *eng, uint32_t cpu)
 	return (int)total;
 }
 
-/* Called by shootdown.c when a lazy request of @cpu completes. */
-void tlbpol__slot_done(struct tlbpol_engine *eng, uint32_t cpu, struct slot *s)
-{
-	release_entries(eng, cpu, s);
-}
-
 /*
  * The batch has no entry left for an event with @key: an entry it may widen
  * instead, one of the entries that are flushed with it (same address space,
  * deadline and flags, any page size).  NULL if there is none, or if the
  * address space has no more entries pending on this CPU than the flush
- * ceiling (its pending box counts them, in O(1)): its part may still be page
+ * ceiling (its pending span counts them, in O(1)): its part may still be page
  * flushes (each entry is at least a page), and a whole-AS flush there would
  * cost every CPU its TLB (tlbpol-sim's reclaim across processes had 51% more
  * TLB misses when such parts were widened).  Past the ceiling the part is
  * most likely a whole-AS flush anyway, and widening costs nothing.
  */
-struct pending *tlbpol__widenable(const struct tlbpol_engine *eng, uint32_t cpu,
-				  struct tlbpol_cpu *c, uint64_t key, uint32_t as_index)
+struct pending *tlbpol__widenable(const struct tlbpol_engine *eng, const struct tlbpol_params *prm,
+				  uint32_t cpu, struct tlbpol_cpu *c, uint64_t key,
+				  uint32_t as_index)
 {
 	/* Every field but the page size and the wide mark. */
 	uint64_t mask = ~(pending_key(0, 0xff, 0, 0, 0) | KEY_WIDE);
-	uint32_t n = prim_load_relaxed(&pbox_of(eng, cpu, as_index)->count);
-	const struct tlbpol_params *p = params_of(eng);
+	uint32_t n = prim_load_relaxed(&span_of(eng, cpu, as_index)->count);
+	const struct tlbpol_params *p = prm;
 
 	/* entry_cap / 2 is never below the ceiling (TLBPOL__ENTRIES()) but
 	 * in the oracle's small-batch build, which must widen too. */
@@ -330,26 +247,9 @@ struct pending *tlbpol__widenable(const struct tlbpol_engine *eng, uint32_t cpu,
 	return 0;
 }
 
-void tlbpol__enqueue(struct tlbpol_engine *eng, struct tlbpol_as *as, uint32_t cpu,
-		     const struct tlbpol_event *ev, uint32_t deadline)
+void tlbpol__enqueue(struct tlbpol_engine *eng, const struct tlbpol_params *prm,
+		     struct tlbpol_as *as, uint32_t cpu, const struct tlbpol_event *ev,
+		     uint32_t deadline)
 {
-	enqueue(eng, params_of(eng), cpu_of(eng, cpu), as, cpu, ev, deadline);
-}
-
-/*
- * The oldest batch entry @cpu still has pending, in its batch or in a lazy
- * request not yet acknowledged by every target.
- */
-uint64_t tlbpol__oldest_seq(const struct tlbpol_engine *eng, uint32_t cpu)
-{
-	const struct tlbpol_cpu *c = cpu_of(eng, cpu);
-	uint64_t oldest = ~0ULL;
-
-	for (uint32_t i = 0; i < c->nr_pending; i++)
-		if (c->pending[i].seq < oldest)
-			oldest = c->pending[i].seq;
-	for (uint32_t i = 0; i < TLBPOL_SLOTS; i++)
-		if (slot_busy(c, i) && c->slots[i].min_seq < oldest)
-			oldest = c->slots[i].min_seq;
-	return oldest;
+	enqueue(eng, prm, cpu_of(eng, cpu), as, cpu, ev, deadline);
 }

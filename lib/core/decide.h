@@ -13,6 +13,50 @@
 
 #include "internal.h"
 
+/*
+ * A decision in one 32-bit word: action, deadline and reason, a byte each,
+ * and in the top byte the index of its counter in cnt.decided[][] (so that
+ * counting it costs no multiply).  p->verdict[] keeps the table's cells so,
+ * and tlbpol_submit() carries its decision so to the end and to its tail
+ * calls (six arguments stay in registers on every ABI the core targets).
+ */
+_Static_assert(TLBPOL_WHY_MAX * TLBPOL_ACTIONS <= 0xff && TLBPOL_WHY_MAX <= 0xff,
+	       "a decision's reason and counter index fit in a byte");
+
+static inline uint32_t decision_pack(uint32_t action, uint32_t deadline, uint32_t reason)
+{
+	return action | deadline << 8 | reason << 16 | (reason * TLBPOL_ACTIONS + action) << 24;
+}
+
+static inline uint32_t packed_action(uint32_t v)
+{
+	return v & 0xff;
+}
+
+static inline uint32_t packed_deadline(uint32_t v)
+{
+	return (v >> 8) & 0xff;
+}
+
+static inline uint32_t packed_reason(uint32_t v)
+{
+	return (v >> 16) & 0xff;
+}
+
+/* @v with its deadline replaced by @deadline. */
+static inline uint32_t packed_with_deadline(uint32_t v, uint32_t deadline)
+{
+	return (v & ~0xff00u) | deadline << 8;
+}
+
+static inline void decision_unpack(struct tlbpol_decision *out, uint32_t v)
+{
+	out->action = packed_action(v);
+	out->deadline = packed_deadline(v);
+	out->reason = packed_reason(v);
+	out->pad = 0;
+}
+
 enum event_class {
 	CLS_NOT_PRESENT,
 	CLS_INSTALL,

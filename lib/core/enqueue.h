@@ -16,10 +16,10 @@
 /* Publish @ev, one more event pending on @cpu in @as_index (@new_entry: in
  * an entry of its own).  A LAZY_OK event's addresses are not reused before
  * it completes, so it widens no span. */
-static inline void pbox_add(struct tlbpol_engine *eng, uint32_t cpu, uint32_t as_index,
+static inline void span_add(struct tlbpol_engine *eng, uint32_t cpu, uint32_t as_index,
 			    const struct tlbpol_event *ev, uint32_t new_entry)
 {
-	struct pbox *b = pbox_of(eng, cpu, as_index);
+	struct pending_span *b = span_of(eng, cpu, as_index);
 
 	if (!(ev->flags & TLBPOL_EVF_LAZY_OK)) {
 		uint64_t lo = ev->va, hi = range_last(ev->va, ev->nr_pages, ev->page_shift);
@@ -29,7 +29,7 @@ static inline void pbox_add(struct tlbpol_engine *eng, uint32_t cpu, uint32_t as
 		if (hi > prim_load_relaxed(&b->hi))
 			prim_store_relaxed(&b->hi, hi);
 	}
-	/* The engine learns of a global entry once per box, as of a CPU. */
+	/* The engine learns of a global entry once per span, as of a CPU. */
 	if (tlbpol__event_global(ev) && !prim_load_relaxed(&b->global)) {
 		prim_store_relaxed(&b->global, 1u);
 		prim_fetch_add(&eng->global_pending, 1u);
@@ -92,8 +92,9 @@ _Static_assert(KEY_BYTE(as_index) == 0 && KEY_BYTE(page_shift) == 2 && KEY_BYTE(
 
 /* batch.c: the entry of @cpu's full batch an event with @key may widen,
  * or NULL. */
-struct pending *tlbpol__widenable(const struct tlbpol_engine *eng, uint32_t cpu,
-				  struct tlbpol_cpu *c, uint64_t key, uint32_t as_index);
+struct pending *tlbpol__widenable(const struct tlbpol_engine *eng, const struct tlbpol_params *prm,
+				  uint32_t cpu, struct tlbpol_cpu *c, uint64_t key,
+				  uint32_t as_index);
 
 /*
  * Queue @ev on @cpu by @deadline.  @c: cpu_of(@cpu); @prm: the
@@ -125,14 +126,14 @@ enqueue(struct tlbpol_engine *eng, const struct tlbpol_params *prm, struct tlbpo
 			goto merge;
 	}
 	if (c->nr_pending == c->entry_cap) {
-		p = tlbpol__widenable(eng, cpu, c, key, as->index);
+		p = tlbpol__widenable(eng, prm, cpu, c, key, as->index);
 		if (p) {
 			p->wide = 1;
 			goto merge;
 		}
 		/* No entry may take it: complete the batch, then queue it. */
-		tlbpol__flush_batch(eng, cpu, TLBPOL_BY_WRITEBACK, TLBPOL_BY_FREE);
-		tlbpol__post_lazy_batch(eng, cpu);
+		tlbpol__flush_batch(eng, prm, cpu, TLBPOL_BY_WRITEBACK, TLBPOL_BY_FREE);
+		tlbpol__post_lazy_batch(eng, prm, cpu);
 		if (deadline != TLBPOL_BY_LAZY && !c->free_since)
 			c->free_since = c->ticks + 1;
 	}
@@ -143,7 +144,7 @@ enqueue(struct tlbpol_engine *eng, const struct tlbpol_params *prm, struct tlbpo
 	p->events = 1;
 	p->key = key;
 	c->pending_pages += (uint32_t)ev->nr_pages;
-	pbox_add(eng, cpu, as->index, ev, 1);
+	span_add(eng, cpu, as->index, ev, 1);
 	goto full;
 merge:
 	/* Keep the entry's seq: it is as old as its oldest page, which is
@@ -152,13 +153,13 @@ merge:
 	p->events++;
 	c->next_seq++;
 	c->pending_pages += (uint32_t)ev->nr_pages;
-	pbox_add(eng, cpu, as->index, ev, 0);
+	span_add(eng, cpu, as->index, ev, 0);
 full:
 	/* Entries hold >= 1 page each, so nr_pending <= pending_pages, and this
 	 * keeps both within batch_pages: a full batch flushes itself. */
 	if (c->pending_pages >= prm->batch_pages) {
-		tlbpol__flush_batch(eng, cpu, TLBPOL_BY_WRITEBACK, TLBPOL_BY_FREE);
-		tlbpol__post_lazy_batch(eng, cpu);
+		tlbpol__flush_batch(eng, prm, cpu, TLBPOL_BY_WRITEBACK, TLBPOL_BY_FREE);
+		tlbpol__post_lazy_batch(eng, prm, cpu);
 	}
 }
 

@@ -21,12 +21,12 @@
 
 #define TLBPOL_DFREE_SLOTS 64 /* deferred frees queued per CPU */
 /*
- * Requests one initiator may have in flight: slot 0 is the synchronous one
+ * Requests one initiator may have in flight: request 0 is the synchronous one
  * (the initiator waits for it), the others carry lazy work posted without an
  * interrupt, completed as targets tick or switch.
  */
-#define TLBPOL_SLOTS ((uint32_t)TLBPOL__SLOTS) /* in the header, for TLBPOL_ENGINE_SIZE() */
-#define SLOT_SYNC 0
+#define TLBPOL_REQS ((uint32_t)TLBPOL__SLOTS) /* in the header, for TLBPOL_ENGINE_SIZE() */
+#define REQ_SYNC 0
 /* Turns of its wait (after the IPI delay) before an initiator stops relying
  * on its NUMA fan-out leaders and interrupts their nodes itself: about ten
  * times what a running leader takes to take the interrupt and forward it. */
@@ -51,7 +51,7 @@ struct tlbpol_as {
 	uint64_t gen;     /* atomic */
 	uint32_t state;   /* enum as_state; written under eng->as_lock */
 	uint32_t loaded;  /* atomic: CPUs that have it loaded (running or lazy) */
-	uint32_t pending; /* atomic: CPUs with deferred work in it (pbox count > 0) */
+	uint32_t pending; /* atomic: CPUs with deferred work in it (span count > 0) */
 	uint32_t index;
 	uint64_t *footprint; /* atomic words: CPUs that may cache it */
 	/*
@@ -83,7 +83,7 @@ struct pending {
 			/* The event's TLBPOL_EVF_TABLES_FREED (its flush
 			 * carries TLBPOL_FLUSHF_TABLES) and TLBPOL_EVF_LAZY_OK
 			 * (its addresses are not reused before it completes,
-			 * so it spans nothing installs check: struct pbox). */
+			 * so it spans nothing installs check: struct pending_span). */
 			uint8_t ev_flags;
 			/* TLBPOL_PTE_GLOBAL of its old or new PTE: FOOTPRINT
 			 * cannot narrow it. */
@@ -100,17 +100,19 @@ struct pending {
 		uint64_t key;
 	};
 };
+
 /*
- * What one CPU has pending in one address space, published for the others:
- * how many batch entries (in its batch or in its lazy requests in flight)
- * and the bytes spanned by those whose addresses may be reused before they
- * complete (not LAZY_OK: its caller promised not to reuse them).  Only the owner writes it; an installing CPU reads
- * it to know whether the address it reuses may still be cached elsewhere.
+ * A pending span: what one CPU has pending in one address space, published
+ * for the others: how many batch entries (in its batch or in its lazy
+ * requests in flight) and the bytes spanned by those whose addresses may be
+ * reused before they complete (not LAZY_OK: its caller promised not to
+ * reuse them).  Only the owner writes it; an installing CPU reads it to
+ * know whether the address it reuses may still be cached elsewhere.
  * The owner writes the bounds before the count when adding, and zeroes the
  * count before the bounds when the last entry completes, so a reader that
  * sees a count sees bounds covering every entry counted.
  */
-struct pbox {
+struct pending_span {
 	uint64_t lo, hi;  /* atomic: first and last byte */
 	uint32_t count;   /* atomic */
 	uint32_t global;  /* atomic: one of them was a global PTE */
@@ -129,7 +131,7 @@ struct req_flush {
 	uint64_t pages;    /* distinct pages named (before escalation) */
 	uint32_t as_index;
 	uint32_t global;
-	uint32_t entries;  /* batch entries it carries (as->pending, pbox count) */
+	uint32_t entries;  /* batch entries it carries (as->pending, span count) */
 	uint32_t wide;     /* one of them is wide: a whole-AS flush (struct pending) */
 };
 
@@ -141,7 +143,7 @@ struct req_flush {
  * a bit it set for a CPU that went away), reads it, flushes and decrements
  * `acks`.  Nothing is written between publication and the last ack.
  */
-struct slot {
+struct request {
 	uint32_t acks;        /* atomic: claimed-or-not targets still to ack */
 	uint32_t lazy;        /* owner: posted without interrupts */
 	uint32_t fanout;      /* leaders forward to their node (NUMA_FANOUT) */
@@ -195,7 +197,7 @@ struct tlbpol_cpu {
 	uint32_t lazy;   /* atomic: switched to NULL, keeping `loaded` */
 	uint32_t polling; /* atomic: in wait_acks(), serving its inbox (RULE_POLLING_CPUS) */
 	uint64_t *inbox; /* atomic words: bit i = CPU i may have a request for us */
-	struct slot slots[TLBPOL_SLOTS];
+	struct request reqs[TLBPOL_REQS];
 
 	/* --- this CPU's engine calls only --- */
 	struct tlbpol_as *current; /* NULL when idle/lazy */
@@ -212,15 +214,15 @@ struct tlbpol_cpu {
 	uint32_t catchup_as;
 	uint64_t catchup_gen;
 	uint32_t leaving_as;       /* index + 1 of the AS whose `leaving` has our bit */
-	uint32_t busy;             /* bit i: slots[i] armed, not yet reaped (slot 0: not yet waited for) */
+	uint32_t busy; /* bit i: reqs[i] armed, not yet reaped (request 0: not yet waited for) */
 	uint32_t nr_pending;
 	uint32_t pending_pages;
 	/* Ticks this CPU has taken, and the tick at which BY_WRITEBACK or
 	 * BY_FREE work began to wait in its batch (+ 1; 0: none waits). */
 	uint32_t ticks, free_since;
 	/* Read-only after init, by the receiving side too: */
-	uint32_t flush_cap;        /* entries in slot flushes[] and in recv_as[] */
-	uint32_t range_cap;        /* entries in each slot's ranges[], recv_ranges[], recv_out[] */
+	uint32_t flush_cap;        /* entries in request flushes[] and in recv_as[] */
+	uint32_t range_cap;        /* entries in each request's ranges[], recv_ranges[], recv_out[] */
 	uint32_t entry_cap;        /* entries in pending[] (tlbpol__entry_cap()) */
 	uint64_t next_seq;
 	struct pending *pending;   /* entry_cap entries (enqueue() widens past them) */
@@ -249,7 +251,7 @@ struct tlbpol_cpu {
 	/* --- this CPU's tlbpol_handle_ipi() only --- */
 	uint32_t in_serve;         /* atomic: nesting guard */
 	uint32_t nr_claims;
-	uint32_t claims[TLBPOL_CLAIM_MAX]; /* initiator * TLBPOL_SLOTS + slot */
+	uint32_t claims[TLBPOL_CLAIM_MAX]; /* initiator * TLBPOL_REQS + request */
 	uint32_t *recv_slot;       /* as index -> recv_as index + 1 */
 	struct recv_as *recv_as;   /* flush_cap entries: a round ends when full */
 	struct recv_range *recv_ranges;
@@ -258,50 +260,6 @@ struct tlbpol_cpu {
 
 	struct cpu_counters cnt;
 } __attribute__((aligned(TLBPOL_CACHELINE)));
-
-/*
- * A decision in one 32-bit word: action, deadline and reason, a byte each,
- * and in the top byte the index of its counter in cnt.decided[][] (so that
- * counting it costs no multiply).  p->verdict[] keeps the table's cells so,
- * and tlbpol_submit() carries its decision so to the end and to its tail
- * calls (six arguments stay in registers on every ABI the core targets).
- */
-_Static_assert(TLBPOL_WHY_MAX * TLBPOL_ACTIONS <= 0xff && TLBPOL_WHY_MAX <= 0xff,
-	       "a decision's reason and counter index fit in a byte");
-
-static inline uint32_t decision_pack(uint32_t action, uint32_t deadline, uint32_t reason)
-{
-	return action | deadline << 8 | reason << 16 | (reason * TLBPOL_ACTIONS + action) << 24;
-}
-
-static inline uint32_t packed_action(uint32_t v)
-{
-	return v & 0xff;
-}
-
-static inline uint32_t packed_deadline(uint32_t v)
-{
-	return (v >> 8) & 0xff;
-}
-
-static inline uint32_t packed_reason(uint32_t v)
-{
-	return (v >> 16) & 0xff;
-}
-
-/* @v with its deadline replaced by @deadline. */
-static inline uint32_t packed_with_deadline(uint32_t v, uint32_t deadline)
-{
-	return (v & ~0xff00u) | deadline << 8;
-}
-
-static inline void decision_unpack(struct tlbpol_decision *out, uint32_t v)
-{
-	out->action = packed_action(v);
-	out->deadline = packed_deadline(v);
-	out->reason = packed_reason(v);
-	out->pad = 0;
-}
 
 #define TLBPOL_CLASSES 24 /* enum event_class (decide.h) */
 
@@ -346,11 +304,11 @@ struct tlbpol_engine {
 	uint16_t *cpu_node;   /* copy of cfg->cpu_node, or NULL */
 	uint64_t *node_mask;  /* nr_nodes bitmaps of `words` words */
 	uint64_t *local_gen;  /* [cpu * max_as + as]: generation cpu has flushed to */
-	uint32_t global_pending; /* atomic: pboxes holding a global PTE's entry */
+	uint32_t global_pending; /* atomic: spans holding a global PTE's entry */
 	uint32_t wait_limit;  /* cfg->wait_limit: the watchdog's period, 0: none */
 	uint32_t free_ticks;  /* cfg->free_ticks, the default for 0 */
 	uint32_t pad3;
-	struct pbox *pbox;    /* [cpu * max_as + as] */
+	struct pending_span *spans;  /* [cpu * max_as + as] */
 	struct tlbpol_cpu *cpus;
 	struct tlbpol_as *as;
 	struct tlbpol_params params0; /* the block the engine starts with */
@@ -365,7 +323,13 @@ static inline struct tlbpol_cpu *cpu_of(const struct tlbpol_engine *eng, uint32_
 	return (struct tlbpol_cpu *)((char *)eng->cpus + (size_t)cpu * eng->cpu_stride);
 }
 
-/* The configuration in force; read it once per decision. */
+/*
+ * The configuration in force.  Read once, where an engine call enters, and
+ * passed down as @prm to everything the call does: the reconfiguration
+ * contract (the public header) is that one call sees one configuration,
+ * so a shootdown never chooses its targets under one rule mask and skips
+ * them under another.
+ */
 static inline const struct tlbpol_params *params_of(const struct tlbpol_engine *eng)
 {
 	return prim_load_acquire(&eng->params);
@@ -399,9 +363,10 @@ static inline int bitmap_test(const uint64_t *w, uint32_t bit)
 	return (prim_load_relaxed(&w[bit / 64]) >> (bit % 64)) & 1;
 }
 
-static inline struct pbox *pbox_of(const struct tlbpol_engine *eng, uint32_t cpu, uint32_t as)
+static inline struct pending_span *span_of(const struct tlbpol_engine *eng, uint32_t cpu,
+					   uint32_t as)
 {
-	return &eng->pbox[(size_t)cpu * eng->max_as + as];
+	return &eng->spans[(size_t)cpu * eng->max_as + as];
 }
 
 static inline uint64_t *local_gen_of(const struct tlbpol_engine *eng, uint32_t cpu, uint32_t as)
@@ -462,6 +427,12 @@ static inline uint32_t tlbpol__event_global(const struct tlbpol_event *ev)
 	return ((ev->old_pte | ev->new_pte) & TLBPOL_PTE_GLOBAL) != 0;
 }
 
+/* @cpu's NUMA node (0 without a topology). */
+static inline uint32_t node_of(const struct tlbpol_engine *eng, uint32_t cpu)
+{
+	return eng->cpu_node ? eng->cpu_node[cpu] : 0;
+}
+
 /* A CPU that is not using user addresses (Linux lazy TLB mode). */
 static inline int cpu_is_lazy(const struct tlbpol_engine *eng, uint32_t cpu)
 {
@@ -470,17 +441,30 @@ static inline int cpu_is_lazy(const struct tlbpol_engine *eng, uint32_t cpu)
 }
 
 /* Does @c have lazy requests in flight?  (Cheap test before reaping.) */
-static inline int slot_busy(const struct tlbpol_cpu *c, uint32_t i)
+static inline int req_busy(const struct tlbpol_cpu *c, uint32_t i)
 {
 	return (c->busy >> i) & 1;
 }
 
-/* One word, not a flag in each slot: tlbpol_submit() asks on every call,
- * and the slots are four more cache lines. */
+/* One word, not a flag in each request: tlbpol_submit() asks on every call,
+ * and the requests are four more cache lines. */
 static inline int lazy_in_flight(const struct tlbpol_cpu *c)
 {
-	return (c->busy & ~(1u << SLOT_SYNC)) != 0;
+	return (c->busy & ~(1u << REQ_SYNC)) != 0;
 }
+
+/*
+ * The functions the core's files offer each other, file by file.  Calls
+ * flow one way, down lib/core/LAYERS (checked on the built archive by
+ * tests/check_layers.py):
+ *
+ *	engine.c   submit.c   cpu.c      the public calls for a host
+ *	             batch.c             a CPU's deferred work into requests
+ *	           shootdown.c           send a request, wait for its acks
+ *	            receive.c            claim, flush, acknowledge; deliver
+ *	            pending.c            entries and frees still owed
+ *	decide.c  ranges.c  rules.c  cpuset.c      leaves
+ */
 
 /* engine.c */
 int tlbpol__config_check(const struct tlbpol_config *cfg);
@@ -500,7 +484,7 @@ int tlbpol__config_check(const struct tlbpol_config *cfg);
  * no more than a batch holds.  A part past the ceiling is one whole-AS
  * flush and carries none; a part that does not fit in what is left is one
  * too (build()).  Sized by what a request can use, not by the batch: five
- * slots of batch_pages ranges were 60 KiB of each CPU's 135.
+ * requests of batch_pages ranges were 60 KiB of each CPU's 135.
  */
 #define TLBPOL_PARTS_MAX TLBPOL__PARTS_MAX
 
@@ -555,91 +539,51 @@ static inline int tlbpol__as_valid(const struct tlbpol_engine *eng, const struct
 	 * changes: only its state is left to check. */
 	return prim_load_acquire(&as->state) == AS_OPEN;
 }
+
+/* pending.c */
 void tlbpol__run_dfrees(struct tlbpol_engine *eng, uint32_t cpu);
-int tlbpol__catch_up(struct tlbpol_engine *eng, uint32_t cpu, struct tlbpol_as *as);
 /* What this CPU's previous call left for its next one (see struct
  * tlbpol_cpu): the CR3 write after a leave has happened, and, if
  * @caught_up, the catch-up flush it was told to do. */
 void tlbpol__settle(struct tlbpol_engine *eng, uint32_t cpu, int caught_up);
+uint64_t tlbpol__oldest_seq(const struct tlbpol_engine *eng, uint32_t cpu);
+void tlbpol__release_entries(struct tlbpol_engine *eng, uint32_t cpu, struct request *s);
 
-/*
- * Enter a task-side call for @cpu (every call for one CPU but
- * tlbpol_handle_ipi()): -E_BUSY if one already runs on it, i.e. this one
- * nests in it from an interrupt or a callback (the header's nesting rule).
- * A nested call that got past the test before the outer one set the flag
- * ran to completion before the outer one touched anything (call_guard()).
- * Then what the CPU's previous call told its caller to do is done: publish
- * it (tlbpol_submit() does that out of line, so it calls the two apart).
- */
-static inline int call_guard(struct tlbpol_cpu *c)
-{
-	if (prim_load_relaxed(&c->in_call))
-		return -E_BUSY;
-	prim_store_relaxed(&c->in_call, 1u);
-	prim_barrier();
-	return 0;
-}
-
-/* Does the CPU's previous call leave something to publish? */
-static inline int call_owes_settle(const struct tlbpol_cpu *c)
-{
-	return (c->catchup_as | c->leaving_as) != 0;
-}
-
-static inline int call_enter(struct tlbpol_engine *eng, struct tlbpol_cpu *c, uint32_t cpu)
-{
-	if (call_guard(c))
-		return -E_BUSY;
-	if (call_owes_settle(c))
-		tlbpol__settle(eng, cpu, 1);
-	return 0;
-}
-
-/*
- * The checks and the entry of an engine call for @cpu, in the order the
- * header documents its errors: -EINVAL for a bad engine or @args_ok false,
- * -ERANGE for @cpu, -EBUSY nested in another call for @cpu.  0: entered,
- * *@cp is the CPU's state; the call ends with call_leave().
- */
-static inline int cpu_call_enter(struct tlbpol_engine *eng, uint32_t cpu, int args_ok,
-				 struct tlbpol_cpu **cp)
-{
-	if (!eng || eng->magic != TLBPOL_MAGIC || !args_ok)
-		return -E_INVAL;
-	if (cpu >= eng->nr_cpus)
-		return -E_RANGE;
-	*cp = cpu_of(eng, cpu);
-	return call_enter(eng, *cp, cpu) ? -E_BUSY : 0;
-}
-
-static inline void call_leave(struct tlbpol_cpu *c)
-{
-	prim_barrier();
-	prim_store_relaxed(&c->in_call, 0u);
-}
+/* receive.c */
+int tlbpol__serve(struct tlbpol_engine *eng, const struct tlbpol_params *prm, uint32_t cpu);
+void tlbpol__flush_on(struct tlbpol_engine *eng, uint32_t cpu, const struct tlbpol_flush *f,
+		      uint32_t as_index, uint64_t gen, struct tlbpol_stats *st);
+int tlbpol__may_cache(const struct tlbpol_engine *eng, const struct tlbpol_params *prm,
+		      uint32_t as_index, uint32_t global, uint32_t cpu);
+void tlbpol__kick(struct tlbpol_engine *eng, const struct tlbpol_params *prm, uint32_t me,
+		  struct tlbpol_cpuset *t, struct tlbpol_stats *cnt);
 
 /* shootdown.c */
-int tlbpol__serve(struct tlbpol_engine *eng, uint32_t cpu);
-void tlbpol__shoot(struct tlbpol_engine *eng, uint32_t cpu, struct slot *s);
-void tlbpol__post_lazy(struct tlbpol_engine *eng, uint32_t cpu, struct slot *s);
-struct slot *tlbpol__lazy_slot(struct tlbpol_engine *eng, uint32_t cpu);
-void tlbpol__force_lazy(struct tlbpol_engine *eng, uint32_t cpu);
+void tlbpol__shoot(struct tlbpol_engine *eng, const struct tlbpol_params *prm, uint32_t cpu,
+		   struct request *s);
+void tlbpol__post_lazy(struct tlbpol_engine *eng, const struct tlbpol_params *prm, uint32_t cpu,
+		       struct request *s);
+struct request *tlbpol__lazy_request(struct tlbpol_engine *eng, const struct tlbpol_params *prm,
+				     uint32_t cpu);
+void tlbpol__force_lazy(struct tlbpol_engine *eng, const struct tlbpol_params *prm, uint32_t cpu);
 void tlbpol__reap(struct tlbpol_engine *eng, uint32_t cpu);
 
 /* batch.c */
 /* Complete (SYNC) or post (lazy) the pending entries of @cpu with
  * from <= deadline <= to; then run due deferred frees.  Returns the entries
  * taken. */
-int tlbpol__flush_batch(struct tlbpol_engine *eng, uint32_t cpu, uint32_t from, uint32_t to);
-int tlbpol__post_lazy_batch(struct tlbpol_engine *eng, uint32_t cpu);
-void tlbpol__enqueue(struct tlbpol_engine *eng, struct tlbpol_as *as, uint32_t cpu,
-		     const struct tlbpol_event *ev, uint32_t deadline);
-void tlbpol__single(struct tlbpol_engine *eng, struct slot *s, const struct tlbpol_as *as,
+int tlbpol__flush_batch(struct tlbpol_engine *eng, const struct tlbpol_params *prm, uint32_t cpu,
+			uint32_t from, uint32_t to);
+int tlbpol__post_lazy_batch(struct tlbpol_engine *eng, const struct tlbpol_params *prm,
+			    uint32_t cpu);
+void tlbpol__enqueue(struct tlbpol_engine *eng, const struct tlbpol_params *prm,
+		     struct tlbpol_as *as, uint32_t cpu, const struct tlbpol_event *ev,
+		     uint32_t deadline);
+void tlbpol__single(const struct tlbpol_params *prm, struct request *s, const struct tlbpol_as *as,
 		    const struct tlbpol_event *ev);
-void tlbpol__finalize_kind(const struct tlbpol_engine *eng, struct req_flush *rf);
-uint64_t tlbpol__oldest_seq(const struct tlbpol_engine *eng, uint32_t cpu);
+
+/* ranges.c */
 uint32_t tlbpol__merge_ranges(struct tlbpol_range *r, uint32_t n, uint64_t *pages);
 uint32_t tlbpol__merge_sorted(struct tlbpol_range *r, uint32_t n, uint64_t *pages);
-void tlbpol__slot_done(struct tlbpol_engine *eng, uint32_t cpu, struct slot *s);
 
 #endif /* TLBPOL_INTERNAL_H */

@@ -2,6 +2,7 @@
 /*
  * submit.c - acting on decisions: tlbpol_submit() and tlbpol_flush().
  */
+#include "call.h"
 #include "decide.h"
 #include "enqueue.h"
 
@@ -16,14 +17,14 @@
  * mprotect: flush TLB if potentially racing with a parallel reclaim leaving
  * stale TLB entries"), which flushes the whole mm whenever any batched flush
  * is pending.  Here each CPU publishes the span of what it has pending per
- * address space (struct pbox): this CPU completes its own work early if it
+ * address space (struct pending_span): this CPU completes its own work early if it
  * overlaps; if another CPU's span overlaps, one whole-AS shootdown (FLUSH_ALL
  * to every CPU if a global PTE is among it) covers what cannot be seen
  * precisely.  Spans that do not overlap cost nothing: a server unmapping
  * buffers lazily does not pay for the buffers other threads map meanwhile.
  */
-static void settle_reused_range(struct tlbpol_engine *eng, struct tlbpol_as *as, uint32_t cpu,
-				const struct tlbpol_event *ev)
+static void settle_reused_range(struct tlbpol_engine *eng, const struct tlbpol_params *prm,
+				struct tlbpol_as *as, uint32_t cpu, const struct tlbpol_event *ev)
 {
 	uint64_t first = ev->va, last = range_last(ev->va, ev->nr_pages, ev->page_shift);
 	int others = 0, global = 0;
@@ -38,7 +39,7 @@ static void settle_reused_range(struct tlbpol_engine *eng, struct tlbpol_as *as,
 	for (uint32_t i = 0; i < eng->nr_cpus * (any_global ? eng->max_as : 1); i++) {
 		uint32_t x = any_global ? i / eng->max_as : i;
 		uint32_t a = any_global ? i % eng->max_as : as->index;
-		const struct pbox *b = pbox_of(eng, x, a);
+		const struct pending_span *b = span_of(eng, x, a);
 
 		if (!prim_load_acquire(&b->count))
 			continue;
@@ -48,36 +49,36 @@ static void settle_reused_range(struct tlbpol_engine *eng, struct tlbpol_as *as,
 			continue;
 		if (x == cpu) {
 			/* Our own: complete it now, lazy requests in flight too. */
-			tlbpol__force_lazy(eng, cpu);
-			tlbpol__flush_batch(eng, cpu, TLBPOL_BY_WRITEBACK, TLBPOL_BY_LAZY);
+			tlbpol__force_lazy(eng, prm, cpu);
+			tlbpol__flush_batch(eng, prm, cpu, TLBPOL_BY_WRITEBACK, TLBPOL_BY_LAZY);
 			continue;
 		}
 		others = 1;
 		global |= (int)prim_load_relaxed(&b->global);
 	}
 	if (others) {
-		struct slot *s = &cpu_of(eng, cpu)->slots[SLOT_SYNC];
+		struct request *s = &cpu_of(eng, cpu)->reqs[REQ_SYNC];
 		struct req_flush *rf = &s->flushes[0];
 
-		tlbpol__single(eng, s, as, ev);
+		tlbpol__single(prm, s, as, ev);
 		global |= (int)rf->global;
 		rf->f.kind = global ? TLBPOL_FLUSH_ALL : TLBPOL_FLUSH_AS;
 		rf->f.flags |= global ? TLBPOL_FLUSHF_GLOBAL : 0;
 		rf->f.nr_ranges = 0;
 		rf->f.ranges = 0;
 		rf->global = (uint32_t)global;
-		tlbpol__shoot(eng, cpu, s);
+		tlbpol__shoot(eng, prm, cpu, s);
 	}
 }
 
 /* Flush @ev's pages (or its address space, past the ceiling) on @cpu. */
-static void flush_here(struct tlbpol_engine *eng, struct tlbpol_as *as, uint32_t cpu,
-		       const struct tlbpol_event *ev)
+static void flush_here(struct tlbpol_engine *eng, const struct tlbpol_params *prm,
+		       struct tlbpol_as *as, uint32_t cpu, const struct tlbpol_event *ev)
 {
 	struct tlbpol_cpu *c = cpu_of(eng, cpu);
-	struct slot *s = &c->slots[SLOT_SYNC];
+	struct request *s = &c->reqs[REQ_SYNC];
 
-	tlbpol__single(eng, s, as, ev);
+	tlbpol__single(prm, s, as, ev);
 	eng->ops.flush_local(eng->ops_ctx, cpu, &s->flushes[0].f);
 	prim_count(&c->cnt.task.local_flushes, 1);
 	count_flush(&c->cnt.task, &s->flushes[0].f);
@@ -90,13 +91,13 @@ static void flush_here(struct tlbpol_engine *eng, struct tlbpol_as *as, uint32_t
  * would fault rather than read the old frame).  The lazy request flushes
  * it again when posted (see arm()).
  */
-static void flush_self_now(struct tlbpol_engine *eng, struct tlbpol_as *as, uint32_t cpu,
-			   const struct tlbpol_event *ev)
+static void flush_self_now(struct tlbpol_engine *eng, const struct tlbpol_params *prm,
+			   struct tlbpol_as *as, uint32_t cpu, const struct tlbpol_event *ev)
 {
-	if ((params_of(eng)->rules & TLBPOL_RULE_FOOTPRINT) && !tlbpol__event_global(ev) &&
+	if ((prm->rules & TLBPOL_RULE_FOOTPRINT) && !tlbpol__event_global(ev) &&
 	    !bitmap_test(as->footprint, cpu))
 		return;
-	flush_here(eng, as, cpu, ev);
+	flush_here(eng, prm, as, cpu, ev);
 }
 
 /* One decision (@v, packed) counted: cnt.decided[reason][action]. */
@@ -116,9 +117,10 @@ static inline void count_decision(struct tlbpol_cpu *c, uint32_t v)
  * event) and the plain deferral need none of it, and submit_event() makes
  * no call for them.
  */
-static __attribute__((noinline)) int act(struct tlbpol_engine *eng, struct tlbpol_as *as,
-					 uint32_t cpu, const struct tlbpol_event *ev,
-					 struct tlbpol_decision *out, uint32_t packed)
+static __attribute__((noinline)) int act(struct tlbpol_engine *eng, const struct tlbpol_params *prm,
+					 struct tlbpol_as *as, uint32_t cpu,
+					 const struct tlbpol_event *ev, struct tlbpol_decision *out,
+					 uint32_t packed)
 {
 	struct tlbpol_cpu *c = cpu_of(eng, cpu);
 	uint32_t action = packed_action(packed), deadline = packed_deadline(packed);
@@ -127,19 +129,19 @@ static __attribute__((noinline)) int act(struct tlbpol_engine *eng, struct tlbpo
 		tlbpol__reap(eng, cpu);
 	if (!(ev->old_pte & TLBPOL_PTE_PRESENT) &&
 	    (prim_load_acquire(&as->pending) || prim_load_relaxed(&eng->global_pending)))
-		settle_reused_range(eng, as, cpu, ev);
+		settle_reused_range(eng, prm, as, cpu, ev);
 	if (action == TLBPOL_ACT_LOCAL) {
-		flush_here(eng, as, cpu, ev);
+		flush_here(eng, prm, as, cpu, ev);
 	} else if (action == TLBPOL_ACT_SHOOTDOWN) {
-		if (deadline == TLBPOL_BY_NOW || ev->nr_pages >= params_of(eng)->batch_pages) {
-			struct slot *s = &c->slots[SLOT_SYNC];
+		if (deadline == TLBPOL_BY_NOW || ev->nr_pages >= prm->batch_pages) {
+			struct request *s = &c->reqs[REQ_SYNC];
 
-			tlbpol__single(eng, s, as, ev);
-			tlbpol__shoot(eng, cpu, s);
+			tlbpol__single(prm, s, as, ev);
+			tlbpol__shoot(eng, prm, cpu, s);
 		} else {
 			if (deadline == TLBPOL_BY_LAZY)
-				flush_self_now(eng, as, cpu, ev);
-			tlbpol__enqueue(eng, as, cpu, ev, deadline);
+				flush_self_now(eng, prm, as, cpu, ev);
+			tlbpol__enqueue(eng, prm, as, cpu, ev, deadline);
 		}
 	}
 	if (c->dfree_count)
@@ -159,13 +161,14 @@ static __attribute__((noinline)) int submit_slow(struct tlbpol_engine *eng, stru
 						 uint32_t cpu, const struct tlbpol_event *ev,
 						 struct tlbpol_decision *out, int settle)
 {
+	const struct tlbpol_params *prm = params_of(eng);
 	uint32_t v;
 
 	if (settle)
 		tlbpol__settle(eng, cpu, 1);
-	v = tlbpol__decide(eng, params_of(eng), ev);
+	v = tlbpol__decide(eng, prm, ev);
 	count_decision(cpu_of(eng, cpu), v);
-	return act(eng, as, cpu, ev, out, v);
+	return act(eng, prm, as, cpu, ev, out, v);
 }
 
 /* Does this CPU have something to do before or after any action: lazy
@@ -214,8 +217,9 @@ static inline void remember(struct tlbpol_cpu *c, const struct tlbpol_params *p,
  * fast path below does not finish: the event checked and the call entered,
  * then decided and acted on.  Its own frame, reached by a tail call: the
  * classification and the enqueue need more registers than the caller-saved
- * ones, and the spurious fault must not pay for saving them.  A plain deferral (a page queued BY_WRITEBACK or BY_FREE with
- * nothing else to do, the most frequent) is queued here, without act().
+ * ones, and the spurious fault must not pay for saving them.  A plain
+ * deferral (a page queued BY_WRITEBACK or BY_FREE with nothing else to do,
+ * the most frequent) is queued here, without act().
  * @ev is restrict: the header says it does not change during the call, so
  * the compiler may read it again rather than keep its fields on the stack.
  */
@@ -224,7 +228,7 @@ static __attribute__((noinline)) int submit_event(struct tlbpol_engine *eng, str
 						  struct tlbpol_decision *out)
 {
 	struct tlbpol_cpu *c = cpu_of(eng, cpu);
-	const struct tlbpol_params *p;
+	const struct tlbpol_params *prm;
 	uint32_t v, deadline;
 	int err = validate_event(eng, ev);
 
@@ -235,29 +239,29 @@ static __attribute__((noinline)) int submit_event(struct tlbpol_engine *eng, str
 		return -E_BUSY;
 	if (call_owes_settle(c))
 		return submit_slow(eng, as, cpu, ev, out, 1);
-	p = params_of(eng);
-	if (decided_last(c, p, ev)) {
+	prm = params_of(eng);
+	if (decided_last(c, prm, ev)) {
 		v = c->last.packed;
 	} else {
-		v = tlbpol__decide_ruled(eng, p, ev);
+		v = tlbpol__decide_ruled(eng, prm, ev);
 		if (packed_action(v) == VERDICT_OUT_OF_LINE)
 			return submit_slow(eng, as, cpu, ev, out, 0);
-		remember(c, p, ev, v);
+		remember(c, prm, ev, v);
 	}
 	count_decision(c, v);
 	/* act() reaps, settles a reused address, acts, runs due frees. */
 	if (cpu_owes(c) ||
 	    (!(ev->old_pte & TLBPOL_PTE_PRESENT) &&
 	     (prim_load_relaxed(&as->pending) || prim_load_relaxed(&eng->global_pending))))
-		return act(eng, as, cpu, ev, out, v);
+		return act(eng, prm, as, cpu, ev, out, v);
 	deadline = packed_deadline(v);
 	if (packed_action(v) == TLBPOL_ACT_SHOOTDOWN &&
 	    (deadline == TLBPOL_BY_WRITEBACK || deadline == TLBPOL_BY_FREE) &&
-	    ev->nr_pages < p->batch_pages)
+	    ev->nr_pages < prm->batch_pages)
 		/* A batch that fills up runs its due frees as it completes. */
-		enqueue(eng, p, c, as, cpu, ev, deadline);
+		enqueue(eng, prm, c, as, cpu, ev, deadline);
 	else if (packed_action(v) != TLBPOL_ACT_NONE)
-		return act(eng, as, cpu, ev, out, v);
+		return act(eng, prm, as, cpu, ev, out, v);
 	call_leave(c);
 	if (out)
 		decision_unpack(out, v);
@@ -274,7 +278,7 @@ static __attribute__((noinline)) int submit_event(struct tlbpol_engine *eng, str
 int tlbpol_submit(struct tlbpol_engine *eng, struct tlbpol_as *as, uint32_t cpu,
 		  const struct tlbpol_event *ev, struct tlbpol_decision *out)
 {
-	const struct tlbpol_params *p;
+	const struct tlbpol_params *prm;
 	struct tlbpol_cpu *c;
 	uint32_t v;
 	int err = ev ? tlbpol__check_call(eng, as, cpu) : -E_INVAL;
@@ -286,8 +290,8 @@ int tlbpol_submit(struct tlbpol_engine *eng, struct tlbpol_as *as, uint32_t cpu,
 	c = cpu_of(eng, cpu);
 	if (call_guard(c))
 		return -E_BUSY;
-	p = params_of(eng);
-	v = p->verdict[CLS_SPURIOUS];
+	prm = params_of(eng);
+	v = prm->verdict[CLS_SPURIOUS];
 	/*
 	 * NONE and BY_NOW: lazy_deadline() would change nothing.  (Under
 	 * TLBPOL_RULES_NONE the cell is CLS_NAIVE's, a shootdown: see
@@ -309,17 +313,19 @@ int tlbpol_submit(struct tlbpol_engine *eng, struct tlbpol_as *as, uint32_t cpu,
 
 int tlbpol_flush(struct tlbpol_engine *eng, uint32_t cpu, uint32_t by)
 {
+	const struct tlbpol_params *prm;
 	struct tlbpol_cpu *c;
 	int n = cpu_call_enter(eng, cpu, by <= TLBPOL_BY_LAZY, &c);
 
 	if (n)
 		return n;
-	tlbpol__serve(eng, cpu);
+	prm = params_of(eng);
+	tlbpol__serve(eng, prm, cpu);
 	tlbpol__reap(eng, cpu);
 	if (by != TLBPOL_BY_NOW)
-		n = tlbpol__flush_batch(eng, cpu, TLBPOL_BY_WRITEBACK, by);
+		n = tlbpol__flush_batch(eng, prm, cpu, TLBPOL_BY_WRITEBACK, by);
 	if (by == TLBPOL_BY_LAZY)
-		tlbpol__force_lazy(eng, cpu);
+		tlbpol__force_lazy(eng, prm, cpu);
 	tlbpol__run_dfrees(eng, cpu);
 	call_leave(c);
 	return n;

@@ -5,6 +5,12 @@ rebuild, run the checkers, and say which caught it.
 
 usage: run.py [--only NAME[,NAME...]] [--checkers NAME[,NAME...]] [--list]
               [--dir DIR] [--seed S] [--events N]
+       run.py --check-anchors CC INCDIR...
+
+--check-anchors (meson test `mutant-anchors`): every mutant's text is found
+exactly once in its file, and the mutated file still compiles (-fsyntax-only
+with the include directories given), so that a moved or renamed line never
+turns a planted bug into a build failure counted as a kill.
 
 The copy lives in DIR (default $MUTANTS_DIR or /tmp/tlbpol-mutants) and is
 configured once; each mutant is one exact text replacement, rebuilt
@@ -50,6 +56,46 @@ def parse_mutants(path):
     for m in muts:
         m["find"], m["repl"] = "".join(m["find"]), "".join(m["repl"])
     return muts
+
+
+def check_anchors(cc, incdirs):
+    bad = 0
+    muts = parse_mutants(os.path.join(TOP, "tests", "mutants", "mutants.txt"))
+    for m in muts:
+        path = os.path.join(TOP, m["file"])
+        text = open(path).read() if os.path.exists(path) else ""
+        n = text.count(m["find"])
+        if n != 1:
+            print(f"FAIL: {m['name']}: its text occurs {n} times in {m['file']}")
+            bad += 1
+            continue
+        # The mutated file in a copy of its directory; a header is
+        # compiled through every file of that directory that includes it.
+        import tempfile
+        with tempfile.TemporaryDirectory() as tmp:
+            d = os.path.dirname(path)
+            for f in os.listdir(d):
+                if f.endswith((".c", ".h")):
+                    shutil.copy(os.path.join(d, f), tmp)
+            base = os.path.basename(path)
+            with open(os.path.join(tmp, base), "w") as out:
+                out.write(text.replace(m["find"], m["repl"]))
+            units = [base] if base.endswith(".c") else sorted(
+                f for f in os.listdir(tmp) if f.endswith(".c") and
+                re.search(r'#include "(%s|enqueue.h)"' % re.escape(base),
+                          open(os.path.join(tmp, f)).read()))
+            for u in units:
+                cmd = [cc, "-fsyntax-only", "-std=gnu11", "-Werror=implicit-function-declaration",
+                       os.path.join(tmp, u)] + \
+                      [a for inc in incdirs for a in ("-I", inc)]
+                r = subprocess.run(cmd, capture_output=True, text=True)
+                if r.returncode:
+                    print(f"FAIL: {m['name']}: {u} does not compile with it:\n"
+                          + r.stderr[-1500:])
+                    bad += 1
+                    break
+    print(f"{len(muts) - bad} of {len(muts)} mutants apply exactly once and compile")
+    return 1 if bad else 0
 
 
 def checkers(args):
@@ -152,6 +198,8 @@ def sh(cmd, cwd):
 
 def main():
     ap = argparse.ArgumentParser()
+    if len(sys.argv) > 2 and sys.argv[1] == "--check-anchors":
+        sys.exit(check_anchors(sys.argv[2], sys.argv[3:]))
     ap.add_argument("--only")
     ap.add_argument("--checkers")
     ap.add_argument("--list", action="store_true")
