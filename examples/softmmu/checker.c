@@ -1,0 +1,132 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * checker.c - softmmu's judge of stale TLB use: it keeps each page's
+ * "completed" word (the PTE of the latest change the engine reported
+ * complete), judges every guest access against it with the checkers' one
+ * definition of a harmful stale entry (model_stale_harmful(),
+ * tools/model/stale.h), and counts and prints the stale uses that the MMU,
+ * the guest and the frame allocator find.  It is a file of its own so that
+ * what the program claims about libtlbpol stands apart from the machine it
+ * runs on: it calls nothing in the other files.
+ */
+
+/*
+ * Why each check is sound.  Every guest access is checked, and a stale use
+ * is counted only where the engine reported the relevant flush complete.
+ *  - Frames.  Word 0 of each frame holds the identity it was allocated for
+ *    (guest vpn and an allocation generation); a TLB entry records the
+ *    identity it was filled with.  Frames are freed only from deferred frees,
+ *    which run only after every flush pending when they were registered, so
+ *    reading poison or another identity through a TLB entry is always a stale
+ *    use; so is a freed frame whose poison was overwritten (a late write
+ *    through a stale entry), found when the frame is reused.
+ *  - Page-table changes.  Each software change of a PTE takes the next
+ *    version of that page; a TLB entry records the version it was filled
+ *    from.  When the engine reports a change complete (tlbpol_submit()
+ *    returns with a BY_NOW decision; tlbpol_flush(by) returns for changes due
+ *    by then; an install at that address returns; a deferred free registered
+ *    after it runs), the manager raises the page's "completed" word cv to the
+ *    PTE that change produced.  An access through an entry older than cv
+ *    that grants more than cv (tools/model/stale.h: cv not present, another
+ *    frame, a permission cv lacks, a U/S change, a cached D cv lost) is a
+ *    stale use.  That is sound: before completion a vCPU may use
+ *    its old entry (the kick may not have arrived), and completion is
+ *    reported only once every vCPU the engine did not skip has flushed on its
+ *    own thread; a skipped vCPU is idle or blocked and uses no entry before
+ *    the catch-up flush.  An entry, once flushed, never comes back with its
+ *    old version, so an older entry seen after completion was there at
+ *    completion.
+ *  - Table pages.  A table page is freed (and poisoned) only from a deferred
+ *    free after its TABLES_FREED flush.  An idle vCPU keeps the address space
+ *    loaded and its MMU walks speculatively through its PSC (the reason the
+ *    engine interrupts idle CPUs when page tables are freed); a walk that
+ *    reaches a freed table page is a stale use.
+ */
+
+#include "softmmu.h"
+
+#include <inttypes.h>
+
+#include "../../tools/model/stale.h"
+
+const char *const stale_names[S_MAX] = {
+	"freed frame", "reused frame", "read after flush", "write after flush",
+	"freed table page", "write into freed frame",
+};
+
+void stale(struct world *w, enum stale_kind k, const char *fmt, ...)
+{
+	uint64_t n = atomic_fetch_add(&w->stale_total, 1);
+	char msg[512];
+	va_list ap;
+
+	atomic_fetch_add(&w->stale[k], 1);
+	if (n >= MAX_REPORTS)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	printf("STALE USE #%" PRIu64 " [%s] %s: %s\n", n + 1, w->policy, stale_names[k], msg);
+}
+
+static const char *perms_str(uint32_t p, char *buf)
+{
+	snprintf(buf, 16, "%s%s%s%s%s", p & PTE_P ? "P" : "-", p & PTE_W ? "W" : "-",
+		 p & PTE_U ? "U" : "-", p & PTE_A ? "A" : "-", p & PTE_D ? "D" : "-");
+	return buf;
+}
+
+/* The change that produced PTE word @word is complete: raise cv (never
+ * lower it: completions may be learnt out of order). */
+void cv_raise(struct world *w, uint32_t vpn, uint64_t word)
+{
+	uint64_t cur = atomic_load_explicit(&w->cv[vpn], memory_order_relaxed);
+
+	while (pte_ver(cur) < pte_ver(word) &&
+	       !atomic_compare_exchange_weak_explicit(&w->cv[vpn], &cur, word, memory_order_release,
+						      memory_order_relaxed))
+		;
+}
+
+/*
+ * Is entry @e, used after completed PTE word @cvw (it is older), one the
+ * completed flush should have removed?  The one definition, for every
+ * checker: tools/model/stale.h (softmmu's MMU is x86's).  A harmful entry
+ * is a stale use whatever it is used for: a read through an entry that a
+ * completed write-protect should have dropped means the flush left it.
+ */
+static int harmful(const struct tlb_entry *e, uint64_t cvw)
+{
+	return model_stale_harmful(TLBPOL_ARCH_X86_64, e->perms | PTE_P, e->frame,
+				   pte_perms(cvw), pte_frame(cvw));
+}
+
+static void report_use(struct cpu *c, enum stale_kind k, const struct tlb_entry *e, uint32_t vpn,
+		       int write, uint64_t id, uint64_t cvw)
+{
+	struct world *w = c->w;
+	char b1[16], b2[16];
+
+	stale(w, k,
+	      "vCPU %u %s vpn %#x through its TLB entry {frame %u, %s, version %u, "
+	      "frame generation %u}; the frame now holds %s; the page's last completed change: "
+	      "version %u, %s frame %u",
+	      c->id, write ? "wrote" : "read", vpn, e->frame, perms_str(e->perms, b1), e->ver,
+	      (uint32_t)(e->ident >> 32),
+	      id == POISON ? "poison" : id == e->ident ? "the same page" : "another page",
+	      pte_ver(cvw), perms_str(pte_perms(cvw), b2), pte_frame(cvw));
+}
+
+/* vCPU @c just used entry @e for @vpn; its frame's word 0 read @id at the
+ * access.  Judge the use. */
+void check_use(struct cpu *c, const struct tlb_entry *e, uint32_t vpn, int write, uint64_t id)
+{
+	uint64_t cvw = atomic_load_explicit(&c->w->cv[vpn], memory_order_acquire);
+
+	if (id == POISON)
+		report_use(c, S_FREED_FRAME, e, vpn, write, id, cvw);
+	else if (id != e->ident)
+		report_use(c, S_REUSED_FRAME, e, vpn, write, id, cvw);
+	else if (pte_ver(cvw) > e->ver && harmful(e, cvw))
+		report_use(c, write ? S_WRITE_AFTER : S_READ_AFTER, e, vpn, write, id, cvw);
+}

@@ -1,0 +1,566 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * main.c - softmmu's entry: real TLB shootdowns between threads, in the
+ * style of an emulator's software TLB (QEMU's TCG keeps one per vCPU),
+ * driven by libtlbpol.  This file reads the options, builds the machine,
+ * runs the same guest work and page-table changes once per rule mask (one
+ * vCPU thread per vCPU, guest.c, and the memory manager's thread,
+ * manager.c), and prints the comparison and the stale uses the checker
+ * counted.  It exists to keep the measuring and the command line apart from
+ * the machine and from the manager that users copy.
+ */
+
+/*
+ * Measuring.  One run per rule mask (naive = TLBPOL_RULES_NONE, linux =
+ * TLBPOL_RULES_LINUX, default = TLBPOL_RULES_DEFAULT, or any mask).  The
+ * first runs --seconds and defines the work: how many guest accesses each
+ * vCPU made and how many operations the manager made.  The manager is paced
+ * by the guest (one operation per accesses_per_op guest accesses, as memory
+ * pressure follows the guest's activity), and a guest that gets MAX_LAG
+ * operations ahead of a manager that cannot keep up stalls, as direct
+ * reclaim throttles a task; so every policy interleaves the same guest work
+ * with the same page-table changes.  The others repeat exactly that work, so
+ * their wall times, kicks and flushes compare directly.
+ *
+ * Exit status: 0 with no stale use; 1 if any was found ("stale uses found");
+ * with --expect-stale (the planted-bug build, or --bug) 0 only if some were
+ * found; 2 on a usage or internal error.  --bug plants a bug in this program
+ * instead (vCPU 0 ignores page flushes, or vCPUs ignore the catch-up flush),
+ * to show that the checks catch it.
+ */
+
+#include "softmmu.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <unistd.h>
+
+/* --free-ticks: the engine's cfg.free_ticks (0: its default). */
+static uint32_t free_ticks;
+
+static const struct mix mixes[] = {
+	/* About 12% of the time halted, 1% blocked. */
+	{ "mixed", "every operation",
+	  /* reclaim unmap protect migrate remap tables aging */
+	  { 30, 20, 15, 10, 10, 5, 10 },
+	  4096, 4000, 100, 1000, 20000, 50, 300 },
+	{ "reclaim", "reclaim-heavy: clean and dirty pages on every vCPU, 32 per batch",
+	  { 90, 5, 5, 0, 0, 0, 0 },
+	  4096, 4000, 100, 1000, 20000, 50, 300 },
+	/* About half of the time halted. */
+	{ "tables", "page-table pages freed under halted vCPUs",
+	  { 20, 20, 10, 0, 0, 50, 0 },
+	  2048, 1000, 200, 2000, 0, 0, 0 },
+};
+#define NR_MIXES (sizeof(mixes) / sizeof(mixes[0]))
+
+/* CPU @who's random stream (splitmix64 of --seed): every run of a policy
+ * starts each vCPU and the manager from the same point. */
+static uint64_t seed_of(uint64_t seed, uint32_t who)
+{
+	uint64_t z = seed + 0x9e3779b97f4a7c15ULL * (who + 1);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+	z ^= z >> 31;
+	return z ? z : 1;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Runs                                                                     */
+/* ------------------------------------------------------------------------ */
+
+struct result {
+	const char *name;
+	double wall;
+	int aborted;
+	uint64_t n[C_MAX];
+	struct tlbpol_stats st;
+	uint64_t stale, stale_kind[S_MAX];
+};
+
+static void *xalloc(size_t n)
+{
+	void *p = aligned_alloc(64, (n + 63) & ~(size_t)63);
+
+	if (!p)
+		die("out of memory (%zu bytes)", n);
+	memset(p, 0, n);
+	return p;
+}
+
+/* Fresh machine, engine and address space for a run of @rules; every page
+ * mapped. */
+static void world_setup(struct world *w, uint64_t rules, const char *policy, uint64_t seed)
+{
+	struct tlbpol_config cfg;
+	size_t len;
+
+	w->policy = policy;
+	w->rules = rules;
+	atomic_store(&w->hot_base, 0);
+	atomic_store(&w->guest_limit, (uint64_t)MAX_LAG * w->mix->accesses_per_op);
+	atomic_store(&w->stop, 0);
+	atomic_store(&w->abort_run, 0);
+	atomic_store(&w->all_done, 0);
+	atomic_store(&w->stale_total, 0);
+	for (int k = 0; k < S_MAX; k++)
+		atomic_store(&w->stale[k], 0);
+	atomic_store(&w->dfree_reg, 0);
+	atomic_store(&w->dfree_run, 0);
+	for (uint32_t i = 0; i <= w->nv; i++) {
+		struct cpu *c = &w->cpu[i];
+		uint64_t quota = c->quota;
+
+		memset(c, 0, sizeof(*c));
+		c->w = w;
+		c->id = i;
+		c->rng = seed_of(seed, i);
+		c->quota = quota;
+		c->wval = (uint64_t)i << 48;
+	}
+
+	tlbpol_config_init(&cfg, w->nv + 1, TLBPOL_ARCH_X86_64);
+	cfg.rules = rules;
+	cfg.free_ticks = free_ticks;
+	cfg.max_as = 1;
+	cfg.ops = &softmmu_ops;
+	cfg.ops_ctx = w;
+	len = tlbpol_engine_size(&cfg);
+	if (!len)
+		die("tlbpol_engine_size: invalid configuration");
+	/* tlbpol_engine_init() in our own memory: the freestanding
+	 * constructor, no hosted layer needed. */
+	w->eng_mem = xalloc(len);
+	chk(tlbpol_engine_init(&w->eng, w->eng_mem, len, &cfg), "tlbpol_engine_init");
+	chk(tlbpol_as_open(w->eng, 1, &w->as), "tlbpol_as_open");
+	pages_setup(w);
+}
+
+static void run(struct world *w, struct result *res, double seconds)
+{
+	pthread_t *th = calloc(w->nv + 1, sizeof(*th));
+	double limit = w->timed ? 0 : 20 * seconds + 10;
+
+	if (!th)
+		die("out of memory");
+	if (pthread_barrier_init(&w->start, NULL, w->nv + 2))
+		die("pthread_barrier_init failed");
+	for (uint32_t i = 0; i <= w->nv; i++)
+		if (pthread_create(&th[i], NULL, i < w->nv ? vcpu_main : mgr_main, &w->cpu[i]))
+			die("pthread_create failed");
+	pthread_barrier_wait(&w->start);
+	w->t_start = now_s();
+	if (w->timed) {
+		struct timespec ts = { (time_t)seconds,
+				       (long)((seconds - (double)(time_t)seconds) * 1e9) };
+
+		while (nanosleep(&ts, &ts) && errno == EINTR)
+			;
+		atomic_store(&w->stop, 1);
+	} else {
+		/* A policy far slower than the first is cut short, not waited for. */
+		while (!atomic_load(&w->all_done)) {
+			struct timespec ts = { 0, 10000000 };
+
+			nanosleep(&ts, NULL);
+			if (now_s() - w->t_start > limit) {
+				atomic_store(&w->abort_run, 1);
+				res->aborted = 1;
+				break;
+			}
+		}
+	}
+	for (uint32_t i = 0; i <= w->nv; i++)
+		pthread_join(th[i], NULL);
+	pthread_barrier_destroy(&w->start);
+	free(th);
+
+	res->wall = w->t_end - w->t_start;
+	memset(res->n, 0, sizeof(res->n));
+	for (uint32_t i = 0; i <= w->nv; i++)
+		for (int k = 0; k < C_MAX; k++)
+			res->n[k] += w->cpu[i].n[k];
+	chk(tlbpol_stats_read(w->eng, -1, &res->st), "tlbpol_stats_read");
+	res->stale = atomic_load(&w->stale_total);
+	for (int k = 0; k < S_MAX; k++)
+		res->stale_kind[k] = atomic_load(&w->stale[k]);
+	/* The bookkeeping must add up: every kick counted by the engine went
+	 * through send_ipi, every deferred free ran exactly once. */
+	if (res->n[C_FLUSHES] != res->st.local_flushes + res->st.remote_flushes)
+		printf("note: %s: %" PRIu64 " flush_local calls, the engine counted %" PRIu64 "\n",
+		       w->policy, res->n[C_FLUSHES],
+		       res->st.local_flushes + res->st.remote_flushes);
+	if (res->n[C_KICKS] != res->st.ipis_sent)
+		die("%s: send_ipi saw %" PRIu64 " targets, the engine counted %" PRIu64, w->policy,
+		    res->n[C_KICKS], res->st.ipis_sent);
+	if (atomic_load(&w->dfree_run) != atomic_load(&w->dfree_reg))
+		die("%s: %" PRIu64 " deferred frees registered, %" PRIu64 " ran", w->policy,
+		    atomic_load(&w->dfree_reg), atomic_load(&w->dfree_run));
+	free(w->eng_mem);
+	w->eng_mem = NULL;
+	w->eng = NULL;
+}
+
+/* ------------------------------------------------------------------------ */
+/* The report                                                               */
+/* ------------------------------------------------------------------------ */
+
+static double ratio(double a, double b)
+{
+	return b > 0 ? a / b : 0;
+}
+
+/* "%.3f" of @a / @b into @buf, or "-" without a reference run. */
+static const char *ratio_str(char *buf, double a, const struct result *ref, double b)
+{
+	if (!ref)
+		return "-";
+	snprintf(buf, 16, "%.3f", ratio(a, b));
+	return buf;
+}
+
+static void report(const struct result *res, int np, int naive_i, int linux_i, uint32_t nv)
+{
+	const struct result *nr = naive_i >= 0 ? &res[naive_i] : NULL;
+	const struct result *lr = linux_i >= 0 ? &res[linux_i] : NULL;
+
+	printf("%-8s %7s %7s %7s %9s %9s %9s %9s %6s %7s %7s %7s %7s\n", "policy", "wall s",
+	       "Macc/s", "mm ops", "kicks", "flushes", "full", "pages", "stale", "kicks", "kicks",
+	       "wall", "wall");
+	printf("%-8s %7s %7s %7s %9s %9s %9s %9s %6s %7s %7s %7s %7s\n", "", "", "", "", "", "", "",
+	       "", "", "/naive", "/linux", "/naive", "/linux");
+	for (int i = 0; i < np; i++) {
+		const struct result *r = &res[i];
+		char b[4][16];
+
+		printf("%-8s %7.3f %7.2f %7" PRIu64 " %9" PRIu64 " %9" PRIu64 " %9" PRIu64
+		       " %9" PRIu64 " %6" PRIu64 " %7s %7s %7s %7s%s\n",
+		       r->name, r->wall, ratio((double)r->n[C_ACCESSES], r->wall) / 1e6,
+		       r->n[C_OPS], r->n[C_KICKS], r->n[C_FLUSHES], r->st.full_flushes,
+		       r->st.pages_flushed, r->stale,
+		       ratio_str(b[0], (double)r->n[C_KICKS], nr, nr ? (double)nr->n[C_KICKS] : 0),
+		       ratio_str(b[1], (double)r->n[C_KICKS], lr, lr ? (double)lr->n[C_KICKS] : 0),
+		       ratio_str(b[2], r->wall, nr, nr ? nr->wall : 0),
+		       ratio_str(b[3], r->wall, lr, lr ? lr->wall : 0),
+		       r->aborted ? "  (cut short: too slow)" : "");
+	}
+	printf("\n%-8s %10s %7s %8s %8s %8s %7s %8s %7s %8s %8s %8s %8s %6s %7s\n", "policy",
+	       "accesses", "pages", "misses", "faults", "installs", "upgrade", "spurious", "busy",
+	       "irqs", "wakeups", "catchups", "halts", "halted", "stalls");
+	for (int i = 0; i < np; i++) {
+		const struct result *r = &res[i];
+		char halts[32];
+
+		snprintf(halts, sizeof(halts), "%" PRIu64 "+%" PRIu64, r->n[C_IDLE],
+			 r->n[C_PREEMPT]);
+		printf("%-8s %10" PRIu64 " %7" PRIu64 " %8" PRIu64 " %8" PRIu64 " %8" PRIu64
+		       " %7" PRIu64 " %8" PRIu64 " %7" PRIu64 " %8" PRIu64 " %8" PRIu64 " %8" PRIu64
+		       " %8s %5.1f%% %7" PRIu64 "\n",
+		       r->name, r->n[C_ACCESSES], r->n[C_OP_PAGES], r->n[C_WALKS], r->n[C_FAULTS],
+		       r->n[C_INSTALLS], r->n[C_UPGRADES], r->n[C_SPURIOUS], r->n[C_RETRIES],
+		       r->n[C_IRQS], r->n[C_WAKEUPS], r->n[C_CATCHUPS], halts,
+		       100.0 * ratio((double)r->n[C_HALTED_US] * 1e-6, r->wall * nv),
+		       r->n[C_THROTTLED]);
+	}
+	printf("\nwall: until every vCPU made its accesses and the manager its operations.\n"
+	       "kicks: send_ipi targets (interrupts); flushes: flush_local calls, local and\n"
+	       "remote; full: whole-TLB flushes; pages: pages named by page flushes; stale: must\n"
+	       "be 0.\n"
+	       "2nd table: pages: PTEs the manager changed; misses: soft-TLB misses (walks);\n"
+	       "busy: accesses retried later (page locked by the manager); irqs: kicks taken;\n"
+	       "wakeups: kicks that woke a sleeping thread; catchups: full flushes asked for by\n"
+	       "tlbpol_cpu_state() returning 1; halts: idle + preempted spells; halted: their\n"
+	       "share of vCPU time; stalls: guest stalls behind a manager that fell behind.\n");
+	for (int i = 0; i < np; i++) {
+		const struct result *r = &res[i];
+
+		if (strcmp(r->name, "default"))
+			continue;
+		if (nr)
+			printf("\ndefault vs naive: %.1fx fewer kicks, %.2fx the wall time "
+			       "(%.1fx faster)",
+			       ratio((double)nr->n[C_KICKS], (double)r->n[C_KICKS]),
+			       ratio(r->wall, nr->wall), ratio(nr->wall, r->wall));
+		if (lr)
+			printf("\ndefault vs linux: %.2fx the kicks, %.2fx the wall time",
+			       ratio((double)r->n[C_KICKS], (double)lr->n[C_KICKS]),
+			       ratio(r->wall, lr->wall));
+		printf("\n");
+	}
+	for (int i = 0; i < np; i++) {
+		const struct result *r = &res[i];
+
+		if (!r->stale)
+			continue;
+		printf("%s: %" PRIu64 " stale uses:", r->name, r->stale);
+		for (int k = 0; k < S_MAX; k++)
+			if (r->stale_kind[k])
+				printf(" %s %" PRIu64 ";", stale_names[k], r->stale_kind[k]);
+		printf("\n");
+	}
+}
+
+/* ------------------------------------------------------------------------ */
+/* Options                                                                  */
+/* ------------------------------------------------------------------------ */
+
+#define MAX_POLICIES 8
+
+struct policy {
+	char name[48]; /* as given to --rules */
+	uint64_t rules;
+};
+
+struct opts {
+	uint32_t nv;
+	double seconds;
+	const struct mix *mix;
+	const char *rules;
+	uint64_t seed;
+	enum bug bug;
+	int expect;
+};
+
+static _Noreturn void help(FILE *f, int rc)
+{
+	fprintf(f,
+		"usage: softmmu [--vcpus N] [--seconds S] [--mix mixed|reclaim|tables]\n"
+		"               [--rules POLICY,...] [--seed N]\n"
+		"               [--expect-stale] [--bug lost-flush|no-catchup] [--free-ticks N]\n"
+		"  POLICY: a rule mask as tlbpol_rules_parse() reads it: naive, linux,\n"
+		"          default, linux+receiver-merge, 0x1ff (default: naive,linux,default)\n");
+	exit(rc);
+}
+
+static _Noreturn void usage(void)
+{
+	help(stderr, 2);
+}
+
+/* All of @v as a whole number in @base (0: with C's prefixes) up to @max.
+ * strtoull() alone takes "4x" as 4 and "-1" as its largest value. */
+static int whole(const char *v, int base, uint64_t max, uint64_t *out)
+{
+	char *end;
+
+	if (!isdigit((unsigned char)*v))
+		return 0;
+	errno = 0;
+	*out = strtoull(v, &end, base);
+	return !errno && !*end && *out <= max;
+}
+
+enum {
+	OPT_VCPUS = 256, OPT_SECONDS, OPT_MIX, OPT_RULES, OPT_SEED, OPT_FREE_TICKS, OPT_BUG,
+	OPT_EXPECT_STALE,
+};
+
+static const struct option long_options[] = {
+	{ "vcpus", required_argument, NULL, OPT_VCPUS },
+	{ "seconds", required_argument, NULL, OPT_SECONDS },
+	{ "mix", required_argument, NULL, OPT_MIX },
+	{ "rules", required_argument, NULL, OPT_RULES },
+	{ "seed", required_argument, NULL, OPT_SEED },
+	{ "free-ticks", required_argument, NULL, OPT_FREE_TICKS },
+	{ "bug", required_argument, NULL, OPT_BUG },
+	{ "expect-stale", no_argument, NULL, OPT_EXPECT_STALE },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
+
+/* The options into @o, or exit: 0 after --help, 2 (with a message on
+ * stderr) for an unknown option, a missing or bad value, or an argument. */
+static void parse_options(int argc, char **argv, struct opts *o)
+{
+	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	uint64_t n;
+	char *end;
+	int opt;
+
+	o->nv = ncpu < 2 ? 2 : ncpu > MAX_VCPUS ? MAX_VCPUS : (uint32_t)ncpu;
+	o->seconds = 5;
+	o->mix = &mixes[0];
+	o->rules = "naive,linux,default";
+	o->seed = 1;
+	o->bug = BUG_NONE;
+	o->expect = 0;
+	while ((opt = getopt_long(argc, argv, "h", long_options, NULL)) != -1) {
+		switch (opt) {
+		case 'h':
+			help(stdout, 0);
+		case OPT_VCPUS:
+			if (!whole(optarg, 10, MAX_VCPUS, &n) || n < 1)
+				die("--vcpus: 1 .. %d", MAX_VCPUS);
+			o->nv = (uint32_t)n;
+			break;
+		case OPT_SECONDS:
+			o->seconds = strtod(optarg, &end);
+			if (end == optarg || *end || !(o->seconds > 0 && o->seconds < 3600))
+				die("--seconds: a positive number");
+			break;
+		case OPT_MIX:
+			o->mix = NULL;
+			for (size_t k = 0; k < NR_MIXES; k++)
+				if (!strcmp(optarg, mixes[k].name))
+					o->mix = &mixes[k];
+			if (!o->mix)
+				die("--mix: mixed, reclaim or tables");
+			break;
+		case OPT_RULES:
+			o->rules = optarg;
+			break;
+		case OPT_SEED:
+			if (!whole(optarg, 0, UINT64_MAX, &o->seed))
+				die("--seed: a whole number");
+			break;
+		case OPT_FREE_TICKS:
+			if (!whole(optarg, 0, UINT32_MAX, &n))
+				die("--free-ticks: a whole number below 2^32");
+			free_ticks = (uint32_t)n;
+			break;
+		case OPT_BUG:
+			if (!strcmp(optarg, "lost-flush"))
+				o->bug = BUG_LOST_FLUSH;
+			else if (!strcmp(optarg, "no-catchup"))
+				o->bug = BUG_NO_CATCHUP;
+			else
+				die("--bug: lost-flush or no-catchup");
+			break;
+		case OPT_EXPECT_STALE:
+			o->expect = 1;
+			break;
+		default: /* getopt_long() said what was wrong */
+			usage();
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "softmmu: %s: not an option\n", argv[optind]);
+		usage();
+	}
+}
+
+/*
+ * --rules: up to MAX_POLICIES policies, a comma list.  Each is one mask as
+ * tlbpol_rules_parse() reads it ("naive", "linux", "default",
+ * "linux+receiver-merge", "0x1ff"), named as given.  Returns how many, with
+ * the first naive and the first linux policy (-1: none), the references of
+ * the report's ratios.
+ */
+static int parse_rules(const char *arg, struct policy *pol, int *naive_i, int *linux_i)
+{
+	int np = 0;
+
+	*naive_i = *linux_i = -1;
+	for (const char *p = arg; *p;) {
+		size_t len = strcspn(p, ",");
+
+		if (np == MAX_POLICIES)
+			die("--rules: at most %d policies", MAX_POLICIES);
+		if (len >= sizeof(pol[np].name))
+			die("--rules: a policy name of at most %zu characters",
+			    sizeof(pol[np].name) - 1);
+		memcpy(pol[np].name, p, len);
+		pol[np].name[len] = 0;
+		if (tlbpol_rules_parse(pol[np].name, &pol[np].rules))
+			die("--rules: %s: not a rule mask (tlbpol_rules_parse())", pol[np].name);
+		if (pol[np].rules == TLBPOL_RULES_NONE && *naive_i < 0)
+			*naive_i = np;
+		if (pol[np].rules == TLBPOL_RULES_LINUX && *linux_i < 0)
+			*linux_i = np;
+		np++;
+		p += len + (p[len] == ',');
+	}
+	if (!np)
+		die("--rules: a list of naive, linux, default or rule masks");
+	return np;
+}
+
+int main(int argc, char **argv)
+{
+	struct policy pol[MAX_POLICIES];
+	struct result res[MAX_POLICIES];
+	uint64_t total_stale = 0;
+	int np, naive_i, linux_i;
+	struct opts o;
+	struct world *w;
+	uint32_t nv;
+
+	parse_options(argc, argv, &o);
+	np = parse_rules(o.rules, pol, &naive_i, &linux_i);
+	nv = o.nv;
+
+	w = xalloc(sizeof(*w));
+	w->nv = nv;
+	w->mgr = nv;
+	w->mix = o.mix;
+	w->bug = o.bug;
+	w->cpu = xalloc((nv + 1) * sizeof(*w->cpu));
+	w->frames = xalloc(NFRAMES * sizeof(*w->frames));
+	w->tables = xalloc(NTABLES * sizeof(*w->tables));
+	w->backing = xalloc(NPAGES * sizeof(*w->backing));
+	w->backing_valid = xalloc(NPAGES);
+	w->pver = xalloc(NPAGES * sizeof(*w->pver));
+	pthread_mutex_init(&w->pool_lock, NULL);
+
+	printf("softmmu: %u vCPU threads + 1 memory-manager thread, %u guest pages in %u "
+	       "page-table pages,\nsoft TLB %u entries per vCPU, libtlbpol %s%s\n",
+	       nv, NPAGES, NGROUPS, TLB_SIZE, tlbpol_version(),
+#ifdef SOFTMMU_PLANTED
+	       " (core built with TLBPOL_PLANTED_BUG)"
+#else
+	       ""
+#endif
+	);
+	printf("mix \"%s\": %s; one manager operation per %u guest accesses\n", o.mix->name,
+	       o.mix->what, o.mix->accesses_per_op);
+	printf("work: \"%s\" runs %.1f s; the others repeat exactly its work (guest accesses per\n"
+	       "vCPU, manager operations)\n\n",
+	       pol[0].name, o.seconds);
+	fflush(stdout);
+
+	for (int i = 0; i < np; i++) {
+		struct result *r = &res[i];
+
+		memset(r, 0, sizeof(*r));
+		r->name = pol[i].name;
+		w->timed = i == 0;
+		world_setup(w, pol[i].rules, r->name, o.seed);
+		run(w, r, o.seconds);
+		if (i == 0) {
+			/* The first run defines the work of the others. */
+			for (uint32_t c = 0; c < nv; c++)
+				w->cpu[c].quota = w->cpu[c].n[C_ACCESSES];
+			w->mgr_quota = w->cpu[nv].n[C_OPS];
+		}
+		total_stale += r->stale;
+		fflush(stdout);
+	}
+
+	report(res, np, naive_i, linux_i, nv);
+	pthread_mutex_destroy(&w->pool_lock);
+	free(w->pver);
+	free(w->backing_valid);
+	free(w->backing);
+	free(w->tables);
+	free(w->frames);
+	free(w->cpu);
+	free(w);
+	if (o.expect) {
+		if (total_stale) {
+			printf("planted bug detected: %" PRIu64 " stale uses (expected)\n",
+			       total_stale);
+			return 0;
+		}
+		printf("planted bug NOT detected: no stale use\n");
+		return 1;
+	}
+	if (total_stale) {
+		printf("FAIL: stale uses found\n");
+		return 1;
+	}
+	printf("no stale use\n");
+	return 0;
+}
