@@ -1,56 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * libc.c - what a C library would have provided.  GCC may emit calls to
- * memset/memcpy/memmove/memcmp even under -ffreestanding (for structure
- * copies and initialisers); everything is built with
- * -fno-tree-loop-distribute-patterns so these loops stay loops instead of
- * turning into calls to themselves.
+ * libc.c - what a C library would have provided: the string functions the
+ * kernel uses.  memset/memcpy/memmove/memcmp, which GCC may emit calls to
+ * even under -ffreestanding, come from tools/freestanding/mem.c (build.sh
+ * links it in); everything is built with -fno-tree-loop-distribute-patterns
+ * so these loops stay loops instead of turning into calls to themselves.
  */
 #include "kernel.h"
-
-void *memset(void *s, int c, size_t n)
-{
-	unsigned char *p = (unsigned char *)s;
-
-	while (n--)
-		*p++ = (unsigned char)c;
-	return s;
-}
-
-void *memcpy(void *dst, const void *src, size_t n)
-{
-	unsigned char *d = (unsigned char *)dst;
-	const unsigned char *s = (const unsigned char *)src;
-
-	while (n--)
-		*d++ = *s++;
-	return dst;
-}
-
-void *memmove(void *dst, const void *src, size_t n)
-{
-	unsigned char *d = (unsigned char *)dst;
-	const unsigned char *s = (const unsigned char *)src;
-
-	if (d < s) {
-		while (n--)
-			*d++ = *s++;
-	} else if (d > s) {
-		while (n--)
-			d[n] = s[n];
-	}
-	return dst;
-}
-
-int memcmp(const void *a, const void *b, size_t n)
-{
-	const unsigned char *x = (const unsigned char *)a, *y = (const unsigned char *)b;
-
-	for (; n; n--, x++, y++)
-		if (*x != *y)
-			return *x < *y ? -1 : 1;
-	return 0;
-}
 
 size_t strlen(const char *s)
 {

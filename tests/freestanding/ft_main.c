@@ -3,7 +3,7 @@
  * ft_main.c - the freestanding core, linked and run with no C library at all.
  *
  * This is what a unikernel or hypervisor does with the core: its own entry
- * point (_start, x86-64 Linux), its own memset/memcpy/memmove/memcmp (the
+ * point (_start, x86-64 Linux), memset/memcpy/memmove/memcmp (the
  * compiler may emit calls to them even under -ffreestanding), the engine in
  * a static buffer (tlbpol_engine_init(), no allocator), and "interrupts"
  * delivered by calling tlbpol_handle_ipi() directly from ops->send_ipi (one
@@ -30,59 +30,8 @@
 /* What a C library would have provided                                     */
 /* ------------------------------------------------------------------------ */
 
-/*
- * Built with -ffreestanding (no builtins) and, with GCC,
- * -fno-tree-loop-distribute-patterns, so these loops do not turn into calls
- * to themselves.
- */
-void *memset(void *s, int c, size_t n);
-void *memcpy(void *dst, const void *src, size_t n);
-void *memmove(void *dst, const void *src, size_t n);
-int memcmp(const void *a, const void *b, size_t n);
-
-void *memset(void *s, int c, size_t n)
-{
-	unsigned char *p = (unsigned char *)s;
-
-	while (n--)
-		*p++ = (unsigned char)c;
-	return s;
-}
-
-void *memcpy(void *dst, const void *src, size_t n)
-{
-	unsigned char *d = (unsigned char *)dst;
-	const unsigned char *s = (const unsigned char *)src;
-
-	while (n--)
-		*d++ = *s++;
-	return dst;
-}
-
-void *memmove(void *dst, const void *src, size_t n)
-{
-	unsigned char *d = (unsigned char *)dst;
-	const unsigned char *s = (const unsigned char *)src;
-
-	if (d < s) {
-		while (n--)
-			*d++ = *s++;
-	} else if (d > s) {
-		while (n--)
-			d[n] = s[n];
-	}
-	return dst;
-}
-
-int memcmp(const void *a, const void *b, size_t n)
-{
-	const unsigned char *x = (const unsigned char *)a, *y = (const unsigned char *)b;
-
-	for (; n; n--, x++, y++)
-		if (*x != *y)
-			return *x < *y ? -1 : 1;
-	return 0;
-}
+/* memset, memcpy, memmove, memcmp: tools/freestanding/mem.c, linked in. */
+#include "../../tools/freestanding/mem.h"
 
 static __attribute__((noreturn)) void sys_exit(long code)
 {
