@@ -12,252 +12,16 @@
  * acknowledgement.  Pending interrupts to one CPU coalesce, as a local APIC's
  * IRR keeps one pending instance of a vector.
  *
- * Oracle: every PTE change bumps the page's version.  When the engine reports
- * completion (a BY_NOW decision returns, tlbpol_flush() returns for the
- * deadline, a deferred free runs) no CPU running that address space may hold
- * an entry for the page that grants more than the PTE (a stale, stricter
- * entry is harmless: it can only fault).  CPUs not running it (lazy, idle,
- * preempted, away) are checked when they start running it again, after the
- * flush the engine told them to do.  A hit on a harmful entry of a page with
- * no flush outstanding is a stale use.  Each is a violation.
+ * The TLB each CPU has is tlb.c's; the oracle that checks what the engine
+ * reports complete, oracle.c's.  This file tells it when.
  */
 #include "sim.h"
-#include "../model/stale.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #define CYC(s, c) ((c) / (s)->cfg.cost.cpu_ghz)
-
-/* ------------------------------------------------------------------------ */
-/* TLB model                                                                */
-
-static int tlb_init(struct sim_tlb *t, const struct sim_config *cfg, uint32_t nas)
-{
-	t->l1.ways = cfg->l1_ways;
-	t->l1.sets = cfg->l1_entries / cfg->l1_ways;
-	t->l2.ways = cfg->l2_ways;
-	t->l2.sets = cfg->l2_entries / cfg->l2_ways;
-	t->l1.e = calloc((size_t)t->l1.sets * t->l1.ways, sizeof(struct tlb_entry));
-	t->l2.e = calloc((size_t)t->l2.sets * t->l2.ways, sizeof(struct tlb_entry));
-	t->asgen = calloc(nas, sizeof(uint32_t));
-	return t->l1.e && t->l2.e && t->asgen ? 0 : -1;
-}
-
-static void tlb_fini(struct sim_tlb *t)
-{
-	free(t->l1.e);
-	free(t->l2.e);
-	free(t->asgen);
-}
-
-static uint32_t set_of(const struct tlb_level *l, uint16_t asid, uint64_t vpn)
-{
-	uint64_t h = (vpn ^ ((uint64_t)asid * 0x9e3779b97f4a7c15ULL)) * 0xff51afd7ed558ccdULL;
-
-	return (uint32_t)((h >> 32) % l->sets);
-}
-
-/* The slot of (asid, vpn) in level @l, live or not; NULL if absent. */
-static struct tlb_entry *find(struct tlb_level *l, uint16_t asid, uint64_t vpn)
-{
-	struct tlb_entry *set = &l->e[(size_t)set_of(l, asid, vpn) * l->ways];
-
-	for (uint32_t w = 0; w < l->ways; w++)
-		if (set[w].state != TLB_FREE && set[w].asid == asid && set[w].vpn == vpn)
-			return &set[w];
-	return NULL;
-}
-
-static int entry_live(const struct sim_tlb *t, const struct tlb_entry *e, uint32_t allgen_at)
-{
-	(void)allgen_at;
-	return e && e->state == TLB_VALID && e->asgen == t->asgen[e->asid];
-}
-
-/* Lookup: the live entry, promoted to L1; *flushed tells whether a flush
- * (not capacity) removed it. */
-static struct tlb_entry *tlb_lookup(struct sim_tlb *t, uint16_t asid, uint64_t vpn, int *flushed)
-{
-	struct tlb_entry *e = find(&t->l1, asid, vpn);
-
-	*flushed = 0;
-	if (entry_live(t, e, 0)) {
-		e->lru = ++t->clock;
-		return e;
-	}
-	if (e && e->state != TLB_FREE)
-		*flushed = 1;
-	e = find(&t->l2, asid, vpn);
-	if (entry_live(t, e, 0)) {
-		e->lru = ++t->clock;
-		return e;
-	}
-	if (e && e->state != TLB_FREE)
-		*flushed = 1;
-	return NULL;
-}
-
-static void level_fill(struct sim_tlb *t, struct tlb_level *l, const struct tlb_entry *n)
-{
-	struct tlb_entry *set = &l->e[(size_t)set_of(l, n->asid, n->vpn) * l->ways], *v = &set[0];
-
-	for (uint32_t w = 0; w < l->ways; w++) {
-		struct tlb_entry *e = &set[w];
-
-		if (e->state != TLB_FREE && e->asid == n->asid && e->vpn == n->vpn) {
-			v = e;
-			break;
-		}
-		if (!entry_live(t, e, 0)) {
-			if (entry_live(t, v, 0) || e->state == TLB_FREE)
-				v = e;
-		} else if (entry_live(t, v, 0) && e->lru < v->lru) {
-			v = e;
-		}
-	}
-	*v = *n;
-}
-
-static void tlb_fill(struct sim_tlb *t, uint16_t asid, uint64_t vpn, uint8_t perms, uint32_t frame,
-		     uint32_t version)
-{
-	struct tlb_entry n = { vpn, frame, version, t->asgen[asid], ++t->clock, asid, perms,
-			       TLB_VALID };
-
-	level_fill(t, &t->l1, &n);
-	level_fill(t, &t->l2, &n);
-}
-
-static void tlb_flush_page(struct sim_tlb *t, uint16_t asid, uint64_t vpn)
-{
-	struct tlb_entry *e = find(&t->l1, asid, vpn);
-
-	if (e && e->state == TLB_VALID)
-		e->state = TLB_FLUSHED;
-	e = find(&t->l2, asid, vpn);
-	if (e && e->state == TLB_VALID)
-		e->state = TLB_FLUSHED;
-}
-
-static void tlb_flush_as(struct sim_tlb *t, uint16_t asid)
-{
-	t->asgen[asid]++;
-}
-
-static void tlb_flush_all(struct sim_tlb *t, uint32_t nas)
-{
-	for (uint32_t a = 0; a < nas; a++)
-		t->asgen[a]++;
-}
-
-/* ------------------------------------------------------------------------ */
-/* Oracle                                                                   */
-
-/* Does an entry filled as (perms, frame) grant more than the PTE does?
- * The one definition, for every checker: tools/model/stale.h. */
-static int harmful(const struct sim *s, uint8_t perms, uint32_t frame, const struct sim_page *p)
-{
-	return model_stale_harmful(s->cfg.arch, perms | SIM_P, frame, p->perms, p->frame);
-}
-
-static void violation(struct sim *s, uint32_t cpu, uint32_t as, uint64_t vpn, const char *when,
-		      const struct tlb_entry *e, const struct sim_page *p)
-{
-	if (s->cnt.violations++ < 3 && !s->cfg.quiet)
-		fprintf(stderr,
-			"  VIOLATION (%s): cpu %u as %u vpn %#llx cached perms %#x frame %u, "
-			"pte perms %#x frame %u\n",
-			when, cpu, as, (unsigned long long)vpn, e->perms, e->frame, p->perms, p->frame);
-}
-
-struct sim_page *sim_page(struct sim *s, uint32_t as, uint64_t vpn, int create)
-{
-	struct sim_as *a = &s->as[as];
-	uint64_t chunk = vpn / SIM_CHUNK;
-
-	if (chunk >= a->nchunks) {
-		uint64_t n = a->nchunks ? a->nchunks : 64;
-		struct sim_page **c;
-
-		if (!create)
-			return NULL;
-		while (n <= chunk)
-			n *= 2;
-		c = realloc(a->chunks, n * sizeof(*c));
-		if (!c)
-			abort();
-		memset(c + a->nchunks, 0, (n - a->nchunks) * sizeof(*c));
-		a->chunks = c;
-		a->nchunks = n;
-	}
-	if (!a->chunks[chunk]) {
-		if (!create)
-			return NULL;
-		a->chunks[chunk] = calloc(SIM_CHUNK, sizeof(struct sim_page));
-		if (!a->chunks[chunk])
-			abort();
-	}
-	return &a->chunks[chunk][vpn % SIM_CHUNK];
-}
-
-static struct sim_page *page_of(struct sim *s, uint32_t as, uint64_t vpn)
-{
-	return sim_page(s, as, vpn, 0);
-}
-
-/* Completion for [vpn, vpn + n): every CPU running @as must hold nothing
- * harmful for these pages. */
-static void check_pages(struct sim *s, uint32_t as, uint64_t vpn, uint64_t n, const char *when)
-{
-	for (uint64_t i = 0; i < n; i++) {
-		struct sim_page *p = page_of(s, as, vpn + i);
-		uint64_t buckets;
-
-		if (!p)
-			continue;
-		buckets = p->holders | p->suspects;
-		while (buckets) {
-			uint32_t b = (uint32_t)__builtin_ctzll(buckets);
-
-			buckets &= buckets - 1;
-			for (uint32_t c = b; c < s->cfg.ncpus; c += 64) {
-				struct sim_cpu *cpu = &s->cpus[c];
-				struct tlb_entry *e;
-				int fl;
-
-				if (cpu->as != (int32_t)as || cpu->mode != MODE_RUN)
-					continue; /* checked when it runs @as again */
-				e = tlb_lookup(&cpu->tlb, (uint16_t)as, vpn + i, &fl);
-				if (e && harmful(s, e->perms, e->frame, p))
-					violation(s, c, as, vpn + i, when, e, p);
-			}
-		}
-		if (!p->unflushed)
-			p->suspects = 0;
-	}
-}
-
-/* @cpu starts running @as again: what it kept must be harmless or still
- * covered by a flush in progress. */
-static void check_resume(struct sim *s, uint32_t cpu, uint32_t as)
-{
-	struct sim_tlb *t = &s->cpus[cpu].tlb;
-	struct tlb_level *lv[2] = { &t->l1, &t->l2 };
-
-	for (int l = 0; l < 2; l++)
-		for (size_t i = 0; i < (size_t)lv[l]->sets * lv[l]->ways; i++) {
-			struct tlb_entry *e = &lv[l]->e[i];
-			struct sim_page *p;
-
-			if (e->asid != as || !entry_live(t, e, 0))
-				continue;
-			p = page_of(s, as, e->vpn);
-			if (p && !p->unflushed && harmful(s, e->perms, e->frame, p))
-				violation(s, cpu, as, e->vpn, "resume", e, p);
-		}
-}
 
 /* ------------------------------------------------------------------------ */
 /* Callbacks                                                                */
@@ -626,14 +390,14 @@ double sim_makespan(const struct sim *s)
 enum access_result sim_access(struct sim *s, uint32_t cpu, uint32_t as, uint64_t vpn, int write)
 {
 	struct sim_cpu *c = &s->cpus[cpu];
-	struct sim_page *p = page_of(s, as, vpn);
+	struct sim_page *p = sim_page(s, as, vpn, 0);
 	struct tlb_entry *e;
 	int flushed;
 
 	e = tlb_lookup(&c->tlb, (uint16_t)as, vpn, &flushed);
 	if (e && (!write || (e->perms & SIM_W))) {
-		if (p && !p->unflushed && harmful(s, e->perms, e->frame, p)) {
-			violation(s, cpu, as, vpn, "stale use", e, p);
+		if (p && !p->unflushed && oracle_harmful(s, e->perms, e->frame, p)) {
+			oracle_violation(s, cpu, as, vpn, "stale use", e, p);
 			tlb_flush_page(&c->tlb, (uint16_t)as, vpn);
 		}
 		/* x86: the first write through an entry without D sets D in
@@ -662,20 +426,6 @@ enum access_result sim_access(struct sim *s, uint32_t cpu, uint32_t as, uint64_t
 	return ACC_OK;
 }
 
-/* A change that can leave an entry granting more than the new PTE. */
-static int change_harms(const struct sim *s, uint8_t old, uint32_t old_frame, uint8_t new,
-			uint32_t new_frame)
-{
-	struct sim_page p = { 0 };
-
-	if (!(old & SIM_P))
-		return 0;
-	p.perms = new;
-	p.frame = new_frame;
-	return harmful(s, old | SIM_D, old_frame, &p) &&
-	       (harmful(s, old & ~SIM_D, old_frame, &p) || (old & SIM_D));
-}
-
 struct completion {
 	uint32_t as;
 	uint64_t vpn, n;
@@ -694,14 +444,7 @@ static struct cpu_pending *pending_of(struct sim *s, uint32_t cpu);
 
 static void complete(struct sim *s, struct completion *k, const char *when)
 {
-	if (k->harms)
-		for (uint64_t i = 0; i < k->n; i++) {
-			struct sim_page *p = page_of(s, k->as, k->vpn + i);
-
-			if (p && p->unflushed)
-				p->unflushed--;
-		}
-	check_pages(s, k->as, k->vpn, k->n, when);
+	oracle_complete(s, k->as, k->vpn, k->n, (int)k->harms, when);
 }
 
 struct tlbpol_decision sim_change(struct sim *s, uint32_t cpu, uint32_t as, uint32_t kind,
@@ -719,7 +462,7 @@ struct tlbpol_decision sim_change(struct sim *s, uint32_t cpu, uint32_t as, uint
 
 		if ((perms & SIM_P) && (!(p->perms & SIM_P) || pfn))
 			frame = s->next_frame++;
-		if (change_harms(s, p->perms, p->frame, perms, frame)) {
+		if (oracle_change_harms(s, p->perms, p->frame, perms, frame)) {
 			harms = 1;
 			p->unflushed++;
 		}
@@ -737,7 +480,7 @@ struct tlbpol_decision sim_change(struct sim *s, uint32_t cpu, uint32_t as, uint
 	engine_return(s, cpu);
 	if (pfn)
 		for (uint64_t i = 0; i < n; i++)
-			page_of(s, as, vpn + i)->perms = perms;
+			sim_page(s, as, vpn + i, 0)->perms = perms;
 	if (d.deadline == TLBPOL_BY_NOW || d.action != TLBPOL_ACT_SHOOTDOWN) {
 		struct completion k = { as, vpn, n, TLBPOL_BY_NOW, harms, 0, NULL };
 
@@ -809,7 +552,7 @@ static void on_free(void *arg)
 
 	/* Every flush pending at registration is done: BY_LAZY ones too. */
 	complete_due(r->s, r->cpu, TLBPOL_BY_LAZY, r->upto);
-	check_pages(r->s, r->as, r->vpn, r->n, "deferred free");
+	oracle_check_pages(r->s, r->as, r->vpn, r->n, "deferred free");
 	free(r);
 }
 
@@ -833,7 +576,7 @@ static void resume(struct sim *s, uint32_t cpu, int need)
 		c->clock += CYC(s, s->cfg.cost.full_flush_cycles);
 	}
 	if (c->as >= 0)
-		check_resume(s, cpu, (uint32_t)c->as);
+		oracle_check_resume(s, cpu, (uint32_t)c->as);
 	heap_fix(s, cpu);
 }
 

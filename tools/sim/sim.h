@@ -159,8 +159,6 @@ void sim_fini(struct sim *s);
 int sim_run(struct sim *s);
 double sim_makespan(const struct sim *s);
 int sim_open_as(struct sim *s);
-/* The PTE of @vpn (allocated if @create); NULL if absent and !@create. */
-struct sim_page *sim_page(struct sim *s, uint32_t as, uint64_t vpn, int create);
 uint64_t sim_rand(struct sim_cpu *c);
 
 /* Workload actions, run on @cpu at its clock. */
@@ -180,9 +178,44 @@ void sim_set_mode(struct sim *s, uint32_t cpu, uint32_t mode);
 void sim_charge(struct sim *s, uint32_t cpu, double ns);
 void sim_tick_if_due(struct sim *s, uint32_t cpu);
 
+/* tlb.c: a CPU's modelled TLB, for machine.c and oracle.c */
+int tlb_init(struct sim_tlb *t, const struct sim_config *cfg, uint32_t nas);
+void tlb_fini(struct sim_tlb *t);
+/* Still usable: valid, and not flushed with its whole address space. */
+int tlb_entry_live(const struct sim_tlb *t, const struct tlb_entry *e);
+/* The live entry, promoted to L1; *@flushed tells whether a flush (not
+ * capacity) removed it. */
+struct tlb_entry *tlb_lookup(struct sim_tlb *t, uint16_t asid, uint64_t vpn, int *flushed);
+void tlb_fill(struct sim_tlb *t, uint16_t asid, uint64_t vpn, uint8_t perms, uint32_t frame,
+	      uint32_t version);
+void tlb_flush_page(struct sim_tlb *t, uint16_t asid, uint64_t vpn);
+void tlb_flush_as(struct sim_tlb *t, uint16_t asid);
+void tlb_flush_all(struct sim_tlb *t, uint32_t nas);
+
+/* oracle.c: the page tables, and the checks machine.c calls for */
+/* The PTE of @vpn (allocated if @create); NULL if absent and !@create. */
+struct sim_page *sim_page(struct sim *s, uint32_t as, uint64_t vpn, int create);
+/* Does an entry filled as (@perms, @frame) grant more than @p does? */
+int oracle_harmful(const struct sim *s, uint8_t perms, uint32_t frame, const struct sim_page *p);
+void oracle_violation(struct sim *s, uint32_t cpu, uint32_t as, uint64_t vpn, const char *when,
+		      const struct tlb_entry *e, const struct sim_page *p);
+/* May changing a PTE from @old to @new leave an entry granting too much? */
+int oracle_change_harms(const struct sim *s, uint8_t old, uint32_t old_frame, uint8_t new,
+			uint32_t new_frame);
+/* The changes to [@vpn, @vpn + @n) of @as are complete (@harms: some could
+ * harm, and are outstanding until now): check every CPU running @as. */
+void oracle_complete(struct sim *s, uint32_t as, uint64_t vpn, uint64_t n, int harms,
+		     const char *when);
+void oracle_check_pages(struct sim *s, uint32_t as, uint64_t vpn, uint64_t n, const char *when);
+/* @cpu starts running @as again: check what its TLB kept. */
+void oracle_check_resume(struct sim *s, uint32_t cpu, uint32_t as);
+
 /* workloads.c */
 extern const struct workload *const sim_workloads[];
 const struct workload *sim_find_workload(const char *name);
+
+/* trace.c */
+extern const struct workload sim_trace_workload; /* replays s->trace_path */
 int sim_load_trace(struct sim *s, const char *path);
 
 #endif

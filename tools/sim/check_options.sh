@@ -1,0 +1,62 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# check_options.sh TLBPOL-SIM: the simulator's command line.  Its policies
+# are called what tlbpol_rules_parse() calls their masks ("default", not
+# "tlbpol") in tables, CSV and --policy; a command line it refuses exits 2
+# with nothing on stdout, since scripts read both (tests/mutants/run.py
+# takes 2 for STUCK).  tests/check_cli.sh checks --help and --rules.
+set -u
+sim=$1
+short="spurious --cpus 4 --events 100"
+fail=0
+say() {
+	echo "FAIL: $*"
+	fail=1
+}
+
+# refused ARG...: exit 2, a message on stderr and nothing on stdout.
+refused() {
+	out=$("$sim" "$@" 2>/dev/null)
+	rc=$?
+	err=$("$sim" "$@" 2>&1 >/dev/null)
+	[ "$rc" -eq 2 ] || say "tlbpol-sim $* exited $rc, not 2"
+	[ -z "$out" ] || say "tlbpol-sim $* printed on stdout"
+	[ -n "$err" ] || say "tlbpol-sim $* said nothing on stderr"
+}
+
+# shellcheck disable=SC2086
+pols=$("$sim" $short --csv | sed 1d | cut -d, -f2 | tr '\n' ' ')
+[ "$pols" = "naive before linux default " ] || say "CSV policies are: $pols"
+# shellcheck disable=SC2086
+row=$("$sim" $short --policy default --csv | sed 1d)
+case "$row" in
+spurious,default,*) ;;
+*) say "--policy default: $row" ;;
+esac
+# shellcheck disable=SC2086
+"$sim" $short | grep -q '^  default ' || say "no default row in the table"
+# shellcheck disable=SC2086
+a=$("$sim" $short --csv) b=$("$sim" spurious --cpus=4 --events=100 --csv)
+[ "$a" = "$b" ] || say "--cpus=4 differs from --cpus 4"
+
+# shellcheck disable=SC2086
+refused $short --policy tlbpol
+# shellcheck disable=SC2086
+refused $short --policy
+refused spurious --cpus -1
+refused spurious --cpus abc
+refused spurious --cpus ''
+refused spurious --cpus 4294967298 --nodes 1 # 2 once wrapped to 32 bits
+refused spurious --cpus 1
+refused spurious --events -5
+refused spurious --cpus
+refused spurious --bogus
+refused spurious --csv=yes
+refused no-such-scenario
+refused trace
+refused --scale no-such-scenario
+refused spurious --cost no-such-cost=1
+refused all all all
+
+[ "$fail" -eq 0 ] && echo "ok: tlbpol-sim options"
+exit $fail
