@@ -5,6 +5,7 @@
  * that says so.  Expectations are written here independently of
  * lib/core/decide.c: a change to a cell of the table fails a row.
  */
+#include "common/rng.h"
 #include "harness.h"
 
 #define GEN TLBPOL_ARCH_GENERIC
@@ -311,7 +312,7 @@ static void test_table(void **state)
 static void test_submit_in_any_order(void **state)
 {
 	static const uint32_t arches[] = { X86, ARM, GEN };
-	uint64_t x = 88172645463325252ULL;
+	uint64_t x = RNG_XORSHIFT64_SEED;
 
 	(void)state;
 	for (size_t a = 0; a < sizeof(arches) / sizeof(arches[0]); a++) {
@@ -325,9 +326,7 @@ static void test_submit_in_any_order(void **state)
 			struct tlbpol_decision want, got;
 			struct tlbpol_event ev;
 
-			x ^= x << 13;
-			x ^= x >> 7;
-			x ^= x << 17;
+			rng_xorshift64(&x);
 			r = &rows[x % (sizeof(rows) / sizeof(rows[0]))];
 			if (r->arch != arches[a] || r->rules != DEF)
 				continue;

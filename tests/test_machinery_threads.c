@@ -1,15 +1,17 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * test_machinery_threads: the shootdown machinery between real threads
- * acting as CPUs.  send_ipi raises a flag the target thread polls and answers
- * with tlbpol_handle_ipi(), as a CPU takes an interrupt between instructions.
+ * acting as CPUs.  send_ipi raises a flag in the target's mailbox
+ * (common/mailbox.h), which the target thread polls and answers with
+ * tlbpol_handle_ipi(), as a CPU takes an interrupt between instructions.
  */
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
 #include <stdio.h>
-#include <time.h>
 
+#include "common/mailbox.h"
+#include "common/timing.h"
 #include "harness.h"
 
 #define NCPU 8
@@ -19,8 +21,7 @@
 struct machine {
 	struct tlbpol_engine *eng;
 	uint32_t ncpu;
-	_Atomic int pending[NCPU];
-	_Atomic uint64_t ipis_to[NCPU];
+	struct mbox box[NCPU]; /* interrupts, and how many each CPU was sent */
 	_Atomic uint64_t served[NCPU];
 	_Atomic int stop;
 	_Atomic uint64_t relaxes[NCPU];  /* turns of wait loops */
@@ -40,20 +41,32 @@ static void m_send_ipi(void *ctx, uint32_t from, const struct tlbpol_cpuset *t)
 	struct machine *m = ctx;
 
 	(void)from;
-	for (int c = tlbpol_cpuset_next(t, -1); c >= 0; c = tlbpol_cpuset_next(t, c)) {
-		atomic_fetch_add(&m->ipis_to[c], 1);
-		atomic_store(&m->pending[c], 1);
-	}
+	mbox_send(m->box, m->ncpu, t);
 }
 
 static void m_poll(struct machine *m, uint32_t cpu)
 {
-	if (atomic_exchange(&m->pending[cpu], 0)) {
-		int n = tlbpol_handle_ipi(m->eng, cpu);
+	int n = mbox_serve(m->box, m->eng, cpu);
 
-		assert_true(n >= 0);
+	assert_true(n >= 0);
+	if (n)
 		atomic_fetch_add(&m->served[cpu], (uint64_t)n);
+}
+
+/* Interrupts sent to @cpu so far. */
+static uint64_t m_sent(uint32_t cpu)
+{
+	return mbox_sent(&M.box[cpu]);
+}
+
+/* Still a CPU: take interrupts until told to stop, and those sent before. */
+static void m_idle(uint32_t cpu)
+{
+	while (!atomic_load(&M.stop)) {
+		m_poll(&M, cpu);
+		sched_yield();
 	}
+	m_poll(&M, cpu);
 }
 
 static void m_relax(void *ctx, uint32_t cpu)
@@ -75,13 +88,7 @@ static const struct tlbpol_ops m_ops = {
 /* A CPU with nothing to do: takes interrupts until told to stop. */
 static void *idle_cpu(void *p)
 {
-	uint32_t cpu = (uint32_t)(uintptr_t)p;
-
-	while (!atomic_load(&M.stop)) {
-		m_poll(&M, cpu);
-		sched_yield();
-	}
-	m_poll(&M, cpu);
+	m_idle((uint32_t)(uintptr_t)p);
 	return NULL;
 }
 
@@ -142,11 +149,10 @@ static void test_reclaim_one_ipi_per_target_per_batch(void **s)
 	printf("# reclaim 4096 pages, 4 AS, 8 CPUs: %llu interrupts, %llu remote flushes\n",
 	       (unsigned long long)st.ipis_sent, (unsigned long long)st.remote_flushes);
 	for (uint32_t c = 1; c < NCPU; c++)
-		if (atomic_load(&M.ipis_to[c]) > batches)
+		if (m_sent(c) > batches)
 			fail_msg("cpu %u: %llu interrupts for %llu batches", c,
-				 (unsigned long long)atomic_load(&M.ipis_to[c]),
-				 (unsigned long long)batches);
-	assert_int_equal(atomic_load(&M.ipis_to[0]), 0);
+				 (unsigned long long)m_sent(c), (unsigned long long)batches);
+	assert_int_equal(m_sent(0), 0);
 	assert_true(st.ipis_sent <= batches * (NCPU - 1));
 	assert_int_equal(st.by_reason[TLBPOL_WHY_RECLAIM_CLEAN], 4096);
 	tlbpol_engine_free(M.eng);
@@ -187,23 +193,21 @@ static void *burst_target(void *p)
 	uint64_t taken = 0;
 
 	while (!atomic_load(&M.stop)) {
-		uint64_t sent = atomic_load(&M.ipis_to[cpu]);
-		struct timespec t0, t1;
+		uint64_t sent = m_sent(cpu), t0;
 
-		/* send_ipi counts an interrupt before it raises `pending`:
-		 * one counted but not yet raised when we took it is taken at
-		 * the next turn (it used to be lost, and the test hung). */
-		if (sent - taken == 0 && !atomic_load(&M.pending[cpu])) {
+		/* send_ipi counts an interrupt before it raises the flag
+		 * (mbox_raise()): one counted but not yet raised when we took
+		 * it is taken at the next turn (it used to be lost, and the
+		 * test hung). */
+		if (sent - taken == 0 && !mbox_raised(&M.box[cpu])) {
 			sched_yield();
 			continue;
 		}
-		clock_gettime(CLOCK_MONOTONIC, &t0);
+		t0 = now_ns();
 		for (;;) {
-			sent = atomic_load(&M.ipis_to[cpu]);
-			clock_gettime(CLOCK_MONOTONIC, &t1);
+			sent = m_sent(cpu);
 			if (sent - taken >= 2 || atomic_load(&burst_active) < 2 ||
-			    (t1.tv_sec - t0.tv_sec) * 1000000000L + (t1.tv_nsec - t0.tv_nsec) > 5000000L ||
-			    atomic_load(&M.stop))
+			    now_ns() - t0 > 5000000 || atomic_load(&M.stop))
 				break;
 			sched_yield();
 		}
@@ -343,11 +347,7 @@ static void *gated_cpu(void *p)
 	(void)p;
 	while (!atomic_load(&gate))
 		sched_yield();
-	while (!atomic_load(&M.stop)) {
-		m_poll(&M, 2);
-		sched_yield();
-	}
-	m_poll(&M, 2);
+	m_idle(2);
 	return NULL;
 }
 
@@ -359,12 +359,7 @@ static void *waiting_initiator(void *p)
 
 	assert_int_equal(tlbpol_submit(M.eng, g->as, 1, &ev, NULL), 0);
 	atomic_store(&g->done, 1);
-	/* Still a CPU: keep taking interrupts until told to stop. */
-	while (!atomic_load(&M.stop)) {
-		m_poll(&M, 1);
-		sched_yield();
-	}
-	m_poll(&M, 1);
+	m_idle(1);
 	return NULL;
 }
 
@@ -414,7 +409,7 @@ static uint64_t polling_waiter(uint64_t rules, uint64_t *skipped)
 	assert_int_equal(tlbpol_stats_read(M.eng, 1, &st), 0);
 	assert_int_equal(st.remote_flushes + st.gen_skipped >= 1, 1);
 	tlbpol_engine_free(M.eng);
-	return atomic_load(&M.ipis_to[1]);
+	return m_sent(1);
 }
 
 static void test_polling_waiter_not_interrupted(void **s)
@@ -439,10 +434,8 @@ static void *ticking_cpu(void *p)
 	uint32_t cpu = (uint32_t)(uintptr_t)p;
 
 	while (!atomic_load(&M.stop)) {
-		struct timespec ts = { 0, 1000 * 1000 };
-
 		assert_int_equal(tlbpol_tick(M.eng, cpu), 0);
-		nanosleep(&ts, NULL);
+		sleep_ns(1000000);
 	}
 	assert_int_equal(tlbpol_tick(M.eng, cpu), 0);
 	return NULL;
@@ -477,7 +470,7 @@ static uint64_t delayed(uint32_t spins, uint64_t *ipis_sent)
 	assert_int_equal(tlbpol_stats_read(M.eng, -1, &st), 0);
 	*ipis_sent = st.ipis_sent;
 	tlbpol_engine_free(M.eng);
-	return atomic_load(&M.ipis_to[1]);
+	return m_sent(1);
 }
 
 static void test_ipi_delay_lets_target_serve(void **s)

@@ -10,6 +10,7 @@
 #include <stdatomic.h>
 #include <stdio.h>
 
+#include "common/mailbox.h"
 #include "harness.h"
 
 #define RW (P | W | U | A)
@@ -36,7 +37,7 @@ static struct tlbpol_decision expect[2][NEV];
 struct world {
 	struct tlbpol_engine *eng;
 	struct tlbpol_as *as;
-	_Atomic int pending[2];
+	struct mbox box[2]; /* interrupts: send_ipi raises, the CPU polls */
 	_Atomic int stop;
 	_Atomic uint64_t seen[2], bad;
 };
@@ -53,14 +54,12 @@ static void r_ipi(void *ctx, uint32_t from, const struct tlbpol_cpuset *t)
 	struct world *w = ctx;
 
 	(void)from;
-	for (int c = tlbpol_cpuset_next(t, -1); c >= 0; c = tlbpol_cpuset_next(t, c))
-		atomic_store(&w->pending[c], 1);
+	mbox_send(w->box, 2, t);
 }
 
 static void r_poll(struct world *w, uint32_t cpu)
 {
-	if (atomic_exchange(&w->pending[cpu], 0))
-		tlbpol_handle_ipi(w->eng, cpu);
+	mbox_serve(w->box, w->eng, cpu);
 }
 
 static void r_relax(void *ctx, uint32_t cpu)

@@ -3,9 +3,10 @@
  * test_threads: threads acting as CPUs, with real concurrency.
  *
  * Each thread is a CPU with a software TLB (one cached PTE per page, filled
- * on access, emptied only by flush_local).  send_ipi sets the target's
- * pending flag, which the target polls between accesses and answers with
- * tlbpol_handle_ipi(), as a CPU takes an interrupt between instructions.
+ * on access, emptied only by flush_local).  send_ipi raises the target's
+ * mailbox flag (common/mailbox.h), which the target polls between accesses
+ * and answers with tlbpol_handle_ipi(), as a CPU takes an interrupt between
+ * instructions.
  * Every thread both accesses all pages and changes its own pages, so CPUs
  * shoot each other down at the same time.
  *
@@ -20,6 +21,8 @@
 #include <stdio.h>
 
 #include "../tools/model/stale.h"
+#include "common/mailbox.h"
+#include "common/rng.h"
 #include "harness.h"
 
 #define RW_BITS (P | W | U | A | D)
@@ -38,8 +41,8 @@ struct world {
 	uint32_t ncpu, arch;
 	_Atomic uint32_t pt[NPAGES];
 	_Atomic uint32_t tlb[NCPU_MAX][NPAGES];
-	_Atomic int pending[NCPU_MAX];
-	_Atomic uint64_t violations, frees_run, frees_registered, ipis;
+	struct mbox box[NCPU_MAX]; /* interrupts, and how many each CPU was sent */
+	_Atomic uint64_t violations, frees_run, frees_registered;
 	_Atomic uint32_t next_frame;
 };
 
@@ -68,10 +71,7 @@ static void w_send_ipi(void *ctx, uint32_t from, const struct tlbpol_cpuset *t)
 	struct world *w = ctx;
 
 	(void)from;
-	for (int c = tlbpol_cpuset_next(t, -1); c >= 0; c = tlbpol_cpuset_next(t, c)) {
-		atomic_store(&w->pending[c], 1);
-		atomic_fetch_add(&w->ipis, 1);
-	}
+	mbox_send(w->box, w->ncpu, t);
 }
 
 static void w_relax(void *ctx, uint32_t cpu)
@@ -121,8 +121,7 @@ static void on_free(void *arg)
 
 static void poll_ipi(struct world *w, uint32_t cpu)
 {
-	if (atomic_exchange(&w->pending[cpu], 0))
-		assert_true(tlbpol_handle_ipi(w->eng, cpu) >= 0);
+	assert_true(mbox_serve(w->box, w->eng, cpu) >= 0);
 }
 
 static void access_page(struct world *w, uint32_t cpu, uint32_t page, int write)
@@ -210,7 +209,7 @@ static void *cpu_thread(void *p)
 
 	assert_int_equal(tlbpol_switch(w->eng, cpu, w->as, NULL), 0);
 	for (int i = 0; i < ITERS; i++) {
-		x = x * 1103515245u + 12345u;
+		rng_lcg32(&x); /* bits 8 and up only: the low ones are weak */
 		poll_ipi(w, cpu);
 		if ((x >> 16) % 4) {
 			access_page(w, cpu, (x >> 8) % (w->ncpu * PAGES_PER_CPU), (x >> 20) & 1);
@@ -271,7 +270,7 @@ static void run(uint32_t ncpu, uint32_t arch, uint64_t rules)
 	for (uint32_t p = 0; p < NPAGES; p++)
 		atomic_store(&w->pt[p], (atomic_fetch_add(&w->next_frame, 1) << FRAME_SHIFT) | RW_BITS);
 	for (uint32_t c = 0; c < ncpu; c++) {
-		args[c] = (struct cpu_arg){ w, c, 0x9e3779b9u * (c + 1) };
+		args[c] = (struct cpu_arg){ w, c, rng_seed32(c) };
 		assert_int_equal(pthread_create(&t[c], NULL, cpu_main, &args[c]), 0);
 	}
 	for (uint32_t c = 0; c < ncpu; c++)
@@ -288,7 +287,7 @@ static void run(uint32_t ncpu, uint32_t arch, uint64_t rules)
 	assert_int_equal(st.deferred_frees, atomic_load(&w->frees_registered));
 	/* Shootdowns really crossed threads. */
 	assert_true(st.ipis_sent > 0);
-	assert_int_equal(st.ipis_sent, atomic_load(&w->ipis));
+	assert_int_equal(st.ipis_sent, mbox_sent_total(w->box, ncpu));
 	tlbpol_engine_free(w->eng);
 }
 

@@ -31,6 +31,7 @@
  * Usage: tlbpol-bench [--iters N] [--seconds S] [--reps R] [--no-pin] [--rules MASK]
  */
 #define _GNU_SOURCE
+#include <getopt.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
@@ -41,6 +42,9 @@
 #include <unistd.h>
 
 #include <tlbpol/tlbpol.h>
+
+#include "common/mailbox.h"
+#include "common/timing.h"
 
 #define PAGE_SHIFT 12
 #define PTE_RW_DIRTY                                                           \
@@ -72,28 +76,15 @@ static void die(const char *what, long v)
 	exit(1);
 }
 
-static inline uint64_t clock_ns(clockid_t id)
+/* @rows arrays of @n samples, zeroed, in one block (row k at k * @n): one
+ * allocation to check and one free() per figure. */
+static double *samples(unsigned rows, unsigned n)
 {
-	struct timespec ts;
+	double *v = calloc((size_t)rows * n, sizeof(double));
 
-	clock_gettime(id, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
-
-static inline uint64_t now_ns(void)
-{
-	return clock_ns(CLOCK_MONOTONIC);
-}
-
-static inline void cpu_relax(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-	__asm__ __volatile__("pause" ::: "memory");
-#elif defined(__aarch64__)
-	__asm__ __volatile__("yield" ::: "memory");
-#else
-	__asm__ __volatile__("" ::: "memory");
-#endif
+	if (!v)
+		die("out of memory", 0);
+	return v;
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -123,11 +114,9 @@ struct fig {
 static struct fig fig_of(const double *op, const double *empty, unsigned n)
 {
 	struct fig f;
-	double *q = calloc(3 * (size_t)n, sizeof(double)), *o = q + n, *e = q + 2 * n;
+	double *q = samples(3, n), *o = q + n, *e = q + 2 * n;
 	unsigned k = 0;
 
-	if (!q)
-		die("out of memory", 0);
 	for (unsigned i = 0; i < n; i++) {
 		o[i] = op[i];
 		e[i] = empty[i];
@@ -167,12 +156,12 @@ static int may_retake(unsigned try, uint64_t ns)
 #define ON_CPU(...)                                                            \
 	do {                                                                   \
 		for (unsigned try_ = 1;; try_++) {                             \
-			uint64_t c0_ = clock_ns(CLOCK_THREAD_CPUTIME_ID);      \
+			uint64_t c0_ = thread_cpu_ns();                        \
 			uint64_t w0_ = now_ns();                               \
 			double sh_;                                            \
                                                                                \
 			__VA_ARGS__;                                           \
-			sh_ = (double)(clock_ns(CLOCK_THREAD_CPUTIME_ID) - c0_) / \
+			sh_ = (double)(thread_cpu_ns() - c0_) /                \
 			      (double)(now_ns() - w0_);                        \
 			if (sh_ >= MIN_SHARE || !may_retake(try_, now_ns() - w0_)) { \
 				worst_share = sh_ < worst_share ? sh_ : worst_share; \
@@ -406,12 +395,10 @@ static void bench_noflush(void)
 				       PTE_RW_DIRTY);
 	struct tlbpol_decision d;
 	struct tlbpol_stats st;
-	double *sub = calloc(opt.reps, sizeof(double)), *dec = calloc(opt.reps, sizeof(double));
-	double *e1 = calloc(opt.reps, sizeof(double)), *e2 = calloc(opt.reps, sizeof(double));
+	double *sub = samples(4, opt.reps), *dec = sub + opt.reps, *e1 = dec + opt.reps,
+	       *e2 = e1 + opt.reps;
 	int err;
 
-	if (!sub || !dec || !e1 || !e2)
-		die("out of memory", 0);
 	if ((err = tlbpol_decide(s.eng, as, 0, &ev, &d)))
 		die("tlbpol_decide", err);
 	if (d.action != TLBPOL_ACT_NONE || d.reason != TLBPOL_WHY_SPURIOUS)
@@ -436,9 +423,6 @@ static void bench_noflush(void)
 	r_submit_nf = fig_of(sub, e1, opt.reps);
 	r_decide_nf = fig_of(dec, e2, opt.reps);
 	free(sub);
-	free(dec);
-	free(e1);
-	free(e2);
 	tlbpol_engine_free(s.eng);
 }
 
@@ -479,14 +463,11 @@ static void bench_enqueue(void)
 {
 	struct sctx s;
 	struct tlbpol_as *as = s_engine(&s, 4, TLBPOL_MAX_BATCH_PAGES);
-	double *st = calloc(opt.reps, sizeof(double)), *adj = calloc(opt.reps, sizeof(double));
-	double *e = calloc(opt.reps, sizeof(double));
+	double *st = samples(3, opt.reps), *adj = st + opt.reps, *e = adj + opt.reps;
 	struct tlbpol_decision d;
 	struct tlbpol_event ev = event(TLBPOL_EV_RECLAIM, 0, VA_BASE, PTE_CLEAN, 0);
 	int err;
 
-	if (!st || !adj || !e)
-		die("out of memory", 0);
 	if ((err = tlbpol_decide(s.eng, as, 0, &ev, &d)))
 		die("tlbpol_decide", err);
 	if (d.action != TLBPOL_ACT_SHOOTDOWN || d.deadline != TLBPOL_BY_FREE ||
@@ -503,8 +484,6 @@ static void bench_enqueue(void)
 	r_enq_adj = fig_of(adj, e, opt.reps);
 	r_enq_stride = fig_of(st, e, opt.reps);
 	free(st);
-	free(adj);
-	free(e);
 	tlbpol_engine_free(s.eng);
 }
 
@@ -547,12 +526,10 @@ static void bench_flush(void)
 	struct sctx s;
 	struct tlbpol_as *as = s_engine(&s, 4, TLBPOL_MAX_BATCH_PAGES);
 	uint64_t batches = opt.iters / 1000 + 1;
-	double *st = calloc(opt.reps, sizeof(double)), *adj = calloc(opt.reps, sizeof(double));
-	double *e = calloc(opt.reps, sizeof(double)), *c = calloc(opt.reps, sizeof(double));
+	double *st = samples(4, opt.reps), *adj = st + opt.reps, *e = adj + opt.reps,
+	       *c = e + opt.reps;
 	uint64_t fl, ipis;
 
-	if (!st || !adj || !e || !c)
-		die("out of memory", 0);
 	flush_sample(&s, as, PAGE_SHIFT + 1, batches / 10 + 1, 0); /* warm up */
 	fl = s.flushes;
 	ipis = s.ipi_calls;
@@ -572,9 +549,6 @@ static void bench_flush(void)
 	r_flush_adj = fig_of(adj, e, opt.reps);
 	r_flush_stride = fig_of(st, e, opt.reps);
 	free(st);
-	free(adj);
-	free(e);
-	free(c);
 	tlbpol_engine_free(s.eng);
 }
 
@@ -631,11 +605,9 @@ static void bench_ipi(void)
 	struct sctx s;
 	struct tlbpol_as *as = s_engine(&s, IPI_INITIATORS + 1, TLBPOL_DEFAULT_BATCH_PAGES);
 	uint64_t rounds = opt.iters / 50 + 1;
-	double *v = calloc(opt.reps, sizeof(double)), *e = calloc(opt.reps, sizeof(double));
+	double *v = samples(2, opt.reps), *e = v + opt.reps;
 	struct tlbpol_stats before, after;
 
-	if (!v || !e)
-		die("out of memory", 0);
 	ipi_sample(&s, as, rounds / 10 + 1, 0); /* warm up */
 	tlbpol_stats_read(s.eng, IPI_INITIATORS, &before);
 	ipi_sample(&s, as, 1, 0);
@@ -650,7 +622,6 @@ static void bench_ipi(void)
 	}
 	r_ipi = fig_of(v, e, opt.reps);
 	free(v);
-	free(e);
 	tlbpol_engine_free(s.eng);
 }
 
@@ -658,13 +629,9 @@ static void bench_ipi(void)
 /* 5. Threads acting as CPUs                                                */
 /* ------------------------------------------------------------------------ */
 
-struct tflag {
-	_Alignas(CACHELINE) atomic_int v;
-};
-
 struct tctx {
 	struct tlbpol_engine *eng;
-	struct tflag ipi[MAX_THREADS];
+	struct mbox ipi[MAX_THREADS]; /* a cache line each: polled in the loop */
 	_Alignas(CACHELINE) atomic_int ready;
 	atomic_int go;
 	_Alignas(CACHELINE) atomic_int stop;
@@ -692,21 +659,17 @@ static void t_send_ipi(void *ctx, uint32_t from, const struct tlbpol_cpuset *t)
 	struct tctx *m = ctx;
 
 	(void)from;
-	for (int c = tlbpol_cpuset_next(t, -1); c >= 0; c = tlbpol_cpuset_next(t, c))
-		atomic_store(&m->ipi[c].v, 1);
+	mbox_send(m->ipi, MAX_THREADS, t);
 }
 
+/* After every call of the timed loop: a plain load while nothing is sent. */
 static inline uint64_t t_poll(struct tctx *m, uint32_t cpu)
 {
-	if (atomic_load_explicit(&m->ipi[cpu].v, memory_order_relaxed) &&
-	    atomic_exchange(&m->ipi[cpu].v, 0)) {
-		int n = tlbpol_handle_ipi(m->eng, cpu);
+	int n = mbox_serve(m->ipi, m->eng, cpu);
 
-		if (n < 0)
-			die("tlbpol_handle_ipi", n);
-		return (uint64_t)n;
-	}
-	return 0;
+	if (n < 0)
+		die("tlbpol_handle_ipi", n);
+	return (uint64_t)n;
 }
 
 static void t_relax(void *ctx, uint32_t cpu)
@@ -733,7 +696,7 @@ static void *t_main(void *p)
 	atomic_fetch_add(&m->ready, 1);
 	while (!atomic_load(&m->go))
 		cpu_relax();
-	t->cpu_ns = clock_ns(CLOCK_THREAD_CPUTIME_ID);
+	t->cpu_ns = thread_cpu_ns();
 	t->t0 = now_ns();
 	while (!atomic_load_explicit(&m->stop, memory_order_relaxed)) {
 		int n;
@@ -759,7 +722,7 @@ static void *t_main(void *p)
 		ops += BATCH;
 	}
 	t->t1 = now_ns();
-	t->cpu_ns = clock_ns(CLOCK_THREAD_CPUTIME_ID) - t->cpu_ns;
+	t->cpu_ns = thread_cpu_ns() - t->cpu_ns;
 	t->ops = ops;
 	t->served = served;
 	return NULL;
@@ -778,7 +741,6 @@ static double run_threads(uint32_t nthreads, int control, double seconds, uint64
 	struct tlbpol_config cfg;
 	struct tlbpol_stats st;
 	uint64_t start = ~0ULL, end = 0, ops = 0;
-	struct timespec ts;
 	int err;
 
 	memset(&m, 0, sizeof(m));
@@ -808,9 +770,7 @@ static double run_threads(uint32_t nthreads, int control, double seconds, uint64
 	while (atomic_load(&m.ready) < (int)nthreads)
 		sched_yield();
 	atomic_store(&m.go, 1);
-	ts.tv_sec = (time_t)seconds;
-	ts.tv_nsec = (long)((seconds - (double)ts.tv_sec) * 1e9);
-	nanosleep(&ts, NULL);
+	sleep_ns((uint64_t)(seconds * 1e9));
 	atomic_store(&m.stop, 1);
 	*pinned = 1;
 	*share = 1;
@@ -852,11 +812,8 @@ struct scaling {
  */
 static void scaling(struct scaling *out, int control, double seconds, unsigned pairs)
 {
-	double *a = calloc(pairs, sizeof(double)), *b = calloc(pairs, sizeof(double));
-	double *q = calloc(pairs, sizeof(double));
+	double *a = samples(3, pairs), *b = a + pairs, *q = b + pairs;
 
-	if (!a || !b || !q)
-		die("out of memory", 0);
 	memset(out, 0, sizeof(*out));
 	out->pinned = 1;
 	out->share = 1;
@@ -888,8 +845,6 @@ static void scaling(struct scaling *out, int control, double seconds, unsigned p
 	out->lo = q[0];
 	out->hi = q[pairs - 1];
 	free(a);
-	free(b);
-	free(q);
 }
 
 static struct scaling r_thr, r_ctl;
@@ -903,28 +858,61 @@ static void bench_threads(void)
 
 /* ------------------------------------------------------------------------ */
 
-static void machine(void)
+/*
+ * The value of @key in a "key : value" line (/proc/cpuinfo, lscpu) into
+ * @out; 0 if @line is not @key's or its value is empty.
+ */
+static int field(const char *line, const char *key, char *out, size_t n)
 {
-	char line[256], model[256] = "unknown";
+	size_t k = strlen(key);
+	const char *v;
+
+	if (strncmp(line, key, k) || !(v = strchr(line + k, ':')))
+		return 0;
+	for (v++; *v == ' ' || *v == '\t'; v++)
+		;
+	snprintf(out, n, "%s", v);
+	out[strcspn(out, "\n")] = 0;
+	return out[0] != 0;
+}
+
+/*
+ * The CPU model, for the output header: the figures mean little without
+ * it.  /proc/cpuinfo's "model name" (x86, and arm64 kernels that have
+ * one); else lscpu's "Model name", which it makes from the implementer and
+ * part numbers an arm64 kernel prints instead; else those raw ("Processor"
+ * of 32-bit ARM kernels, "CPU part").
+ */
+static void cpu_model(char *model, size_t n)
+{
+	char line[256], raw[256] = "";
 	FILE *f = fopen("/proc/cpuinfo", "r");
+	int found = 0;
 
 	if (f) {
-		while (fgets(line, sizeof(line), f)) {
-			char *colon = strchr(line, ':');
-
-			if (colon && (!strncmp(line, "model name", 10) ||
-				      !strncmp(line, "Processor", 9) ||
-				      !strncmp(line, "CPU part", 8))) {
-				colon++;
-				while (*colon == ' ' || *colon == '\t')
-					colon++;
-				snprintf(model, sizeof(model), "%s", colon);
-				model[strcspn(model, "\n")] = 0;
-				break;
-			}
+		while (!found && fgets(line, sizeof(line), f)) {
+			found = field(line, "model name", model, n);
+			if (!raw[0] && !field(line, "Processor", raw, sizeof(raw)))
+				field(line, "CPU part", raw, sizeof(raw));
 		}
 		fclose(f);
 	}
+	if (!found && (f = popen("LC_ALL=C lscpu 2>/dev/null", "r"))) {
+		/* Read to the end: lscpu must not die of SIGPIPE. */
+		while (fgets(line, sizeof(line), f))
+			if (!found)
+				found = field(line, "Model name", model, n);
+		pclose(f);
+	}
+	if (!found)
+		snprintf(model, n, "%s", raw[0] ? raw : "unknown");
+}
+
+static void machine(void)
+{
+	char model[256];
+
+	cpu_model(model, sizeof(model));
 	printf("machine: %ld CPUs online, %s\n", sysconf(_SC_NPROCESSORS_ONLN), model);
 }
 
@@ -938,49 +926,77 @@ static void usage(FILE *f)
 		   "  --no-pin     do not pin to CPUs\n"
 		   "  --rules MASK every engine's rules, as tlbpol_rules_parse() reads them\n"
 		   "               (default: default); a row whose decision needs a rule the\n"
-		   "               mask lacks stops the bench and says so\n");
+		   "               mask lacks stops the bench and says so\n"
+		   "  -h, --help   this, on standard output\n");
 }
+
+/* A bad command line: what was wrong (if anything more than getopt_long()
+ * said), the usage, status 2. */
+static void bad_usage(const char *what, const char *arg)
+{
+	if (what)
+		fprintf(stderr, "tlbpol-bench: %s: %s\n", what, arg);
+	usage(stderr);
+	exit(2);
+}
+
+/*
+ * Each long option comes back from getopt_long() as the letter in its val;
+ * only "h" is in the short option string, so -h is --help and the other
+ * letters are no options of their own (-i is refused, as it always was).
+ */
+static const struct option longopts[] = {
+	{ "iters", required_argument, NULL, 'i' },
+	{ "seconds", required_argument, NULL, 's' },
+	{ "reps", required_argument, NULL, 'r' },
+	{ "no-pin", no_argument, NULL, 'P' },
+	{ "rules", required_argument, NULL, 'R' },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
 
 static void parse(int argc, char **argv)
 {
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i];
-		char *end;
+	int c;
 
-		if (!strcmp(a, "--no-pin")) {
-			opt.pin = 0;
-		} else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+		char *end = NULL;
+
+		switch (c) {
+		case 'h':
 			usage(stdout);
 			exit(0);
-		} else if (i + 1 < argc && !strcmp(a, "--iters")) {
-			unsigned long long v = strtoull(argv[++i], &end, 0);
-
-			if (*end || v == 0)
-				goto bad;
-			opt.iters = v;
-		} else if (i + 1 < argc && !strcmp(a, "--seconds")) {
-			double v = strtod(argv[++i], &end);
-
-			if (*end || !(v > 0 && v < 3600))
-				goto bad;
-			opt.seconds = v;
-		} else if (i + 1 < argc && !strcmp(a, "--rules")) {
-			if (tlbpol_rules_parse(argv[++i], &opt.rules))
-				goto bad;
-		} else if (i + 1 < argc && !strcmp(a, "--reps")) {
-			unsigned long v = strtoul(argv[++i], &end, 0);
+		case 'P':
+			opt.pin = 0;
+			break;
+		case 'i':
+			opt.iters = strtoull(optarg, &end, 0);
+			if (*end || opt.iters == 0)
+				bad_usage("--iters: not a count", optarg);
+			break;
+		case 's':
+			opt.seconds = strtod(optarg, &end);
+			if (*end || !(opt.seconds > 0 && opt.seconds < 3600))
+				bad_usage("--seconds: not in (0, 3600)", optarg);
+			break;
+		case 'r': {
+			unsigned long v = strtoul(optarg, &end, 0);
 
 			if (*end || v == 0 || v > 1000)
-				goto bad;
+				bad_usage("--reps: not in 1..1000", optarg);
 			opt.reps = (unsigned)v;
-		} else {
-			goto bad;
+			break;
+		}
+		case 'R':
+			if (tlbpol_rules_parse(optarg, &opt.rules))
+				bad_usage("--rules: not a rule mask", optarg);
+			break;
+		default: /* '?': getopt_long() said what */
+			bad_usage(NULL, NULL);
 		}
 	}
-	return;
-bad:
-	usage(stderr);
-	exit(2);
+	if (optind < argc)
+		bad_usage("unexpected argument", argv[optind]);
 }
 
 static const char *verdict(int ok)
