@@ -2,8 +2,8 @@
 #define _POSIX_C_SOURCE 200809L
 /*
  * tlbpol-sim: replay the seed workloads on a modelled machine and show, side
- * by side, what each policy costs (README.md, "tlbpol-sim: what each policy
- * costs").  options.c reads the command line and report.c prints; this file
+ * by side, what each policy costs (docs/results.md, "tlbpol-sim, the main
+ * job").  options.c reads the command line and report.c prints; this file
  * runs every (scenario, policy) pair.
  */
 #include "cli.h"
