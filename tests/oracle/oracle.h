@@ -351,6 +351,8 @@ void orc_finish(struct orc_world *w, uint32_t cpu);
 void orc_read_counters(const struct orc_world *w, uint64_t c[ORC_C_MAX], uint64_t v[ORC_V_MAX]);
 uint64_t orc_violations(const struct orc_world *w);
 const char *orc_vkind_name(enum orc_vkind k);
+/* "x86", "arm64" or "generic": how reports and the driver name @arch. */
+const char *orc_arch_name(uint32_t arch);
 
 /* Does a TLB entry with @eperm/@eframe permit what PTE word @pte does not?
  * Bit 7 of @eperm is the model's attribute (see orc_attrs()).  Exposed for

@@ -1,0 +1,251 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * cpus.c - what a CPU is doing, told to the engine and published for
+ * checkers: switches between address spaces (to NULL: lazy), unloading,
+ * idle, preempted, offline and back, a hypervisor's descheduling the engine
+ * is not told of.  Each transition publishes "excused" before the engine
+ * call that lets the engine skip this CPU, and "running" only after that
+ * call and the catch-up flush it asked for, then scans what the CPU may
+ * use from now on; a checker records the completed version before it reads
+ * CPU states, so one of the two sees the other (oracle.h: why the excuses
+ * are sound).  The CR3 write and catch-up flush that follow a call happen
+ * with interrupts off, in a window others may act in.
+ */
+#define _POSIX_C_SOURCE 200809L
+
+#include <errno.h>
+
+#include "machine.h"
+
+static void publish(struct orc_cpu *c, uint32_t mode, int loaded)
+{
+	atomic_store(&c->pub, pub_make(mode, loaded));
+}
+
+/*
+ * The CPU's state for checkers, after the engine call and the catch-up:
+ * RUN only if the engine state is RUNNING and an AS runs.  A CPU that
+ * executes again after it was excused (preempted, or between states) scans
+ * what it may use from now on: a running one its address space and the
+ * kernel's entries, a lazy one the kernel's entries and the walk caches of
+ * what it keeps loaded.
+ */
+static void publish_settled(struct orc_world *w, struct orc_cpu *c, uint32_t cpu)
+{
+	if (c->estate == TLBPOL_CPU_OFFLINE) {
+		publish(c, M_OFFLINE, -1);
+	} else if (c->estate == TLBPOL_CPU_PREEMPTED || atomic_load(&c->hv)) {
+		publish(c, M_PREEMPT, c->loaded);
+	} else if (c->estate == TLBPOL_CPU_RUNNING && c->cur >= 0) {
+		publish(c, M_RUN, c->cur);
+		scan_self(w, c, cpu, c->cur, 0, ORC_V_RESUME, "after catch-up");
+	} else {
+		uint32_t was = pub_mode(atomic_load(&c->pub));
+
+		publish(c, M_LAZY, c->loaded);
+		if (was != M_LAZY)
+			scan_self(w, c, cpu, c->loaded, 1, ORC_V_RESUME, "executing again");
+	}
+}
+
+int orc_switch(struct orc_world *w, uint32_t cpu, int as)
+{
+	struct orc_cpu *c = &w->cpus[cpu];
+	int nf = 0, r;
+
+	if (as >= (int)w->cfg.nr_as || c->estate == TLBPOL_CPU_OFFLINE)
+		return -EINVAL;
+	/*
+	 * Stop using the current AS's user addresses (for checkers) before the
+	 * engine hears of it: a checker then excuses our TLB at worst too
+	 * early, never too late.  But the CPU executes all along, and its CR3
+	 * keeps the loaded AS until the write that follows the engine call:
+	 * its kernel entries are used, and its walk caches of what stays
+	 * loaded may be walked, so neither is excused (lazy, not away).  A
+	 * switch to an AS is one step with its CR3 write ("the CR3 write
+	 * follows at once, with interrupts off"): the CPU touches no user
+	 * address until the write (our drop below) and its catch-up flush are
+	 * done and it publishes again; its MMU may still walk the old tables
+	 * speculatively in between, and does here, now and then.
+	 */
+	publish(c, c->estate == TLBPOL_CPU_PREEMPTED ? M_PREEMPT : M_LAZY, c->loaded);
+	window(w, c);
+	r = tlbpol_switch(w->eng, cpu, as >= 0 ? w->as[as].eas : NULL, &nf);
+	trace(w, (int)cpu, TR_SWITCH, as < 0 ? 15u : (uint32_t)as, 0, (uint32_t)nf,
+	      (uint32_t)c->loaded);
+	if (r) {
+		/* Not running: the engine refuses to switch it to an AS. */
+		if (!(r == -EBUSY && as >= 0 && c->estate != TLBPOL_CPU_RUNNING))
+			violation(w, ORC_V_API, "tlbpol_switch(cpu %u, as %d) = %d", cpu, as, r);
+		publish_settled(w, c, cpu);
+		return r;
+	}
+	window(w, c);
+	if (as >= 0) {
+		if (as != c->loaded && c->loaded >= 0 && rng_next(&c->rng) % 4 == 0)
+			orc_spec_walk(w, cpu, (uint32_t)(rng_next(&c->rng) % w->cfg.pages));
+		if (as != c->loaded && !(w->cfg.flags & TLBPOL_CFGF_RETAIN_AS))
+			self_flush(w, c, DROP_USER); /* CR3 write without PCID: every non-global entry */
+		if (nf) {
+			count(w, ORC_C_CATCHUPS, 1);
+			self_flush(w, c, as);
+		}
+		c->loaded = c->cur = as;
+	} else {
+		if (nf && c->loaded >= 0) {
+			count(w, ORC_C_CATCHUPS, 1);
+			self_flush(w, c, c->loaded);
+		}
+		c->cur = -1; /* lazy: the old AS stays loaded */
+	}
+	publish_settled(w, c, cpu);
+	return 0;
+}
+
+int orc_unload(struct orc_world *w, uint32_t cpu)
+{
+	struct orc_cpu *c = &w->cpus[cpu];
+	int r;
+
+	if (c->cur >= 0)
+		return -EBUSY;
+	/* CR3 still on the loaded AS until the write below (see orc_switch()). */
+	publish(c, c->estate == TLBPOL_CPU_PREEMPTED ? M_PREEMPT : M_LAZY, c->loaded);
+	r = tlbpol_unload(w->eng, cpu);
+	trace(w, (int)cpu, TR_UNLOAD, 0, 0, (uint32_t)r, 0);
+	if (r) {
+		violation(w, ORC_V_API, "tlbpol_unload(cpu %u) = %d", cpu, r);
+		publish_settled(w, c, cpu);
+		return r;
+	}
+	window(w, c);
+	if (c->loaded >= 0 && rng_next(&c->rng) % 4 == 0)
+		orc_spec_walk(w, cpu, (uint32_t)(rng_next(&c->rng) % w->cfg.pages));
+	/* To page tables of the host's own: a CR3 write, which keeps the old
+	 * AS's entries under its tag only with retention, and global ones. */
+	if (!(w->cfg.flags & TLBPOL_CFGF_RETAIN_AS))
+		self_flush(w, c, DROP_USER);
+	c->loaded = -1;
+	publish_settled(w, c, cpu);
+	return 0;
+}
+
+int orc_set_state(struct orc_world *w, uint32_t cpu, uint32_t state)
+{
+	struct orc_cpu *c = &w->cpus[cpu];
+	int r;
+
+	if (state > TLBPOL_CPU_OFFLINE)
+		return -EINVAL;
+	if (state == TLBPOL_CPU_IDLE)
+		publish(c, M_LAZY, c->loaded);
+	else if (state == TLBPOL_CPU_PREEMPTED)
+		publish(c, M_PREEMPT, c->loaded);
+	else if (state == TLBPOL_CPU_OFFLINE || c->estate == TLBPOL_CPU_OFFLINE)
+		/* Going down, or coming back: excused throughout.  The caches
+		 * are not emptied when it goes: the engine leaves it out from
+		 * the moment it is OFFLINE, and flushes it whole in the call
+		 * that brings it back; it executes nothing in between. */
+		publish(c, M_OFFLINE, -1);
+	else if (c->estate == TLBPOL_CPU_PREEMPTED)
+		/* The hypervisor marks its vCPU running before it enters it:
+		 * it executes nothing until the catch-up flush is done. */
+		publish(c, M_PREEMPT, c->loaded);
+	else if (c->estate != TLBPOL_CPU_RUNNING)
+		/* Waking from idle is, like a switch, one step with the
+		 * catch-up flush it may ask for (see orc_switch()); the CPU
+		 * executes, and its MMU may walk what it keeps loaded. */
+		publish(c, M_LAZY, c->loaded);
+	r = tlbpol_cpu_state(w->eng, cpu, state);
+	trace(w, (int)cpu, TR_STATE, 0, 0, state, (uint32_t)r);
+	if (r < 0) {
+		if (!(state == TLBPOL_CPU_OFFLINE && r == -EBUSY))
+			violation(w, ORC_V_API, "tlbpol_cpu_state(cpu %u, %u) = %d", cpu, state, r);
+		publish_settled(w, c, cpu);
+		return r;
+	}
+	if (state == TLBPOL_CPU_OFFLINE) {
+		/* Must switch before it uses an AS. */
+		c->cur = c->loaded = -1;
+	} else if (state == TLBPOL_CPU_RUNNING && r == 1) {
+		window(w, c);
+		/* "Flush its current address space, paging-structure caches
+		 * included": the running one, or the lazily loaded one. */
+		int x = c->cur >= 0 ? c->cur : c->loaded;
+
+		count(w, ORC_C_CATCHUPS, 1);
+		if (x >= 0)
+			self_flush(w, c, x);
+	} else if (r != 0) {
+		violation(w, ORC_V_API, "tlbpol_cpu_state(cpu %u, %u) = %d", cpu, state, r);
+	}
+	c->estate = state;
+	publish_settled(w, c, cpu);
+	return r;
+}
+
+void orc_hv_preempt(struct orc_world *w, uint32_t cpu)
+{
+	struct orc_cpu *c = &w->cpus[cpu];
+
+	/* Excused from here on (it executes nothing), then visible to
+	 * vcpu_defer: a checker excuses it at worst too early. */
+	publish(c, M_PREEMPT, c->loaded);
+	atomic_store(&c->hv, HV_PREEMPTED);
+	trace(w, (int)cpu, TR_STATE, 0, 0, 100 + HV_PREEMPTED, 0);
+}
+
+void orc_hv_resume(struct orc_world *w, uint32_t cpu)
+{
+	struct orc_cpu *c = &w->cpus[cpu];
+	uint8_t st = atomic_exchange(&c->hv, 0);
+
+	trace(w, (int)cpu, TR_STATE, 0, 0, 100 + st, 0);
+	if (st & HV_FLUSH) {
+		/* The host flushes the whole guest: every AS, global entries
+		 * and paging-structure caches included. */
+		count(w, ORC_C_CATCHUPS, 1);
+		self_flush(w, c, DROP_ALL);
+	}
+	publish_settled(w, c, cpu);
+}
+
+void orc_audit(struct orc_world *w, uint32_t cpu)
+{
+	struct orc_cpu *c = &w->cpus[cpu];
+
+	if (c->cur >= 0 && c->estate == TLBPOL_CPU_RUNNING)
+		scan_self(w, c, cpu, c->cur, 0, ORC_V_USE, "self-audit");
+}
+
+int orc_cpu_as(const struct orc_world *w, uint32_t cpu)
+{
+	return w->cpus[cpu].cur;
+}
+
+int orc_cpu_loaded(const struct orc_world *w, uint32_t cpu)
+{
+	return w->cpus[cpu].loaded;
+}
+
+uint32_t orc_cpu_state(const struct orc_world *w, uint32_t cpu)
+{
+	return w->cpus[cpu].estate;
+}
+
+void orc_cpu_bind(struct orc_world *w, uint32_t cpu)
+{
+	self_world = w;
+	self_cpu = (int)cpu;
+}
+
+void orc_note_events(struct orc_world *w, uint32_t cpu, uint64_t n)
+{
+	(void)cpu;
+	count(w, ORC_C_EVENTS, n);
+}
+
+uint64_t orc_rand(struct orc_world *w, uint32_t cpu)
+{
+	return rng_next(&w->cpus[cpu].rng);
+}

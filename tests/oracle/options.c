@@ -1,0 +1,300 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * options.c - the stress driver's command line, read with getopt_long():
+ * long options only (and -h), each value checked, so that a typo is
+ * refused (status 2) rather than run as some other configuration; --rules
+ * becomes the list of rule masks to run, through tlbpol_rules_parse() like
+ * every tool of the project.  Defaults are set here too, and
+ * $TLBPOL_STRESS_SCALE applied last: what main() gets is the whole run.
+ */
+#define _POSIX_C_SOURCE 200809L
+
+#include <ctype.h>
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "stress.h"
+
+#if defined(__SANITIZE_THREAD__)
+#define STRESS_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define STRESS_TSAN 1
+#endif
+#endif
+#ifndef STRESS_TSAN
+#define STRESS_TSAN 0
+#endif
+
+static void add_mask(struct opts *o, uint64_t m, const char *name)
+{
+	static char names[64][64];
+
+	if (o->nmasks == 64)
+		return;
+	snprintf(names[o->nmasks], sizeof(names[0]), "%s", name);
+	o->mask_names[o->nmasks] = names[o->nmasks];
+	o->masks[o->nmasks++] = m;
+}
+
+/* One rule's bit, by its name (tlbpol_rule_str()): 0, or -1. */
+static int rule_bit(const char *s, uint64_t *bit)
+{
+	uint64_t m;
+
+	/* tlbpol_rules_parse() takes no bit outside TLBPOL_RULES_ALL, and
+	 * each of those is a rule. */
+	if (tlbpol_rules_parse(s, &m) || !m || (m & (m - 1)))
+		return -1;
+	*bit = m;
+	return 0;
+}
+
+/*
+ * A comma list of configurations: "all" (none, each rule alone, default
+ * less each rule, linux, default), "default-RULE", or any mask
+ * tlbpol_rules_parse() reads ("linux", "0x7fff", "linux+receiver-merge";
+ * a rule alone is named only-RULE).
+ */
+static int parse_rules(struct opts *o, const char *spec)
+{
+	char buf[512], *save = NULL, *tok;
+
+	snprintf(buf, sizeof(buf), "%s", spec);
+	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		uint64_t bit, m;
+		char name[48];
+
+		if (!strcmp(tok, "all")) {
+			add_mask(o, TLBPOL_RULES_NONE, "none");
+			for (int i = 0; i < 64; i++)
+				if (TLBPOL_RULES_ALL & (1ULL << i)) {
+					snprintf(name, sizeof(name), "only-%s", tlbpol_rule_str(1ULL << i));
+					add_mask(o, 1ULL << i, name);
+				}
+			for (int i = 0; i < 64; i++)
+				if (TLBPOL_RULES_ALL & (1ULL << i)) {
+					snprintf(name, sizeof(name), "default-%s",
+						 tlbpol_rule_str(1ULL << i));
+					add_mask(o, TLBPOL_RULES_DEFAULT & ~(1ULL << i), name);
+				}
+			add_mask(o, TLBPOL_RULES_LINUX, "linux");
+			add_mask(o, TLBPOL_RULES_DEFAULT, "default");
+		} else if (!strncmp(tok, "default-", 8) && !rule_bit(tok + 8, &bit)) {
+			add_mask(o, TLBPOL_RULES_DEFAULT & ~bit, tok);
+		} else if (!rule_bit(tok, &bit)) {
+			snprintf(name, sizeof(name), "only-%s", tlbpol_rule_str(bit));
+			add_mask(o, bit, name);
+		} else if (!tlbpol_rules_parse(tok, &m)) {
+			add_mask(o, m, tok);
+		} else {
+			return -1;
+		}
+	}
+	return o->nmasks ? 0 : -1;
+}
+
+static _Noreturn void help(FILE *f, int rc)
+{
+	fprintf(f,
+		"usage: stress --cpus N --events M --rules SPEC --arch x86|arm64|generic --seed S\n"
+		"              [--retain] [--profile normal|switch|planted|lazy|wide|compute]\n"
+		"              [--expect-violations] [--no-broadcast] [--ipi-delay SPINS] [--as K]\n"
+		"              [--batch PAGES] [--pages PER_AS] [--kernel-pages N] [--store-first] [--quiet] [--verbose]\n"
+		"  SPEC: comma list of all, default-RULE, or a mask tlbpol_rules_parse() reads\n"
+		"        (none, linux, default, RULE, 0x7fff, linux+RULE ...)\n"
+		"  $TLBPOL_STRESS_SCALE scales --events (default 1, 0.1 under TSan)\n");
+	exit(rc);
+}
+
+static _Noreturn void usage(void)
+{
+	help(stderr, 2);
+}
+
+/* A value the option @name does not take: say which, then the usage. */
+static _Noreturn void bad_value(const char *name, const char *v)
+{
+	fprintf(stderr, "stress: bad value for --%s: '%s'\n", name, v);
+	usage();
+}
+
+/* @v as a whole number (decimal, 0x hex or 0 octal) up to @max, or
+ * bad_value(). */
+static uint64_t number(const char *name, const char *v, uint64_t max)
+{
+	unsigned long long n;
+	char *end;
+
+	errno = 0;
+	n = strtoull(v, &end, 0);
+	if (!isdigit((unsigned char)*v) || *end || errno || n > max)
+		bad_value(name, v);
+	return n;
+}
+
+enum {
+	OPT_HELP = 'h',
+	OPT_CPUS = 256, /* long options only: values past any character */
+	OPT_EVENTS,
+	OPT_SEED,
+	OPT_RULES,
+	OPT_ARCH,
+	OPT_PROFILE,
+	OPT_BATCH,
+	OPT_PAGES,
+	OPT_KERNEL_PAGES,
+	OPT_AS,
+	OPT_IPI_DELAY,
+	OPT_RETAIN,
+	OPT_EXPECT,
+	OPT_STORE_FIRST,
+	OPT_NO_BROADCAST,
+	OPT_QUIET,
+	OPT_VERBOSE,
+};
+
+static const struct option long_opts[] = {
+	{ "cpus", required_argument, NULL, OPT_CPUS },
+	{ "events", required_argument, NULL, OPT_EVENTS },
+	{ "seed", required_argument, NULL, OPT_SEED },
+	{ "rules", required_argument, NULL, OPT_RULES },
+	{ "arch", required_argument, NULL, OPT_ARCH },
+	{ "profile", required_argument, NULL, OPT_PROFILE },
+	{ "batch", required_argument, NULL, OPT_BATCH },
+	{ "pages", required_argument, NULL, OPT_PAGES },
+	{ "kernel-pages", required_argument, NULL, OPT_KERNEL_PAGES },
+	{ "as", required_argument, NULL, OPT_AS },
+	{ "ipi-delay", required_argument, NULL, OPT_IPI_DELAY },
+	{ "retain", no_argument, NULL, OPT_RETAIN },
+	{ "expect-violations", no_argument, NULL, OPT_EXPECT },
+	{ "store-first", no_argument, NULL, OPT_STORE_FIRST },
+	{ "no-broadcast", no_argument, NULL, OPT_NO_BROADCAST },
+	{ "quiet", no_argument, NULL, OPT_QUIET },
+	{ "verbose", no_argument, NULL, OPT_VERBOSE },
+	{ "help", no_argument, NULL, OPT_HELP },
+	{ NULL, 0, NULL, 0 },
+};
+
+static uint32_t arch_of(const char *name, const char *v)
+{
+	if (!strcmp(v, "x86") || !strcmp(v, "x86_64"))
+		return TLBPOL_ARCH_X86_64;
+	if (!strcmp(v, "arm64"))
+		return TLBPOL_ARCH_ARM64;
+	if (!strcmp(v, "generic"))
+		return TLBPOL_ARCH_GENERIC;
+	bad_value(name, v);
+	return 0;
+}
+
+static const struct profile *profile_of(const char *name, const char *v)
+{
+	for (size_t k = 0; k < nr_profiles; k++)
+		if (!strcmp(v, profiles[k].name))
+			return &profiles[k];
+	bad_value(name, v);
+	return NULL;
+}
+
+void stress_options(struct opts *o, int argc, char **argv)
+{
+	double scale = STRESS_TSAN ? 0.1 : 1.0;
+	const char *env = getenv("TLBPOL_STRESS_SCALE");
+	int c, idx = 0;
+
+	memset(o, 0, sizeof(*o));
+	o->cpus = 4;
+	o->events = 20000;
+	o->arch = TLBPOL_ARCH_X86_64;
+	o->seed = 1;
+	o->broadcast = 1;
+	o->kernel_pages = 32;
+	o->prof = &profiles[0];
+	/* "+": stop at the first operand, which is refused below. */
+	while ((c = getopt_long(argc, argv, "+h", long_opts, &idx)) != -1) {
+		const char *name = c >= OPT_CPUS ? long_opts[idx].name : "";
+
+		switch (c) {
+		case OPT_CPUS:
+			o->cpus = (uint32_t)number(name, optarg, UINT32_MAX);
+			break;
+		case OPT_EVENTS:
+			o->events = number(name, optarg, UINT64_MAX);
+			break;
+		case OPT_SEED:
+			o->seed = number(name, optarg, UINT64_MAX);
+			break;
+		case OPT_RULES:
+			if (parse_rules(o, optarg))
+				bad_value(name, optarg);
+			break;
+		case OPT_ARCH:
+			o->arch = arch_of(name, optarg);
+			break;
+		case OPT_PROFILE:
+			o->prof = profile_of(name, optarg);
+			break;
+		case OPT_BATCH:
+			o->batch = (uint32_t)number(name, optarg, UINT32_MAX);
+			break;
+		case OPT_PAGES:
+			o->pages = (uint32_t)number(name, optarg, UINT32_MAX);
+			break;
+		case OPT_KERNEL_PAGES:
+			o->kernel_pages = (uint32_t)number(name, optarg, UINT32_MAX);
+			break;
+		case OPT_AS:
+			o->nr_as = (uint32_t)number(name, optarg, UINT32_MAX);
+			break;
+		case OPT_IPI_DELAY:
+			o->ipi_delay = (uint32_t)number(name, optarg, UINT32_MAX);
+			break;
+		case OPT_RETAIN:
+			o->retain = 1;
+			break;
+		case OPT_EXPECT:
+			o->expect = 1;
+			break;
+		case OPT_STORE_FIRST:
+			o->store_first = 1;
+			break;
+		case OPT_NO_BROADCAST:
+			o->broadcast = 0;
+			break;
+		case OPT_QUIET:
+			o->quiet = 1;
+			break;
+		case OPT_VERBOSE:
+			o->verbose = 1;
+			break;
+		case OPT_HELP:
+			help(stdout, 0);
+			break;
+		default: /* getopt_long() said what */
+			usage();
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "stress: unexpected argument '%s'\n", argv[optind]);
+		usage();
+	}
+	if (!o->cpus || o->cpus > ORC_MAX_CPUS) {
+		fprintf(stderr, "stress: --cpus takes 1 to %u\n", ORC_MAX_CPUS);
+		usage();
+	}
+	if (o->nr_as > ORC_MAX_AS) {
+		fprintf(stderr, "stress: --as takes 0 (the profile's) to %u\n", ORC_MAX_AS);
+		usage();
+	}
+	if (!o->nmasks)
+		parse_rules(o, "default");
+	if (env && *env)
+		scale = strtod(env, NULL);
+	o->events = (uint64_t)((double)o->events * scale);
+	if (o->events < 50ULL * o->cpus)
+		o->events = 50ULL * o->cpus;
+}

@@ -1,0 +1,81 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * stress.h - the stress driver's own declarations: what a workload profile
+ * weighs, what the command line chose, and what the CPU threads share.
+ * stress.c runs one world per rule mask and prints the summaries,
+ * options.c reads the command line, workload.c is what each CPU thread
+ * does.  They drive the model machine through oracle.h only, so that the
+ * oracle checks a workload it did not write.
+ */
+#ifndef TLBPOL_STRESS_H
+#define TLBPOL_STRESS_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "oracle.h"
+
+/* How a CPU spends its steps, in parts per thousand (running) or percent. */
+struct profile {
+	const char *name;
+	uint32_t nr_as;
+	/* a running CPU's step */
+	unsigned access, spec, change, tick, flush, sw, lazy, idle, preempt, offline, hvpreempt,
+		audit, kaccess, compute;
+	/* which change */
+	unsigned populate, prot_down, prot_up, unmap, unmap_tables, unmap_big, reclaim, migrate,
+		young, dirty, remap, cow, replace, dontneed, age_reclaim, kmap, kunmap, kprotect,
+		attrs, retable;
+	/* a lazy or idle CPU's step: speculative walk, tick, kswapd-like work,
+	 * kernel access, a preemption while lazy (percent); how long it stays
+	 * (steps) */
+	unsigned lazy_spec, lazy_tick, lazy_work, lazy_kaccess, lazy_preempt, lazy_min, lazy_max;
+	unsigned lazy_ok; /* percent of plain unmaps flagged LAZY_OK */
+};
+
+/* The mixes --profile names, the first the default (workload.c). */
+extern const struct profile profiles[];
+extern const size_t nr_profiles;
+
+struct opts {
+	uint32_t cpus;
+	uint64_t events;
+	uint32_t arch;
+	uint64_t seed;
+	int retain, expect, broadcast, quiet, verbose, store_first;
+	uint32_t batch, kernel_pages, pages;
+	uint32_t nr_as;
+	uint32_t ipi_delay;
+	const struct profile *prof;
+	uint64_t masks[64];
+	const char *mask_names[64];
+	uint32_t nmasks;
+};
+
+/* Fill @o from the command line, defaults first, $TLBPOL_STRESS_SCALE
+ * applied; --help exits 0, a bad option or value 2 (options.c). */
+void stress_options(struct opts *o, int argc, char **argv);
+
+/* Where the traffic of each address space is: a window of pages that every
+ * CPU running it favours, drifting slowly, so that CPUs cache the same pages
+ * and page-table changes hit pages others have cached. */
+struct shared {
+	_Atomic uint32_t hot[ORC_MAX_AS];
+};
+
+/* One CPU thread's part. */
+struct thr {
+	struct orc_world *w;
+	struct shared *sh;
+	const struct profile *p;
+	uint32_t cpu;
+	uint64_t steps;
+	pthread_t th;
+};
+
+/* The thread acting as CPU t->cpu, for t->steps steps (workload.c). */
+void *cpu_main(void *arg);
+
+#endif /* TLBPOL_STRESS_H */
