@@ -80,39 +80,32 @@ static inline uint64_t rdtsc(void)
 	return ((uint64_t)hi << 32) | lo;
 }
 
-static inline uint64_t read_cr2(void)
-{
-	uint64_t v;
-
-	__asm__ __volatile__("mov %%cr2, %0" : "=r"(v));
-	return v;
-}
-
-static inline uint64_t read_cr3(void)
-{
-	uint64_t v;
-
-	__asm__ __volatile__("mov %%cr3, %0" : "=r"(v));
-	return v;
-}
-
-static inline void write_cr3(uint64_t v)
-{
-	__asm__ __volatile__("mov %0, %%cr3" : : "r"(v) : "memory");
-}
-
-static inline uint64_t read_cr4(void)
-{
-	uint64_t v;
-
-	__asm__ __volatile__("mov %%cr4, %0" : "=r"(v));
-	return v;
-}
-
-static inline void write_cr4(uint64_t v)
-{
-	__asm__ __volatile__("mov %0, %%cr4" : : "r"(v) : "memory");
-}
+/*
+ * read_crN() / write_crN(): the control registers the kernel uses (CR2 is
+ * only read: the faulting address).  A CR write is serializing and, for
+ * CR3 and CR4, changes what the MMU translates with: "memory" keeps the
+ * compiler from moving memory accesses across it.
+ */
+#define CR_READ(n)                                                             \
+	static inline uint64_t read_cr##n(void)                                \
+	{                                                                      \
+		uint64_t v;                                                    \
+									       \
+		__asm__ __volatile__("mov %%cr" #n ", %0" : "=r"(v));          \
+		return v;                                                      \
+	}
+#define CR_WRITE(n)                                                            \
+	static inline void write_cr##n(uint64_t v)                             \
+	{                                                                      \
+		__asm__ __volatile__("mov %0, %%cr" #n : : "r"(v) : "memory"); \
+	}
+CR_READ(2)
+CR_READ(3)
+CR_WRITE(3)
+CR_READ(4)
+CR_WRITE(4)
+#undef CR_READ
+#undef CR_WRITE
 
 static inline void invlpg(uint64_t va)
 {
