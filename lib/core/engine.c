@@ -39,6 +39,8 @@ void tlbpol_config_init(struct tlbpol_config *cfg, uint32_t nr_cpus, uint32_t ar
  * 0, their defaults, and so are the ops it lacks.  Every public entry point
  * reads the caller's configuration through here, never past its size.
  */
+static int config_check(const struct tlbpol_config *cfg);
+
 int tlbpol__config_copy(const struct tlbpol_config *in, struct tlbpol_config *out)
 {
 	/* One of the releases' sizes: a size that cuts a field is a bug. */
@@ -55,7 +57,7 @@ int tlbpol__config_read(const struct tlbpol_config *in, struct tlbpol_config *ou
 {
 	int err = tlbpol__config_copy(in, out);
 
-	return err ? err : tlbpol__config_check(out);
+	return err ? err : config_check(out);
 }
 
 _Static_assert(TLBPOL_CONFIG_SIZE_0_1 == offsetof(struct tlbpol_config, wait_limit),
@@ -80,7 +82,7 @@ _Static_assert(sizeof(struct tlbpol_range) == TLBPOL__SZ_RANGE, "TLBPOL__SZ_RANG
 #endif
 
 /* @cfg: this release's structure (tlbpol__config_read()). */
-int tlbpol__config_check(const struct tlbpol_config *cfg)
+static int config_check(const struct tlbpol_config *cfg)
 {
 	if (!cfg || cfg->size < sizeof(*cfg))
 		return -E_INVAL;
@@ -282,7 +284,7 @@ size_t tlbpol_engine_size(const struct tlbpol_config *cfg)
  * that arch a weaker but safe cell instead (see decide.c).  Rules that need
  * something the caller did not give are dropped.
  */
-uint64_t tlbpol__rules_in_force(const struct tlbpol_engine *eng, uint64_t rules)
+static uint64_t rules_in_force(const struct tlbpol_engine *eng, uint64_t rules)
 {
 	if (!eng->ops.broadcast)
 		rules &= ~TLBPOL_RULE_BROADCAST;
@@ -293,7 +295,7 @@ uint64_t tlbpol__rules_in_force(const struct tlbpol_engine *eng, uint64_t rules)
 
 void tlbpol__params_set_rules(const struct tlbpol_engine *eng, struct tlbpol_params *p)
 {
-	p->rules = tlbpol__rules_in_force(eng, p->rules_configured);
+	p->rules = rules_in_force(eng, p->rules_configured);
 	tlbpol__resolve_verdicts(eng->arch, p);
 }
 

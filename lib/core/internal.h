@@ -467,7 +467,6 @@ static inline int lazy_in_flight(const struct tlbpol_cpu *c)
  */
 
 /* engine.c */
-int tlbpol__config_check(const struct tlbpol_config *cfg);
 
 /*
  * The sizes of a request: defined once, in the public header, for
@@ -522,7 +521,6 @@ int tlbpol__engine_init(struct tlbpol_engine **out, void *mem, size_t len,
  * to its node; returns how many (<= 2). */
 int tlbpol__cpu_ranges(const struct tlbpol_config *cfg, int placed, uint32_t cpu,
 		       size_t off[2], size_t len[2]);
-uint64_t tlbpol__rules_in_force(const struct tlbpol_engine *eng, uint64_t rules);
 /* Put in force @p's configured rules: p->rules and p->verdict[]. */
 void tlbpol__params_set_rules(const struct tlbpol_engine *eng, struct tlbpol_params *p);
 /* decide.c: p->verdict[] for p->rules. */
