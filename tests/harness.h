@@ -155,4 +155,17 @@ static inline struct tlbpol_event h_event(uint32_t kind, uint32_t flags, uint64_
 	return ev;
 }
 
+/*
+ * The main() of a unit test: run @... (cmocka_unit_test() entries) as one
+ * group.  It ends in a declaration so that the use can end in a semicolon,
+ * as a statement-like macro does, without an empty declaration at file scope.
+ */
+#define H_TEST_MAIN(...)                                                  \
+	int main(void)                                                    \
+	{                                                                 \
+		const struct CMUnitTest tests[] = { __VA_ARGS__ };        \
+		return cmocka_run_group_tests(tests, NULL, NULL);         \
+	}                                                                 \
+	extern int main(void)
+
 #endif

@@ -154,14 +154,8 @@ static void test_widened_page_still_pending(void **s)
 	tlbpol_engine_free(h.eng);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_widen_one_as),
-		cmocka_unit_test(test_full_small_as_completes),
-		cmocka_unit_test(test_full_other_as),
-		cmocka_unit_test(test_widened_page_still_pending),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+H_TEST_MAIN(
+	cmocka_unit_test(test_widen_one_as),
+	cmocka_unit_test(test_full_small_as_completes),
+	cmocka_unit_test(test_full_other_as),
+	cmocka_unit_test(test_widened_page_still_pending));

@@ -153,12 +153,7 @@ static void test_stats_0_1(void **state)
 	tlbpol_engine_free(h.eng);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_stats_0_1),
-		cmocka_unit_test(test_config_0_1),
-		cmocka_unit_test(test_config_0_2),
-	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+H_TEST_MAIN(
+	cmocka_unit_test(test_stats_0_1),
+	cmocka_unit_test(test_config_0_1),
+	cmocka_unit_test(test_config_0_2));

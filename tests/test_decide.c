@@ -407,14 +407,9 @@ static void test_strings(void **state)
 	assert_string_equal(tlbpol_deadline_str(9), "unknown");
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_table),
-		cmocka_unit_test(test_submit_in_any_order),
-		cmocka_unit_test(test_coverage),
-		cmocka_unit_test(test_decide_is_pure),
-		cmocka_unit_test(test_strings),
-	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+H_TEST_MAIN(
+	cmocka_unit_test(test_table),
+	cmocka_unit_test(test_submit_in_any_order),
+	cmocka_unit_test(test_coverage),
+	cmocka_unit_test(test_decide_is_pure),
+	cmocka_unit_test(test_strings));

@@ -578,28 +578,23 @@ static void test_stats_avoided(void **s)
 	tlbpol_engine_free(h.eng);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_defaults),
-		cmocka_unit_test(test_rules_in_force),
-		cmocka_unit_test(test_engine_in_caller_memory),
-		cmocka_unit_test(test_size_grows_by_lines),
-		cmocka_unit_test(test_cpuset),
-		cmocka_unit_test(test_now_shootdown),
-		cmocka_unit_test(test_local),
-		cmocka_unit_test(test_batch_deadlines),
-		cmocka_unit_test(test_batch_two_as),
-		cmocka_unit_test(test_batch_full),
-		cmocka_unit_test(test_ceiling),
-		cmocka_unit_test(test_global_targets_all),
-		cmocka_unit_test(test_defer_free),
-		cmocka_unit_test(test_tick_completes_lazy),
-		cmocka_unit_test(test_flush_lazy_forces),
-		cmocka_unit_test(test_offline),
-		cmocka_unit_test(test_handle_ipi_count),
-		cmocka_unit_test(test_address_reuse_settles_pending),
-		cmocka_unit_test(test_stats_avoided),
-	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+H_TEST_MAIN(
+	cmocka_unit_test(test_defaults),
+	cmocka_unit_test(test_rules_in_force),
+	cmocka_unit_test(test_engine_in_caller_memory),
+	cmocka_unit_test(test_size_grows_by_lines),
+	cmocka_unit_test(test_cpuset),
+	cmocka_unit_test(test_now_shootdown),
+	cmocka_unit_test(test_local),
+	cmocka_unit_test(test_batch_deadlines),
+	cmocka_unit_test(test_batch_two_as),
+	cmocka_unit_test(test_batch_full),
+	cmocka_unit_test(test_ceiling),
+	cmocka_unit_test(test_global_targets_all),
+	cmocka_unit_test(test_defer_free),
+	cmocka_unit_test(test_tick_completes_lazy),
+	cmocka_unit_test(test_flush_lazy_forces),
+	cmocka_unit_test(test_offline),
+	cmocka_unit_test(test_handle_ipi_count),
+	cmocka_unit_test(test_address_reuse_settles_pending),
+	cmocka_unit_test(test_stats_avoided));

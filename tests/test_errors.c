@@ -359,12 +359,7 @@ static void test_as_limits(void **state)
 	tlbpol_engine_free(h.eng);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_bad_calls_change_nothing),
-		cmocka_unit_test(test_config_errors),
-		cmocka_unit_test(test_as_limits),
-	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+H_TEST_MAIN(
+	cmocka_unit_test(test_bad_calls_change_nothing),
+	cmocka_unit_test(test_config_errors),
+	cmocka_unit_test(test_as_limits));

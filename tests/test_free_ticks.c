@@ -201,16 +201,11 @@ static void test_lazy_not_forced(void **state)
 	tlbpol_engine_free(h.eng);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_quiet_cpu_frees),
-		cmocka_unit_test(test_default),
-		cmocka_unit_test(test_frees_pending_errors),
-		cmocka_unit_test(test_never),
-		cmocka_unit_test(test_age_restarts),
-		cmocka_unit_test(test_writeback_flushed_by_host),
-		cmocka_unit_test(test_lazy_not_forced),
-	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+H_TEST_MAIN(
+	cmocka_unit_test(test_quiet_cpu_frees),
+	cmocka_unit_test(test_default),
+	cmocka_unit_test(test_frees_pending_errors),
+	cmocka_unit_test(test_never),
+	cmocka_unit_test(test_age_restarts),
+	cmocka_unit_test(test_writeback_flushed_by_host),
+	cmocka_unit_test(test_lazy_not_forced));

@@ -83,6 +83,7 @@ static void test_reconfigure(void **s)
 	struct tlbpol_as *as;
 	struct tlbpol_config costs;
 	struct tlbpol_event spur = h_event(TLBPOL_EV_FAULT, TLBPOL_EVF_WRITE, 0x1000, 1, RWD, RWD);
+	struct tlbpol_event down8 = h_event(TLBPOL_EV_PROTECT, 0, 0x10000, 8, RW, RO);
 
 	(void)s;
 	tlbpol_thread_register();
@@ -124,18 +125,10 @@ static void test_reconfigure(void **s)
 	/* The ceiling moves where an 8-page downgrade becomes a whole flush. */
 	assert_int_equal(tlbpol_switch(h.eng, 0, as, NULL), 0);
 	h_reset_log(&h);
-	assert_int_equal(tlbpol_submit(h.eng, as, 0,
-				       &(struct tlbpol_event){ sizeof(struct tlbpol_event),
-							       TLBPOL_EV_PROTECT, 0, 12, 0x10000, 8,
-							       RW, RO },
-				       NULL), 0);
+	assert_int_equal(tlbpol_submit(h.eng, as, 0, &down8, NULL), 0);
 	assert_int_equal(h.log[0].kind, TLBPOL_FLUSH_PAGES);
 	assert_int_equal(tlbpol_engine_set_flush_ceiling(h.eng, 4), 0);
-	assert_int_equal(tlbpol_submit(h.eng, as, 0,
-				       &(struct tlbpol_event){ sizeof(struct tlbpol_event),
-							       TLBPOL_EV_PROTECT, 0, 12, 0x10000, 8,
-							       RW, RO },
-				       NULL), 0);
+	assert_int_equal(tlbpol_submit(h.eng, as, 0, &down8, NULL), 0);
 	assert_int_equal(h.log[1].kind, TLBPOL_FLUSH_AS);
 	assert_int_equal(tlbpol_engine_set_flush_ceiling(h.eng, 0), -EINVAL);
 
@@ -190,13 +183,8 @@ static void test_freestanding_refuses(void **s)
 	assert_int_equal(tlbpol_engine_rules(eng) != 0, 1);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_topology),
-		cmocka_unit_test(test_lookup),
-		cmocka_unit_test(test_reconfigure),
-		cmocka_unit_test(test_freestanding_refuses),
-	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+H_TEST_MAIN(
+	cmocka_unit_test(test_topology),
+	cmocka_unit_test(test_lookup),
+	cmocka_unit_test(test_reconfigure),
+	cmocka_unit_test(test_freestanding_refuses));

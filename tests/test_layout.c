@@ -189,14 +189,9 @@ static void test_size_macro(void **state)
 	assert_int_equal(tlbpol_engine_init(&eng, mem, sizeof(mem), &cfg), 0);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_many_as_batch),
-		cmocka_unit_test(test_many_as_lazy),
-		cmocka_unit_test(test_ranges_past_capacity),
-		cmocka_unit_test(test_size_per_cpu),
-		cmocka_unit_test(test_size_macro),
-	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+H_TEST_MAIN(
+	cmocka_unit_test(test_many_as_batch),
+	cmocka_unit_test(test_many_as_lazy),
+	cmocka_unit_test(test_ranges_past_capacity),
+	cmocka_unit_test(test_size_per_cpu),
+	cmocka_unit_test(test_size_macro));

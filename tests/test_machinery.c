@@ -498,22 +498,17 @@ static void test_defer_free_after_self_flush(void **s)
 	tlbpol_engine_free(h.eng);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_batch_dedup_merge_stride),
-		cmocka_unit_test(test_footprint_leave),
-		cmocka_unit_test(test_footprint_retained),
-		cmocka_unit_test(test_lazy_cpus),
-		cmocka_unit_test(test_idle_cpu),
-		cmocka_unit_test(test_vcpu_defer),
-		cmocka_unit_test(test_vcpu_defer_guest),
-		cmocka_unit_test(test_gen_skip),
-		cmocka_unit_test(test_receiver_merge),
-		cmocka_unit_test(test_broadcast),
-		cmocka_unit_test(test_numa_fanout),
-		cmocka_unit_test(test_lazy_unmap),
-		cmocka_unit_test(test_defer_free_after_self_flush),
-	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+H_TEST_MAIN(
+	cmocka_unit_test(test_batch_dedup_merge_stride),
+	cmocka_unit_test(test_footprint_leave),
+	cmocka_unit_test(test_footprint_retained),
+	cmocka_unit_test(test_lazy_cpus),
+	cmocka_unit_test(test_idle_cpu),
+	cmocka_unit_test(test_vcpu_defer),
+	cmocka_unit_test(test_vcpu_defer_guest),
+	cmocka_unit_test(test_gen_skip),
+	cmocka_unit_test(test_receiver_merge),
+	cmocka_unit_test(test_broadcast),
+	cmocka_unit_test(test_numa_fanout),
+	cmocka_unit_test(test_lazy_unmap),
+	cmocka_unit_test(test_defer_free_after_self_flush));

@@ -490,14 +490,9 @@ static void test_ipi_delay_lets_target_serve(void **s)
 	assert_int_equal(sent_off, 20);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_reclaim_one_ipi_per_target_per_batch),
-		cmocka_unit_test(test_receiver_merge_burst),
-		cmocka_unit_test(test_mutual_shootdowns_finish),
-		cmocka_unit_test(test_polling_waiter_not_interrupted),
-		cmocka_unit_test(test_ipi_delay_lets_target_serve),
-	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+H_TEST_MAIN(
+	cmocka_unit_test(test_reclaim_one_ipi_per_target_per_batch),
+	cmocka_unit_test(test_receiver_merge_burst),
+	cmocka_unit_test(test_mutual_shootdowns_finish),
+	cmocka_unit_test(test_polling_waiter_not_interrupted),
+	cmocka_unit_test(test_ipi_delay_lets_target_serve));

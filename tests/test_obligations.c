@@ -369,14 +369,9 @@ static void test_interrupts_off_mutual(void **state)
 	tlbpol_engine_free(teng);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_handle_ipi_nested),
-		cmocka_unit_test(test_tick_inside_submit),
-		cmocka_unit_test(test_every_call_nested),
-		cmocka_unit_test(test_cpu_state_for_another),
-		cmocka_unit_test(test_interrupts_off_mutual),
-	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+H_TEST_MAIN(
+	cmocka_unit_test(test_handle_ipi_nested),
+	cmocka_unit_test(test_tick_inside_submit),
+	cmocka_unit_test(test_every_call_nested),
+	cmocka_unit_test(test_cpu_state_for_another),
+	cmocka_unit_test(test_interrupts_off_mutual));

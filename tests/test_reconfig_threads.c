@@ -176,10 +176,5 @@ static void test_flip_rules_under_load(void **s)
 	tlbpol_engine_free(Wr.eng);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_flip_rules_under_load),
-	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+H_TEST_MAIN(
+	cmocka_unit_test(test_flip_rules_under_load));

@@ -119,13 +119,8 @@ static void test_parsed_mask_configures(void **state)
 	tlbpol_engine_free(h.eng);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_every_bit_round_trips),
-		cmocka_unit_test(test_specs),
-		cmocka_unit_test(test_bad_specs),
-		cmocka_unit_test(test_parsed_mask_configures),
-	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+H_TEST_MAIN(
+	cmocka_unit_test(test_every_bit_round_trips),
+	cmocka_unit_test(test_specs),
+	cmocka_unit_test(test_bad_specs),
+	cmocka_unit_test(test_parsed_mask_configures));

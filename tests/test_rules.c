@@ -249,15 +249,10 @@ static void test_naive(void **s)
 	tlbpol_engine_free(h.eng);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_spurious_off),   cmocka_unit_test(test_retry_off),
-		cmocka_unit_test(test_batch_off),      cmocka_unit_test(test_aging_off),
-		cmocka_unit_test(test_upgrade_off),    cmocka_unit_test(test_lazy_unmap_off),
-		cmocka_unit_test(test_range_off),      cmocka_unit_test(test_footprint_off),
-		cmocka_unit_test(test_batch_counts),   cmocka_unit_test(test_spurious_counts),
-		cmocka_unit_test(test_naive),
-	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+H_TEST_MAIN(
+	cmocka_unit_test(test_spurious_off),   cmocka_unit_test(test_retry_off),
+	cmocka_unit_test(test_batch_off),      cmocka_unit_test(test_aging_off),
+	cmocka_unit_test(test_upgrade_off),    cmocka_unit_test(test_lazy_unmap_off),
+	cmocka_unit_test(test_range_off),      cmocka_unit_test(test_footprint_off),
+	cmocka_unit_test(test_batch_counts),   cmocka_unit_test(test_spurious_counts),
+	cmocka_unit_test(test_naive));

@@ -117,20 +117,27 @@ static const struct tlbpol_ops probe_ops = {
 	.relax = p_relax,
 };
 
+/* A fresh @p (nothing held, interrupts taken at once) and the defaults in
+ * @cfg for an engine of NCPU CPUs for @arch with the probe's callbacks. */
+static void probe_config(struct probe *p, struct tlbpol_config *cfg, uint32_t arch)
+{
+	memset(p, 0, sizeof(*p));
+	p->hold = ~0u;
+	p->deliver = 1;
+	PR = p;
+	tlbpol_config_init(cfg, NCPU, arch);
+	cfg->ops = &probe_ops;
+	cfg->ops_ctx = p;
+}
+
 static void probe_init(struct probe *p, uint32_t arch, uint64_t rules, uint32_t flags,
 		       const uint16_t *nodes)
 {
 	struct tlbpol_config cfg;
 
-	memset(p, 0, sizeof(*p));
-	p->hold = ~0u;
-	p->deliver = 1;
-	PR = p;
-	tlbpol_config_init(&cfg, NCPU, arch);
+	probe_config(p, &cfg, arch);
 	cfg.rules = rules;
 	cfg.flags = flags;
-	cfg.ops = &probe_ops;
-	cfg.ops_ctx = p;
 	cfg.cpu_node = nodes;
 	assert_int_equal(tlbpol_engine_new(&cfg, &p->eng), 0);
 	assert_int_equal(tlbpol_as_open(p->eng, 0x11, &p->as1), 0);
@@ -149,6 +156,15 @@ static void probe_fini(struct probe *p)
 static void sw(struct probe *p, uint32_t cpu, struct tlbpol_as *as)
 {
 	assert_int_equal(tlbpol_switch(p->eng, cpu, as, NULL), 0);
+}
+
+/* The stage most probes start from: x86-64, the default rules, @flags;
+ * CPU0 runs AS1 (the initiator's) and CPU1 runs AS@cpu1_as (1 or 2). */
+static void probe_x86(struct probe *p, uint32_t flags, int cpu1_as)
+{
+	probe_init(p, TLBPOL_ARCH_X86_64, TLBPOL_RULES_DEFAULT, flags, NULL);
+	sw(p, 0, p->as1);
+	sw(p, 1, cpu1_as == 2 ? p->as2 : p->as1);
 }
 
 static void clear_counts(struct probe *p)
@@ -178,6 +194,27 @@ static void on_free(void *arg)
 
 #define KPAGE (P | W | A | D | G) /* a kernel page: global, not USER */
 
+/* CPU0 write-protects the kernel page through AS1. */
+static void protect_kpage(struct probe *p, struct tlbpol_decision *d)
+{
+	submit(p, p->as1, 0, TLBPOL_EV_PROTECT, 0, KPAGE, KPAGE & ~W, d);
+}
+
+/* CPU0 frees page tables under AS1 and defers the table page's free to
+ * on_free(), which records what each CPU had flushed when it ran. */
+static void free_tables(struct probe *p, struct tlbpol_decision *d)
+{
+	submit(p, p->as1, 0, TLBPOL_EV_UNMAP, TLBPOL_EVF_TABLES_FREED, 0, 0, d);
+	assert_int_equal(tlbpol_defer_free(p->eng, 0, on_free, p), 0);
+}
+
+/* CPU0 completes what waits for the free: the free must have run. */
+static void flush_for_free(struct probe *p)
+{
+	assert_true(tlbpol_flush(p->eng, 0, TLBPOL_BY_FREE) >= 0);
+	assert_true(p->freed);
+}
+
 /* ------------------------------------------------------------------------ */
 /* 1. Global PTEs                                                           */
 /* ------------------------------------------------------------------------ */
@@ -197,7 +234,7 @@ static void test_global_lazy_idle(void **state)
 	sw(&p, 1, NULL);                                          /* lazy */
 	assert_int_equal(tlbpol_cpu_state(p.eng, 2, TLBPOL_CPU_IDLE), 0); /* idle */
 	clear_counts(&p);
-	submit(&p, p.as1, 0, TLBPOL_EV_PROTECT, 0, KPAGE, KPAGE & ~W, &d);
+	protect_kpage(&p, &d);
 	assert_int_equal(d.action, TLBPOL_ACT_SHOOTDOWN);
 	assert_int_equal(d.deadline, TLBPOL_BY_NOW);
 	for (uint32_t c = 0; c < NCPU; c++)
@@ -226,15 +263,12 @@ static void test_global_switch_before_serve(void **state)
 		struct tlbpol_decision d;
 
 		(void)state;
-		probe_init(&p, TLBPOL_ARCH_X86_64, TLBPOL_RULES_DEFAULT,
-			   retain ? TLBPOL_CFGF_RETAIN_AS : 0, NULL);
-		sw(&p, 0, p.as1);
-		sw(&p, 1, p.as1);
+		probe_x86(&p, retain ? TLBPOL_CFGF_RETAIN_AS : 0, 1);
 		sw(&p, 1, p.as2);
 		p.deliver = 0;
 		p.on_relax = switch_cpu1_to_as1;
 		clear_counts(&p);
-		submit(&p, p.as1, 0, TLBPOL_EV_PROTECT, 0, KPAGE, KPAGE & ~W, &d);
+		protect_kpage(&p, &d);
 		if (!p.global_flushes[1])
 			fail_msg("retain %u: cpu 1 never flushed the global page", retain);
 		probe_fini(&p);
@@ -256,12 +290,10 @@ static void test_global_switch_before_skip(void **state)
 	struct tlbpol_decision d;
 
 	(void)state;
-	probe_init(&p, TLBPOL_ARCH_X86_64, TLBPOL_RULES_DEFAULT, 0, NULL);
-	sw(&p, 0, p.as1);
-	sw(&p, 1, p.as2);
+	probe_x86(&p, 0, 2);
 	p.on_flush = switch_cpu1_in_flush;
 	clear_counts(&p);
-	submit(&p, p.as1, 0, TLBPOL_EV_PROTECT, 0, KPAGE, KPAGE & ~W, &d);
+	protect_kpage(&p, &d);
 	if (!p.global_flushes[1])
 		fail_msg("cpu 1 never flushed the global page");
 	probe_fini(&p);
@@ -274,11 +306,9 @@ static void test_global_flag(void **state)
 	struct tlbpol_decision d;
 
 	(void)state;
-	probe_init(&p, TLBPOL_ARCH_X86_64, TLBPOL_RULES_DEFAULT, TLBPOL_CFGF_RETAIN_AS, NULL);
-	sw(&p, 0, p.as1);
-	sw(&p, 1, p.as2);
+	probe_x86(&p, TLBPOL_CFGF_RETAIN_AS, 2);
 	clear_counts(&p);
-	submit(&p, p.as1, 0, TLBPOL_EV_PROTECT, 0, KPAGE, KPAGE & ~W, &d);
+	protect_kpage(&p, &d);
 	assert_int_equal(p.global_flushes[0], p.flushes[0]);
 	assert_int_equal(p.global_flushes[1], p.flushes[1]);
 	assert_true(p.flushes[1] >= 1);
@@ -293,9 +323,7 @@ static void test_global_reuse_other_as(void **state)
 	struct tlbpol_decision d;
 
 	(void)state;
-	probe_init(&p, TLBPOL_ARCH_X86_64, TLBPOL_RULES_DEFAULT, 0, NULL);
-	sw(&p, 0, p.as1);
-	sw(&p, 1, p.as2);
+	probe_x86(&p, 0, 2);
 	sw(&p, 2, p.as2);
 	submit(&p, p.as1, 0, TLBPOL_EV_UNMAP, TLBPOL_EVF_PRIVATE, KPAGE & ~D, 0, &d);
 	assert_int_equal(d.deadline, TLBPOL_BY_FREE); /* pending on CPU0 */
@@ -318,9 +346,7 @@ static void test_migrate_clean_before_copy(void **state)
 	struct tlbpol_decision d;
 
 	(void)state;
-	probe_init(&p, TLBPOL_ARCH_X86_64, TLBPOL_RULES_DEFAULT, 0, NULL);
-	sw(&p, 0, p.as1);
-	sw(&p, 1, p.as1);
+	probe_x86(&p, 0, 1);
 	submit(&p, p.as1, 0, TLBPOL_EV_MIGRATE, 0, P | U | A, 0, &d);
 	clear_counts(&p);
 	assert_true(tlbpol_flush(p.eng, 0, TLBPOL_BY_WRITEBACK) >= 0);
@@ -343,9 +369,7 @@ static void test_dontneed_now(void **state)
 						 VA, 16, P | W | U | A | D, 0);
 		struct tlbpol_decision d;
 
-		probe_init(&p, TLBPOL_ARCH_X86_64, TLBPOL_RULES_DEFAULT, 0, NULL);
-		sw(&p, 0, p.as1);
-		sw(&p, 1, p.as1);
+		probe_x86(&p, 0, 1);
 		clear_counts(&p);
 		assert_int_equal(tlbpol_submit(p.eng, p.as1, 0, &ev, &d), 0);
 		assert_int_equal(d.deadline, TLBPOL_BY_NOW);
@@ -363,9 +387,7 @@ static void test_unmap_dirty_now(void **state)
 	struct tlbpol_decision d;
 
 	(void)state;
-	probe_init(&p, TLBPOL_ARCH_X86_64, TLBPOL_RULES_DEFAULT, 0, NULL);
-	sw(&p, 0, p.as1);
-	sw(&p, 1, p.as1);
+	probe_x86(&p, 0, 1);
 	sw(&p, 2, p.as1);
 	clear_counts(&p);
 	submit(&p, p.as1, 0, TLBPOL_EV_UNMAP, 0, P | W | U | A | D, 0, &d);
@@ -386,9 +408,7 @@ static void test_attrs_split(void **state)
 
 	(void)state;
 	ev.page_shift = 21;
-	probe_init(&p, TLBPOL_ARCH_X86_64, TLBPOL_RULES_DEFAULT, 0, NULL);
-	sw(&p, 0, p.as1);
-	sw(&p, 1, p.as1);
+	probe_x86(&p, 0, 1);
 	clear_counts(&p);
 	assert_int_equal(tlbpol_submit(p.eng, p.as1, 0, &ev, &d), 0);
 	assert_int_equal(d.action, TLBPOL_ACT_SHOOTDOWN);
@@ -441,18 +461,14 @@ static void test_catch_up_initiator(void **state)
 	struct tlbpol_decision d;
 
 	(void)state;
-	probe_init(&p, TLBPOL_ARCH_X86_64, TLBPOL_RULES_DEFAULT, 0, NULL);
-	sw(&p, 0, p.as1);
-	sw(&p, 1, p.as1);
+	probe_x86(&p, 0, 1);
 	/* A change CPU1 is spared while idle, so that it is behind. */
 	assert_int_equal(tlbpol_cpu_state(p.eng, 1, TLBPOL_CPU_IDLE), 0);
 	submit(&p, p.as1, 0, TLBPOL_EV_PROTECT, 0, P | W | U | A, P | U | A, &d);
-	submit(&p, p.as1, 0, TLBPOL_EV_UNMAP, TLBPOL_EVF_TABLES_FREED, 0, 0, &d);
-	assert_int_equal(tlbpol_defer_free(p.eng, 0, on_free, &p), 0);
+	free_tables(&p, &d);
 	clear_counts(&p);
 	p.on_flush = wake_cpu1;
-	assert_true(tlbpol_flush(p.eng, 0, TLBPOL_BY_FREE) >= 0);
-	assert_true(p.freed);
+	flush_for_free(&p);
 	if (!p.flushes_at_free[1])
 		fail_msg("the table page was freed before cpu 1 flushed its walk caches");
 	probe_fini(&p);
@@ -479,21 +495,16 @@ static void test_catch_up_receiver(void **state)
 		struct tlbpol_decision d;
 
 		(void)state;
-		probe_init(&p, TLBPOL_ARCH_X86_64, TLBPOL_RULES_DEFAULT,
-			   retain ? TLBPOL_CFGF_RETAIN_AS : 0, NULL);
-		sw(&p, 0, p.as1);
-		sw(&p, 1, p.as1);
+		probe_x86(&p, retain ? TLBPOL_CFGF_RETAIN_AS : 0, 1);
 		sw(&p, 1, NULL); /* lazy */
 		submit(&p, p.as1, 0, TLBPOL_EV_PROTECT, 0, P | W | U | A, P | U | A, &d);
-		submit(&p, p.as1, 0, TLBPOL_EV_UNMAP, TLBPOL_EVF_TABLES_FREED, 0, 0, &d);
-		assert_int_equal(tlbpol_defer_free(p.eng, 0, on_free, &p), 0);
+		free_tables(&p, &d);
 		clear_counts(&p);
 		p.deliver = 0;
 		p.hold = 1;
 		p.hold_turns = ~0u;
 		p.on_relax = cpu1_back;
-		assert_true(tlbpol_flush(p.eng, 0, TLBPOL_BY_FREE) >= 0);
-		assert_true(p.freed);
+		flush_for_free(&p);
 		if (!p.flushes_at_free[1])
 			fail_msg("retain %u: table page freed while cpu 1, inside tlbpol_switch(), "
 				 "had not flushed",
@@ -512,16 +523,12 @@ static void test_preempted_lazy(void **state)
 	struct tlbpol_decision d;
 
 	(void)state;
-	probe_init(&p, TLBPOL_ARCH_X86_64, TLBPOL_RULES_DEFAULT, 0, NULL);
-	sw(&p, 0, p.as1);
-	sw(&p, 1, p.as1);
+	probe_x86(&p, 0, 1);
 	sw(&p, 1, NULL);
 	assert_int_equal(tlbpol_cpu_state(p.eng, 1, TLBPOL_CPU_PREEMPTED), 0);
 	clear_counts(&p);
-	submit(&p, p.as1, 0, TLBPOL_EV_UNMAP, TLBPOL_EVF_TABLES_FREED, 0, 0, &d);
-	assert_int_equal(tlbpol_defer_free(p.eng, 0, on_free, &p), 0);
-	assert_true(tlbpol_flush(p.eng, 0, TLBPOL_BY_FREE) >= 0);
-	assert_true(p.freed);
+	free_tables(&p, &d);
+	flush_for_free(&p);
 	if (!p.flushes_at_free[1])
 		assert_int_equal(tlbpol_cpu_state(p.eng, 1, TLBPOL_CPU_RUNNING), 1);
 	probe_fini(&p);
@@ -537,18 +544,14 @@ static void test_leaving_cpu(void **state)
 	struct tlbpol_decision d;
 
 	(void)state;
-	probe_init(&p, TLBPOL_ARCH_X86_64, TLBPOL_RULES_DEFAULT, 0, NULL);
-	sw(&p, 0, p.as1);
-	sw(&p, 1, p.as1);
+	probe_x86(&p, 0, 1);
 	sw(&p, 1, p.as2); /* left AS1; its CR3 write is still to come */
-	submit(&p, p.as1, 0, TLBPOL_EV_UNMAP, TLBPOL_EVF_TABLES_FREED, 0, 0, &d);
-	assert_int_equal(tlbpol_defer_free(p.eng, 0, on_free, &p), 0);
+	free_tables(&p, &d);
 	clear_counts(&p);
 	p.deliver = 0;
 	p.hold = 1;
 	p.hold_turns = 100;
-	assert_true(tlbpol_flush(p.eng, 0, TLBPOL_BY_FREE) >= 0);
-	assert_true(p.freed);
+	flush_for_free(&p);
 	if (!p.first_ipi_turn[1] || p.turn < p.hold_turns)
 		fail_msg("the table page was freed before cpu 1 had written CR3 (turn %u)", p.turn);
 	/* It has now (it took the interrupt): left out from here on. */
@@ -575,12 +578,8 @@ static void test_fanout_leader_descheduled(void **state)
 	uint32_t direct = 0;
 
 	(void)state;
-	memset(&p, 0, sizeof(p));
-	p.hold = ~0u;
-	PR = &p;
-	tlbpol_config_init(&cfg, NCPU, TLBPOL_ARCH_X86_64);
-	cfg.ops = &probe_ops;
-	cfg.ops_ctx = &p;
+	probe_config(&p, &cfg, TLBPOL_ARCH_X86_64);
+	p.deliver = 0; /* interrupts wait for a relax from the start */
 	cfg.cpu_node = nodes;
 	cfg.cost_ipi_remote_ns = 2000; /* a leader pays for node 1 */
 	assert_int_equal(tlbpol_engine_new(&cfg, &p.eng), 0);
@@ -642,9 +641,7 @@ static void test_nested_call(void **state)
 	struct tlbpol_stats st;
 
 	(void)state;
-	probe_init(&p, TLBPOL_ARCH_X86_64, TLBPOL_RULES_DEFAULT, 0, NULL);
-	sw(&p, 0, p.as1);
-	sw(&p, 1, p.as1);
+	probe_x86(&p, 0, 1);
 	p.on_flush = tick_inside;
 	submit(&p, p.as1, 0, TLBPOL_EV_PROTECT, 0, P | W | U | A, P | U | A, &d);
 	assert_int_equal(nested_ret, -EBUSY);
@@ -654,26 +651,21 @@ static void test_nested_call(void **state)
 	probe_fini(&p);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_global_lazy_idle),
-		cmocka_unit_test(test_global_switch_before_serve),
-		cmocka_unit_test(test_global_switch_before_skip),
-		cmocka_unit_test(test_global_flag),
-		cmocka_unit_test(test_global_reuse_other_as),
-		cmocka_unit_test(test_migrate_clean_before_copy),
-		cmocka_unit_test(test_dontneed_now),
-		cmocka_unit_test(test_unmap_dirty_now),
-		cmocka_unit_test(test_attrs_split),
-		cmocka_unit_test(test_generic_install),
-		cmocka_unit_test(test_catch_up_initiator),
-		cmocka_unit_test(test_catch_up_receiver),
-		cmocka_unit_test(test_preempted_lazy),
-		cmocka_unit_test(test_leaving_cpu),
-		cmocka_unit_test(test_fanout_leader_descheduled),
-		cmocka_unit_test(test_switch_not_running),
-		cmocka_unit_test(test_nested_call),
-	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+H_TEST_MAIN(
+	cmocka_unit_test(test_global_lazy_idle),
+	cmocka_unit_test(test_global_switch_before_serve),
+	cmocka_unit_test(test_global_switch_before_skip),
+	cmocka_unit_test(test_global_flag),
+	cmocka_unit_test(test_global_reuse_other_as),
+	cmocka_unit_test(test_migrate_clean_before_copy),
+	cmocka_unit_test(test_dontneed_now),
+	cmocka_unit_test(test_unmap_dirty_now),
+	cmocka_unit_test(test_attrs_split),
+	cmocka_unit_test(test_generic_install),
+	cmocka_unit_test(test_catch_up_initiator),
+	cmocka_unit_test(test_catch_up_receiver),
+	cmocka_unit_test(test_preempted_lazy),
+	cmocka_unit_test(test_leaving_cpu),
+	cmocka_unit_test(test_fanout_leader_descheduled),
+	cmocka_unit_test(test_switch_not_running),
+	cmocka_unit_test(test_nested_call));

@@ -291,37 +291,21 @@ static void run(uint32_t ncpu, uint32_t arch, uint64_t rules)
 	tlbpol_engine_free(w->eng);
 }
 
-static void test_two_cpus_default(void **s)
-{
-	(void)s;
-	run(2, TLBPOL_ARCH_X86_64, TLBPOL_RULES_DEFAULT);
-}
+/* One CMocka test a configuration, named for it. */
+#define RUN_TEST(name, ncpu, arch, rules) \
+	static void name(void **s)        \
+	{                                 \
+		(void)s;                  \
+		run(ncpu, arch, rules);   \
+	}
 
-static void test_two_cpus_naive(void **s)
-{
-	(void)s;
-	run(2, TLBPOL_ARCH_X86_64, TLBPOL_RULES_NONE);
-}
+RUN_TEST(test_two_cpus_default, 2, TLBPOL_ARCH_X86_64, TLBPOL_RULES_DEFAULT)
+RUN_TEST(test_two_cpus_naive, 2, TLBPOL_ARCH_X86_64, TLBPOL_RULES_NONE)
+RUN_TEST(test_two_cpus_linux_arm64, 2, TLBPOL_ARCH_ARM64, TLBPOL_RULES_LINUX)
+RUN_TEST(test_four_cpus_generic, 4, TLBPOL_ARCH_GENERIC, TLBPOL_RULES_DEFAULT)
 
-static void test_two_cpus_linux_arm64(void **s)
-{
-	(void)s;
-	run(2, TLBPOL_ARCH_ARM64, TLBPOL_RULES_LINUX);
-}
-
-static void test_four_cpus_generic(void **s)
-{
-	(void)s;
-	run(4, TLBPOL_ARCH_GENERIC, TLBPOL_RULES_DEFAULT);
-}
-
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_two_cpus_default),
-		cmocka_unit_test(test_two_cpus_naive),
-		cmocka_unit_test(test_two_cpus_linux_arm64),
-		cmocka_unit_test(test_four_cpus_generic),
-	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+H_TEST_MAIN(
+	cmocka_unit_test(test_two_cpus_default),
+	cmocka_unit_test(test_two_cpus_naive),
+	cmocka_unit_test(test_two_cpus_linux_arm64),
+	cmocka_unit_test(test_four_cpus_generic));

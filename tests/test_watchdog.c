@@ -230,14 +230,9 @@ static void test_lazy_wait_watched(void **state)
 	tlbpol_engine_free(w.h.eng);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_silent_cpu_reported),
-		cmocka_unit_test(test_watchdog_without_hook),
-		cmocka_unit_test(test_lost_interrupt_recovered),
-		cmocka_unit_test(test_no_limit),
-		cmocka_unit_test(test_lazy_wait_watched),
-	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+H_TEST_MAIN(
+	cmocka_unit_test(test_silent_cpu_reported),
+	cmocka_unit_test(test_watchdog_without_hook),
+	cmocka_unit_test(test_lost_interrupt_recovered),
+	cmocka_unit_test(test_no_limit),
+	cmocka_unit_test(test_lazy_wait_watched));

@@ -136,6 +136,18 @@ static unsigned total_flushes(void)
 	return n;
 }
 
+/* An event on the one 4K page at VA; the members not named are zero. */
+static struct tlbpol_event page_event(uint32_t kind, uint32_t flags, uint32_t old_pte,
+				      uint32_t new_pte)
+{
+	struct tlbpol_event ev = {
+		.size = sizeof(ev), .kind = kind, .flags = flags, .page_shift = 12,
+		.va = VA, .nr_pages = 1, .old_pte = old_pte, .new_pte = new_pte,
+	};
+
+	return ev;
+}
+
 static int run(void)
 {
 	static const struct tlbpol_ops ops = {
@@ -180,14 +192,7 @@ static int run(void)
 		return FT_SWITCH_FLUSHED;
 
 	/* mprotect(PROT_READ) of one page both CPUs may cache. */
-	memset(&ev, 0, sizeof(ev));
-	ev.size = sizeof(ev);
-	ev.kind = TLBPOL_EV_PROTECT;
-	ev.page_shift = 12;
-	ev.va = VA;
-	ev.nr_pages = 1;
-	ev.old_pte = P | W | U | A;
-	ev.new_pte = P | U | A;
+	ev = page_event(TLBPOL_EV_PROTECT, 0, P | W | U | A, P | U | A);
 	if (tlbpol_decide(eng, as, 0, &ev, &d) != 0)
 		return FT_DG_DECIDE;
 	if (d.action != TLBPOL_ACT_SHOOTDOWN || d.deadline != TLBPOL_BY_NOW ||
@@ -209,15 +214,7 @@ static int run(void)
 		return FT_DG_WHAT;
 
 	/* A spurious write fault: the PTE already allowed the write. */
-	memset(&ev, 0, sizeof(ev));
-	ev.size = sizeof(ev);
-	ev.kind = TLBPOL_EV_FAULT;
-	ev.flags = TLBPOL_EVF_WRITE;
-	ev.page_shift = 12;
-	ev.va = VA;
-	ev.nr_pages = 1;
-	ev.old_pte = P | W | U | A | D;
-	ev.new_pte = P | W | U | A | D;
+	ev = page_event(TLBPOL_EV_FAULT, TLBPOL_EVF_WRITE, P | W | U | A | D, P | W | U | A | D);
 	if (tlbpol_decide(eng, as, 0, &ev, &d) != 0)
 		return FT_SP_DECIDE;
 	if (d.action != TLBPOL_ACT_NONE || d.reason != TLBPOL_WHY_SPURIOUS)
