@@ -40,6 +40,8 @@
 
 #include <tlbpol/tlbpol.h>
 
+#include "common/rng.h"
+
 /* ------------------------------------------------------------------------ */
 /* Sizes                                                                    */
 /* ------------------------------------------------------------------------ */
@@ -280,15 +282,10 @@ static inline double now_s(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
+/* Each vCPU's generator: xorshift64*, the tests' (tests/common/rng.h). */
 static inline uint64_t rnd(uint64_t *s)
 {
-	uint64_t x = *s;
-
-	x ^= x >> 12;
-	x ^= x << 25;
-	x ^= x >> 27;
-	*s = x;
-	return x * 0x2545f4914f6cdd1dULL;
+	return rng_xorshift64star(s);
 }
 
 /* ------------------------------------------------------------------------ */

@@ -7,8 +7,9 @@
  * mailbox between the things it does (as a CPU takes an interrupt between
  * instructions) and, when it finds the flag raised, clears it and calls
  * tlbpol_handle_ipi() for itself.  The tests that run threads as CPUs and
- * tlbpol-bench's threads rows all deliver interrupts this way; this is the
- * one definition.
+ * tlbpol-bench's threads rows all deliver interrupts this way, and so does
+ * the stress oracle's model machine (with the sequentially consistent
+ * pair below); this is the one definition.
  *
  * A machine's mailboxes are an array, one struct mbox per CPU, indexed by
  * CPU number.  Each is a cache line of its own: the owner polls its flag
@@ -115,6 +116,41 @@ static inline int mbox_serve(struct mbox *box, struct tlbpol_engine *eng, uint32
 	if (!mbox_take(&box[cpu]))
 		return 0;
 	return tlbpol_handle_ipi(eng, cpu);
+}
+
+/*
+ * The same flag, sequentially consistent and not counted: the stress
+ * oracle's (tests/oracle/interrupts.c).  The oracle keeps every word its
+ * soundness argument reads across CPUs in the one total order of seq_cst
+ * operations (machine.h, oracle.h), and it is the checker the engine's
+ * ordering is judged by, so its interrupt is no weaker than that:
+ *
+ *  - mbox_raise_seq_cst() is a seq_cst store (a release, and more): it
+ *    pairs with the exchange of mbox_take_seq_cst() as mbox_raise()'s
+ *    release pairs with mbox_take()'s acquire, so the handler sees the
+ *    request the engine published before its ops->send_ipi;
+ *  - mbox_take_seq_cst() exchanges at every poll, the flag raised or not,
+ *    with no relaxed look first: each poll is then a read-modify-write in
+ *    the total order (on x86 a locked instruction, a full barrier between
+ *    what the polling CPU did before and after), as it always was in the
+ *    oracle; mbox_take()'s plain load on an empty mailbox is neither.
+ *
+ * Neither touches `sent`: the oracle counts the IPIs of each send_ipi
+ * itself, and also raises flags that are no IPI of the engine's (its
+ * stall watchdog waking everyone), which must not count.  mbox_sent() of
+ * a mailbox used only through these is 0.
+ */
+static inline void mbox_raise_seq_cst(struct mbox *mb)
+{
+	/* Pairs with the exchange in mbox_take_seq_cst(). */
+	atomic_store_explicit(&mb->raised, 1, memory_order_seq_cst);
+}
+
+/* Take the interrupt of @mb, by its owner only: 1 if one was waiting. */
+static inline int mbox_take_seq_cst(struct mbox *mb)
+{
+	/* Pairs with the store in mbox_raise_seq_cst(). */
+	return atomic_exchange_explicit(&mb->raised, 0, memory_order_seq_cst);
 }
 
 /* Interrupts sent to the CPU of @mb so far. */

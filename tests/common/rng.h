@@ -48,6 +48,28 @@ static inline uint64_t rng_xorshift64(uint64_t *state)
 }
 
 /*
+ * Vigna's xorshift64* (shifts 12, 25, 27 then the multiplier
+ * 0x2545F4914F6CDD1D; "An experimental exploration of Marsaglia's xorshift
+ * generators, scrambled", 2016): the state steps as xorshift64 does, the
+ * value is the state times the multiplier, whose high bits are good where
+ * xorshift64's low bits are weak, so that `% n` of it is fine.  Period
+ * 2^64 - 1; the state must not be 0 (0 stays 0).  The stress oracle's
+ * CPUs and world (tests/oracle: rng_next()) and examples/softmmu (rnd())
+ * draw from it; their runs replay from a seed only as long as its
+ * sequence stays put.
+ */
+static inline uint64_t rng_xorshift64star(uint64_t *state)
+{
+	uint64_t x = *state;
+
+	x ^= x >> 12;
+	x ^= x << 25;
+	x ^= x >> 27;
+	*state = x;
+	return x * 0x2545F4914F6CDD1DULL;
+}
+
+/*
  * Seed @i of a set of well spread 32-bit seeds, one per thread: the
  * (@i + 1)th multiple of 2^32 / golden ratio.  The factor is odd, so
  * distinct @i give distinct seeds, and none is 0 below i = 2^32 - 1.

@@ -2,9 +2,10 @@
 /*
  * test_common: the shared test helpers themselves.  The generators' first
  * values are pinned (the tests that use them expect the same sequences run
- * after run), and the mailbox's raise, take and send are checked on one
- * thread.  Its use across threads is what test_threads,
- * test_machinery_threads and test_reconfig_threads do, under TSan too.
+ * after run), and the mailbox's raise, take and send (and the oracle's
+ * sequentially consistent raise and take) are checked on one thread.  Its
+ * use across threads is what test_threads, test_machinery_threads,
+ * test_reconfig_threads and the stress oracle do, under TSan too.
  */
 #define _POSIX_C_SOURCE 200809L /* timing.h's clocks under -std=c11 */
 #include "../harness.h"
@@ -38,6 +39,24 @@ static void test_xorshift64_sequence(void **s)
 	assert_true(rng_xorshift64(&x) == 0x2fef107a27529ad0ULL);
 }
 
+/*
+ * The stress oracle's and softmmu's generator: their seeds' runs replay
+ * only while these stay (computed independently, in Python).
+ */
+static void test_xorshift64star_sequence(void **s)
+{
+	uint64_t x = 1;
+
+	(void)s;
+	assert_true(rng_xorshift64star(&x) == 0x47e4ce4b896cdd1dULL);
+	assert_true(x == 0x2000001ULL);
+	assert_true(rng_xorshift64star(&x) == 0xabcfa6a8e079651dULL);
+	assert_true(rng_xorshift64star(&x) == 0xb9d10d8feb731f57ULL);
+	x = RNG_XORSHIFT64_SEED;
+	assert_true(rng_xorshift64star(&x) == 0xe6a7a1ea317bcf2bULL);
+	assert_true(x == 0x32bf949cf29152e7ULL);
+}
+
 static void test_clocks(void **s)
 {
 	uint64_t t0 = now_ns(), c0 = thread_cpu_ns(), t1;
@@ -69,6 +88,25 @@ static void test_mailbox_take(void **s)
 	assert_true(_Alignof(struct mbox) >= MBOX_CACHELINE);
 }
 
+/*
+ * The oracle's pair: the same take semantics (two raises, one take), and
+ * nothing counted.
+ */
+static void test_mailbox_seq_cst(void **s)
+{
+	struct mbox mb = { 0 };
+
+	(void)s;
+	assert_int_equal(mbox_take_seq_cst(&mb), 0);
+	mbox_raise_seq_cst(&mb);
+	mbox_raise_seq_cst(&mb);
+	assert_true(mbox_raised(&mb));
+	assert_int_equal(mbox_take_seq_cst(&mb), 1);
+	assert_false(mbox_raised(&mb));
+	assert_int_equal(mbox_take_seq_cst(&mb), 0);
+	assert_int_equal(mbox_sent(&mb), 0);
+}
+
 /* send_ipi's targets, and only they, find an interrupt. */
 static void test_mailbox_send(void **s)
 {
@@ -92,8 +130,10 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_lcg32_sequence),
 		cmocka_unit_test(test_xorshift64_sequence),
+		cmocka_unit_test(test_xorshift64star_sequence),
 		cmocka_unit_test(test_clocks),
 		cmocka_unit_test(test_mailbox_take),
+		cmocka_unit_test(test_mailbox_seq_cst),
 		cmocka_unit_test(test_mailbox_send),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

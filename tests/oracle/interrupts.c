@@ -1,16 +1,29 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * interrupts.c - how the model's CPUs are interrupted, and when they
- * cannot be.  An interrupt is a flag in the target's mailbox
- * (ops->send_ipi sets it); the target answers with tlbpol_handle_ipi()
- * only when it polls (orc_poll()): between accesses, while it waits in the
- * engine (ops->relax), idle or lazy, never while preempted.  A waiting
+ * cannot be.  An interrupt is a flag in the target's mailbox (struct
+ * orc_cpu's mb, tests/common/mailbox.h; ops->send_ipi raises it); the
+ * target answers with tlbpol_handle_ipi() only when it polls
+ * (orc_poll()): between accesses, while it waits in the engine
+ * (ops->relax), idle or lazy, never while preempted.  A waiting
  * initiator also runs the stall watchdog here.  A vCPU the hypervisor
  * descheduled takes a flush request in its steal-time byte instead
  * (ops->vcpu_defer).  And a CPU in a transition has interrupts off for a
  * while (window()), stretched now and then so that what others may do
  * meanwhile is seen.  This is the one place the mailbox is written and
  * read; it calls only report.c.
+ *
+ * The mailbox's ordering.  The engine publishes a request in the target's
+ * inbox before it calls ops->send_ipi, and tlbpol_handle_ipi() on the
+ * target reads it.  cb_send_ipi()'s mbox_raise_seq_cst() (a seq_cst
+ * store, after the engine's publication) pairs with orc_poll()'s
+ * mbox_take_seq_cst() (a seq_cst exchange, before the handler): a poll
+ * that takes the flag sees the request that raised it, and a raise lands
+ * before the exchange (taken now) or after it (taken at the next poll),
+ * never lost.  The stall watchdog's raise pairs with the same exchange.
+ * Both are sequentially consistent, and every poll exchanges, raised or
+ * not, as the rest of the model's cross-CPU words are (machine.h):
+ * mailbox.h says why the oracle does not use mbox_raise()/mbox_take().
  */
 #define _POSIX_C_SOURCE 200809L
 
@@ -33,7 +46,7 @@ void cb_send_ipi(void *ctx, uint32_t from, const struct tlbpol_cpuset *targets)
 		}
 		if ((uint32_t)t == from)
 			warning(w, "cpu %u sent an interrupt to itself", from);
-		atomic_store(&w->cpus[t].ipi, 1);
+		mbox_raise_seq_cst(&w->cpus[t].mb);
 		n++;
 	}
 	count(w, ORC_C_IPIS, n);
@@ -109,7 +122,7 @@ static void stall_check(struct orc_world *w, uint32_t cpu)
 		  ORC_STALL_MARKS);
 	c->busy_marks = 0;
 	for (uint32_t i = 0; i < w->cfg.nr_cpus; i++) {
-		atomic_store(&w->cpus[i].ipi, 1);
+		mbox_raise_seq_cst(&w->cpus[i].mb); /* not an IPI of the engine's: not counted */
 		c->wait_polls[i] = atomic_load_explicit(&w->cpus[i].polls, memory_order_relaxed);
 	}
 }
@@ -132,7 +145,7 @@ int orc_poll(struct orc_world *w, uint32_t cpu)
 	int r;
 
 	atomic_fetch_add_explicit(&w->cpus[cpu].polls, 1, memory_order_relaxed);
-	if (!atomic_exchange(&w->cpus[cpu].ipi, 0))
+	if (!mbox_take_seq_cst(&w->cpus[cpu].mb))
 		return 0;
 	r = tlbpol_handle_ipi(w->eng, cpu);
 	trace(w, (int)cpu, TR_TAKE, 0, 0, (uint32_t)r, 0);

@@ -25,6 +25,8 @@
 #include <stdint.h>
 
 #include "../../tools/model/stale.h"
+#include "common/mailbox.h"
+#include "common/rng.h"
 #include "oracle.h"
 
 /* PTE bit shorthands. */
@@ -165,17 +167,11 @@ static inline int ver_older(uint32_t a, uint32_t b)
 	return a < b;
 }
 
-/* Each CPU's own generator, and the world's at construction. */
+/* Each CPU's own generator, and the world's at construction: xorshift64*,
+ * whose sequence a seed's run depends on (see rng.h). */
 static inline uint64_t rng_next(uint64_t *s)
 {
-	/* xorshift64* */
-	uint64_t x = *s;
-
-	x ^= x >> 12;
-	x ^= x << 25;
-	x ^= x >> 27;
-	*s = x;
-	return x * 0x2545F4914F6CDD1DULL;
+	return rng_xorshift64star(s);
 }
 
 /* One page of a deferred change still pending on the CPU that submitted it. */
@@ -211,13 +207,20 @@ struct free_chunk {
 struct orc_cpu {
 	/* --- read and written by other threads --- */
 	_Alignas(64) _Atomic uint64_t pub;
-	_Atomic int ipi;   /* an interrupt is pending */
 	_Atomic uint8_t hv; /* HV_PREEMPTED, HV_FLUSH: KVM steal time's `preempted` */
 	_Atomic int lock;  /* held across a walk or a flush of this CPU's caches */
 	_Atomic uint64_t *tlb;
 	_Atomic uint64_t *psc;
 	_Atomic uint64_t cnt[ORC_C_MAX];
 	_Atomic uint64_t polls; /* orc_poll() calls: progress, for the stall check */
+	/*
+	 * Its interrupt: raised by send_ipi and the stall watchdog, taken by
+	 * orc_poll(), with mailbox.h's sequentially consistent pair
+	 * (interrupts.c says why).  Its `sent` stays 0: cb_send_ipi() counts
+	 * the oracle's IPIs itself (ORC_C_IPIS).  A line of its own, as
+	 * struct mbox is aligned.
+	 */
+	struct mbox mb;
 
 	/* --- the CPU's own thread only --- */
 	_Alignas(64) int cur;  /* running AS, -1: NULL */
