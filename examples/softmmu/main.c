@@ -31,11 +31,12 @@
 
 #include "softmmu.h"
 
-#include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <unistd.h>
+
+#include "../../tools/cli/cli.h"
 
 /* --free-ticks: the engine's cfg.free_ticks (0: its default). */
 static uint32_t free_ticks;
@@ -340,19 +341,6 @@ static _Noreturn void usage(void)
 	help(stderr, 2);
 }
 
-/* All of @v as a whole number in @base (0: with C's prefixes) up to @max.
- * strtoull() alone takes "4x" as 4 and "-1" as its largest value. */
-static int whole(const char *v, int base, uint64_t max, uint64_t *out)
-{
-	char *end;
-
-	if (!isdigit((unsigned char)*v))
-		return 0;
-	errno = 0;
-	*out = strtoull(v, &end, base);
-	return !errno && !*end && *out <= max;
-}
-
 enum {
 	OPT_VCPUS = 256, OPT_SECONDS, OPT_MIX, OPT_RULES, OPT_SEED, OPT_FREE_TICKS, OPT_BUG,
 	OPT_EXPECT_STALE,
@@ -377,7 +365,6 @@ static void parse_options(int argc, char **argv, struct opts *o)
 {
 	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
 	uint64_t n;
-	char *end;
 	int opt;
 
 	o->nv = ncpu < 2 ? 2 : ncpu > MAX_VCPUS ? MAX_VCPUS : (uint32_t)ncpu;
@@ -392,13 +379,12 @@ static void parse_options(int argc, char **argv, struct opts *o)
 		case 'h':
 			help(stdout, 0);
 		case OPT_VCPUS:
-			if (!whole(optarg, 10, MAX_VCPUS, &n) || n < 1)
+			if (cli_whole(optarg, 10, MAX_VCPUS, &n) || n < 1)
 				die("--vcpus: 1 .. %d", MAX_VCPUS);
 			o->nv = (uint32_t)n;
 			break;
 		case OPT_SECONDS:
-			o->seconds = strtod(optarg, &end);
-			if (end == optarg || *end || !(o->seconds > 0 && o->seconds < 3600))
+			if (cli_double(optarg, 0, 3600, &o->seconds))
 				die("--seconds: a positive number");
 			break;
 		case OPT_MIX:
@@ -413,13 +399,12 @@ static void parse_options(int argc, char **argv, struct opts *o)
 			o->rules = optarg;
 			break;
 		case OPT_SEED:
-			if (!whole(optarg, 0, UINT64_MAX, &o->seed))
+			if (cli_whole(optarg, 0, UINT64_MAX, &o->seed))
 				die("--seed: a whole number");
 			break;
 		case OPT_FREE_TICKS:
-			if (!whole(optarg, 0, UINT32_MAX, &n))
+			if (cli_u32(optarg, &free_ticks))
 				die("--free-ticks: a whole number below 2^32");
-			free_ticks = (uint32_t)n;
 			break;
 		case OPT_BUG:
 			if (!strcmp(optarg, "lost-flush"))

@@ -9,13 +9,12 @@
  */
 #define _POSIX_C_SOURCE 200809L
 
-#include <ctype.h>
-#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "../../tools/cli/cli.h"
 #include "stress.h"
 
 #if defined(__SANITIZE_THREAD__)
@@ -122,20 +121,6 @@ static _Noreturn void bad_value(const char *name, const char *v)
 	usage();
 }
 
-/* @v as a whole number (decimal, 0x hex or 0 octal) up to @max, or
- * bad_value(). */
-static uint64_t number(const char *name, const char *v, uint64_t max)
-{
-	unsigned long long n;
-	char *end;
-
-	errno = 0;
-	n = strtoull(v, &end, 0);
-	if (!isdigit((unsigned char)*v) || *end || errno || n > max)
-		bad_value(name, v);
-	return n;
-}
-
 enum {
 	OPT_HELP = 'h',
 	OPT_CPUS = 256, /* long options only: values past any character */
@@ -149,34 +134,6 @@ enum {
 	OPT_KERNEL_PAGES,
 	OPT_AS,
 	OPT_IPI_DELAY,
-	OPT_RETAIN,
-	OPT_EXPECT,
-	OPT_STORE_FIRST,
-	OPT_NO_BROADCAST,
-	OPT_QUIET,
-	OPT_VERBOSE,
-};
-
-static const struct option long_opts[] = {
-	{ "cpus", required_argument, NULL, OPT_CPUS },
-	{ "events", required_argument, NULL, OPT_EVENTS },
-	{ "seed", required_argument, NULL, OPT_SEED },
-	{ "rules", required_argument, NULL, OPT_RULES },
-	{ "arch", required_argument, NULL, OPT_ARCH },
-	{ "profile", required_argument, NULL, OPT_PROFILE },
-	{ "batch", required_argument, NULL, OPT_BATCH },
-	{ "pages", required_argument, NULL, OPT_PAGES },
-	{ "kernel-pages", required_argument, NULL, OPT_KERNEL_PAGES },
-	{ "as", required_argument, NULL, OPT_AS },
-	{ "ipi-delay", required_argument, NULL, OPT_IPI_DELAY },
-	{ "retain", no_argument, NULL, OPT_RETAIN },
-	{ "expect-violations", no_argument, NULL, OPT_EXPECT },
-	{ "store-first", no_argument, NULL, OPT_STORE_FIRST },
-	{ "no-broadcast", no_argument, NULL, OPT_NO_BROADCAST },
-	{ "quiet", no_argument, NULL, OPT_QUIET },
-	{ "verbose", no_argument, NULL, OPT_VERBOSE },
-	{ "help", no_argument, NULL, OPT_HELP },
-	{ NULL, 0, NULL, 0 },
 };
 
 static uint32_t arch_of(const char *name, const char *v)
@@ -204,6 +161,39 @@ void stress_options(struct opts *o, int argc, char **argv)
 {
 	double scale = STRESS_TSAN ? 0.1 : 1.0;
 	const char *env = getenv("TLBPOL_STRESS_SCALE");
+	/* The flags set their field themselves, so the table is built here. */
+	const struct option long_opts[] = {
+		{ "cpus", required_argument, NULL, OPT_CPUS },
+		{ "events", required_argument, NULL, OPT_EVENTS },
+		{ "seed", required_argument, NULL, OPT_SEED },
+		{ "rules", required_argument, NULL, OPT_RULES },
+		{ "arch", required_argument, NULL, OPT_ARCH },
+		{ "profile", required_argument, NULL, OPT_PROFILE },
+		{ "batch", required_argument, NULL, OPT_BATCH },
+		{ "pages", required_argument, NULL, OPT_PAGES },
+		{ "kernel-pages", required_argument, NULL, OPT_KERNEL_PAGES },
+		{ "as", required_argument, NULL, OPT_AS },
+		{ "ipi-delay", required_argument, NULL, OPT_IPI_DELAY },
+		{ "retain", no_argument, &o->retain, 1 },
+		{ "expect-violations", no_argument, &o->expect, 1 },
+		{ "store-first", no_argument, &o->store_first, 1 },
+		{ "no-broadcast", no_argument, &o->broadcast, 0 },
+		{ "quiet", no_argument, &o->quiet, 1 },
+		{ "verbose", no_argument, &o->verbose, 1 },
+		{ "help", no_argument, NULL, OPT_HELP },
+		{ NULL, 0, NULL, 0 },
+	};
+	/* The options that only set a number, across its field's range. */
+	const struct cli_number nums[] = {
+		{ OPT_CPUS, &o->cpus, NULL },
+		{ OPT_EVENTS, NULL, &o->events },
+		{ OPT_SEED, NULL, &o->seed },
+		{ OPT_BATCH, &o->batch, NULL },
+		{ OPT_PAGES, &o->pages, NULL },
+		{ OPT_KERNEL_PAGES, &o->kernel_pages, NULL },
+		{ OPT_AS, &o->nr_as, NULL },
+		{ OPT_IPI_DELAY, &o->ipi_delay, NULL },
+	};
 	int c, idx = 0;
 
 	memset(o, 0, sizeof(*o));
@@ -217,16 +207,16 @@ void stress_options(struct opts *o, int argc, char **argv)
 	/* "+": stop at the first operand, which is refused below. */
 	while ((c = getopt_long(argc, argv, "+h", long_opts, &idx)) != -1) {
 		const char *name = c >= OPT_CPUS ? long_opts[idx].name : "";
+		const struct cli_number *num;
 
+		num = cli_number_find(nums, sizeof(nums) / sizeof(nums[0]), c);
+		if (num) {
+			if (cli_number_set(num, optarg))
+				bad_value(name, optarg);
+			continue;
+		}
 		switch (c) {
-		case OPT_CPUS:
-			o->cpus = (uint32_t)number(name, optarg, UINT32_MAX);
-			break;
-		case OPT_EVENTS:
-			o->events = number(name, optarg, UINT64_MAX);
-			break;
-		case OPT_SEED:
-			o->seed = number(name, optarg, UINT64_MAX);
+		case 0: /* a flag: getopt_long() set it */
 			break;
 		case OPT_RULES:
 			if (parse_rules(o, optarg))
@@ -237,39 +227,6 @@ void stress_options(struct opts *o, int argc, char **argv)
 			break;
 		case OPT_PROFILE:
 			o->prof = profile_of(name, optarg);
-			break;
-		case OPT_BATCH:
-			o->batch = (uint32_t)number(name, optarg, UINT32_MAX);
-			break;
-		case OPT_PAGES:
-			o->pages = (uint32_t)number(name, optarg, UINT32_MAX);
-			break;
-		case OPT_KERNEL_PAGES:
-			o->kernel_pages = (uint32_t)number(name, optarg, UINT32_MAX);
-			break;
-		case OPT_AS:
-			o->nr_as = (uint32_t)number(name, optarg, UINT32_MAX);
-			break;
-		case OPT_IPI_DELAY:
-			o->ipi_delay = (uint32_t)number(name, optarg, UINT32_MAX);
-			break;
-		case OPT_RETAIN:
-			o->retain = 1;
-			break;
-		case OPT_EXPECT:
-			o->expect = 1;
-			break;
-		case OPT_STORE_FIRST:
-			o->store_first = 1;
-			break;
-		case OPT_NO_BROADCAST:
-			o->broadcast = 0;
-			break;
-		case OPT_QUIET:
-			o->quiet = 1;
-			break;
-		case OPT_VERBOSE:
-			o->verbose = 1;
 			break;
 		case OPT_HELP:
 			help(stdout, 0);

@@ -45,6 +45,7 @@
 
 #include "common/mailbox.h"
 #include "common/timing.h"
+#include "../cli/cli.h"
 
 #define PAGE_SHIFT 12
 #define PTE_RW_DIRTY                                                           \
@@ -975,8 +976,7 @@ static void parse(int argc, char **argv)
 				bad_usage("--iters: not a count", optarg);
 			break;
 		case 's':
-			opt.seconds = strtod(optarg, &end);
-			if (*end || !(opt.seconds > 0 && opt.seconds < 3600))
+			if (cli_double(optarg, 0, 3600, &opt.seconds))
 				bad_usage("--seconds: not in (0, 3600)", optarg);
 			break;
 		case 'r': {

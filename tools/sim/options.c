@@ -11,10 +11,9 @@
  * scenario.  Operands after "--" are read once getopt_long() is done.
  */
 #include "cli.h"
+#include "../cli/cli.h" /* the tools' value readers, not this one's cli.h */
 
-#include <errno.h>
 #include <getopt.h>
-#include <stdlib.h>
 #include <string.h>
 
 enum {
@@ -93,30 +92,10 @@ static void usage(FILE *f)
 	fprintf(f, ")\n");
 }
 
-/*
- * A number as strtoull() reads it (0x for hexadecimal), but whole, without a
- * sign and at most @max: strtoull() alone takes "-1" for 2^64 - 1 and "" for
- * 0, and the 32-bit fields would wrap a larger number.
- */
-static int number(const char *v, uint64_t max, uint64_t *out)
-{
-	char *e;
-
-	if (*v < '0' || *v > '9')
-		return -1;
-	errno = 0;
-	*out = strtoull(v, &e, 0);
-	return errno || *e || *out > max ? -1 : 0;
-}
-
 /* An option that takes a number: -1 (said) if @v is not one it takes. */
 static int numeric_option(struct sim_config *cfg, int c, const char *name, const char *v)
 {
-	const struct {
-		int opt;
-		uint32_t *u32; /* the field it sets, */
-		uint64_t *u64; /* ... or this one */
-	} nums[] = {
+	const struct cli_number nums[] = {
 		{ OPT_CPUS, &cfg->ncpus, NULL },
 		{ OPT_NODES, &cfg->nnodes, NULL },
 		{ OPT_EVENTS, NULL, &cfg->events },
@@ -126,19 +105,11 @@ static int numeric_option(struct sim_config *cfg, int c, const char *name, const
 		{ OPT_L2, &cfg->l2_entries, NULL },
 		{ OPT_OVERCOMMIT, &cfg->overcommit, NULL },
 	};
-	uint64_t n;
+	const struct cli_number *num = cli_number_find(nums, sizeof(nums) / sizeof(nums[0]), c);
 
-	for (size_t i = 0; i < sizeof(nums) / sizeof(nums[0]); i++) {
-		if (nums[i].opt != c)
-			continue;
-		if (number(v, nums[i].u32 ? UINT32_MAX : UINT64_MAX, &n)) {
-			fprintf(stderr, "tlbpol-sim: bad number for --%s: %s\n", name, v);
-			return -1;
-		}
-		if (nums[i].u32)
-			*nums[i].u32 = (uint32_t)n;
-		else
-			*nums[i].u64 = n;
+	if (num && cli_number_set(num, v)) {
+		fprintf(stderr, "tlbpol-sim: bad number for --%s: %s\n", name, v);
+		return -1;
 	}
 	return 0;
 }
