@@ -961,8 +961,6 @@ static void parse(int argc, char **argv)
 	int c;
 
 	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
-		char *end = NULL;
-
 		switch (c) {
 		case 'h':
 			usage(stdout);
@@ -971,8 +969,7 @@ static void parse(int argc, char **argv)
 			opt.pin = 0;
 			break;
 		case 'i':
-			opt.iters = strtoull(optarg, &end, 0);
-			if (*end || opt.iters == 0)
+			if (cli_whole(optarg, 0, UINT64_MAX, &opt.iters) || opt.iters == 0)
 				bad_usage("--iters: not a count", optarg);
 			break;
 		case 's':
@@ -980,9 +977,9 @@ static void parse(int argc, char **argv)
 				bad_usage("--seconds: not in (0, 3600)", optarg);
 			break;
 		case 'r': {
-			unsigned long v = strtoul(optarg, &end, 0);
+			uint64_t v;
 
-			if (*end || v == 0 || v > 1000)
+			if (cli_whole(optarg, 0, 1000, &v) || v == 0)
 				bad_usage("--reps: not in 1..1000", optarg);
 			opt.reps = (unsigned)v;
 			break;
