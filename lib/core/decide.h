@@ -17,8 +17,8 @@
  * A decision in one 32-bit word: action, deadline and reason, a byte each,
  * and in the top byte the index of its counter in cnt.decided[][] (so that
  * counting it costs no multiply).  p->verdict[] keeps the table's cells so,
- * and tlbpol_submit() carries its decision so to the end and to its tail
- * calls (six arguments stay in registers on every ABI the core targets).
+ * and tlbpol_submit() carries its decision so, in one register, to the end
+ * and into act().
  */
 _Static_assert(TLBPOL_WHY_MAX * TLBPOL_ACTIONS <= 0xff && TLBPOL_WHY_MAX <= 0xff,
 	       "a decision's reason and counter index fit in a byte");

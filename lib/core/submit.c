@@ -112,10 +112,12 @@ static inline void count_decision(struct tlbpol_cpu *c, uint32_t v)
  * The rest of a submit that needs more than counting its decision (@packed),
  * in the order it must happen: lazy requests reaped (their entries no longer
  * pending), a reused address settled against what is pending, the action,
- * due deferred frees; then the call ends.  Out of line and reached by a tail
- * call: the no-flush decision (seed 000's spurious fault, the most frequent
- * event) and the plain deferral need none of it, and submit_event() makes
- * no call for them.
+ * due deferred frees; then the call ends.  Out of line: the no-flush
+ * decision (seed 000's spurious fault, the most frequent event) and the
+ * plain deferral need none of it, and submit_event() makes no call for
+ * them.  With the call's configuration (@prm) it takes seven arguments, so
+ * on x86-64 it is reached by a call, not a tail call: every path into it
+ * flushes or settles, which costs far more than the frame.
  */
 static __attribute__((noinline)) int act(struct tlbpol_engine *eng, const struct tlbpol_params *prm,
 					 struct tlbpol_as *as, uint32_t cpu,
