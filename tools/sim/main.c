@@ -6,7 +6,7 @@
  * job").  options.c reads the command line and report.c prints; this file
  * runs every (scenario, policy) pair.
  */
-#include "cli.h"
+#include "frontend.h"
 
 #include <string.h>
 #include <time.h>

@@ -10,8 +10,8 @@
  * the end), which also keeps POSIXLY_CORRECT from stopping at the first
  * scenario.  Operands after "--" are read once getopt_long() is done.
  */
-#include "cli.h"
-#include "../cli/cli.h" /* the tools' value readers, not this one's cli.h */
+#include "frontend.h"
+#include "../cli/cli.h"
 
 #include <getopt.h>
 #include <string.h>

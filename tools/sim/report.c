@@ -3,7 +3,7 @@
  * report.c - tlbpol-sim's output: a table for people, CSV and JSON for
  * scripts (tools/plot reads the CSV), one row per (scenario, policy).
  */
-#include "cli.h"
+#include "frontend.h"
 
 #include <string.h>
 

@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * cli.h - tlbpol-sim's front end: its command line (options.c), the
+ * frontend.h - tlbpol-sim's front end: its command line (options.c), the
  * policies it compares (main.c) and how it prints their runs (report.c).
  * The modelled machine itself is sim.h.
  */
-#ifndef TLBPOL_SIM_CLI_H
-#define TLBPOL_SIM_CLI_H
+#ifndef TLBPOL_SIM_FRONTEND_H
+#define TLBPOL_SIM_FRONTEND_H
 
 #include "sim.h"
 
