@@ -66,7 +66,7 @@ def check(rank, defined, undefined):
     files = set()
     for f, t, s in defined:
         files.add(f)
-        if t in "TtDdBbRrWV" and t.isupper():
+        if t in "TDBRWV":  # global: code, data, bss, read-only, weak
             owner[s] = f
     for f, _, _ in undefined:
         files.add(f)
