@@ -35,6 +35,13 @@
  *  [HV]    a paravirtual flush hypercall (Hyper-V HvFlushVirtualAddressList,
  *          KVM PV flush): one VM exit, the hypervisor flushes the vCPUs;
  *          assumed ~2 us plus a little per page.
+ *  [PAUSE] PAUSE takes about 140 cycles from Skylake on (Intel 64 and IA-32
+ *          Architectures Optimization Reference Manual, 2.5.4 "Pause
+ *          Latency in Skylake Microarchitecture"), ~56 ns at 2.5 GHz.
+ *  [LMB]   lmbench lat_ctx: a switch between two processes costs ~1-3 us
+ *          on current x86, most of it the cache and TLB refills after.
+ *  [CFS]   EEVDF's base slice, 0.75 ms (sysctl_sched_base_slice,
+ *          kernel/sched/fair.c, Linux 6.6 on).
  *  [MODEL] a modelling choice of this simulator, not a measurement.
  */
 #define SIM_COSTS(X)                                                                   \
@@ -51,6 +58,7 @@
 	X(ipi_latency_ns, 300, "[MODEL] send to handler start on the target")          \
 	X(irq_entry_exit_cycles, 1000, "[IRQ] receiver: interrupt entry and exit")     \
 	X(ack_latency_ns, 100, "[MODEL] handler's acknowledgement seen by initiator")  \
+	X(relax_ns, 60, "[PAUSE] one turn of a wait loop: a PAUSE, a look at the acks")\
 	X(vm_ipi_factor, 4, "[VM] IPI costs inside a guest")                           \
 	X(broadcast_ns, 1500, "[BC] broadcast flush wait (TLBSYNC/DSB)")               \
 	X(broadcast_page_ns, 40, "[BC] each page a broadcast names")                   \
@@ -62,7 +70,10 @@
 	X(syscall_ns, 300, "[MODEL] entering and leaving mmap/munmap/madvise")          \
 	X(engine_call_ns, 50, "[MODEL] one libtlbpol call (measured: tools/bench)")    \
 	X(tick_ns, 4000000, "[MODEL] timer tick period (HZ=250)")                       \
-	X(vcpu_slice_ns, 3000000, "[MODEL] host scheduler slice of a vCPU")
+	X(vcpu_slice_ns, 3000000, "[MODEL] host scheduler slice of a vCPU")              \
+	X(ctx_switch_ns, 2000, "[LMB] a context switch between threads")                \
+	X(wakeup_ns, 1000, "[MODEL] waking a thread on an idle CPU (reschedule IPI)")  \
+	X(sched_slice_ns, 750000, "[CFS] a thread's slice when others wait for its CPU")
 
 struct sim_cost {
 #define SIM_COST_FIELD(name, def, src) double name;

@@ -1,16 +1,16 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * machine.c - the modelled machine around the real engine.
+ * machine.c - the modelled machine around the real engine: its callbacks
+ * and the actions a workload takes (accesses, PTE changes, flushes,
+ * switches).
  *
- * Time: every CPU has a clock; the loop runs the CPU with the earliest clock
- * (a binary heap), so when it sends an interrupt every other CPU is at or
- * after the sending time.  An interrupt is delivered at send time + latency
- * (or when a preempted vCPU next runs); the target's clock jumps there if it
- * was behind, pays entry/exit, and its tlbpol_handle_ipi() flushes its
- * modelled TLB at its own cost.  The initiator pays the sending costs and
- * waits (ops->relax delivers the pending interrupts) until the last
- * acknowledgement.  Pending interrupts to one CPU coalesce, as a local APIC's
- * IRR keeps one pending instance of a vector.
+ * An interrupt is posted (clock.c) to arrive at send time + latency, or
+ * when a preempted vCPU next runs; its target serves it at that time in
+ * the middle of whatever it does, pays entry and exit, and its
+ * tlbpol_handle_ipi() flushes its modelled TLB at its own cost.  The
+ * initiator pays the sending costs and waits, turn by turn (ops->relax),
+ * while every other CPU goes on: a target may itself be waiting for its own
+ * shootdown, and serve the request from there.
  *
  * The TLB each CPU has is tlb.c's; the oracle that checks what the engine
  * reports complete, oracle.c's.  This file tells it when.
@@ -25,8 +25,6 @@
 
 /* ------------------------------------------------------------------------ */
 /* Callbacks                                                                */
-
-static void heap_fix(struct sim *s, uint32_t cpu);
 
 static void cb_flush_local(void *ctx, uint32_t cpu, const struct tlbpol_flush *f)
 {
@@ -57,7 +55,6 @@ static void cb_flush_local(void *ctx, uint32_t cpu, const struct tlbpol_flush *f
 		s->cnt.full_flushes++;
 		c->clock += CYC(s, s->cfg.cost.full_flush_cycles);
 	}
-	heap_fix(s, cpu);
 }
 
 static double ipi_factor(const struct sim *s)
@@ -85,13 +82,9 @@ static void cb_send_ipi(void *ctx, uint32_t from, const struct tlbpol_cpuset *t)
 		/* A preempted vCPU takes it when it runs again. */
 		if (dst->mode == MODE_PREEMPTED && dst->resume_at > at)
 			at = dst->resume_at;
-		if (dst->irq_at < 0)
-			s->irq_list[s->irq_n++] = (uint32_t)i;
-		if (dst->irq_at < 0 || at < dst->irq_at)
-			dst->irq_at = at; /* one pending instance per CPU (APIC IRR) */
+		clock_post_irq(s, (uint32_t)i, at);
 	}
 	src->clock += cost;
-	heap_fix(s, from);
 }
 
 static void cb_broadcast(void *ctx, uint32_t from, const struct tlbpol_flush *f)
@@ -121,96 +114,16 @@ static void cb_broadcast(void *ctx, uint32_t from, const struct tlbpol_flush *f)
 		s->cpus[from].clock += s->cfg.cost.hypercall_ns + (double)pages * s->cfg.cost.hypercall_page_ns;
 	else
 		s->cpus[from].clock += s->cfg.cost.broadcast_ns + (double)pages * s->cfg.cost.broadcast_page_ns;
-	heap_fix(s, from);
 }
 
-/* Deliver every pending interrupt, earliest first, and note when the last
- * acknowledgement reaches the initiator. */
+/* A turn of the engine's wait: other CPUs run meanwhile (clock.c). */
 static void cb_relax(void *ctx, uint32_t cpu)
 {
-	struct sim *s = ctx;
-	double half = CYC(s, s->cfg.cost.irq_entry_exit_cycles) / 2;
-	int any = 0;
-
-	(void)cpu;
-	/* Delivery order does not change any clock but the initiator's wait,
-	 * which is the latest acknowledgement: take them as they come.
-	 * Handlers may forward (NUMA fan-out) and so append to the list. */
-	for (uint32_t k = 0; k < s->irq_n; k++) {
-		uint32_t best = s->irq_list[k];
-		struct sim_cpu *t = &s->cpus[best];
-
-		if (t->irq_at < 0)
-			continue;
-		if (t->clock < t->irq_at)
-			t->clock = t->irq_at;
-		t->irq_at = -1;
-		t->clock += half;
-		s->cnt.irq_received++;
-		tlbpol_handle_ipi(s->eng, best);
-		t->clock += half;
-		if (t->clock + s->cfg.cost.ack_latency_ns > s->wait_until)
-			s->wait_until = t->clock + s->cfg.cost.ack_latency_ns;
-		heap_fix(s, best);
-		any = 1;
-	}
-	s->irq_n = 0;
-	if (!any) {
-		snprintf(s->error, sizeof(s->error),
-			 "cpu %u waits for acknowledgements but no interrupt is pending", cpu);
-		fprintf(stderr, "tlbpol-sim: %s\n", s->error);
-		exit(2);
-	}
+	clock_relax(ctx, cpu);
 }
 
 /* ------------------------------------------------------------------------ */
-/* The run loop                                                             */
-
-static int earlier(const struct sim *s, uint32_t a, uint32_t b)
-{
-	return s->cpus[a].clock < s->cpus[b].clock;
-}
-
-static void heap_swap(struct sim *s, uint32_t i, uint32_t j)
-{
-	uint32_t t = s->heap[i];
-
-	s->heap[i] = s->heap[j];
-	s->heap[j] = t;
-	s->cpus[s->heap[i]].heap_pos = i;
-	s->cpus[s->heap[j]].heap_pos = j;
-}
-
-/* Clocks only move forward, so a CPU only ever sinks. */
-static void heap_fix(struct sim *s, uint32_t cpu)
-{
-	uint32_t i = s->cpus[cpu].heap_pos;
-
-	if (i == UINT32_MAX)
-		return;
-	for (;;) {
-		uint32_t l = 2 * i + 1, r = l + 1, m = i;
-
-		if (l < s->heap_n && earlier(s, s->heap[l], s->heap[m]))
-			m = l;
-		if (r < s->heap_n && earlier(s, s->heap[r], s->heap[m]))
-			m = r;
-		if (m == i)
-			return;
-		heap_swap(s, i, m);
-		i = m;
-	}
-}
-
-static void heap_pop(struct sim *s)
-{
-	s->cpus[s->heap[0]].heap_pos = UINT32_MAX;
-	s->heap[0] = s->heap[--s->heap_n];
-	if (s->heap_n) {
-		s->cpus[s->heap[0]].heap_pos = 0;
-		heap_fix(s, s->heap[0]);
-	}
-}
+/* Set-up                                                                   */
 
 uint64_t sim_rand(struct sim_cpu *c)
 {
@@ -248,8 +161,7 @@ int sim_init(struct sim *s, const struct sim_config *cfg, const struct workload 
 	s->cpus = calloc(cfg->ncpus, sizeof(*s->cpus));
 	s->heap = calloc(cfg->ncpus, sizeof(*s->heap));
 	s->node = calloc(cfg->ncpus, sizeof(*s->node));
-	s->irq_list = calloc((size_t)cfg->ncpus * 2, sizeof(*s->irq_list));
-	if (!s->cpus || !s->heap || !s->node || !s->irq_list)
+	if (!s->cpus || !s->heap || !s->node)
 		return -1;
 	for (uint32_t c = 0; c < cfg->ncpus; c++)
 		s->node[c] = cfg->topology ? cfg->topology[c]
@@ -267,6 +179,17 @@ int sim_init(struct sim *s, const struct sim_config *cfg, const struct workload 
 	ec.cost_broadcast_ns = (uint32_t)(cfg->hypercall ? cfg->cost.hypercall_ns : cfg->cost.broadcast_ns);
 	ec.cost_broadcast_page_ns =
 		(uint32_t)(cfg->hypercall ? cfg->cost.hypercall_page_ns : cfg->cost.broadcast_page_ns);
+	/* As the unikernel sizes it at boot: an IPI round trip (send, latency,
+	 * the receiver's entry and exit, the acknowledgement) over one turn. */
+	if (cfg->ipi_delay_spins >= 0)
+		ec.ipi_delay_spins = (uint32_t)cfg->ipi_delay_spins;
+	else
+		ec.ipi_delay_spins =
+			(uint32_t)(((cfg->cost.ipi_first_ns + cfg->cost.ipi_latency_ns) *
+					    (cfg->vm ? cfg->cost.vm_ipi_factor : 1) +
+				    CYC(s, cfg->cost.irq_entry_exit_cycles) + cfg->cost.ack_latency_ns) /
+				   cfg->cost.relax_ns);
+	s->ipi_delay_spins = ec.ipi_delay_spins;
 	err = tlbpol_engine_new(&ec, &s->eng);
 	if (err) {
 		snprintf(s->error, sizeof(s->error), "tlbpol_engine_new: %d", err);
@@ -281,10 +204,8 @@ int sim_init(struct sim *s, const struct sim_config *cfg, const struct workload 
 		cpu->irq_at = -1;
 		cpu->next_tick = cfg->cost.tick_ns * (1.0 + (double)c / cfg->ncpus);
 		cpu->rng = cfg->seed * 0x9e3779b97f4a7c15ULL + c * 0xbf58476d1ce4e5b9ULL + 1;
-		cpu->heap_pos = c;
-		s->heap[c] = c;
 	}
-	s->heap_n = cfg->ncpus;
+	s->running = UINT32_MAX;
 	s->next_frame = 1;
 	return wl->setup(s);
 }
@@ -305,7 +226,11 @@ void sim_fini(struct sim *s)
 	free(s->cpus);
 	free(s->heap);
 	free(s->node);
-	free(s->irq_list);
+	for (uint32_t t = 0; t < s->nthreads; t++) {
+		free(s->threads[t]->w);
+		free(s->threads[t]);
+	}
+	free(s->threads);
 }
 
 int sim_open_as(struct sim *s)
@@ -320,23 +245,17 @@ int sim_open_as(struct sim *s)
 	return (int)s->nas++;
 }
 
-void sim_charge(struct sim *s, uint32_t cpu, double ns)
-{
-	s->cpus[cpu].clock += ns;
-	heap_fix(s, cpu);
-}
-
-/* After an engine call that may have waited: the initiator resumes when the
- * last acknowledgement arrived. */
+/* After an engine call: if it waited, the last acknowledgement it saw
+ * took ack_latency_ns to reach it.  Every CPU waiting looks again. */
 static void engine_return(struct sim *s, uint32_t cpu)
 {
 	struct sim_cpu *c = &s->cpus[cpu];
 
 	c->clock += s->cfg.cost.engine_call_ns;
-	if (s->wait_until > c->clock)
-		c->clock = s->wait_until;
-	s->wait_until = 0;
-	heap_fix(s, cpu);
+	if (c->turns)
+		c->clock += s->cfg.cost.ack_latency_ns;
+	c->turns = 0;
+	s->epoch++;
 }
 
 void sim_tick_if_due(struct sim *s, uint32_t cpu)
@@ -349,29 +268,6 @@ void sim_tick_if_due(struct sim *s, uint32_t cpu)
 		c->next_tick += s->cfg.cost.tick_ns;
 	tlbpol_tick(s->eng, cpu);
 	engine_return(s, cpu);
-}
-
-int sim_run(struct sim *s)
-{
-	while (s->heap_n) {
-		uint32_t cpu = s->heap[0];
-		struct sim_cpu *c = &s->cpus[cpu];
-
-		sim_tick_if_due(s, cpu);
-		if (s->heap[0] != cpu)
-			continue; /* the tick moved it back */
-		c->ops++;
-		if (!s->wl->step(s, cpu)) {
-			c->mode = c->mode == MODE_RUN ? MODE_DONE : c->mode;
-			heap_pop(s);
-		}
-	}
-	if (s->wl->finish)
-		s->wl->finish(s);
-	/* Complete everything still pending, so every deferred free runs. */
-	for (uint32_t c = 0; c < s->cfg.ncpus; c++)
-		sim_flush(s, c, TLBPOL_BY_LAZY);
-	return 0;
 }
 
 double sim_makespan(const struct sim *s)
@@ -407,7 +303,6 @@ enum access_result sim_access(struct sim *s, uint32_t cpu, uint32_t as, uint64_t
 			p->perms |= SIM_D;
 		}
 		c->clock += s->cfg.cost.tlb_hit_ns;
-		heap_fix(s, cpu);
 		return ACC_OK;
 	}
 	/* Walk. */
@@ -415,7 +310,6 @@ enum access_result sim_access(struct sim *s, uint32_t cpu, uint32_t as, uint64_t
 	if (flushed)
 		s->cnt.flush_misses++;
 	c->clock += flushed ? s->cfg.cost.refill_ns : s->cfg.cost.tlb_walk_ns;
-	heap_fix(s, cpu);
 	if (!p || !(p->perms & SIM_P) || (write && !(p->perms & SIM_W)))
 		return ACC_FAULT;
 	/* The walk sets A (and D for a write) in the PTE, as x86 and Arm
@@ -424,6 +318,17 @@ enum access_result sim_access(struct sim *s, uint32_t cpu, uint32_t as, uint64_t
 	tlb_fill(&c->tlb, (uint16_t)as, vpn, p->perms, p->frame, p->version);
 	p->holders |= 1ULL << (cpu % 64);
 	return ACC_OK;
+}
+
+/* Count the harmful changes of [@vpn, @vpn + @n) in flight, or no longer. */
+static void mark_inflight(struct sim *s, uint32_t as, uint64_t vpn, uint64_t n, int by)
+{
+	for (uint64_t i = 0; i < n; i++) {
+		struct sim_page *p = sim_page(s, as, vpn + i, 0);
+
+		if (p)
+			p->inflight = (uint16_t)(p->inflight + by);
+	}
 }
 
 struct completion {
@@ -473,10 +378,14 @@ struct tlbpol_decision sim_change(struct sim *s, uint32_t cpu, uint32_t as, uint
 		p->perms = pfn ? 0 : perms;
 		p->frame = frame;
 	}
+	if (harms)
+		mark_inflight(s, as, vpn, n, 1);
 	if (tlbpol_submit(s->eng, s->as[as].as, cpu, &ev, &d)) {
 		fprintf(stderr, "tlbpol-sim: tlbpol_submit refused an event\n");
 		exit(2);
 	}
+	if (harms)
+		mark_inflight(s, as, vpn, n, -1);
 	engine_return(s, cpu);
 	if (pfn)
 		for (uint64_t i = 0; i < n; i++)
@@ -531,9 +440,20 @@ static void complete_due(struct sim *s, uint32_t cpu, uint32_t by, uint64_t upto
 	}
 }
 
+/* The changes a tlbpol_flush(@by) of @cpu completes are in flight while it
+ * waits (@dir 1), and no longer once it returns (-1). */
+static void flush_inflight(struct sim *s, uint32_t cpu, uint32_t by, int dir)
+{
+	for (struct completion *k = pending_of(s, cpu)->head; k; k = k->next)
+		if (k->deadline <= by)
+			mark_inflight(s, k->as, k->vpn, k->n, dir);
+}
+
 void sim_flush(struct sim *s, uint32_t cpu, uint32_t by)
 {
+	flush_inflight(s, cpu, by, 1);
 	tlbpol_flush(s->eng, cpu, by);
+	flush_inflight(s, cpu, by, -1);
 	engine_return(s, cpu);
 	complete_due(s, cpu, by, UINT64_MAX);
 }
@@ -565,19 +485,22 @@ void sim_free_frames_later(struct sim *s, uint32_t cpu, uint32_t as, uint64_t vp
 	engine_return(s, cpu);
 }
 
+/* @cpu runs again: the flush the engine asked for (of its address space,
+ * or while lazy of the one it keeps loaded, which its MMU may walk at
+ * once), then the oracle's look at what it kept of the one it runs. */
 static void resume(struct sim *s, uint32_t cpu, int need)
 {
 	struct sim_cpu *c = &s->cpus[cpu];
+	int32_t as = c->as >= 0 ? c->as : c->loaded;
 
-	if (need && c->as >= 0) {
-		tlb_flush_as(&c->tlb, (uint16_t)c->as);
+	if (need && as >= 0) {
+		tlb_flush_as(&c->tlb, (uint16_t)as);
 		s->cnt.full_flushes++;
 		s->cnt.local_flushes++;
 		c->clock += CYC(s, s->cfg.cost.full_flush_cycles);
 	}
 	if (c->as >= 0)
 		oracle_check_resume(s, cpu, (uint32_t)c->as);
-	heap_fix(s, cpu);
 }
 
 void sim_switch(struct sim *s, uint32_t cpu, int32_t as)

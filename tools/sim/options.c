@@ -35,6 +35,8 @@ enum {
 	OPT_FREE_TICKS,
 	OPT_POLICY,
 	OPT_TOPOLOGY,
+	OPT_IPI_DELAY,
+	OPT_COMPUTE_SCALE,
 };
 
 static const struct option longopts[] = {
@@ -56,6 +58,8 @@ static const struct option longopts[] = {
 	{ "free-ticks", required_argument, NULL, OPT_FREE_TICKS },
 	{ "policy", required_argument, NULL, OPT_POLICY },
 	{ "topology", required_argument, NULL, OPT_TOPOLOGY },
+	{ "ipi-delay-spins", required_argument, NULL, OPT_IPI_DELAY },
+	{ "trace-compute-scale", required_argument, NULL, OPT_COMPUTE_SCALE },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -86,6 +90,10 @@ static void usage(FILE *f)
 		"  --seed S          random seed (default 1)\n"
 		"  --free-ticks N    the engine's cfg.free_ticks (0: its default, 2; 4294967295: never)\n"
 		"  --topology FILE   CPUs and nodes from \"cpu node\" lines (examples/topology)\n"
+		"  --ipi-delay-spins N|auto  the engine's ipi_delay_spins (default auto: an IPI\n"
+		"                    round trip over one wait turn, as the unikernel sizes it)\n"
+		"  --trace-compute-scale F  trace replay: recorded computation times F (default\n"
+		"                    1; strace slows the traced run, blocking is not scaled)\n"
 		"  --policy NAME     run only this policy (");
 	for (int p = 0; p < SIM_NR_POLICIES; p++)
 		fprintf(f, "%s%s", p ? ", " : "", sim_policy_names[p]);
@@ -240,6 +248,26 @@ static int option(struct sim_options *o, int c, const char *name, const char *v)
 		cfg->broadcast = 1;
 		cfg->hypercall = 1;
 		return 0;
+	case OPT_IPI_DELAY: {
+		uint64_t n;
+
+		if (!strcmp(v, "auto")) {
+			cfg->ipi_delay_spins = -1;
+	cfg->trace_compute_scale = 1.0;
+		} else if (cli_whole(v, 0, UINT32_MAX, &n)) {
+			fprintf(stderr, "tlbpol-sim: bad number for --%s: %s\n", name, v);
+			return -1;
+		} else {
+			cfg->ipi_delay_spins = (int64_t)n;
+		}
+		return 0;
+	}
+	case OPT_COMPUTE_SCALE:
+		if (cli_double(v, 0, 1e6, &cfg->trace_compute_scale)) {
+			fprintf(stderr, "tlbpol-sim: bad number for --%s: %s\n", name, v);
+			return -1;
+		}
+		return 0;
 	case OPT_TOPOLOGY:
 		if (read_topology(v, cfg)) {
 			fprintf(stderr, "tlbpol-sim: cannot read topology %s\n", v);
@@ -263,6 +291,8 @@ int sim_parse_options(int argc, char **argv, struct sim_options *o)
 	cfg->l1_entries = 64;
 	cfg->l2_entries = 1536;
 	cfg->seed = 1;
+	cfg->ipi_delay_spins = -1;
+	cfg->trace_compute_scale = 1.0;
 	sim_cost_defaults(&cfg->cost);
 
 	/* getopt_long()'s own messages name the program as ours do. */

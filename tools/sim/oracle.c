@@ -78,7 +78,13 @@ void oracle_check_pages(struct sim *s, uint32_t as, uint64_t vpn, uint64_t n, co
 		struct sim_page *p = page_of(s, as, vpn + i);
 		uint64_t buckets;
 
-		if (!p)
+		/* A flush of this page is in flight (its initiator waits for
+		 * acknowledgements on another CPU): entries it will remove are
+		 * checked when it completes.  A change that ends in the
+		 * meantime (a fault installing the page anew, say) does not
+		 * have to wait for it: Linux's does not either, the window is
+		 * the other call's (zap, then flush). */
+		if (!p || p->inflight)
 			continue;
 		buckets = p->holders | p->suspects;
 		while (buckets) {

@@ -1,9 +1,19 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * sim.h - tlbpol-sim: the real engine driven through its callbacks on a
- * modelled machine.  Each CPU has a clock, a modelled TLB and a stream of
- * operations; the loop always runs the CPU whose clock is earliest, so
- * interrupts land in modelled time order.
+ * modelled machine.  Each CPU has a clock, a modelled TLB, a run queue of
+ * threads and a coroutine of its own (clock.c): the CPU whose next event is
+ * earliest in modelled time always runs, so every CPU works at once, a CPU
+ * waiting for acknowledgements lets the others run (and start shootdowns of
+ * their own), and interrupts land in the middle of what their target does.
+ *
+ * The files, top to bottom (calls go down only):
+ *   main.c options.c report.c  the front end (frontend.h)
+ *   workloads.c trace.c        the scenarios and trace replay
+ *   sched.c                    threads: run queues, blocking, idle, the run loop
+ *   machine.c                  the engine's callbacks and the workload actions
+ *   clock.c                    modelled time: coroutines, interrupts in flight
+ *   oracle.c tlb.c cost.c      page tables and the checks; TLBs; costs
  */
 #ifndef TLBPOL_SIM_H
 #define TLBPOL_SIM_H
@@ -58,7 +68,9 @@ struct sim_page {
 	uint64_t suspects; /* buckets that may hold an older version */
 	uint32_t unflushed; /* changes whose flush has not been reported complete */
 	uint8_t perms;     /* TLBPOL_PTE_* */
-	uint8_t pad[3];
+	uint8_t pad;
+	uint16_t inflight; /* ... of those, the ones an engine call on some CPU is
+			    * completing right now (it waits for acknowledgements) */
 };
 
 /* Page tables in chunks of 512 PTEs, allocated when first set: address
@@ -73,14 +85,46 @@ struct sim_as {
 
 enum sim_cpu_mode { MODE_RUN, MODE_IDLE, MODE_PREEMPTED, MODE_DONE };
 
+/* A modelled thread (sched.c). */
+enum sim_thread_state { TH_RUNNABLE, TH_RUNNING, TH_BLOCKED, TH_DONE };
+
+struct sim_thread {
+	uint32_t id;
+	int32_t as;       /* its address space */
+	uint32_t cpu;     /* the CPU whose run queue (or timer) holds it */
+	uint32_t state;   /* enum sim_thread_state */
+	int pinned;       /* never moved to another CPU */
+	double wake_at;   /* TH_BLOCKED: when it becomes runnable */
+	double blocked_ns, ran_ns;
+	struct sim_thread *rq_next; /* run queue, or the CPU's blocked list */
+	void *w;          /* the workload's per-thread state */
+	uint32_t tag;     /* the workload's number for it (trace: its trace thread) */
+};
+
+struct sim;
+
 struct sim_cpu {
+	struct sim *sim;
 	double clock;
+	double key;      /* clock.c: when this CPU next has something to do */
+	void *co;        /* clock.c: its coroutine */
+	uint64_t turns;  /* wait turns (ops->relax) of the engine call in progress */
+	uint64_t seen_epoch;
+	struct sim_thread *cur;            /* sched.c: running thread, or NULL */
+	struct sim_thread *rq_head, *rq_tail; /* runnable, waiting for this CPU */
+	struct sim_thread *blocked;        /* blocked here, woken by this CPU's timer */
+	uint32_t nr_queued;
+	double next_wake;  /* earliest wake_at on the blocked list, or INFINITY */
+	double slice_start;
+	uint32_t dispatched; /* threads it has started running */
+	int final_done;
 	struct sim_tlb tlb;
 	int32_t as;      /* running address space, -1 none */
 	int32_t loaded;  /* what the hardware has loaded (lazy keeps it) */
 	uint32_t mode;
 	uint32_t heap_pos;
 	double irq_at;   /* pending interrupt delivery time, < 0 none */
+	double idle_ns;  /* time spent idle */
 	double next_tick;
 	double run_until, resume_at; /* vCPU schedule */
 	uint64_t rng;
@@ -92,6 +136,7 @@ struct sim_cpu {
 struct sim_counters {
 	uint64_t irq_sent, irq_received, local_flushes, pages_flushed, full_flushes;
 	uint64_t tlb_misses, flush_misses, violations, broadcasts;
+	uint64_t switches, wakeup_ipis, polled; /* context switches; idle CPUs woken; served from a wait */
 	double busy_ns; /* workload-specific time measured (e.g. munmap latency) */
 	uint64_t busy_ops;
 };
@@ -109,13 +154,13 @@ struct sim_config {
 	uint64_t events;  /* workload size (scenario-defined unit) */
 	uint64_t seed;
 	uint32_t free_ticks; /* cfg.free_ticks of the engine (0: its default) */
+	int64_t ipi_delay_spins; /* the engine's; < 0: an IPI round trip over one wait turn */
+	double trace_compute_scale; /* trace replay: recorded computation times this */
 	int quiet;
 	struct sim_cost cost;
 };
 
 #define SIM_MAX_AS 64
-
-struct sim;
 
 struct workload {
 	const char *name;
@@ -142,10 +187,12 @@ struct sim {
 	struct sim_as as[SIM_MAX_AS];
 	uint32_t next_frame;
 	uint16_t *node;
-	double wait_until; /* latest acknowledgement of the current engine call */
-	uint32_t *irq_list; /* CPUs with an interrupt pending */
-	uint32_t irq_n;
-	uint32_t in_engine;
+	uint32_t running;   /* clock.c: the CPU whose coroutine runs; UINT32_MAX: none */
+	uint64_t epoch;     /* bumped by every engine call and interrupt: waiters re-poll */
+	int final;          /* sched.c: every thread is done; complete what is pending */
+	uint32_t ipi_delay_spins; /* as given to the engine */
+	struct sim_thread **threads;
+	uint32_t nthreads, threads_cap, live_threads;
 	struct sim_counters cnt;
 	uint64_t events_done;
 	const char *trace_path;
@@ -153,10 +200,32 @@ struct sim {
 	char error[256];
 };
 
+/* clock.c: modelled time.  Only a CPU's own coroutine calls these for it. */
+int clock_init(struct sim *s, void (*cpu_main)(struct sim *s, uint32_t cpu));
+void clock_fini(struct sim *s);
+/* Run every CPU until none has anything left to do (all keys infinite). */
+void clock_run(struct sim *s);
+/* @ns of computation: interrupts (and timers) landing in it are served at
+ * their time and lengthen it by what they cost. */
+void sim_charge(struct sim *s, uint32_t cpu, double ns);
+/* Sleep (idle, blocked) until @t or until woken earlier (sim_kick); serve
+ * what lands meanwhile. */
+void sim_sleep_until(struct sim *s, uint32_t cpu, double t);
+/* A step's end: let every CPU whose time is earlier run first. */
+void sim_yield(struct sim *s, uint32_t cpu);
+/* One turn of a wait for acknowledgements (ops->relax). */
+void clock_relax(struct sim *s, uint32_t cpu);
+/* Post an interrupt to @cpu, to arrive at @at (coalesced: one pending). */
+void clock_post_irq(struct sim *s, uint32_t cpu, double at);
+/* Make sleeping @cpu look again at @at (a wake-up from another CPU). */
+void sim_kick(struct sim *s, uint32_t cpu, double at);
+/* The hook sched.c gives: wake @cpu's threads due by its clock; return the
+ * next wake-up time of its blocked threads (INFINITY: none). */
+extern double (*clock_timers)(struct sim *s, uint32_t cpu);
+
 /* machine.c */
 int sim_init(struct sim *s, const struct sim_config *cfg, const struct workload *wl);
 void sim_fini(struct sim *s);
-int sim_run(struct sim *s);
 double sim_makespan(const struct sim *s);
 int sim_open_as(struct sim *s);
 uint64_t sim_rand(struct sim_cpu *c);
@@ -175,8 +244,20 @@ void sim_flush(struct sim *s, uint32_t cpu, uint32_t by);
 void sim_free_frames_later(struct sim *s, uint32_t cpu, uint32_t as, uint64_t vpn, uint64_t n);
 void sim_switch(struct sim *s, uint32_t cpu, int32_t as);
 void sim_set_mode(struct sim *s, uint32_t cpu, uint32_t mode);
-void sim_charge(struct sim *s, uint32_t cpu, double ns);
 void sim_tick_if_due(struct sim *s, uint32_t cpu);
+
+/* sched.c: threads.  A scenario that makes none gets one per CPU, pinned,
+ * in the address space its setup switched that CPU to. */
+/* A new thread in @as, runnable on @cpu (or, unpinned, on an idle CPU when
+ * it first wakes); its id, or -1 when out of memory. */
+int sim_thread_new(struct sim *s, int32_t as, uint32_t cpu, int pinned);
+/* The thread @cpu runs (a step acts for it). */
+struct sim_thread *sim_current(struct sim *s, uint32_t cpu);
+/* The running thread blocks for @ns (sleep, futex, I/O) once its step ends. */
+void sim_block(struct sim *s, uint32_t cpu, double ns);
+/* The running thread moves to address space @as (exec). */
+void sim_thread_exec(struct sim *s, uint32_t cpu, int32_t as);
+int sim_run(struct sim *s);
 
 /* tlb.c: a CPU's modelled TLB, for machine.c and oracle.c */
 int tlb_init(struct sim_tlb *t, const struct sim_config *cfg, uint32_t nas);

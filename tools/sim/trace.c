@@ -1,27 +1,46 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * trace.c - replay a recorded trace (tools/trace/FORMAT.md).
+ * trace.c - replay a recorded trace (tools/trace/FORMAT.md, versions 1
+ * and 2).
  *
- * Thread t runs on CPU t % ncpus, which executes its threads' events in
- * trace order and, between two of them, a few accesses to pages its address
- * space has mapped (the trace records system calls, not loads and stores).
+ * Every trace thread is a modelled thread (sched.c).  Threads that no
+ * clone or fork record makes exist from the start, thread t first queued on
+ * CPU t % ncpus; the others are made when their parent reaches the record.
+ * A thread replays its own records in order, at their recorded times: the
+ * gap before a record is computation (with a few accesses to the pages its
+ * address space maps, as the trace holds system calls, not loads and
+ * stores), a block record is the thread blocked for its duration (futex,
+ * poll, sleep, wait, read), an exec moves it to a new address space and an
+ * exit ends it.  So which threads are on a CPU when one of them unmaps,
+ * and which CPUs are idle (lazy), follows the recording.  Recorded times
+ * are those of the run under strace, slowed by it: --trace-compute-scale
+ * scales the computation (not the blocking).  A version 1 trace has no
+ * blocking and no process structure: its threads all run from the start.
+ *
  * Each trace mapping gets a dense range of the modelled address space, so
- * 47-bit addresses and unrelated processes that share a modelled address
- * space never collide.
+ * 47-bit addresses, and unrelated processes that share a modelled address
+ * space (trace address spaces beyond SIM_MAX_AS wrap around), never collide.
+ * A thread reads the trace's mapping list of its address space and updates
+ * it before any engine call it makes: another CPU runs while it waits, and
+ * must find the list as the kernel's VMA tree would be (munmap removes the
+ * VMA before it zaps and flushes).
  */
 #include "sim.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-enum tkind { T_MMAP, T_MUNMAP, T_MPROTECT, T_DONTNEED, T_MREMAP };
+enum tkind { T_MMAP, T_MUNMAP, T_MPROTECT, T_DONTNEED, T_MREMAP,
+	     T_CLONE, T_FORK, T_EXEC, T_EXIT, T_BLOCK };
 
 struct tevent {
+	uint64_t time;          /* ns */
 	uint32_t thread, as;
 	uint32_t kind;
 	uint8_t prot;
-	uint64_t addr, pages;   /* 4 KiB pages */
-	uint64_t new_addr, new_pages;
+	uint64_t addr, pages;   /* 4 KiB pages; clone/fork: child thread in addr */
+	uint64_t new_addr, new_pages; /* fork: child as; exec: new as; block: ns */
 };
 
 struct mapping {
@@ -36,12 +55,24 @@ struct tas {
 	uint64_t next_dense;
 };
 
+/* A trace thread's replay. */
+struct tthread {
+	uint64_t *idx;    /* its records */
+	uint64_t n, pos;
+	uint32_t tas;     /* its trace address space now */
+	uint64_t last;    /* time of its previous record */
+	int gap_done;     /* the computation before idx[pos] is done */
+	int made;         /* a modelled thread exists for it */
+};
+
 struct trace {
 	struct tevent *ev;
 	uint64_t n;
 	uint32_t threads, nas;
-	uint64_t *next; /* per CPU: index of its next event */
+	uint32_t version;
 	struct tas *as;
+	struct tthread *th;
+	uint8_t *is_child;
 };
 
 static uint8_t parse_prot(const char *p)
@@ -74,24 +105,66 @@ int sim_load_trace(struct sim *s, const char *path)
 		return -1;
 	}
 	while (fgets(line, sizeof(line), f)) {
-		char kind[32], a[32], extra1[32] = "", extra2[32] = "";
-		unsigned long long tm, th, as, pages;
+		char kind[32], a[32] = "", f6[32] = "", extra1[32] = "", extra2[32] = "";
+		unsigned long long tm, th, as, pages = 0;
 		struct tevent e;
 		int n;
 
 		lineno++;
+		if (lineno == 1) {
+			if (!strcmp(line, "# tlbpol-trace v1\n"))
+				t->version = 1;
+			else if (!strcmp(line, "# tlbpol-trace v2\n"))
+				t->version = 2;
+			else
+				goto bad;
+			continue;
+		}
 		if (line[0] == '#' || line[0] == '\n')
 			continue;
-		n = sscanf(line, "%llu %llu %llu %31s %31s %llu %31s %31s", &tm, &th, &as, kind, a,
-			   &pages, extra1, extra2);
+		n = sscanf(line, "%llu %llu %llu %31s %31s %31s %31s %31s", &tm, &th, &as, kind, a,
+			   f6, extra1, extra2);
 		memset(&e, 0, sizeof(e));
-		if (n < 6)
+		if (n < 4)
 			goto bad;
+		e.time = tm;
 		e.thread = (uint32_t)th;
 		e.as = (uint32_t)as;
-		e.addr = strtoull(a, NULL, 16) >> 12;
-		e.pages = pages;
-		if (!strcmp(kind, "mmap") || !strcmp(kind, "mprotect")) {
+		if (t->version >= 2 && (!strcmp(kind, "clone") || !strcmp(kind, "exec"))) {
+			if (n != 5)
+				goto bad;
+			e.kind = !strcmp(kind, "clone") ? T_CLONE : T_EXEC;
+			if (e.kind == T_CLONE)
+				e.addr = strtoull(a, NULL, 10);
+			else
+				e.new_addr = strtoull(a, NULL, 10);
+		} else if (t->version >= 2 && !strcmp(kind, "fork")) {
+			if (n != 6)
+				goto bad;
+			e.kind = T_FORK;
+			e.addr = strtoull(a, NULL, 10);
+			e.new_addr = strtoull(f6, NULL, 10);
+		} else if (t->version >= 2 && !strcmp(kind, "exit")) {
+			if (n != 4)
+				goto bad;
+			e.kind = T_EXIT;
+		} else if (t->version >= 2 && !strcmp(kind, "block")) {
+			if (n != 6)
+				goto bad;
+			e.kind = T_BLOCK;
+			e.new_addr = strtoull(a, NULL, 10);
+		} else {
+			if (n < 6)
+				goto bad;
+			pages = strtoull(f6, NULL, 10);
+		}
+		if (e.kind < T_CLONE) {
+			e.addr = strtoull(a, NULL, 16) >> 12;
+			e.pages = pages;
+		}
+		if (e.kind >= T_CLONE) {
+			/* parsed above */
+		} else if (!strcmp(kind, "mmap") || !strcmp(kind, "mprotect")) {
 			e.kind = !strcmp(kind, "mmap") ? T_MMAP : T_MPROTECT;
 			if (n < 7 || (e.prot = parse_prot(extra1)) == 0xff)
 				goto bad;
@@ -122,6 +195,10 @@ int sim_load_trace(struct sim *s, const char *path)
 			t->threads = e.thread + 1;
 		if (e.as + 1 > t->nas)
 			t->nas = e.as + 1;
+		if ((e.kind == T_CLONE || e.kind == T_FORK) && e.addr + 1 > t->threads)
+			t->threads = (uint32_t)e.addr + 1;
+		if ((e.kind == T_FORK || e.kind == T_EXEC) && e.new_addr + 1 > t->nas)
+			t->nas = (uint32_t)e.new_addr + 1;
 		continue;
 bad:
 		snprintf(s->error, sizeof(s->error), "%s:%llu: malformed trace line", path,
@@ -132,20 +209,42 @@ bad:
 		return -1;
 	}
 	fclose(f);
-	t->next = calloc(s->cfg.ncpus, sizeof(uint64_t));
+	if (!t->version) {
+		snprintf(s->error, sizeof(s->error), "%s: not a tlbpol-trace", path);
+		free(t->ev);
+		free(t);
+		return -1;
+	}
 	t->as = calloc(t->nas ? t->nas : 1, sizeof(struct tas));
-	for (uint32_t c = 0; c < s->cfg.ncpus; c++)
-		t->next[c] = 0;
+	t->th = calloc(t->threads ? t->threads : 1, sizeof(struct tthread));
+	t->is_child = calloc(t->threads ? t->threads : 1, 1);
+	if (!t->as || !t->th || !t->is_child)
+		abort();
+	for (uint32_t a = 0; a < t->nas; a++)
+		t->as[a].next_dense = (uint64_t)(a / SIM_MAX_AS) << 30;
+	/* Each thread's records, and which threads a record makes. */
+	for (uint64_t i = 0; i < t->n; i++) {
+		struct tthread *tt = &t->th[t->ev[i].thread];
+
+		if (t->ev[i].kind == T_CLONE || t->ev[i].kind == T_FORK)
+			t->is_child[t->ev[i].addr] = 1;
+		if (!tt->n)
+			tt->tas = t->ev[i].as;
+		tt->n++;
+	}
+	for (uint32_t th = 0; th < t->threads; th++) {
+		t->th[th].idx = malloc((t->th[th].n ? t->th[th].n : 1) * sizeof(uint64_t));
+		if (!t->th[th].idx)
+			abort();
+		t->th[th].n = 0;
+	}
+	for (uint64_t i = 0; i < t->n; i++) {
+		struct tthread *tt = &t->th[t->ev[i].thread];
+
+		tt->idx[tt->n++] = i;
+	}
 	s->trace = t;
 	return 0;
-}
-
-/* Next event of a thread that runs on @cpu, from index @from. */
-static uint64_t next_for(const struct sim *s, const struct trace *t, uint32_t cpu, uint64_t from)
-{
-	while (from < t->n && t->ev[from].thread % s->cfg.ncpus != cpu)
-		from++;
-	return from;
 }
 
 static uint32_t sim_as_of(uint32_t trace_as)
@@ -158,15 +257,23 @@ static uint8_t perms_of(uint8_t prot)
 	return prot ? (uint8_t)(prot | SIM_A) : 0;
 }
 
-/* Apply @kind to the modelled pages of [start, start + pages) in trace AS
- * @tas: one engine event per run of present pages with the same bits. */
-static void apply(struct sim *s, uint32_t cpu, uint32_t tas, uint64_t start, uint64_t pages,
-		  enum tkind kind, uint8_t prot)
+/* A run of present pages with the same bits, to change. */
+struct run {
+	uint64_t vpn, n;
+	uint8_t bits;
+};
+
+/* The runs of present pages of [start, start + pages) in trace AS @tas,
+ * read before any engine call; NULL (and *@nr 0) if none.  An mprotect
+ * gives the mappings their new protection here, coarsely: a whole mapping
+ * takes it. */
+static struct run *runs_of(struct sim *s, uint32_t tas, uint64_t start, uint64_t pages,
+			   enum tkind kind, uint8_t prot, uint64_t *nr)
 {
-	struct trace *t = s->trace;
-	struct tas *a = &t->as[tas];
-	uint32_t as = sim_as_of(tas);
-	int touched = 0;
+	struct tas *a = &((struct trace *)s->trace)->as[tas];
+	uint32_t as = tas % SIM_MAX_AS;
+	struct run *r = NULL;
+	uint64_t n = 0, cap = 0;
 
 	for (uint32_t i = 0; i < a->n; i++) {
 		struct mapping *m = &a->m[i];
@@ -174,42 +281,53 @@ static void apply(struct sim *s, uint32_t cpu, uint32_t tas, uint64_t start, uin
 		uint64_t hi = start + pages < m->start + m->pages ? start + pages : m->start + m->pages;
 		uint64_t v = lo;
 
-		if (lo >= hi)
-			continue;
 		while (v < hi) {
 			uint64_t d = m->dense + (v - m->start);
-			struct sim_page *p = sim_page(s, as, d, 1);
-			uint8_t bits = p->perms;
+			uint8_t bits = sim_page(s, as, d, 1)->perms;
 			uint64_t w = v + 1;
 
 			while (w < hi && sim_page(s, as, m->dense + (w - m->start), 1)->perms == bits)
 				w++;
 			if (bits & SIM_P) {
-				if (kind == T_MPROTECT) {
-					uint8_t np = prot ? (uint8_t)(perms_of(prot) |
-								      (bits & (SIM_A | SIM_D)))
-							  : 0;
-					if (!prot)
-						sim_change(s, cpu, as, TLBPOL_EV_PROTECT, 0, d, w - v, 0);
-					else
-						sim_change(s, cpu, as, TLBPOL_EV_PROTECT, 0, d, w - v, np);
-				} else if (kind == T_MREMAP) {
-					sim_change(s, cpu, as, TLBPOL_EV_REMAP, 0, d, w - v, 0);
-				} else {
-					/* DONTNEED keeps the range mapped: complete
-					 * when madvise() returns. */
-					sim_change(s, cpu, as, TLBPOL_EV_UNMAP,
-						   kind == T_DONTNEED ? TLBPOL_EVF_STAYS_MAPPED : 0, d,
-						   w - v, 0);
-					touched = 1;
+				if (n == cap) {
+					cap = cap ? cap * 2 : 16;
+					r = realloc(r, cap * sizeof(*r));
+					if (!r)
+						abort();
 				}
+				r[n++] = (struct run){ d, w - v, bits };
 			}
 			v = w;
 		}
-		if (kind == T_MPROTECT)
-			m->prot = prot; /* coarse: the whole mapping takes the new protection */
+		if (kind == T_MPROTECT && lo < hi)
+			m->prot = prot;
 	}
-	if (touched || kind == T_MUNMAP || kind == T_DONTNEED) {
+	*nr = n;
+	return r;
+}
+
+static uint8_t perms_of(uint8_t prot);
+
+/* Submit @kind for the runs read by runs_of(); then flush and free as
+ * munmap and madvise do. */
+static void apply(struct sim *s, uint32_t cpu, uint32_t tas, const struct run *r, uint64_t nr,
+		  enum tkind kind, uint8_t prot)
+{
+	uint32_t as = tas % SIM_MAX_AS;
+
+	for (uint64_t i = 0; i < nr; i++) {
+		if (kind == T_MPROTECT)
+			sim_change(s, cpu, as, TLBPOL_EV_PROTECT, 0, r[i].vpn, r[i].n,
+				   prot ? (uint8_t)(perms_of(prot) | (r[i].bits & (SIM_A | SIM_D))) : 0);
+		else if (kind == T_MREMAP)
+			sim_change(s, cpu, as, TLBPOL_EV_REMAP, 0, r[i].vpn, r[i].n, 0);
+		else
+			/* DONTNEED keeps the range mapped: complete when
+			 * madvise() returns. */
+			sim_change(s, cpu, as, TLBPOL_EV_UNMAP,
+				   kind == T_DONTNEED ? TLBPOL_EVF_STAYS_MAPPED : 0, r[i].vpn, r[i].n, 0);
+	}
+	if (kind == T_MUNMAP || kind == T_DONTNEED || kind == T_MREMAP) {
 		sim_flush(s, cpu, TLBPOL_BY_FREE);
 		sim_free_frames_later(s, cpu, as, 0, 0);
 	}
@@ -265,6 +383,31 @@ static void add_mapping(struct tas *a, uint64_t start, uint64_t pages, uint8_t p
 	a->next_dense += pages + 1;
 }
 
+/* A fork: the child's address space starts as a copy of the parent's
+ * mappings (its pages fault in anew: the model does not copy PTEs). */
+static void copy_as(struct tas *to, const struct tas *from)
+{
+	for (uint32_t i = 0; i < from->n; i++)
+		add_mapping(to, from->m[i].start, from->m[i].pages, from->m[i].prot);
+}
+
+/* Make the modelled thread of trace thread @th, in trace AS @tas, at trace
+ * time @now; first queued on @cpu (at set-up) or placed by the scheduler. */
+static int make_thread(struct sim *s, uint32_t th, uint32_t tas, uint64_t now, uint32_t cpu)
+{
+	struct trace *t = s->trace;
+	int id;
+
+	t->th[th].tas = tas;
+	t->th[th].last = now;
+	t->th[th].made = 1;
+	id = sim_thread_new(s, (int32_t)sim_as_of(tas), cpu, 0);
+	if (id < 0)
+		return -1;
+	s->threads[id]->tag = th; /* the trace thread it replays */
+	return 0;
+}
+
 static int trace_setup(struct sim *s)
 {
 	struct trace *t;
@@ -275,39 +418,95 @@ static int trace_setup(struct sim *s)
 	for (uint32_t a = 0; a < SIM_MAX_AS && a < t->nas; a++)
 		if (sim_open_as(s) < 0)
 			return -1;
-	for (uint32_t c = 0; c < s->cfg.ncpus; c++)
-		t->next[c] = next_for(s, t, c, 0);
+	for (uint32_t th = 0; th < t->threads; th++)
+		if (!t->is_child[th] && t->th[th].n &&
+		    make_thread(s, th, t->th[th].tas, 0, th % s->cfg.ncpus))
+			return -1;
 	return 0;
+}
+
+/* The program runs a little between two system calls: a few accesses to
+ * what its address space maps. */
+static void run_a_little(struct sim *s, uint32_t cpu, uint32_t tas)
+{
+	struct trace *t = s->trace;
+	struct sim_cpu *c = &s->cpus[cpu];
+	uint32_t as = sim_as_of(tas);
+
+	for (int k = 0; k < 4 && t->as[tas].n; k++) {
+		struct tas *a = &t->as[tas];
+		struct mapping *m = &a->m[sim_rand(c) % a->n];
+		uint64_t v = m->dense + sim_rand(c) % m->pages;
+		int write = !!(m->prot & SIM_W);
+		uint8_t prot = m->prot;
+
+		if (!prot)
+			continue;
+		/* m is not used past here: the fault may wait, and another
+		 * CPU change the list meanwhile. */
+		if (sim_access(s, cpu, as, v, write) == ACC_FAULT) {
+			sim_fault(s, cpu, as, v, write ? TLBPOL_EVF_WRITE : 0,
+				  (uint8_t)(perms_of(prot) | (write ? SIM_D : 0)));
+			sim_access(s, cpu, as, v, write);
+		}
+	}
 }
 
 static int trace_step(struct sim *s, uint32_t cpu)
 {
 	struct trace *t = s->trace;
-	struct sim_cpu *c = &s->cpus[cpu];
+	struct sim_thread *me = sim_current(s, cpu);
+	struct tthread *tt = &t->th[me->tag];
 	struct tevent *e;
 	struct tas *a;
-	uint32_t as;
+	struct run *r;
+	uint64_t nr;
 
-	if (t->next[cpu] >= t->n)
+	if (tt->pos >= tt->n)
 		return 0;
-	e = &t->ev[t->next[cpu]];
-	a = &t->as[e->as];
-	as = sim_as_of(e->as);
-	if (c->as != (int32_t)as)
-		sim_switch(s, cpu, (int32_t)as);
-	/* The program runs a little between two system calls. */
-	for (int k = 0; k < 4 && a->n; k++) {
-		struct mapping *m = &a->m[sim_rand(c) % a->n];
-		uint64_t v = m->dense + sim_rand(c) % m->pages;
-		int write = !!(m->prot & SIM_W);
+	e = &t->ev[tt->idx[tt->pos]];
+	if (!tt->gap_done) {
+		/* Computation until the record (until its blocking began). */
+		uint64_t at = e->kind == T_BLOCK ? e->time - e->new_addr : e->time;
+		double gap = at > tt->last ? (double)(at - tt->last) : 0;
 
-		if (!m->prot)
-			continue;
-		if (sim_access(s, cpu, as, v, write) == ACC_FAULT) {
-			sim_fault(s, cpu, as, v, write ? TLBPOL_EVF_WRITE : 0,
-				  (uint8_t)(perms_of(m->prot) | (write ? SIM_D : 0)));
-			sim_access(s, cpu, as, v, write);
+		tt->gap_done = 1;
+		if (t->version >= 2 && gap > 0) {
+			run_a_little(s, cpu, tt->tas);
+			sim_charge(s, cpu, gap * s->cfg.trace_compute_scale);
+			return 1;
 		}
+	}
+	tt->gap_done = 0;
+	tt->pos++;
+	tt->last = e->time;
+	if (t->version < 2)
+		run_a_little(s, cpu, tt->tas);
+	a = &t->as[tt->tas];
+	switch (e->kind) {
+	case T_CLONE:
+	case T_FORK: {
+		uint32_t child = (uint32_t)e->addr;
+		uint32_t cas = e->kind == T_CLONE ? tt->tas : (uint32_t)e->new_addr;
+
+		sim_charge(s, cpu, s->cfg.cost.syscall_ns);
+		if (e->kind == T_FORK)
+			copy_as(&t->as[cas], a);
+		if (!t->th[child].made && make_thread(s, child, cas, e->time, cpu))
+			abort();
+		return 1;
+	}
+	case T_EXEC:
+		tt->tas = (uint32_t)e->new_addr;
+		sim_thread_exec(s, cpu, (int32_t)sim_as_of(tt->tas));
+		return 1;
+	case T_EXIT:
+		return 0;
+	case T_BLOCK:
+		sim_block(s, cpu, (double)e->new_addr);
+		return 1;
+	default:
+		break;
 	}
 	sim_charge(s, cpu, s->cfg.cost.syscall_ns);
 	switch (e->kind) {
@@ -315,14 +514,20 @@ static int trace_step(struct sim *s, uint32_t cpu)
 		add_mapping(a, e->addr, e->pages ? e->pages : 1, e->prot);
 		break;
 	case T_MUNMAP:
-		apply(s, cpu, e->as, e->addr, e->pages, T_MUNMAP, 0);
+		r = runs_of(s, tt->tas, e->addr, e->pages, T_MUNMAP, 0, &nr);
 		forget(a, e->addr, e->pages);
+		apply(s, cpu, tt->tas, r, nr, T_MUNMAP, 0);
+		free(r);
 		break;
 	case T_DONTNEED:
-		apply(s, cpu, e->as, e->addr, e->pages, T_DONTNEED, 0);
+		r = runs_of(s, tt->tas, e->addr, e->pages, T_DONTNEED, 0, &nr);
+		apply(s, cpu, tt->tas, r, nr, T_DONTNEED, 0);
+		free(r);
 		break;
 	case T_MPROTECT:
-		apply(s, cpu, e->as, e->addr, e->pages, T_MPROTECT, e->prot);
+		r = runs_of(s, tt->tas, e->addr, e->pages, T_MPROTECT, e->prot, &nr);
+		apply(s, cpu, tt->tas, r, nr, T_MPROTECT, e->prot);
+		free(r);
 		break;
 	case T_MREMAP: {
 		uint8_t prot = 0;
@@ -330,15 +535,17 @@ static int trace_step(struct sim *s, uint32_t cpu)
 		for (uint32_t i = 0; i < a->n; i++)
 			if (a->m[i].start <= e->addr && e->addr < a->m[i].start + a->m[i].pages)
 				prot = a->m[i].prot;
-		apply(s, cpu, e->as, e->addr, e->pages, T_MREMAP, 0);
+		r = runs_of(s, tt->tas, e->addr, e->pages, T_MREMAP, 0, &nr);
 		forget(a, e->addr, e->pages);
-		sim_flush(s, cpu, TLBPOL_BY_FREE);
 		add_mapping(a, e->new_addr, e->new_pages ? e->new_pages : 1, prot);
+		apply(s, cpu, tt->tas, r, nr, T_MREMAP, 0);
+		free(r);
 		break;
 	}
+	default:
+		break;
 	}
 	s->events_done++;
-	t->next[cpu] = next_for(s, t, cpu, t->next[cpu] + 1);
 	return 1;
 }
 
@@ -348,8 +555,11 @@ static void trace_finish(struct sim *s)
 
 	for (uint32_t a = 0; a < t->nas; a++)
 		free(t->as[a].m);
+	for (uint32_t th = 0; th < t->threads; th++)
+		free(t->th[th].idx);
+	free(t->th);
+	free(t->is_child);
 	free(t->as);
-	free(t->next);
 	free(t->ev);
 	free(t);
 	s->trace = NULL;
