@@ -64,7 +64,7 @@ static int run_one(const struct sim_config *base, const struct workload *wl, con
 	cfg.arch = wl->arch;
 	cfg.rules = pol->rules;
 	cfg.broadcast = base->broadcast || wl->broadcast;
-	cfg.vm = wl->vm;
+	cfg.vm = wl->vm || base->vm;
 	if (cfg.broadcast && pol->rules != TLBPOL_RULES_NONE)
 		cfg.rules |= TLBPOL_RULE_BROADCAST; /* arm64 Linux flushes by TLBI IS */
 	if (!cfg.events)

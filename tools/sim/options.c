@@ -37,6 +37,8 @@ enum {
 	OPT_TOPOLOGY,
 	OPT_IPI_DELAY,
 	OPT_COMPUTE_SCALE,
+	OPT_THREADS,
+	OPT_VM,
 };
 
 static const struct option longopts[] = {
@@ -60,6 +62,8 @@ static const struct option longopts[] = {
 	{ "topology", required_argument, NULL, OPT_TOPOLOGY },
 	{ "ipi-delay-spins", required_argument, NULL, OPT_IPI_DELAY },
 	{ "trace-compute-scale", required_argument, NULL, OPT_COMPUTE_SCALE },
+	{ "threads", required_argument, NULL, OPT_THREADS },
+	{ "vm", no_argument, NULL, OPT_VM },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -92,6 +96,8 @@ static void usage(FILE *f)
 		"  --topology FILE   CPUs and nodes from \"cpu node\" lines (examples/topology)\n"
 		"  --ipi-delay-spins N|auto  the engine's ipi_delay_spins (default auto: an IPI\n"
 		"                    round trip over one wait turn, as the unikernel sizes it)\n"
+		"  --threads T       dontneed: run T threads, on the first T CPUs (default: all)\n"
+		"  --vm              a guest: IPIs cost vm_ipi_factor more (vcpu always is one)\n"
 		"  --trace-compute-scale F  trace replay: recorded computation times F (default\n"
 		"                    1; strace slows the traced run, blocking is not scaled)\n"
 		"  --policy NAME     run only this policy (");
@@ -112,6 +118,7 @@ static int numeric_option(struct sim_config *cfg, int c, const char *name, const
 		{ OPT_L1, &cfg->l1_entries, NULL },
 		{ OPT_L2, &cfg->l2_entries, NULL },
 		{ OPT_OVERCOMMIT, &cfg->overcommit, NULL },
+		{ OPT_THREADS, &cfg->threads, NULL },
 	};
 	const struct cli_number *num = cli_number_find(nums, sizeof(nums) / sizeof(nums[0]), c);
 
@@ -243,6 +250,9 @@ static int option(struct sim_options *o, int c, const char *name, const char *v)
 		return 0;
 	case OPT_BROADCAST:
 		cfg->broadcast = 1;
+		return 0;
+	case OPT_VM:
+		cfg->vm = 1;
 		return 0;
 	case OPT_HYPERCALL:
 		cfg->broadcast = 1;

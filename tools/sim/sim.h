@@ -156,6 +156,7 @@ struct sim_config {
 	uint32_t free_ticks; /* cfg.free_ticks of the engine (0: its default) */
 	int64_t ipi_delay_spins; /* the engine's; < 0: an IPI round trip over one wait turn */
 	double trace_compute_scale; /* trace replay: recorded computation times this */
+	uint32_t threads; /* dontneed: threads on the first CPUs (0: one per CPU) */
 	int quiet;
 	struct sim_cost cost;
 };
