@@ -563,9 +563,12 @@ static const struct workload wl_vcpu = {
 	vcpu_setup, vcpu_step, NULL,
 };
 
+/* hypervisor.c */
+extern const struct workload wl_hypervisor;
+
 const struct workload *const sim_workloads[] = {
 	&wl_spurious, &wl_munmap, &wl_retry, &wl_reclaim, &wl_swapout,
-	&wl_dontneed, &wl_lazy, &wl_vcpu, NULL,
+	&wl_dontneed, &wl_lazy, &wl_vcpu, &wl_hypervisor, NULL,
 };
 
 const struct workload *sim_find_workload(const char *name)
