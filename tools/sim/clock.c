@@ -183,11 +183,14 @@ static void serve_irq(struct sim *s, uint32_t cpu)
 {
 	struct sim_cpu *c = &s->cpus[cpu];
 	double half = CYC(s, s->cfg.cost.irq_entry_exit_cycles) / 2;
+	uint32_t cause = c->cause;
 
 	c->irq_at = -1;
 	c->clock += half;
 	s->cnt.irq_received++;
+	c->cause = CAUSE_OTHER; /* what a handler forwards (NUMA fan-out) */
 	tlbpol_handle_ipi(s->eng, cpu);
+	c->cause = cause;
 	c->clock += half;
 	s->epoch++;
 }

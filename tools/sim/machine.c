@@ -78,6 +78,7 @@ static void cb_send_ipi(void *ctx, uint32_t from, const struct tlbpol_cpuset *t)
 			cost += s->cfg.cost.ipi_remote_ns * ipi_factor(s);
 		first = 0;
 		s->cnt.irq_sent++;
+		s->cnt.irq_by_cause[src->cause]++;
 		at = src->clock + cost + s->cfg.cost.ipi_latency_ns * ipi_factor(s);
 		/* A preempted vCPU takes it when it runs again. */
 		if (dst->mode == MODE_PREEMPTED && dst->resume_at > at)
@@ -266,7 +267,13 @@ void sim_tick_if_due(struct sim *s, uint32_t cpu)
 		return;
 	while (c->next_tick <= c->clock)
 		c->next_tick += s->cfg.cost.tick_ns;
-	tlbpol_tick(s->eng, cpu);
+	{
+		uint32_t cause = c->cause;
+
+		c->cause = CAUSE_OTHER; /* what a tick completes is not one change's */
+		tlbpol_tick(s->eng, cpu);
+		c->cause = cause;
+	}
 	engine_return(s, cpu);
 }
 
@@ -352,19 +359,53 @@ static void complete(struct sim *s, struct completion *k, const char *when)
 	oracle_complete(s, k->as, k->vpn, k->n, (int)k->harms, when);
 }
 
+const char *const sim_cause_names[SIM_NR_CAUSES] = {
+	[CAUSE_MUNMAP] = "munmap",   [CAUSE_DONTNEED] = "dontneed", [CAUSE_MPROTECT] = "mprotect",
+	[CAUSE_MREMAP] = "mremap",   [CAUSE_FAULT] = "fault",       [CAUSE_RECLAIM] = "reclaim",
+	[CAUSE_OTHER] = "other",
+};
+
+static uint32_t cause_of(uint32_t kind, uint32_t flags)
+{
+	switch (kind) {
+	case TLBPOL_EV_UNMAP:
+		return flags & TLBPOL_EVF_STAYS_MAPPED ? CAUSE_DONTNEED : CAUSE_MUNMAP;
+	case TLBPOL_EV_PROTECT:
+		return CAUSE_MPROTECT;
+	case TLBPOL_EV_REMAP:
+		return CAUSE_MREMAP;
+	case TLBPOL_EV_FAULT:
+		return CAUSE_FAULT;
+	case TLBPOL_EV_RECLAIM:
+		return CAUSE_RECLAIM;
+	default:
+		return CAUSE_OTHER;
+	}
+}
+
 struct tlbpol_decision sim_change(struct sim *s, uint32_t cpu, uint32_t as, uint32_t kind,
 				  uint32_t flags, uint64_t vpn, uint64_t n, uint8_t perms)
 {
-	struct sim_page *first = sim_page(s, as, vpn, 1);
-	struct tlbpol_event ev = { sizeof(ev), kind, flags, 12, vpn << 12, n, first->perms, perms };
+	return sim_change_range(s, cpu, as, kind, flags, vpn, n, sim_page(s, as, vpn, 1)->perms,
+				perms);
+}
+
+struct tlbpol_decision sim_change_range(struct sim *s, uint32_t cpu, uint32_t as, uint32_t kind,
+					uint32_t flags, uint64_t vpn, uint64_t n, uint8_t old,
+					uint8_t perms)
+{
+	struct tlbpol_event ev = { sizeof(ev), kind, flags, 12, vpn << 12, n, old, perms };
 	struct tlbpol_decision d;
 	uint32_t harms = 0;
 	int pfn = !!(flags & TLBPOL_EVF_PFN_CHANGED) && (perms & SIM_P);
 
+	s->cpus[cpu].cause = cause_of(kind, flags);
 	for (uint64_t i = 0; i < n; i++) {
 		struct sim_page *p = sim_page(s, as, vpn + i, 1);
 		uint32_t frame = p->frame;
 
+		if (kind == TLBPOL_EV_PROTECT && !(p->perms & SIM_P))
+			continue; /* mprotect does not populate */
 		if ((perms & SIM_P) && (!(p->perms & SIM_P) || pfn))
 			frame = s->next_frame++;
 		if (oracle_change_harms(s, p->perms, p->frame, perms, frame)) {

@@ -88,7 +88,7 @@ static void usage(FILE *f)
 		"  --scale SCENARIO  interrupts and modelled time from 2 to 1024 CPUs\n"
 		"  --cost NAME=V     override a cost-model constant (--costs lists them)\n"
 		"  --l1 N --l2 N     TLB entries (default 64 and 1536)\n"
-		"  --overcommit K    vCPUs per physical CPU in `vcpu` (default 2)\n"
+		"  --overcommit K    vCPUs per physical CPU in `vcpu` and `hypervisor` (default 2)\n"
 		"  --broadcast       give the engine a broadcast flush (INVLPGB) on x86 too\n"
 		"  --hypercall       ... as a paravirtual flush hypercall (its own costs)\n"
 		"  --seed S          random seed (default 1)\n"

@@ -55,6 +55,17 @@ void print_table(FILE *f, const struct workload *wl, const struct result *r, int
 			fprintf(f, "  !!! %s/%s: %llu stale-TLB violations: this policy is UNSAFE\n",
 				wl->name, x->policy, (unsigned long long)x->cnt.violations);
 	}
+	fprintf(f, "  interrupts by cause:");
+	for (int c = 0; c < SIM_NR_CAUSES; c++)
+		fprintf(f, " %s", sim_cause_names[c]);
+	fprintf(f, "\n");
+	for (int i = 0; i < n; i++) {
+		fprintf(f, "    %-8s", r[i].policy);
+		for (int c = 0; c < SIM_NR_CAUSES; c++)
+			fprintf(f, " %*llu", (int)strlen(sim_cause_names[c]),
+				(unsigned long long)r[i].cnt.irq_by_cause[c]);
+		fprintf(f, "\n");
+	}
 	fprintf(f, "  interrupts vs before: ");
 	for (int i = 0; i < n; i++)
 		if (r[before].cnt.irq_sent)
@@ -70,7 +81,10 @@ void print_csv_header(FILE *f)
 	fprintf(f, "scenario,policy,rules,ipis,ipis_received,local_flushes,pages_flushed,"
 		   "full_flushes,tlb_misses,all_tlb_misses,modelled_ns,metric,metric_name,"
 		   "violations,ipis_vs_before,time_vs_before,ipis_vs_linux,time_vs_linux,"
-		   "broadcasts\n");
+		   "broadcasts");
+	for (int c = 0; c < SIM_NR_CAUSES; c++)
+		fprintf(f, ",ipis_%s", sim_cause_names[c]);
+	fprintf(f, "\n");
 }
 
 /*
@@ -114,11 +128,14 @@ void print_csv(FILE *f, const struct workload *wl, const struct result *r, int n
 		struct row w = row_of(r, i, before, linux_i);
 
 		fprintf(f, "%s,%s,%#llx,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%.0f,%.3f,%s,%llu,%.4f,%.4f,"
-			   "%.4f,%.4f,%llu\n",
+			   "%.4f,%.4f,%llu",
 			x->scenario, x->policy, w.rules, w.ipis, w.ipis_received, w.local_flushes,
 			w.pages_flushed, w.full_flushes, w.tlb_misses, w.all_tlb_misses,
 			x->modelled_ns, x->metric, metric_name(wl), w.violations, w.ipis_vs_before,
 			w.time_vs_before, w.ipis_vs_linux, w.time_vs_linux, w.broadcasts);
+		for (int c = 0; c < SIM_NR_CAUSES; c++)
+			fprintf(f, ",%llu", (unsigned long long)x->cnt.irq_by_cause[c]);
+		fprintf(f, "\n");
 	}
 }
 

@@ -129,11 +129,18 @@ struct sim_cpu {
 	double run_until, resume_at; /* vCPU schedule */
 	uint64_t rng;
 	uint64_t ops;
+	uint32_t cause;  /* enum sim_cause of its latest change: its IPIs count there */
 	void *pend;      /* changes whose completion is awaited (machine.c) */
 	void *w;         /* workload's per-CPU state */
 };
 
+/* What an interrupt was sent for: the kind of change being flushed. */
+enum sim_cause { CAUSE_MUNMAP, CAUSE_DONTNEED, CAUSE_MPROTECT, CAUSE_MREMAP, CAUSE_FAULT,
+		 CAUSE_RECLAIM, CAUSE_OTHER, SIM_NR_CAUSES };
+extern const char *const sim_cause_names[SIM_NR_CAUSES];
+
 struct sim_counters {
+	uint64_t irq_by_cause[SIM_NR_CAUSES];
 	uint64_t irq_sent, irq_received, local_flushes, pages_flushed, full_flushes;
 	uint64_t tlb_misses, flush_misses, violations, broadcasts;
 	uint64_t switches, wakeup_ipis, polled; /* context switches; idle CPUs woken; served from a wait */
@@ -238,6 +245,13 @@ enum access_result sim_access(struct sim *s, uint32_t cpu, uint32_t as, uint64_t
  * frames (break-before-make).  Returns the decision. */
 struct tlbpol_decision sim_change(struct sim *s, uint32_t cpu, uint32_t as, uint32_t kind,
 				  uint32_t flags, uint64_t vpn, uint64_t n, uint8_t perms);
+/* The same for a range whose present pages differ: one event, as a
+ * kernel's mmu_gather flushes a whole system call's range once, @old the
+ * union of their bits.  An mprotect (EV_PROTECT) leaves pages that are not
+ * present as they are. */
+struct tlbpol_decision sim_change_range(struct sim *s, uint32_t cpu, uint32_t as, uint32_t kind,
+					uint32_t flags, uint64_t vpn, uint64_t n, uint8_t old,
+					uint8_t perms);
 /* A fault on @vpn resolved with @perms (installs a frame if not present). */
 struct tlbpol_decision sim_fault(struct sim *s, uint32_t cpu, uint32_t as, uint64_t vpn,
 				 uint32_t flags, uint8_t perms);

@@ -257,16 +257,18 @@ static uint8_t perms_of(uint8_t prot)
 	return prot ? (uint8_t)(prot | SIM_A) : 0;
 }
 
-/* A run of present pages with the same bits, to change. */
+/* The part of one mapping a system call changes: one engine event, as the
+ * kernel's mmu_gather flushes a call's whole range once.  @bits is the
+ * union of its present pages' bits (none present: no event). */
 struct run {
 	uint64_t vpn, n;
 	uint8_t bits;
 };
 
-/* The runs of present pages of [start, start + pages) in trace AS @tas,
- * read before any engine call; NULL (and *@nr 0) if none.  An mprotect
- * gives the mappings their new protection here, coarsely: a whole mapping
- * takes it. */
+/* The parts of [start, start + pages) in trace AS @tas that have a present
+ * page, read before any engine call; NULL (and *@nr 0) if none.  An
+ * mprotect gives the mappings their new protection here, coarsely: a whole
+ * mapping takes it. */
 static struct run *runs_of(struct sim *s, uint32_t tas, uint64_t start, uint64_t pages,
 			   enum tkind kind, uint8_t prot, uint64_t *nr)
 {
@@ -279,28 +281,35 @@ static struct run *runs_of(struct sim *s, uint32_t tas, uint64_t start, uint64_t
 		struct mapping *m = &a->m[i];
 		uint64_t lo = start > m->start ? start : m->start;
 		uint64_t hi = start + pages < m->start + m->pages ? start + pages : m->start + m->pages;
-		uint64_t v = lo;
+		uint8_t bits = 0;
 
-		while (v < hi) {
-			uint64_t d = m->dense + (v - m->start);
-			uint8_t bits = sim_page(s, as, d, 1)->perms;
-			uint64_t w = v + 1;
+		if (lo >= hi)
+			continue;
+		for (uint64_t v = lo; v < hi; v++) {
+			struct sim_page *p = sim_page(s, as, m->dense + (v - m->start), 0);
 
-			while (w < hi && sim_page(s, as, m->dense + (w - m->start), 1)->perms == bits)
-				w++;
-			if (bits & SIM_P) {
-				if (n == cap) {
-					cap = cap ? cap * 2 : 16;
-					r = realloc(r, cap * sizeof(*r));
-					if (!r)
-						abort();
-				}
-				r[n++] = (struct run){ d, w - v, bits };
-			}
-			v = w;
+			if (p && (p->perms & SIM_P))
+				bits |= p->perms;
 		}
-		if (kind == T_MPROTECT && lo < hi)
+		/* The trace has no loads and stores: a writable mapping that a
+		 * program unmaps or DONTNEEDs is taken to have been written
+		 * (tlb_flush2 writes all it drops; an allocator's arenas are
+		 * used).  Linux flushes only PTEs it cleared, so a range never
+		 * touched costs nothing: an mprotect counts only the pages the
+		 * model's own accesses made present. */
+		if (!bits && kind != T_MPROTECT && (m->prot & SIM_W))
+			bits = (uint8_t)(perms_of(m->prot) | SIM_D);
+		if (kind == T_MPROTECT)
 			m->prot = prot;
+		if (!bits)
+			continue;
+		if (n == cap) {
+			cap = cap ? cap * 2 : 16;
+			r = realloc(r, cap * sizeof(*r));
+			if (!r)
+				abort();
+		}
+		r[n++] = (struct run){ m->dense + (lo - m->start), hi - lo, bits };
 	}
 	*nr = n;
 	return r;
@@ -308,7 +317,7 @@ static struct run *runs_of(struct sim *s, uint32_t tas, uint64_t start, uint64_t
 
 static uint8_t perms_of(uint8_t prot);
 
-/* Submit @kind for the runs read by runs_of(); then flush and free as
+/* Submit @kind for the parts read by runs_of(); then flush and free as
  * munmap and madvise do. */
 static void apply(struct sim *s, uint32_t cpu, uint32_t tas, const struct run *r, uint64_t nr,
 		  enum tkind kind, uint8_t prot)
@@ -317,17 +326,19 @@ static void apply(struct sim *s, uint32_t cpu, uint32_t tas, const struct run *r
 
 	for (uint64_t i = 0; i < nr; i++) {
 		if (kind == T_MPROTECT)
-			sim_change(s, cpu, as, TLBPOL_EV_PROTECT, 0, r[i].vpn, r[i].n,
-				   prot ? (uint8_t)(perms_of(prot) | (r[i].bits & (SIM_A | SIM_D))) : 0);
+			sim_change_range(s, cpu, as, TLBPOL_EV_PROTECT, 0, r[i].vpn, r[i].n, r[i].bits,
+					 prot ? (uint8_t)(perms_of(prot) | (r[i].bits & (SIM_A | SIM_D)))
+					      : 0);
 		else if (kind == T_MREMAP)
-			sim_change(s, cpu, as, TLBPOL_EV_REMAP, 0, r[i].vpn, r[i].n, 0);
+			sim_change_range(s, cpu, as, TLBPOL_EV_REMAP, 0, r[i].vpn, r[i].n, r[i].bits, 0);
 		else
 			/* DONTNEED keeps the range mapped: complete when
 			 * madvise() returns. */
-			sim_change(s, cpu, as, TLBPOL_EV_UNMAP,
-				   kind == T_DONTNEED ? TLBPOL_EVF_STAYS_MAPPED : 0, r[i].vpn, r[i].n, 0);
+			sim_change_range(s, cpu, as, TLBPOL_EV_UNMAP,
+					 kind == T_DONTNEED ? TLBPOL_EVF_STAYS_MAPPED : 0, r[i].vpn,
+					 r[i].n, r[i].bits, 0);
 	}
-	if (kind == T_MUNMAP || kind == T_DONTNEED || kind == T_MREMAP) {
+	if (nr && (kind == T_MUNMAP || kind == T_DONTNEED || kind == T_MREMAP)) {
 		sim_flush(s, cpu, TLBPOL_BY_FREE);
 		sim_free_frames_later(s, cpu, as, 0, 0);
 	}
