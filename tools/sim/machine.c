@@ -362,14 +362,16 @@ static void complete(struct sim *s, struct completion *k, const char *when)
 const char *const sim_cause_names[SIM_NR_CAUSES] = {
 	[CAUSE_MUNMAP] = "munmap",   [CAUSE_DONTNEED] = "dontneed", [CAUSE_MPROTECT] = "mprotect",
 	[CAUSE_MREMAP] = "mremap",   [CAUSE_FAULT] = "fault",       [CAUSE_RECLAIM] = "reclaim",
-	[CAUSE_OTHER] = "other",
+	[CAUSE_EXIT] = "exit",       [CAUSE_OTHER] = "other",
 };
 
 static uint32_t cause_of(uint32_t kind, uint32_t flags)
 {
 	switch (kind) {
 	case TLBPOL_EV_UNMAP:
-		return flags & TLBPOL_EVF_STAYS_MAPPED ? CAUSE_DONTNEED : CAUSE_MUNMAP;
+		if (flags & TLBPOL_EVF_STAYS_MAPPED)
+			return CAUSE_DONTNEED;
+		return flags & TLBPOL_EVF_TABLES_FREED ? CAUSE_EXIT : CAUSE_MUNMAP;
 	case TLBPOL_EV_PROTECT:
 		return CAUSE_MPROTECT;
 	case TLBPOL_EV_REMAP:
@@ -401,11 +403,16 @@ struct tlbpol_decision sim_change_range(struct sim *s, uint32_t cpu, uint32_t as
 
 	s->cpus[cpu].cause = cause_of(kind, flags);
 	for (uint64_t i = 0; i < n; i++) {
-		struct sim_page *p = sim_page(s, as, vpn + i, 1);
-		uint32_t frame = p->frame;
+		/* An unmap or an mprotect changes only what is present (and
+		 * does not populate): a long range of a sparse address space
+		 * costs no page-table memory here. */
+		int sparse = kind == TLBPOL_EV_PROTECT || !(perms & SIM_P);
+		struct sim_page *p = sim_page(s, as, vpn + i, !sparse);
+		uint32_t frame;
 
-		if (kind == TLBPOL_EV_PROTECT && !(p->perms & SIM_P))
-			continue; /* mprotect does not populate */
+		if (sparse && (!p || !(p->perms & SIM_P)))
+			continue;
+		frame = p->frame;
 		if ((perms & SIM_P) && (!(p->perms & SIM_P) || pfn))
 			frame = s->next_frame++;
 		if (oracle_change_harms(s, p->perms, p->frame, perms, frame)) {

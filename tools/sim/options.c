@@ -39,6 +39,7 @@ enum {
 	OPT_COMPUTE_SCALE,
 	OPT_THREADS,
 	OPT_VM,
+	OPT_CPU_NS,
 };
 
 static const struct option longopts[] = {
@@ -64,6 +65,7 @@ static const struct option longopts[] = {
 	{ "trace-compute-scale", required_argument, NULL, OPT_COMPUTE_SCALE },
 	{ "threads", required_argument, NULL, OPT_THREADS },
 	{ "vm", no_argument, NULL, OPT_VM },
+	{ "trace-cpu-ns", required_argument, NULL, OPT_CPU_NS },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -100,6 +102,8 @@ static void usage(FILE *f)
 		"  --vm              a guest: IPIs cost vm_ipi_factor more (vcpu always is one)\n"
 		"  --trace-compute-scale F  trace replay: recorded computation times F (default\n"
 		"                    1; strace slows the traced run, blocking is not scaled)\n"
+		"  --trace-cpu-ns N  ... scaled so that it adds up to N ns: the CPU time (user +\n"
+		"                    system) the program used when run without strace\n"
 		"  --policy NAME     run only this policy (");
 	for (int p = 0; p < SIM_NR_POLICIES; p++)
 		fprintf(f, "%s%s", p ? ", " : "", sim_policy_names[p]);
@@ -274,6 +278,12 @@ static int option(struct sim_options *o, int c, const char *name, const char *v)
 	}
 	case OPT_COMPUTE_SCALE:
 		if (cli_double(v, 0, 1e6, &cfg->trace_compute_scale)) {
+			fprintf(stderr, "tlbpol-sim: bad number for --%s: %s\n", name, v);
+			return -1;
+		}
+		return 0;
+	case OPT_CPU_NS:
+		if (cli_double(v, 0, 1e18, &cfg->trace_cpu_ns)) {
 			fprintf(stderr, "tlbpol-sim: bad number for --%s: %s\n", name, v);
 			return -1;
 		}

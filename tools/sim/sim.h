@@ -134,9 +134,10 @@ struct sim_cpu {
 	void *w;         /* workload's per-CPU state */
 };
 
-/* What an interrupt was sent for: the kind of change being flushed. */
+/* What an interrupt was sent for: the kind of change being flushed (exit:
+ * an address space torn down at exit or exec, its tables freed). */
 enum sim_cause { CAUSE_MUNMAP, CAUSE_DONTNEED, CAUSE_MPROTECT, CAUSE_MREMAP, CAUSE_FAULT,
-		 CAUSE_RECLAIM, CAUSE_OTHER, SIM_NR_CAUSES };
+		 CAUSE_RECLAIM, CAUSE_EXIT, CAUSE_OTHER, SIM_NR_CAUSES };
 extern const char *const sim_cause_names[SIM_NR_CAUSES];
 
 struct sim_counters {
@@ -163,6 +164,7 @@ struct sim_config {
 	uint32_t free_ticks; /* cfg.free_ticks of the engine (0: its default) */
 	int64_t ipi_delay_spins; /* the engine's; < 0: an IPI round trip over one wait turn */
 	double trace_compute_scale; /* trace replay: recorded computation times this */
+	double trace_cpu_ns; /* > 0: ... scaled to add up to this (the program's CPU time) */
 	uint32_t threads; /* dontneed: threads on the first CPUs (0: one per CPU) */
 	int quiet;
 	struct sim_cost cost;

@@ -19,7 +19,17 @@
  *
  * Each trace mapping gets a dense range of the modelled address space, so
  * 47-bit addresses, and unrelated processes that share a modelled address
- * space (trace address spaces beyond SIM_MAX_AS wrap around), never collide.
+ * space (trace address spaces beyond SIM_MAX_AS wrap around, each round
+ * 2^26 pages further up), never collide.
+ *
+ * What a trace does not show, the model adds, as the kernel does it: the
+ * tear-down of an address space when its last thread exits or execs (one
+ * flush with its page tables freed, which lazy CPUs take too), a fork's
+ * write-protection of the parent's writable pages (and the copy-on-write
+ * faults after it).  It cannot add what it cannot know: page faults on
+ * memory never unmapped (xz's copy-on-write of the zero page), reclaim,
+ * migration.  --trace-cpu-ns sets the computation from the program's CPU
+ * time measured without strace.
  * A thread reads the trace's mapping list of its address space and updates
  * it before any engine call it makes: another CPU runs while it waits, and
  * must find the list as the kernel's VMA tree would be (munmap removes the
@@ -53,6 +63,7 @@ struct tas {
 	struct mapping *m;
 	uint32_t n, cap;
 	uint64_t next_dense;
+	uint32_t live; /* threads in it */
 };
 
 /* A trace thread's replay. */
@@ -221,7 +232,7 @@ bad:
 	if (!t->as || !t->th || !t->is_child)
 		abort();
 	for (uint32_t a = 0; a < t->nas; a++)
-		t->as[a].next_dense = (uint64_t)(a / SIM_MAX_AS) << 30;
+		t->as[a].next_dense = (uint64_t)(a / SIM_MAX_AS) << 26;
 	/* Each thread's records, and which threads a record makes. */
 	for (uint64_t i = 0; i < t->n; i++) {
 		struct tthread *tt = &t->th[t->ev[i].thread];
@@ -394,6 +405,76 @@ static void add_mapping(struct tas *a, uint64_t start, uint64_t pages, uint8_t p
 	a->next_dense += pages + 1;
 }
 
+/*
+ * The last thread of an address space is gone (exit, or exec leaving it):
+ * exit_mmap() unmaps everything and frees the page tables, so the flush
+ * reaches the CPUs lazy in it too (TABLES_FREED), as Linux's does
+ * (mm/mmap.c exit_mmap(), tlb_finish_mmu() with freed_tables).  A trace
+ * does not show it; the model does it for it.
+ */
+static void teardown(struct sim *s, uint32_t cpu, uint32_t tas)
+{
+	struct tas *a = &((struct trace *)s->trace)->as[tas];
+	uint32_t as = sim_as_of(tas);
+	uint64_t lo = UINT64_MAX, hi = 0;
+	uint8_t bits = 0;
+	struct run *r;
+	uint64_t nr;
+
+	/* One event over all of it, as one tlb_finish_mmu() flushes it. */
+	r = runs_of(s, tas, 0, UINT64_MAX / 2, T_MUNMAP, 0, &nr);
+	for (uint64_t i = 0; i < nr; i++) {
+		lo = r[i].vpn < lo ? r[i].vpn : lo;
+		hi = r[i].vpn + r[i].n > hi ? r[i].vpn + r[i].n : hi;
+		bits |= r[i].bits;
+	}
+	free(r);
+	free(a->m);
+	a->m = NULL;
+	a->n = a->cap = 0;
+	if (!nr)
+		return;
+	sim_change_range(s, cpu, as, TLBPOL_EV_UNMAP, TLBPOL_EVF_TABLES_FREED, lo, hi - lo, bits, 0);
+	sim_flush(s, cpu, TLBPOL_BY_FREE);
+	sim_free_frames_later(s, cpu, as, 0, 0);
+}
+
+/* A thread leaves trace AS @tas; tear it down if it was the last. */
+static void leave_as(struct sim *s, uint32_t cpu, uint32_t tas)
+{
+	struct tas *a = &((struct trace *)s->trace)->as[tas];
+
+	if (a->live && !--a->live)
+		teardown(s, cpu, tas);
+}
+
+/* A fork write-protects the parent's private writable pages for
+ * copy-on-write and flushes the parent's mm (kernel/fork.c dup_mmap():
+ * copy_page_range(), then flush_tlb_mm(oldmm)); its CPUs running other
+ * threads of the parent take it. */
+static void fork_protect(struct sim *s, uint32_t cpu, uint32_t tas)
+{
+	struct tas *a = &((struct trace *)s->trace)->as[tas];
+	uint32_t as = sim_as_of(tas);
+
+	for (uint32_t i = 0; i < a->n; i++) {
+		struct mapping m = a->m[i];
+		uint8_t bits = 0;
+
+		if (!(m.prot & SIM_W))
+			continue;
+		for (uint64_t v = 0; v < m.pages; v++) {
+			struct sim_page *p = sim_page(s, as, m.dense + v, 0);
+
+			if (p && (p->perms & SIM_P))
+				bits |= p->perms;
+		}
+		if (bits & SIM_W)
+			sim_change_range(s, cpu, as, TLBPOL_EV_PROTECT, 0, m.dense, m.pages, bits,
+					 (uint8_t)(bits & ~(SIM_W | SIM_D)));
+	}
+}
+
 /* A fork: the child's address space starts as a copy of the parent's
  * mappings (its pages fault in anew: the model does not copy PTEs). */
 static void copy_as(struct tas *to, const struct tas *from)
@@ -412,6 +493,7 @@ static int make_thread(struct sim *s, uint32_t th, uint32_t tas, uint64_t now, u
 	t->th[th].tas = tas;
 	t->th[th].last = now;
 	t->th[th].made = 1;
+	t->as[tas].live++;
 	id = sim_thread_new(s, (int32_t)sim_as_of(tas), cpu, 0);
 	if (id < 0)
 		return -1;
@@ -433,6 +515,26 @@ static int trace_setup(struct sim *s)
 		if (!t->is_child[th] && t->th[th].n &&
 		    make_thread(s, th, t->th[th].tas, 0, th % s->cfg.ncpus))
 			return -1;
+	if (s->cfg.trace_cpu_ns > 0) {
+		/* --trace-cpu-ns: scale the recorded computation so that it adds
+		 * up to the CPU time the program used without strace. */
+		double total = 0;
+
+		for (uint32_t th = 0; th < t->threads; th++) {
+			uint64_t last = 0;
+
+			for (uint64_t k = 0; k < t->th[th].n; k++) {
+				const struct tevent *e = &t->ev[t->th[th].idx[k]];
+				uint64_t at = e->kind == T_BLOCK ? e->time - e->new_addr : e->time;
+
+				if (k && at > last)
+					total += (double)(at - last);
+				last = e->time;
+			}
+		}
+		if (total > 0)
+			s->cfg.trace_compute_scale = s->cfg.trace_cpu_ns / total;
+	}
 	return 0;
 }
 
@@ -456,7 +558,13 @@ static void run_a_little(struct sim *s, uint32_t cpu, uint32_t tas)
 		/* m is not used past here: the fault may wait, and another
 		 * CPU change the list meanwhile. */
 		if (sim_access(s, cpu, as, v, write) == ACC_FAULT) {
-			sim_fault(s, cpu, as, v, write ? TLBPOL_EVF_WRITE : 0,
+			struct sim_page *p = sim_page(s, as, v, 0);
+			/* A write to a present read-only page of a writable
+			 * mapping is copy-on-write (after a fork): a new frame
+			 * (mm/memory.c wp_page_copy(), ptep_clear_flush()). */
+			uint32_t cow = write && p && (p->perms & SIM_P) ? TLBPOL_EVF_PFN_CHANGED : 0;
+
+			sim_fault(s, cpu, as, v, (write ? TLBPOL_EVF_WRITE : 0) | cow,
 				  (uint8_t)(perms_of(prot) | (write ? SIM_D : 0)));
 			sim_access(s, cpu, as, v, write);
 		}
@@ -501,17 +609,25 @@ static int trace_step(struct sim *s, uint32_t cpu)
 		uint32_t cas = e->kind == T_CLONE ? tt->tas : (uint32_t)e->new_addr;
 
 		sim_charge(s, cpu, s->cfg.cost.syscall_ns);
-		if (e->kind == T_FORK)
+		if (e->kind == T_FORK) {
 			copy_as(&t->as[cas], a);
+			fork_protect(s, cpu, tt->tas);
+		}
 		if (!t->th[child].made && make_thread(s, child, cas, e->time, cpu))
 			abort();
 		return 1;
 	}
-	case T_EXEC:
+	case T_EXEC: {
+		uint32_t old = tt->tas;
+
 		tt->tas = (uint32_t)e->new_addr;
+		t->as[tt->tas].live++;
+		leave_as(s, cpu, old);
 		sim_thread_exec(s, cpu, (int32_t)sim_as_of(tt->tas));
 		return 1;
+	}
 	case T_EXIT:
+		leave_as(s, cpu, tt->tas);
 		return 0;
 	case T_BLOCK:
 		sim_block(s, cpu, (double)e->new_addr);
