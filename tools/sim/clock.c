@@ -188,7 +188,7 @@ static void serve_irq(struct sim *s, uint32_t cpu)
 	c->irq_at = -1;
 	c->clock += half;
 	s->cnt.irq_received++;
-	c->cause = CAUSE_OTHER; /* what a handler forwards (NUMA fan-out) */
+	c->cause = CAUSE_FORWARD; /* what a handler sends on (NUMA fan-out) */
 	tlbpol_handle_ipi(s->eng, cpu);
 	c->cause = cause;
 	c->clock += half;

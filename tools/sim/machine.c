@@ -362,7 +362,7 @@ static void complete(struct sim *s, struct completion *k, const char *when)
 const char *const sim_cause_names[SIM_NR_CAUSES] = {
 	[CAUSE_MUNMAP] = "munmap",   [CAUSE_DONTNEED] = "dontneed", [CAUSE_MPROTECT] = "mprotect",
 	[CAUSE_MREMAP] = "mremap",   [CAUSE_FAULT] = "fault",       [CAUSE_RECLAIM] = "reclaim",
-	[CAUSE_EXIT] = "exit",       [CAUSE_OTHER] = "other",
+	[CAUSE_EXIT] = "exit",       [CAUSE_FORWARD] = "forward",   [CAUSE_OTHER] = "other",
 };
 
 static uint32_t cause_of(uint32_t kind, uint32_t flags)

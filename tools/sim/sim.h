@@ -135,9 +135,10 @@ struct sim_cpu {
 };
 
 /* What an interrupt was sent for: the kind of change being flushed (exit:
- * an address space torn down at exit or exec, its tables freed). */
+ * an address space torn down at exit or exec, its tables freed; forward:
+ * sent on by a handler, NUMA fan-out; other: from a tick). */
 enum sim_cause { CAUSE_MUNMAP, CAUSE_DONTNEED, CAUSE_MPROTECT, CAUSE_MREMAP, CAUSE_FAULT,
-		 CAUSE_RECLAIM, CAUSE_EXIT, CAUSE_OTHER, SIM_NR_CAUSES };
+		 CAUSE_RECLAIM, CAUSE_EXIT, CAUSE_FORWARD, CAUSE_OTHER, SIM_NR_CAUSES };
 extern const char *const sim_cause_names[SIM_NR_CAUSES];
 
 struct sim_counters {
