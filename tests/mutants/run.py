@@ -140,10 +140,14 @@ def checkers(args):
         ("softmmu", "oracle", ["examples/softmmu/softmmu", "--seconds", "1", "--vcpus", "4"],
          120),
         # tlbpol-sim exits 1 for a stale-TLB violation (UNSAFE), 2 when a
-        # CPU waits for acknowledgements with no interrupt pending (its
-        # liveness check, like the stress oracle's stall).
-        ("sim", "oracle", ["sh", "-c", "for s in reclaim dontneed lazy-unmap vcpu munmap; do "
-                           "tools/sim/tlbpol-sim $s --cpus 16 --nodes 2 >/dev/null 2>&1; "
+        # CPU waits for acknowledgements with no interrupt pending or longer
+        # than any wait of its machine (its liveness check, like the stress
+        # oracle's stall).  --probe has every CPU read pages other CPUs
+        # installed, so that a skipped or partial flush leaves an entry
+        # the oracle sees.
+        ("sim", "oracle", ["sh", "-c", "for s in reclaim dontneed lazy-unmap vcpu munmap "
+                           "hypervisor; do "
+                           "tools/sim/tlbpol-sim $s --cpus 16 --nodes 2 --probe >/dev/null 2>&1; "
                            "r=$?; [ $r = 1 ] && echo UNSAFE $s; [ $r = 2 ] && echo STUCK $s; "
                            "done; true"], 300),
     ]

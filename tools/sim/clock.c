@@ -293,8 +293,19 @@ void clock_relax(struct sim *s, uint32_t cpu)
 		fprintf(stderr, "tlbpol-sim: cpu %u waits outside its coroutine (in setup?)\n", cpu);
 		exit(2);
 	}
-	c->turns++;
+	if (!c->turns++)
+		c->wait_t0 = c->clock;
 	serve_due(s, cpu);
+	if (c->clock - c->wait_t0 > s->wait_limit_ns) {
+		/* No acknowledgement in this model takes that long: a target
+		 * was never interrupted and serves only at its tick. */
+		snprintf(s->error, sizeof(s->error),
+			 "cpu %u waited %.3f ms for acknowledgements (the longest wait this "
+			 "machine allows is %.3f ms)",
+			 cpu, (c->clock - c->wait_t0) / 1e6, s->wait_limit_ns / 1e6);
+		fprintf(stderr, "tlbpol-sim: %s\n", s->error);
+		exit(2);
+	}
 	t = c->clock + s->cfg.cost.relax_ns;
 	if (c->turns > (uint64_t)s->ipi_delay_spins + 1 && c->seen_epoch == s->epoch &&
 	    !irq_due(c)) {

@@ -191,6 +191,13 @@ int sim_init(struct sim *s, const struct sim_config *cfg, const struct workload 
 				    CYC(s, cfg->cost.irq_entry_exit_cycles) + cfg->cost.ack_latency_ns) /
 				   cfg->cost.relax_ns);
 	s->ipi_delay_spins = ec.ipi_delay_spins;
+	/* The liveness check: on bare metal an acknowledgement takes
+	 * microseconds, so a wait of a millisecond means a target that was
+	 * never interrupted (it would serve at its tick, up to tick_ns later);
+	 * a guest's waits include a preempted vCPU's time off its pCPU. */
+	s->wait_limit_ns = 1e6;
+	if (cfg->vm)
+		s->wait_limit_ns += cfg->cost.vcpu_slice_ns * (cfg->overcommit > 2 ? cfg->overcommit : 2);
 	err = tlbpol_engine_new(&ec, &s->eng);
 	if (err) {
 		snprintf(s->error, sizeof(s->error), "tlbpol_engine_new: %d", err);
@@ -338,6 +345,24 @@ static void mark_inflight(struct sim *s, uint32_t as, uint64_t vpn, uint64_t n, 
 	}
 }
 
+/*
+ * The scenarios' threads mostly touch pages of their own, so the pages one
+ * CPU unmaps are rarely in another's TLB, and a flush that skips a target
+ * would go unnoticed.  --probe makes every CPU read, after each step, one
+ * of the pages installed lately in its address space: entries of other
+ * CPUs' pages then sit in every TLB when those pages change, and the
+ * oracle checks what the engine does with them.  A read that finds the page
+ * not present does nothing (a probe is not a fault).
+ */
+void sim_probe(struct sim *s, uint32_t cpu, uint32_t as)
+{
+	struct sim_as *a = &s->as[as];
+	uint32_t n = a->nrecent < 64 ? a->nrecent : 64;
+
+	if (n)
+		(void)sim_access(s, cpu, as, a->recent[sim_rand(&s->cpus[cpu]) % n], 0);
+}
+
 struct completion {
 	uint32_t as;
 	uint64_t vpn, n;
@@ -413,8 +438,12 @@ struct tlbpol_decision sim_change_range(struct sim *s, uint32_t cpu, uint32_t as
 		if (sparse && (!p || !(p->perms & SIM_P)))
 			continue;
 		frame = p->frame;
-		if ((perms & SIM_P) && (!(p->perms & SIM_P) || pfn))
+		if ((perms & SIM_P) && (!(p->perms & SIM_P) || pfn)) {
+			struct sim_as *a = &s->as[as];
+
 			frame = s->next_frame++;
+			a->recent[a->nrecent++ % 64] = vpn + i;
+		}
 		if (oracle_change_harms(s, p->perms, p->frame, perms, frame)) {
 			harms = 1;
 			p->unflushed++;

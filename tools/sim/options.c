@@ -40,6 +40,7 @@ enum {
 	OPT_THREADS,
 	OPT_VM,
 	OPT_CPU_NS,
+	OPT_PROBE,
 };
 
 static const struct option longopts[] = {
@@ -66,6 +67,7 @@ static const struct option longopts[] = {
 	{ "threads", required_argument, NULL, OPT_THREADS },
 	{ "vm", no_argument, NULL, OPT_VM },
 	{ "trace-cpu-ns", required_argument, NULL, OPT_CPU_NS },
+	{ "probe", no_argument, NULL, OPT_PROBE },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -99,6 +101,8 @@ static void usage(FILE *f)
 		"  --ipi-delay-spins N|auto  the engine's ipi_delay_spins (default auto: an IPI\n"
 		"                    round trip over one wait turn, as the unikernel sizes it)\n"
 		"  --threads T       dontneed: run T threads, on the first T CPUs (default: all)\n"
+		"  --probe           checking: after each step every CPU also reads a page\n"
+		"                    installed lately, so other CPUs' pages sit in its TLB\n"
 		"  --vm              a guest: IPIs cost vm_ipi_factor more (vcpu always is one)\n"
 		"  --trace-compute-scale F  trace replay: recorded computation times F (default\n"
 		"                    1; strace slows the traced run, blocking is not scaled)\n"
@@ -257,6 +261,9 @@ static int option(struct sim_options *o, int c, const char *name, const char *v)
 		return 0;
 	case OPT_VM:
 		cfg->vm = 1;
+		return 0;
+	case OPT_PROBE:
+		cfg->probe = 1;
 		return 0;
 	case OPT_HYPERCALL:
 		cfg->broadcast = 1;

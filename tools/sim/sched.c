@@ -276,6 +276,8 @@ static void cpu_main(struct sim *s, uint32_t cpu)
 			enqueue(s, cpu, t); /* its slice is over: to the back */
 		}
 		t->ran_ns += c->clock - t0;
+		if (s->cfg.probe && c->as >= 0 && c->mode == MODE_RUN)
+			sim_probe(s, cpu, (uint32_t)c->as);
 		sim_yield(s, cpu);
 	}
 }

@@ -81,6 +81,8 @@ struct sim_as {
 	uint64_t base_vpn;
 	uint64_t nchunks;
 	struct sim_page **chunks;
+	uint64_t recent[64]; /* --probe: pages installed lately, for other CPUs to read */
+	uint32_t nrecent;
 };
 
 enum sim_cpu_mode { MODE_RUN, MODE_IDLE, MODE_PREEMPTED, MODE_DONE };
@@ -109,6 +111,7 @@ struct sim_cpu {
 	double key;      /* clock.c: when this CPU next has something to do */
 	void *co;        /* clock.c: its coroutine */
 	uint64_t turns;  /* wait turns (ops->relax) of the engine call in progress */
+	double wait_t0;  /* when that wait began */
 	uint64_t seen_epoch;
 	struct sim_thread *cur;            /* sched.c: running thread, or NULL */
 	struct sim_thread *rq_head, *rq_tail; /* runnable, waiting for this CPU */
@@ -167,6 +170,7 @@ struct sim_config {
 	double trace_compute_scale; /* trace replay: recorded computation times this */
 	double trace_cpu_ns; /* > 0: ... scaled to add up to this (the program's CPU time) */
 	uint32_t threads; /* dontneed: threads on the first CPUs (0: one per CPU) */
+	int probe;        /* after each step a CPU reads a page installed lately (checking) */
 	int quiet;
 	struct sim_cost cost;
 };
@@ -202,6 +206,7 @@ struct sim {
 	uint64_t epoch;     /* bumped by every engine call and interrupt: waiters re-poll */
 	int final;          /* sched.c: every thread is done; complete what is pending */
 	uint32_t ipi_delay_spins; /* as given to the engine */
+	double wait_limit_ns; /* a longer wait for acknowledgements is STUCK */
 	struct sim_thread **threads;
 	uint32_t nthreads, threads_cap, live_threads;
 	struct sim_counters cnt;
@@ -263,6 +268,8 @@ void sim_free_frames_later(struct sim *s, uint32_t cpu, uint32_t as, uint64_t vp
 void sim_switch(struct sim *s, uint32_t cpu, int32_t as);
 void sim_set_mode(struct sim *s, uint32_t cpu, uint32_t mode);
 void sim_tick_if_due(struct sim *s, uint32_t cpu);
+/* --probe: @cpu reads one page of @as that some CPU installed lately. */
+void sim_probe(struct sim *s, uint32_t cpu, uint32_t as);
 
 /* sched.c: threads.  A scenario that makes none gets one per CPU, pinned,
  * in the address space its setup switched that CPU to. */
