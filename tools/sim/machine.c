@@ -172,6 +172,8 @@ int sim_init(struct sim *s, const struct sim_config *cfg, const struct workload 
 	ec.rules = cfg->rules;
 	ec.max_as = SIM_MAX_AS;
 	ec.ops = cfg->broadcast ? &ops_bc : &ops;
+	if (cfg->pcid)
+		ec.flags |= TLBPOL_CFGF_RETAIN_AS;
 	ec.ops_ctx = s;
 	ec.cpu_node = cfg->nnodes > 1 ? s->node : NULL;
 	ec.cost_ipi_ns = (uint32_t)(cfg->cost.ipi_first_ns * (cfg->vm ? cfg->cost.vm_ipi_factor : 1));
@@ -588,8 +590,11 @@ void sim_switch(struct sim *s, uint32_t cpu, int32_t as)
 	tlbpol_switch(s->eng, cpu, as >= 0 ? s->as[as].as : NULL, &need);
 	engine_return(s, cpu);
 	if (as >= 0 && as != c->loaded) {
-		/* A CR3 write without PCID drops every non-global entry. */
-		if (c->loaded >= 0) {
+		/* A CR3 write without PCID drops every non-global entry; with
+		 * PCIDs (--pcid: TLBPOL_CFGF_RETAIN_AS) the old address space's
+		 * entries stay under their tag, and the engine says at the
+		 * switch back whether they must go (need, below). */
+		if (c->loaded >= 0 && !s->cfg.pcid) {
 			tlb_flush_all(&c->tlb, s->nas);
 			c->clock += CYC(s, s->cfg.cost.full_flush_cycles);
 		}

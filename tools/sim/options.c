@@ -41,6 +41,8 @@ enum {
 	OPT_VM,
 	OPT_CPU_NS,
 	OPT_PROBE,
+	OPT_PCID,
+	OPT_BLOCK,
 };
 
 static const struct option longopts[] = {
@@ -68,6 +70,8 @@ static const struct option longopts[] = {
 	{ "vm", no_argument, NULL, OPT_VM },
 	{ "trace-cpu-ns", required_argument, NULL, OPT_CPU_NS },
 	{ "probe", no_argument, NULL, OPT_PROBE },
+	{ "pcid", no_argument, NULL, OPT_PCID },
+	{ "block-us", required_argument, NULL, OPT_BLOCK },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -100,7 +104,11 @@ static void usage(FILE *f)
 		"  --topology FILE   CPUs and nodes from \"cpu node\" lines (examples/topology)\n"
 		"  --ipi-delay-spins N|auto  the engine's ipi_delay_spins (default auto: an IPI\n"
 		"                    round trip over one wait turn, as the unikernel sizes it)\n"
-		"  --threads T       dontneed: run T threads, on the first T CPUs (default: all)\n"
+		"  --threads T       dontneed: run T threads (default: one per CPU; more than CPUs\n"
+		"                    share them through the run queues)\n"
+		"  --block-us U      dontneed: each thread blocks U us after each operation\n"
+		"  --pcid            switches keep the old address space's TLB entries under\n"
+		"                    their tag (PCID/ASID: the engine's TLBPOL_CFGF_RETAIN_AS)\n"
 		"  --probe           checking: after each step every CPU also reads a page\n"
 		"                    installed lately, so other CPUs' pages sit in its TLB\n"
 		"  --vm              a guest: IPIs cost vm_ipi_factor more (vcpu always is one)\n"
@@ -264,6 +272,16 @@ static int option(struct sim_options *o, int c, const char *name, const char *v)
 		return 0;
 	case OPT_PROBE:
 		cfg->probe = 1;
+		return 0;
+	case OPT_PCID:
+		cfg->pcid = 1;
+		return 0;
+	case OPT_BLOCK:
+		if (cli_double(v, 0, 1e9, &cfg->block_ns)) {
+			fprintf(stderr, "tlbpol-sim: bad number for --%s: %s\n", name, v);
+			return -1;
+		}
+		cfg->block_ns *= 1000;
 		return 0;
 	case OPT_HYPERCALL:
 		cfg->broadcast = 1;

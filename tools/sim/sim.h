@@ -169,8 +169,10 @@ struct sim_config {
 	int64_t ipi_delay_spins; /* the engine's; < 0: an IPI round trip over one wait turn */
 	double trace_compute_scale; /* trace replay: recorded computation times this */
 	double trace_cpu_ns; /* > 0: ... scaled to add up to this (the program's CPU time) */
-	uint32_t threads; /* dontneed: threads on the first CPUs (0: one per CPU) */
+	uint32_t threads; /* dontneed: its threads (0: one per CPU) */
+	double block_ns;  /* dontneed: each thread blocks this long after each operation */
 	int probe;        /* after each step a CPU reads a page installed lately (checking) */
+	int pcid;         /* switches keep the old address space's entries (RETAIN_AS) */
 	int quiet;
 	struct sim_cost cost;
 };

@@ -385,30 +385,43 @@ static void swapout_finish(struct sim *s)
 /* ------------------------------------------------------------------------ */
 /* dontneed — will-it-scale tlb_flush2 (threads): each thread writes 16
  * pages and MADV_DONTNEEDs them, in a loop, all in one address space.
- * --threads T runs it on the first T CPUs only (the others idle), each
- * thread doing the same number of operations whatever T is; its figure is
- * the time of one operation, so T threads do T / that per second.        */
+ * --threads T runs T threads (first on CPUs t % ncpus: fewer than CPUs
+ * leaves CPUs idle, more share them), each doing the same number of
+ * operations whatever T is; its figure is the time of one operation, so T
+ * threads on T CPUs do T / that per second.  --block-us has each thread
+ * block that long after each operation.                                  */
 
 #define DN_PAGES 16
 
 static int dontneed_setup(struct sim *s)
 {
+	uint32_t threads = s->cfg.threads ? s->cfg.threads : s->cfg.ncpus;
+
 	setup_common(s);
 	if (sim_open_as(s) < 0)
 		return -1;
-	for (uint32_t c = 0; c < s->cfg.ncpus; c++) {
-		int runs = !s->cfg.threads || c < s->cfg.threads;
-
+	for (uint32_t c = 0; c < s->cfg.ncpus; c++)
 		sim_switch(s, c, 0);
-		W(s, c)->n = runs ? s->cfg.events / s->cfg.ncpus + 1 : 0;
+	/* One thread per CPU unless --threads says otherwise; more threads
+	 * than CPUs share them through the run queues. */
+	for (uint32_t t = 0; t < threads; t++) {
+		int id = sim_thread_new(s, 0, t % s->cfg.ncpus, 0);
+		struct wcpu *w;
+
+		if (id < 0 || !(w = calloc(1, sizeof(*w))))
+			return -1;
+		w->n = s->cfg.events / s->cfg.ncpus + 1;
+		s->threads[id]->w = w;
+		s->threads[id]->tag = t;
 	}
 	return 0;
 }
 
 static int dontneed_step(struct sim *s, uint32_t cpu)
 {
-	struct wcpu *w = W(s, cpu);
-	uint64_t base = 0x100000 + (uint64_t)cpu * 0x100;
+	struct sim_thread *me = sim_current(s, cpu);
+	struct wcpu *w = me->w;
+	uint64_t base = 0x100000 + (uint64_t)me->tag * 0x100;
 	double t = s->cpus[cpu].clock;
 
 	if (w->i == w->n)
@@ -421,6 +434,10 @@ static int dontneed_step(struct sim *s, uint32_t cpu)
 	s->cnt.busy_ns += s->cpus[cpu].clock - t;
 	s->cnt.busy_ops++;
 	w->i++;
+	/* --block-us: it then waits (a sleep, a futex, I/O); its CPU may run
+	 * another thread or go idle, lazy, and be spared the others' flushes. */
+	if (s->cfg.block_ns > 0)
+		sim_block(s, cpu, s->cfg.block_ns);
 	return 1;
 }
 
