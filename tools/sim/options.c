@@ -292,7 +292,6 @@ static int option(struct sim_options *o, int c, const char *name, const char *v)
 
 		if (!strcmp(v, "auto")) {
 			cfg->ipi_delay_spins = -1;
-	cfg->trace_compute_scale = 1.0;
 		} else if (cli_whole(v, 0, UINT32_MAX, &n)) {
 			fprintf(stderr, "tlbpol-sim: bad number for --%s: %s\n", name, v);
 			return -1;

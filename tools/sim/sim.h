@@ -148,7 +148,7 @@ struct sim_counters {
 	uint64_t irq_by_cause[SIM_NR_CAUSES];
 	uint64_t irq_sent, irq_received, local_flushes, pages_flushed, full_flushes;
 	uint64_t tlb_misses, flush_misses, violations, broadcasts;
-	uint64_t switches, wakeup_ipis, polled; /* context switches; idle CPUs woken; served from a wait */
+	uint64_t switches, wakeup_ipis; /* context switches; idle CPUs woken to run a thread */
 	double busy_ns; /* workload-specific time measured (e.g. munmap latency) */
 	uint64_t busy_ops;
 };
