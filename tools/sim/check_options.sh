@@ -57,6 +57,12 @@ refused trace
 refused --scale no-such-scenario
 refused spurious --cost no-such-cost=1
 refused all all all
+refused dontneed --threads -1
+refused dontneed --block-us abc
+refused dontneed --ipi-delay-spins soon
+refused trace tools/trace/samples/python-threads.trace --trace-cpu-ns -3
+refused trace tools/trace/samples/python-threads.trace --trace-compute-scale 0
+refused dontneed --pcid=1
 
 [ "$fail" -eq 0 ] && echo "ok: tlbpol-sim options"
 exit $fail

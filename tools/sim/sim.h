@@ -85,7 +85,7 @@ struct sim_as {
 	uint32_t nrecent;
 };
 
-enum sim_cpu_mode { MODE_RUN, MODE_IDLE, MODE_PREEMPTED, MODE_DONE };
+enum sim_cpu_mode { MODE_RUN, MODE_IDLE, MODE_PREEMPTED };
 
 /* A modelled thread (sched.c). */
 enum sim_thread_state { TH_RUNNABLE, TH_RUNNING, TH_BLOCKED, TH_DONE };
