@@ -194,10 +194,13 @@ int sim_init(struct sim *s, const struct sim_config *cfg, const struct workload 
 				   cfg->cost.relax_ns);
 	s->ipi_delay_spins = ec.ipi_delay_spins;
 	/* The liveness check: on bare metal an acknowledgement takes
-	 * microseconds, so a wait of a millisecond means a target that was
-	 * never interrupted (it would serve at its tick, up to tick_ns later);
-	 * a guest's waits include a preempted vCPU's time off its pCPU. */
-	s->wait_limit_ns = 1e6;
+	 * microseconds (a target serves an interrupt in the middle of what it
+	 * does, or the request from its own wait), queued behind the other
+	 * requests its target serves, so a wait of 1 ms and 4 us per CPU means
+	 * a target that was never interrupted and serves only at its tick
+	 * (256 CPUs all shooting each other wait up to about 0.25 ms); a
+	 * guest's waits include a preempted vCPU's time off its pCPU. */
+	s->wait_limit_ns = 1e6 + 4e3 * cfg->ncpus;
 	if (cfg->vm)
 		s->wait_limit_ns += cfg->cost.vcpu_slice_ns * (cfg->overcommit > 2 ? cfg->overcommit : 2);
 	err = tlbpol_engine_new(&ec, &s->eng);

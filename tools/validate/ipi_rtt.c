@@ -13,7 +13,12 @@
  * shootdown's initiator sees it: send, delivery, the handler's entry and
  * exit, the acknowledgement.
  *
- *   ipi_rtt [-n CALLS]      prints: "rtt_ns=R alone_ns=A calls=N"
+ *   ipi_rtt [-n CALLS] [-m]  prints: "rtt_ns=R alone_ns=A calls=N"
+ *
+ * -m (mutual): the other thread does not spin but calls membarrier in a
+ * loop too, so the two CPUs interrupt each other at once, as two threads
+ * of tlb_flush2 shoot each other; rtt_ns is then one call's cost less
+ * alone_ns, with the other CPU sending its own meanwhile.
  *
  * Needs 2 CPUs (it pins itself to CPU 0 and the spinner to CPU 1).
  */
@@ -24,11 +29,15 @@
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
 static atomic_int spin_on, stop;
+static int mutual;
+
+static int membarrier(int cmd);
 
 static int membarrier(int cmd)
 {
@@ -49,6 +58,10 @@ static void *spinner(void *arg)
 	(void)arg;
 	pin(1);
 	while (!atomic_load(&stop)) {
+		if (atomic_load(&spin_on) && mutual) {
+			membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED);
+			continue;
+		}
 		if (atomic_load(&spin_on))
 			continue; /* runs on CPU 1: membarrier must interrupt it */
 		usleep(1000); /* asleep: nothing to interrupt */
@@ -93,8 +106,12 @@ int main(int argc, char **argv)
 	pthread_t t;
 	double alone, busy;
 
-	if (argc == 3 && argv[1][0] == '-' && argv[1][1] == 'n')
-		n = atol(argv[2]);
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "-m"))
+			mutual = 1;
+		else if (!strcmp(argv[i], "-n") && i + 1 < argc)
+			n = atol(argv[++i]);
+	}
 	if (sysconf(_SC_NPROCESSORS_ONLN) < 2) {
 		fprintf(stderr, "ipi_rtt: needs 2 CPUs\n");
 		return 77;
