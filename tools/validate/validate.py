@@ -50,12 +50,6 @@ DATA = os.path.join(HERE, 'data')
 MAX_EVENTS = 50000
 RUNS = 3
 
-# The system calls to record: memory and process structure for the
-# address spaces, and the calls a thread blocks in, with -T for how long.
-STRACE_DEFAULT = ('-f -ttt -T -e trace=%memory,%process,futex,poll,ppoll,select,'
-                  'pselect6,epoll_wait,epoll_pwait,nanosleep,clock_nanosleep,wait4,'
-                  'waitid,read,pread64,readv,recvfrom,recvmsg,accept,accept4,pause,'
-                  'rt_sigsuspend,rt_sigtimedwait')
 
 # Bounds, as issue 13 says: the linux prediction within 2x of the
 # measured count; for tlb_flush2, IPIs per operation within 20%.
@@ -547,18 +541,10 @@ def attribution_run(p, work, evs):
 
 
 def strace_options():
-    path = os.path.join(ROOT, 'tools', 'trace', 'strace-options')
-    if os.path.exists(path):
-        words = []
-        with open(path) as f:
-            for line in f:
-                line = line.split('#', 1)[0].strip()
-                if line:
-                    words += shlex.split(line)
-        if words and words[0] == 'strace':
-            words = words[1:]
-        return words, 'tools/trace/strace-options'
-    return shlex.split(STRACE_DEFAULT), 'tools/validate/validate.py STRACE_DEFAULT'
+    """strace's options, from the one place that says what the converter
+    needs (tools/trace/strace-options, which record.sh reads too)."""
+    with open(os.path.join(ROOT, 'tools', 'trace', 'strace-options')) as f:
+        return shlex.split(f.read()), 'tools/trace/strace-options'
 
 
 def converter(work, which='tree'):
