@@ -91,7 +91,6 @@ static void wake(struct sim *s, uint32_t cpu, struct sim_thread *t)
 	enqueue(s, to, t);
 	if (to != cpu) {
 		/* A reschedule interrupt (not a TLB one) wakes the idle CPU. */
-		s->cnt.wakeup_ipis++;
 		sim_kick(s, to, s->cpus[cpu].clock + s->cfg.cost.wakeup_ns);
 	}
 }
@@ -117,7 +116,6 @@ int sim_thread_new(struct sim *s, int32_t as, uint32_t cpu, int pinned)
 	t->as = as;
 	t->pinned = pinned;
 	s->threads[s->nthreads++] = t;
-	s->live_threads++;
 	if (s->running == UINT32_MAX)
 		enqueue(s, cpu, t); /* set-up: where it was asked */
 	else
@@ -136,7 +134,6 @@ void sim_block(struct sim *s, uint32_t cpu, double ns)
 
 	t->state = TH_BLOCKED;
 	t->wake_at = s->cpus[cpu].clock + ns;
-	t->blocked_ns += ns;
 }
 
 void sim_thread_exec(struct sim *s, uint32_t cpu, int32_t as)
@@ -191,7 +188,6 @@ static void dispatch(struct sim *s, uint32_t cpu, struct sim_thread *t)
 	 * no switch to pay for. */
 	if (c->dispatched++ || t->as != c->as) {
 		sim_charge(s, cpu, s->cfg.cost.ctx_switch_ns);
-		s->cnt.switches++;
 	}
 	if (t->as != c->as)
 		sim_switch(s, cpu, t->as);
@@ -231,7 +227,6 @@ static void go_idle(struct sim *s, uint32_t cpu)
 static void idle(struct sim *s, uint32_t cpu)
 {
 	struct sim_cpu *c = &s->cpus[cpu];
-	double t0;
 
 	go_idle(s, cpu);
 	if (s->final && !c->final_done) {
@@ -239,9 +234,7 @@ static void idle(struct sim *s, uint32_t cpu)
 		c->final_done = 1;
 		sim_flush(s, cpu, TLBPOL_BY_LAZY);
 	}
-	t0 = c->clock;
 	sim_sleep_until(s, cpu, INFINITY);
-	c->idle_ns += c->clock - t0;
 }
 
 static void cpu_main(struct sim *s, uint32_t cpu)
@@ -250,7 +243,6 @@ static void cpu_main(struct sim *s, uint32_t cpu)
 
 	for (;;) {
 		struct sim_thread *t = c->cur;
-		double t0;
 
 		if (!t) {
 			t = pick(s, cpu);
@@ -262,10 +254,8 @@ static void cpu_main(struct sim *s, uint32_t cpu)
 		}
 		sim_tick_if_due(s, cpu);
 		c->ops++;
-		t0 = c->clock;
 		if (!s->wl->step(s, cpu)) {
 			t->state = TH_DONE;
-			s->live_threads--;
 			c->cur = NULL;
 		} else if (t->state == TH_BLOCKED) {
 			/* Its wake-up is this CPU's timer. */
@@ -275,7 +265,6 @@ static void cpu_main(struct sim *s, uint32_t cpu)
 			c->cur = NULL;
 			enqueue(s, cpu, t); /* its slice is over: to the back */
 		}
-		t->ran_ns += c->clock - t0;
 		if (s->cfg.probe && c->as >= 0 && c->mode == MODE_RUN)
 			sim_probe(s, cpu, (uint32_t)c->as);
 		sim_yield(s, cpu);

@@ -97,7 +97,6 @@ struct sim_thread {
 	uint32_t state;   /* enum sim_thread_state */
 	int pinned;       /* never moved to another CPU */
 	double wake_at;   /* TH_BLOCKED: when it becomes runnable */
-	double blocked_ns, ran_ns;
 	struct sim_thread *rq_next; /* run queue, or the CPU's blocked list */
 	void *w;          /* the workload's per-thread state */
 	uint32_t tag;     /* the workload's number for it (trace: its trace thread) */
@@ -127,7 +126,6 @@ struct sim_cpu {
 	uint32_t mode;
 	uint32_t heap_pos;
 	double irq_at;   /* pending interrupt delivery time, < 0 none */
-	double idle_ns;  /* time spent idle */
 	double next_tick;
 	double run_until, resume_at; /* vCPU schedule */
 	uint64_t rng;
@@ -148,7 +146,6 @@ struct sim_counters {
 	uint64_t irq_by_cause[SIM_NR_CAUSES];
 	uint64_t irq_sent, irq_received, local_flushes, pages_flushed, full_flushes;
 	uint64_t tlb_misses, flush_misses, violations, broadcasts;
-	uint64_t switches, wakeup_ipis; /* context switches; idle CPUs woken to run a thread */
 	double busy_ns; /* workload-specific time measured (e.g. munmap latency) */
 	uint64_t busy_ops;
 };
@@ -210,7 +207,7 @@ struct sim {
 	uint32_t ipi_delay_spins; /* as given to the engine */
 	double wait_limit_ns; /* a longer wait for acknowledgements is STUCK */
 	struct sim_thread **threads;
-	uint32_t nthreads, threads_cap, live_threads;
+	uint32_t nthreads, threads_cap;
 	struct sim_counters cnt;
 	uint64_t events_done;
 	const char *trace_path;
