@@ -122,7 +122,11 @@ static void usage(FILE *f)
 	fprintf(f, ")\n");
 }
 
-/* An option that takes a number: -1 (said) if @v is not one it takes. */
+/*
+ * An option that takes a number: -1 (said) if @v is not one it takes.  The
+ * whole numbers go through cli_number; the real ones, each strictly
+ * between 0 and its bound, are kept times their unit.
+ */
 static int numeric_option(struct sim_config *cfg, int c, const char *name, const char *v)
 {
 	const struct cli_number nums[] = {
@@ -136,9 +140,24 @@ static int numeric_option(struct sim_config *cfg, int c, const char *name, const
 		{ OPT_OVERCOMMIT, &cfg->overcommit, NULL },
 		{ OPT_THREADS, &cfg->threads, NULL },
 	};
+	const struct {
+		int opt;
+		double *to, hi, unit;
+	} reals[] = {
+		{ OPT_BLOCK, &cfg->block_ns, 1e9, 1000 }, /* given in us */
+		{ OPT_COMPUTE_SCALE, &cfg->trace_compute_scale, 1e6, 1 },
+		{ OPT_CPU_NS, &cfg->trace_cpu_ns, 1e18, 1 },
+	};
 	const struct cli_number *num = cli_number_find(nums, sizeof(nums) / sizeof(nums[0]), c);
+	int bad = num && cli_number_set(num, v);
 
-	if (num && cli_number_set(num, v)) {
+	for (size_t i = 0; i < sizeof(reals) / sizeof(reals[0]); i++)
+		if (reals[i].opt == c) {
+			bad = cli_double(v, 0, reals[i].hi, reals[i].to);
+			if (!bad)
+				*reals[i].to *= reals[i].unit;
+		}
+	if (bad) {
 		fprintf(stderr, "tlbpol-sim: bad number for --%s: %s\n", name, v);
 		return -1;
 	}
@@ -229,7 +248,21 @@ static int operand(struct sim_options *o, const char *a, int argc, char **argv)
 static int option(struct sim_options *o, int c, const char *name, const char *v)
 {
 	struct sim_config *cfg = &o->cfg;
+	const struct {
+		int opt;
+		int *flag;
+	} flags[] = {
+		{ OPT_BROADCAST, &cfg->broadcast },
+		{ OPT_VM, &cfg->vm },
+		{ OPT_PROBE, &cfg->probe },
+		{ OPT_PCID, &cfg->pcid },
+	};
 
+	for (size_t i = 0; i < sizeof(flags) / sizeof(flags[0]); i++)
+		if (flags[i].opt == c) {
+			*flags[i].flag = 1;
+			return 0;
+		}
 	switch (c) {
 	case OPT_RULES:
 		if (tlbpol_rules_parse(v, &o->custom_rules)) {
@@ -264,25 +297,6 @@ static int option(struct sim_options *o, int c, const char *name, const char *v)
 			return -1;
 		}
 		return 0;
-	case OPT_BROADCAST:
-		cfg->broadcast = 1;
-		return 0;
-	case OPT_VM:
-		cfg->vm = 1;
-		return 0;
-	case OPT_PROBE:
-		cfg->probe = 1;
-		return 0;
-	case OPT_PCID:
-		cfg->pcid = 1;
-		return 0;
-	case OPT_BLOCK:
-		if (cli_double(v, 0, 1e9, &cfg->block_ns)) {
-			fprintf(stderr, "tlbpol-sim: bad number for --%s: %s\n", name, v);
-			return -1;
-		}
-		cfg->block_ns *= 1000;
-		return 0;
 	case OPT_HYPERCALL:
 		cfg->broadcast = 1;
 		cfg->hypercall = 1;
@@ -300,18 +314,6 @@ static int option(struct sim_options *o, int c, const char *name, const char *v)
 		}
 		return 0;
 	}
-	case OPT_COMPUTE_SCALE:
-		if (cli_double(v, 0, 1e6, &cfg->trace_compute_scale)) {
-			fprintf(stderr, "tlbpol-sim: bad number for --%s: %s\n", name, v);
-			return -1;
-		}
-		return 0;
-	case OPT_CPU_NS:
-		if (cli_double(v, 0, 1e18, &cfg->trace_cpu_ns)) {
-			fprintf(stderr, "tlbpol-sim: bad number for --%s: %s\n", name, v);
-			return -1;
-		}
-		return 0;
 	case OPT_TOPOLOGY:
 		if (read_topology(v, cfg)) {
 			fprintf(stderr, "tlbpol-sim: cannot read topology %s\n", v);
