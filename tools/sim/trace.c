@@ -276,6 +276,21 @@ struct run {
 	uint8_t bits;
 };
 
+/* The union of the bits of the present pages of [@vpn, @vpn + @n) of
+ * modelled AS @as; 0 if none is present. */
+static uint8_t present_bits(struct sim *s, uint32_t as, uint64_t vpn, uint64_t n)
+{
+	uint8_t bits = 0;
+
+	for (uint64_t i = 0; i < n; i++) {
+		const struct sim_page *p = sim_page(s, as, vpn + i, 0);
+
+		if (p && (p->perms & SIM_P))
+			bits |= p->perms;
+	}
+	return bits;
+}
+
 /* The parts of [start, start + pages) in trace AS @tas that have a present
  * page, read before any engine call; NULL (and *@nr 0) if none.  An
  * mprotect gives the mappings their new protection here, coarsely: a whole
@@ -292,16 +307,11 @@ static struct run *runs_of(struct sim *s, uint32_t tas, uint64_t start, uint64_t
 		struct mapping *m = &a->m[i];
 		uint64_t lo = start > m->start ? start : m->start;
 		uint64_t hi = start + pages < m->start + m->pages ? start + pages : m->start + m->pages;
-		uint8_t bits = 0;
+		uint8_t bits;
 
 		if (lo >= hi)
 			continue;
-		for (uint64_t v = lo; v < hi; v++) {
-			struct sim_page *p = sim_page(s, as, m->dense + (v - m->start), 0);
-
-			if (p && (p->perms & SIM_P))
-				bits |= p->perms;
-		}
+		bits = present_bits(s, as, m->dense + (lo - m->start), hi - lo);
 		/* The trace has no loads and stores: a writable mapping that a
 		 * program unmaps or DONTNEEDs is taken to have been written
 		 * (tlb_flush2 writes all it drops; an allocator's arenas are
@@ -459,16 +469,11 @@ static void fork_protect(struct sim *s, uint32_t cpu, uint32_t tas)
 
 	for (uint32_t i = 0; i < a->n; i++) {
 		struct mapping m = a->m[i];
-		uint8_t bits = 0;
+		uint8_t bits;
 
 		if (!(m.prot & SIM_W))
 			continue;
-		for (uint64_t v = 0; v < m.pages; v++) {
-			struct sim_page *p = sim_page(s, as, m.dense + v, 0);
-
-			if (p && (p->perms & SIM_P))
-				bits |= p->perms;
-		}
+		bits = present_bits(s, as, m.dense, m.pages);
 		if (bits & SIM_W)
 			sim_change_range(s, cpu, as, TLBPOL_EV_PROTECT, 0, m.dense, m.pages, bits,
 					 (uint8_t)(bits & ~(SIM_W | SIM_D)));
