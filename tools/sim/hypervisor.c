@@ -147,16 +147,6 @@ static struct {
 	double balloon_next;      /* when the guest's next inflate request comes */
 } H;
 
-static uint64_t hv_rand(struct hv_thread *h)
-{
-	uint64_t x = h->rng;
-
-	x ^= x << 13;
-	x ^= x >> 7;
-	x ^= x << 17;
-	return h->rng = x;
-}
-
 static int new_thread(struct sim *s, uint32_t role, int32_t as, uint32_t cpu, uint32_t n)
 {
 	int id = sim_thread_new(s, as, cpu % s->cfg.ncpus, 0);
@@ -226,7 +216,7 @@ static int inflated(uint64_t idx)
  * left alone. */
 static uint64_t guest_page(struct hv_thread *h, int write)
 {
-	uint64_t r = hv_rand(h) >> 8;
+	uint64_t r = sim_xorshift(&h->rng) >> 8;
 	uint64_t v = write && h->vm == VM_MIGRATED ? r % HOT_PAGES : r % GUEST_PAGES;
 
 	if (h->vm == VM_BALLOON && v >= GUEST_PAGES - BALLOON_PAGES &&
@@ -275,8 +265,8 @@ static int vcpu_step(struct sim *s, uint32_t cpu, struct hv_thread *h)
 		guest_access(s, cpu, h->vm, guest_page(h, write), write);
 	}
 	sim_charge(s, cpu, GUEST_COMPUTE_NS);
-	if (hv_rand(h) % HALT_ONE_IN == 0) {
-		double ns = HALT_MIN_NS + (double)(hv_rand(h) % (uint64_t)HALT_SPAN_NS);
+	if (sim_xorshift(&h->rng) % HALT_ONE_IN == 0) {
+		double ns = HALT_MIN_NS + (double)(sim_xorshift(&h->rng) % (uint64_t)HALT_SPAN_NS);
 
 		/* HLT: halt-polling keeps the pCPU if the wake-up comes within
 		 * the window and nothing else waits for it; else the vCPU

@@ -126,14 +126,19 @@ static void cb_relax(void *ctx, uint32_t cpu)
 /* ------------------------------------------------------------------------ */
 /* Set-up                                                                   */
 
-uint64_t sim_rand(struct sim_cpu *c)
+uint64_t sim_xorshift(uint64_t *state)
 {
-	uint64_t x = c->rng;
+	uint64_t x = *state;
 
 	x ^= x << 13;
 	x ^= x >> 7;
 	x ^= x << 17;
-	return c->rng = x;
+	return *state = x;
+}
+
+uint64_t sim_rand(struct sim_cpu *c)
+{
+	return sim_xorshift(&c->rng);
 }
 
 int sim_init(struct sim *s, const struct sim_config *cfg, const struct workload *wl)

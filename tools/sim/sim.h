@@ -243,6 +243,9 @@ int sim_init(struct sim *s, const struct sim_config *cfg, const struct workload 
 void sim_fini(struct sim *s);
 double sim_makespan(const struct sim *s);
 int sim_open_as(struct sim *s);
+/* xorshift64 (13, 7, 17) of *@state: a CPU's draws (sim_rand), or a
+ * thread's own, which stay the same wherever it runs. */
+uint64_t sim_xorshift(uint64_t *state);
 uint64_t sim_rand(struct sim_cpu *c);
 
 /* Workload actions, run on @cpu at its clock. */
