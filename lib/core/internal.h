@@ -466,8 +466,6 @@ static inline int lazy_in_flight(const struct tlbpol_cpu *c)
  *	decide.c  ranges.c  rules.c  cpuset.c      leaves
  */
 
-/* engine.c */
-
 /*
  * The sizes of a request: defined once, in the public header, for
  * TLBPOL_ENGINE_SIZE().
@@ -510,6 +508,8 @@ static inline uint32_t tlbpol__entry_cap(uint32_t batch_pages, uint32_t flush_ce
 {
 	return (uint32_t)TLBPOL__ENTRIES(batch_pages, flush_ceiling);
 }
+
+/* engine.c */
 int tlbpol__config_copy(const struct tlbpol_config *in, struct tlbpol_config *out);
 int tlbpol__config_read(const struct tlbpol_config *in, struct tlbpol_config *out);
 /* @placed: each CPU's state on pages of its own (for NUMA placement); the
