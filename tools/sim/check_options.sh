@@ -63,6 +63,18 @@ refused dontneed --ipi-delay-spins soon
 refused trace tools/trace/samples/python-threads.trace --trace-cpu-ns -3
 refused trace tools/trace/samples/python-threads.trace --trace-compute-scale 0
 refused dontneed --pcid=1
+refused spurious --cost-file /nonexistent/machine.cost
+tmp=$(mktemp)
+printf '# a profile\nfault_ns=1000 # ok\nno_such_cost=3\n' >"$tmp"
+refused spurious --cost-file "$tmp"
+"$sim" spurious --cost-file "$tmp" 2>&1 | grep -q ":3:" || say "--cost-file does not name the bad line"
+printf '# a profile\n\n  fault_ns = 1000\n' >"$tmp"
+refused spurious --cost-file "$tmp" # spaces around '=' are not a cost name
+printf 'fault_ns=1234.5  # measured\n' >"$tmp"
+"$sim" --cost-file "$tmp" --costs | grep -q 'fault_ns  *1234.5 ' || say "--cost-file did not set fault_ns"
+a=$("$sim" $short --cost-file "$tmp" --csv) b=$("$sim" $short --cost fault_ns=1234.5 --csv)
+[ "$a" = "$b" ] || say "--cost-file differs from the same --cost"
+rm -f "$tmp"
 
 [ "$fail" -eq 0 ] && echo "ok: tlbpol-sim options"
 exit $fail

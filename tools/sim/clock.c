@@ -186,7 +186,9 @@ static void serve_irq(struct sim *s, uint32_t cpu)
 	uint32_t cause = c->cause;
 
 	c->irq_at = -1;
-	c->clock += half;
+	/* In a guest the exits come before the handler acknowledges (cost.h
+	 * [VMX]), so the initiator waits them out; the return is native. */
+	c->clock += half + (s->cfg.vm ? s->cfg.cost.vm_irq_exit_ns : 0);
 	s->cnt.irq_received++;
 	c->cause = CAUSE_FORWARD; /* what a handler sends on (NUMA fan-out) */
 	tlbpol_handle_ipi(s->eng, cpu);

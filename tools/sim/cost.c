@@ -34,6 +34,37 @@ int sim_cost_set(struct sim_cost *c, const char *assignment)
 	return -1;
 }
 
+int sim_cost_load(struct sim_cost *c, const char *path, int *bad_line)
+{
+	FILE *f = fopen(path, "r");
+	char line[512];
+	int n = 0;
+
+	*bad_line = 0;
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		char *p = line, *e;
+
+		n++;
+		while (*p == ' ' || *p == '\t')
+			p++;
+		e = p + strcspn(p, "#\r\n");
+		while (e > p && (e[-1] == ' ' || e[-1] == '\t'))
+			e--;
+		*e = 0;
+		if (!*p)
+			continue;
+		if (sim_cost_set(c, p)) {
+			*bad_line = n;
+			fclose(f);
+			return -1;
+		}
+	}
+	fclose(f);
+	return 0;
+}
+
 void sim_cost_print(const struct sim_cost *c, void *file)
 {
 	FILE *f = file;

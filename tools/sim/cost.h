@@ -24,6 +24,14 @@
  *          2019; Linux entry code with IRET, no PTI).
  *  [VM]    an IPI from a guest costs about 4x (VM exits on send and
  *          receive; KVM PV TLB flush cover letter, Wanpeng Li, 2017).
+ *  [VMX]   what an interrupt takes from a guest's vCPU before the handler
+ *          runs, beyond the native entry: the host's posting or kick exit
+ *          and the EOI write's exit without APIC virtualization (x86's
+ *          call-function vector writes EOI before its handler,
+ *          arch/x86/kernel/smp.c sysvec_call_function()).  0 by default:
+ *          vm_ipi_factor prices the guest on the sender's side only; a
+ *          measured machine profile (--cost-file, e.g. tools/validate/data/
+ *          machine.cost from `ipi_rtt -g`) sets it.
  *  [PF]    a minor page fault ~1-2 us on x86 (will-it-scale page_fault*
  *          rates: ~1M faults/s/core).
  *  [WALK]  a TLB miss served from cached page-table entries ~20-30 ns on a
@@ -60,6 +68,7 @@
 	X(ack_latency_ns, 100, "[MODEL] handler's acknowledgement seen by initiator")  \
 	X(relax_ns, 60, "[PAUSE] one turn of a wait loop: a PAUSE, a look at the acks")\
 	X(vm_ipi_factor, 4, "[VM] IPI costs inside a guest")                           \
+	X(vm_irq_exit_ns, 0, "[VMX] guest receiver: the exits before its handler runs")  \
 	X(broadcast_ns, 1500, "[BC] broadcast flush wait (TLBSYNC/DSB)")               \
 	X(broadcast_page_ns, 40, "[BC] each page a broadcast names")                   \
 	X(hypercall_ns, 2000, "[HV] a flush hypercall (the broadcast of --hypercall)")  \
@@ -84,6 +93,9 @@ struct sim_cost {
 void sim_cost_defaults(struct sim_cost *c);
 /* "name=value": 0, or -1 if the name is unknown or the value malformed. */
 int sim_cost_set(struct sim_cost *c, const char *assignment);
+/* A file of "name=value" lines, '#' comments and blank lines: 0, or -1
+ * with *@bad_line the first bad line (0: the file could not be read). */
+int sim_cost_load(struct sim_cost *c, const char *path, int *bad_line);
 void sim_cost_print(const struct sim_cost *c, void *file);
 
 #endif

@@ -26,6 +26,7 @@ enum {
 	OPT_SCALE,
 	OPT_COST,
 	OPT_COSTS,
+	OPT_COST_FILE,
 	OPT_L1,
 	OPT_L2,
 	OPT_OVERCOMMIT,
@@ -55,6 +56,7 @@ static const struct option longopts[] = {
 	{ "scale", required_argument, NULL, OPT_SCALE },
 	{ "cost", required_argument, NULL, OPT_COST },
 	{ "costs", no_argument, NULL, OPT_COSTS },
+	{ "cost-file", required_argument, NULL, OPT_COST_FILE },
 	{ "l1", required_argument, NULL, OPT_L1 },
 	{ "l2", required_argument, NULL, OPT_L2 },
 	{ "overcommit", required_argument, NULL, OPT_OVERCOMMIT },
@@ -95,6 +97,8 @@ static void usage(FILE *f)
 		"  --csv | --json    machine-readable output, one row per (scenario, policy)\n"
 		"  --scale SCENARIO  interrupts and modelled time from 2 to 1024 CPUs\n"
 		"  --cost NAME=V     override a cost-model constant (--costs lists them)\n"
+		"  --cost-file F     the same from a file of NAME=V lines (# comments), e.g. a\n"
+		"                    measured machine profile: tools/validate/data/machine.cost\n"
 		"  --l1 N --l2 N     TLB entries (default 64 and 1536)\n"
 		"  --overcommit K    vCPUs per physical CPU in `vcpu` and `hypervisor` (default 2)\n"
 		"  --broadcast       give the engine a broadcast flush (INVLPGB) on x86 too\n"
@@ -297,6 +301,18 @@ static int option(struct sim_options *o, int c, const char *name, const char *v)
 			return -1;
 		}
 		return 0;
+	case OPT_COST_FILE: {
+		int line;
+
+		if (sim_cost_load(&cfg->cost, v, &line)) {
+			if (line)
+				fprintf(stderr, "tlbpol-sim: %s:%d: unknown cost or bad value\n", v, line);
+			else
+				fprintf(stderr, "tlbpol-sim: cannot read %s\n", v);
+			return -1;
+		}
+		return 0;
+	}
 	case OPT_HYPERCALL:
 		cfg->broadcast = 1;
 		cfg->hypercall = 1;
