@@ -13,12 +13,21 @@
  * shootdown's initiator sees it: send, delivery, the handler's entry and
  * exit, the acknowledgement.
  *
- *   ipi_rtt [-n CALLS] [-m]  prints: "rtt_ns=R alone_ns=A calls=N"
+ *   ipi_rtt [-n CALLS] [-m | -g]  prints: "rtt_ns=R alone_ns=A calls=N"
  *
  * -m (mutual): the other thread does not spin but calls membarrier in a
  * loop too, so the two CPUs interrupt each other at once, as two threads
  * of tlb_flush2 shoot each other; rtt_ns is then one call's cost less
  * alone_ns, with the other CPU sending its own meanwhile.
+ *
+ * -g (gaps): the spinner reads the clock in its loop and times each gap
+ * longer than GAP_MIN_NS, which is the CPU an interrupt took from it:
+ * delivery into the vCPU, entry, the handler, the EOI, exit (in a guest
+ * without APIC virtualization, a VM exit or two among them).  Prints
+ * "recv_ns=G gaps=N" beside the round trip: the median gap while the
+ * sender calls, and how many gaps there were (about one per call).  What
+ * is left of the round trip, rtt_ns - recv_ns, is the sender's ICR write
+ * and the delivery; tlbpol-sim's machine profile takes both from here.
  *
  * Needs 2 CPUs (it pins itself to CPU 0 and the spinner to CPU 1).
  */
@@ -30,18 +39,54 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
 static atomic_int spin_on, stop;
-static int mutual;
+static int mutual, gaps, shootdown, dontneed;
+static char *pages; /* -p: one page per thread, toggled read-only and back */
+
+#define GAP_MIN_NS 500
+#define GAP_SLOTS 100000 /* 10 ns buckets up to 1 ms */
+static unsigned gap_hist[GAP_SLOTS];
+static long gap_count;
 
 static int membarrier(int cmd);
 
 static int membarrier(int cmd)
 {
 	return (int)syscall(__NR_membarrier, cmd, 0, 0);
+}
+
+/*
+ * One call: membarrier, or with -p a real TLB shootdown: taking write
+ * permission from a present page flushes it on every CPU that runs the mm
+ * (mm/mprotect.c change_pte_range() -> tlb_flush_pte_range(), x86's
+ * pte_needs_flush() true for a downgrade), as native_flush_tlb_multi() with
+ * wait; giving it back needs no flush on x86 (pte_needs_flush() false).
+ * Unlike membarrier, nothing serializes two CPUs' shootdowns: Linux 6.x's
+ * membarrier takes a global mutex (SERIALIZE_IPI(), kernel/sched/
+ * membarrier.c), so -m without -p times the mutex, not the interrupts.
+ */
+static void one_call(int self)
+{
+	if (dontneed) {
+		char *p = pages + self * 4096;
+
+		p[0] = 1;
+		madvise(p, 4096, MADV_DONTNEED);
+		return;
+	}
+	if (shootdown) {
+		char *p = pages + self * 4096;
+
+		mprotect(p, 4096, PROT_READ);
+		mprotect(p, 4096, PROT_READ | PROT_WRITE);
+		return;
+	}
+	membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED);
 }
 
 static void pin(int cpu)
@@ -53,13 +98,49 @@ static void pin(int cpu)
 	sched_setaffinity(0, sizeof(set), &set);
 }
 
+static double now_ns(void);
+
+/* -g: spin with the clock in hand; every gap is an interruption. */
+static void spin_timing_gaps(void)
+{
+	double last = now_ns();
+
+	while (atomic_load(&spin_on)) {
+		double t = now_ns(), gap = t - last;
+
+		last = t;
+		if (gap >= GAP_MIN_NS) {
+			long slot = (long)(gap / 10);
+
+			gap_hist[slot < GAP_SLOTS ? slot : GAP_SLOTS - 1]++;
+			gap_count++;
+		}
+	}
+}
+
+static double gap_median(void)
+{
+	long seen = 0;
+
+	for (long i = 0; i < GAP_SLOTS; i++) {
+		seen += gap_hist[i];
+		if (2 * seen >= gap_count)
+			return i * 10.0 + 5;
+	}
+	return 0;
+}
+
 static void *spinner(void *arg)
 {
 	(void)arg;
 	pin(1);
 	while (!atomic_load(&stop)) {
+		if (atomic_load(&spin_on) && gaps) {
+			spin_timing_gaps();
+			continue;
+		}
 		if (atomic_load(&spin_on) && mutual) {
-			membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED);
+			one_call(1);
 			continue;
 		}
 		if (atomic_load(&spin_on))
@@ -86,7 +167,7 @@ static double per_call(long n)
 		double t0 = now_ns();
 
 		for (long i = 0; i < n; i++)
-			membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED);
+			one_call(0);
 		best[r] = (now_ns() - t0) / n;
 	}
 	for (int i = 0; i < 7; i++)
@@ -109,6 +190,12 @@ int main(int argc, char **argv)
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "-m"))
 			mutual = 1;
+		else if (!strcmp(argv[i], "-g"))
+			gaps = 1;
+		else if (!strcmp(argv[i], "-p"))
+			shootdown = 1;
+		else if (!strcmp(argv[i], "-d"))
+			dontneed = 1;
 		else if (!strcmp(argv[i], "-n") && i + 1 < argc)
 			n = atol(argv[++i]);
 	}
@@ -120,6 +207,12 @@ int main(int argc, char **argv)
 		perror("ipi_rtt: membarrier register");
 		return 77;
 	}
+	pages = mmap(NULL, 2 * 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (pages == MAP_FAILED) {
+		perror("ipi_rtt: mmap");
+		return 1;
+	}
+	memset(pages, 1, 2 * 4096); /* present, or there is nothing to flush */
 	pin(0);
 	pthread_create(&t, NULL, spinner, NULL);
 	usleep(20000);
@@ -130,6 +223,10 @@ int main(int argc, char **argv)
 	atomic_store(&spin_on, 0);
 	atomic_store(&stop, 1);
 	pthread_join(t, NULL);
-	printf("rtt_ns=%.0f alone_ns=%.0f calls=%ld\n", busy - alone, alone, n * 7);
+	if (gaps)
+		printf("rtt_ns=%.0f alone_ns=%.0f calls=%ld recv_ns=%.0f gaps=%ld\n", busy - alone,
+		       alone, n * 7, gap_median(), gap_count);
+	else
+		printf("rtt_ns=%.0f alone_ns=%.0f calls=%ld\n", busy - alone, alone, n * 7);
 	return 0;
 }

@@ -5,6 +5,7 @@
     validate.py measure [--update] [--only NAMES] [--sim PATH] [--work DIR] ...
     validate.py replay  [--data DIR] [--sim PATH] [--check] [--cpu-ns]
     validate.py reconvert [--data DIR] [--sim PATH] [--update]
+    validate.py profile [--update] [--sim PATH]
 
 measure: runs the real programs of programs() below.  For each: 3 runs
 without strace, counting the kernel's TLB shootdown interrupts from the
@@ -22,6 +23,10 @@ replay: replays the traces in data/ with tlbpol-sim (`linux` policy on
 the recorded machine's CPU count, then every policy) and prints predicted
 against measured.  With --check it exits 1 when a row is out of bounds
 (and not listed in data/expected-out.txt) or any policy has a violation.
+
+profile: measures the machine profile alone (measure does it too, after
+the programs): ipi_rtt -d -g, 3 runs, into tlbpol-sim costs; --update
+writes data/machine.cost.
 
 reconvert: converts data/raw/*.strace.xz again with the current
 converter, into the work directory (--update: into data/), and replays.
@@ -398,6 +403,96 @@ def tf2_ops(out):
 TF2_TRACE_ITERS = 2000
 
 
+# ---------------------------------------------------------------------------
+# The machine profile: what a shootdown costs on this machine, measured with
+# ipi_rtt -d -g (tools/validate/ipi_rtt.c: one page written and
+# MADV_DONTNEED'd in a loop while a thread of the process spins on the other
+# CPU, timing each interruption it suffers), turned into tlbpol-sim costs
+# (--cost-file).  The tlb_flush2 throughput is then modelled with those
+# costs: the measurement is of a 1-page round trip alone, the prediction of
+# 16-page loops on both CPUs at once.
+
+PROFILE = 'machine.cost'
+
+
+def sim_costs(sim):
+    """tlbpol-sim's cost model as it prints it (--costs): name -> value."""
+    r = subprocess.run([sim, '--costs'], capture_output=True, text=True)
+    out = {}
+    for line in r.stdout.splitlines():
+        m = re.match(r'\s+([a-z_0-9]+)\s+([0-9.eE+-]+)\s', line)
+        if m:
+            out[m.group(1)] = float(m.group(2))
+    return out
+
+
+def profile_costs(rtt, recv, c):
+    """tlbpol-sim costs from a guest's measured round trip @rtt and the
+    receiver's loss @recv (ns), over the defaults @c.  The receiver's loss
+    is its native entry/exit and the handler's one-page flush plus the
+    exits (vm_irq_exit_ns); the rest of the round trip, less the
+    acknowledgement, is the sender's ICR write and the delivery, which the
+    model prices as (ipi_first_ns + ipi_latency_ns) * vm_ipi_factor."""
+    native = (c['irq_entry_exit_cycles'] + c['invlpg_first_cycles']) / c['cpu_ghz']
+    exit_ns = max(0.0, recv - native)
+    factor = max(1.0, (rtt - recv - c['ack_latency_ns']) /
+                 (c['ipi_first_ns'] + c['ipi_latency_ns']))
+    return {'vm_irq_exit_ns': round(exit_ns), 'vm_ipi_factor': round(factor, 2)}
+
+
+def measure_profile(work, sim):
+    """Run ipi_rtt -d -g RUNS times; the profile file's text."""
+    exe = os.path.join(work, 'ipi_rtt')
+    subprocess.run([os.environ.get('CC', 'cc'), '-O2', '-pthread', '-o', exe,
+                    os.path.join(HERE, 'ipi_rtt.c')], check=True)
+    runs = []
+    for i in range(RUNS):
+        r = subprocess.run([exe, '-d', '-g'], capture_output=True, text=True)
+        if r.returncode != 0:
+            log('validate: ipi_rtt -d -g exited %d: %s' % (r.returncode, r.stderr.strip()))
+            return None
+        kv = dict(x.split('=') for x in r.stdout.split())
+        runs.append({k: float(v) for k, v in kv.items()})
+        log('  ipi_rtt -d -g run %d: %s' % (i, r.stdout.strip()))
+    med = lambda k: sorted(x[k] for x in runs)[len(runs) // 2]
+    rtt, recv = med('rtt_ns'), med('recv_ns')
+    costs = profile_costs(rtt, recv, sim_costs(sim))
+    mach = machine()
+    lines = [
+        '# tools/validate/data/machine.cost: tlbpol-sim costs (--cost-file) for the',
+        '# machine tools/validate measured, written by validate.py measure from',
+        '# tools/validate/ipi_rtt.c -d -g, %d runs, medians (validate.py profile_costs()' % RUNS,
+        '# says how each cost follows from them).',
+        '# date=%s kernel=%s cpu=%s cpus=%s' % (utc_now(), mach['kernel'], mach['cpu'],
+                                               mach['cpus']),
+        '# rtt_ns=%s' % ','.join('%.0f' % x['rtt_ns'] for x in runs),
+        '# recv_ns=%s' % ','.join('%.0f' % x['recv_ns'] for x in runs),
+        '# alone_ns=%s' % ','.join('%.0f' % x['alone_ns'] for x in runs),
+        '# gaps=%s calls=%s' % (','.join('%.0f' % x['gaps'] for x in runs),
+                                ','.join('%.0f' % x['calls'] for x in runs)),
+    ]
+    lines += ['%s=%s' % kv for kv in sorted(costs.items())]
+    return '\n'.join(lines) + '\n'
+
+
+def model_tf2(sim, profile):
+    """tlbpol-sim's tlb_flush2 on this machine's model: ns per operation
+    of one thread alone and of each of two threads, and the 2T/1T
+    throughput ratio (None where the simulator fails)."""
+    per = {}
+    for t in (1, 2):
+        argv = [sim, 'dontneed', '--cpus', '2', '--nodes', '1', '--vm', '--threads', str(t),
+                '--policy', 'linux', '--csv']
+        if profile:
+            argv += ['--cost-file', profile]
+        r = subprocess.run(argv, capture_output=True, text=True)
+        rows = list(csv.DictReader(io.StringIO(r.stdout))) if r.returncode == 0 else []
+        if len(rows) != 1:
+            return None
+        per[t] = float(rows[0]['metric'])
+    return per[1], per[2], 2 * per[1] / per[2]
+
+
 def programs(work):
     w = work
     py = os.path.join(HERE, 'pyalloc.py')
@@ -706,6 +801,12 @@ def measure(args):
                                conv_note, mach, plain.get(p.name)))
     out_dir = DATA if args.update else work
     write_data(out_dir, rows, merge=bool(args.only) and args.update)
+    if not args.only or 'tlb_flush2-2t' in args.only.split(','):
+        wait_quiet(args.quiet_wait)
+        text = measure_profile(work, find_sim(args))
+        if text:
+            with open(os.path.join(out_dir, PROFILE), 'w') as f:
+                f.write(text)
     log('validate: data written to %s' % out_dir)
     return replay(out_dir, find_sim(args), check=args.check, with_cpu_ns=args.cpu_ns)
 
@@ -1026,23 +1127,32 @@ def replay(data_dir, sim, check, with_cpu_ns=False):
             notes.append('%s: now within bounds; remove it from data/expected-out.txt' % name)
         table.append(e)
 
-    # tlb_flush2: the 2-thread/1-thread throughput ratio, measured and modelled
+    # tlb_flush2: the 2-thread/1-thread throughput ratio, measured and
+    # modelled.  The model is tlbpol-sim's dontneed scenario (tlb_flush2's
+    # loop) on a guest of this machine priced by the measured profile: the
+    # traces' times are strace's, useless for a throughput.
     tput = None
     if 'tlb_flush2-1t' in byname and 'tlb_flush2-2t' in byname:
         e1, e2 = byname['tlb_flush2-1t'], byname['tlb_flush2-2t']
         key = 'plain_ops_per_s' if 'plain_ops_per_s' in e1['row'] else 'ops_per_s'
         o1, o2 = floats(e1['row'][key]), floats(e2['row'][key])
         pair = [b / a for a, b in zip(o1, o2) if a]
-        model = None
-        if e1['modelled_ns'] and e2['modelled_ns']:
-            model = (int(e2['row']['trace_ops']) / e2['modelled_ns']) / \
-                (int(e1['row']['trace_ops']) / e1['modelled_ns'])
-        tput = (min(pair), max(pair), model)
+        profile = os.path.join(data_dir, PROFILE)
+        profile = profile if os.path.exists(profile) else None
+        model = model_tf2(sim, profile)
+        tput = (min(pair), max(pair), model, profile)
         name = 'tlb_flush2-throughput'
-        ok = model is not None and model < 0.8
+        # The bound: the modelled ratio within 20% of the measured range,
+        # as for IPIs per operation.  (Issue 13 asked for "below 0.8, as on
+        # the real kernel"; the kernel itself is not below 0.8 on every
+        # day here, docs/results.md.)
+        ok = model is not None and \
+            min(pair) * (1 - PER_OP_TOL) <= model[2] <= max(pair) * (1 + PER_OP_TOL)
         if not ok and name not in expected:
-            failures.append('%s: the model\'s 2T/1T throughput ratio %s is not below 0.8'
-                            % (name, 'na' if model is None else '%.2f' % model))
+            failures.append('%s: the model\'s 2T/1T throughput ratio %s is not within 20%% '
+                            'of the measured %.2f-%.2f'
+                            % (name, 'na' if model is None else '%.2f' % model[2],
+                               min(pair), max(pair)))
         if ok and name in expected:
             notes.append('%s: now within bounds; remove it from data/expected-out.txt' % name)
 
@@ -1064,10 +1174,15 @@ def replay(data_dir, sim, check, with_cpu_ns=False):
                                                              ints(r.get('plain_ops', '')))
                               if o) or 'na'))
     if tput:
-        print('  tlb_flush2 2T/1T throughput (run by run): measured %.2f-%.2f; model %s%s' % (
-            tput[0], tput[1], 'na' if tput[2] is None else '%.2f' % tput[2],
-            '' if 'tlb_flush2-throughput' not in expected else ' (expected-out: ' +
-            expected['tlb_flush2-throughput'] + ')'))
+        m = tput[2]
+        print('  tlb_flush2 2T/1T throughput (run by run): measured %.2f-%.2f; model %s%s'
+              % (tput[0], tput[1], 'na' if m is None else
+                 '%.2f (%.1f us per operation alone, %.1f with 2 threads; tlbpol-sim dontneed '
+                 '--cpus 2 --nodes 1 --vm --threads 1|2 --policy linux%s)'
+                 % (m[2], m[0] / 1000, m[1] / 1000,
+                    ' --cost-file DATA/' + PROFILE if tput[3] else ', no machine profile'),
+                 '' if 'tlb_flush2-throughput' not in expected else ' (expected-out: ' +
+                 expected['tlb_flush2-throughput'] + ')'))
     for e in table:
         print('  %s: %s%s' % (e['name'], e['why'], ' [expected-out: %s]' % expected[e['name']]
                               if e['status'] == 'expected-out' else ''))
@@ -1118,7 +1233,7 @@ def reconvert(args):
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
     sub = ap.add_subparsers(dest='mode', required=True)
-    for name in ('measure', 'replay', 'reconvert'):
+    for name in ('measure', 'replay', 'reconvert', 'profile'):
         s = sub.add_parser(name)
         s.add_argument('--sim', help='the tlbpol-sim binary')
         s.add_argument('--build', help='a build directory holding tools/sim/tlbpol-sim')
@@ -1137,14 +1252,15 @@ def main(argv=None):
                        help='one more argument for every tlbpol-sim replay (repeatable)')
         s.add_argument('--check', action='store_true',
                        help='exit 1 when a row is out of bounds or a policy has violations')
+        if name in ('measure', 'profile'):
+            s.add_argument('--quiet-wait', type=float, default=5.0,
+                           help='seconds to wait at most before each run for a second '
+                                'in which the CPUs are at most 20%% busy (default 5)')
         if name == 'measure':
             s.add_argument('--only', help='comma-separated program names')
             s.add_argument('--no-perf', action='store_true')
             s.add_argument('--no-attrib', action='store_true',
                            help='skip the perf record -a -g run')
-            s.add_argument('--quiet-wait', type=float, default=5.0,
-                           help='seconds to wait at most before each run for a second '
-                                'in which the CPUs are at most 20%% busy (default 5)')
             s.add_argument('--max-others', type=float, default=0.25,
                            help='a run during which other processes used more than this '
                                 'fraction of the CPUs is done again (default 0.25)')
@@ -1154,6 +1270,19 @@ def main(argv=None):
     SIM_EXTRA.extend(args.sim_arg)
     if args.mode == 'measure':
         ok = measure(args)
+    elif args.mode == 'profile':
+        work = args.work or tempfile.mkdtemp(prefix='tlbpol-profile.')
+        os.makedirs(work, exist_ok=True)
+        wait_quiet(args.quiet_wait)
+        text = measure_profile(work, find_sim(args))
+        if not text:
+            return 1
+        out = os.path.join(args.data if args.update else work, PROFILE)
+        with open(out, 'w') as f:
+            f.write(text)
+        sys.stdout.write(text)
+        log('validate: machine profile written to %s' % out)
+        ok = True
     elif args.mode == 'replay':
         ok = replay(args.data, find_sim(args), check=args.check, with_cpu_ns=args.cpu_ns)
     else:
