@@ -52,10 +52,12 @@
  *   tlbpol_handle_ipi                    CPU  yes  yes       no     yes
  *   tlbpol_tick                          CPU  yes  yes       yes    -EBUSY
  *   tlbpol_submit, _flush, _defer_free   CPU  yes  yes       yes    -EBUSY
+ *   tlbpol_stamp, _stamp_settle          CPU  yes  yes       yes    -EBUSY
  *   tlbpol_cpu_state                     CPU  yes  yes       no     -EBUSY
  *   tlbpol_switch, tlbpol_unload         CPU  no   must      no     -EBUSY
  *   tlbpol_decide, _stats_read,          any  yes  yes       no     yes
- *     _frees_pending, _engine_rules, _engine_topology, _as_tag,
+ *     _frees_pending, _stamp_pending, _engine_rules, _engine_topology,
+ *     _as_tag,
  *     _cpuset_*, _*_str, _rules_parse, _version, _config_init,
  *     _engine_size
  *   tlbpol_as_open, tlbpol_as_close      any  no   yes       no     yes
@@ -208,6 +210,12 @@ enum tlbpol_arch {
  * with no interrupt (Linux does this for idle CPUs that poll need_resched,
  * TIF_POLLING_NRFLAG, not for CPUs spinning in a TLB shootdown). */
 #define TLBPOL_RULE_POLLING_CPUS (1ULL << 14)
+/* For events flagged TLBPOL_EVF_STAMP (frames that die with the mapping),
+ * flush at each CPU's next switch or tick with no interrupt, and let the
+ * host give the frames back to its allocator at once: tlbpol_stamp() names
+ * the flush, tlbpol_stamp_settle() completes it for a frame handed out
+ * again before every CPU got to it (Xen's TLB clock, LUF).  Release 0.2. */
+#define TLBPOL_RULE_FLUSH_STAMP (1ULL << 15)
 
 /* The naive policy: every change to a present PTE is a full flush on every
  * CPU before the call returns. */
@@ -223,7 +231,7 @@ enum tlbpol_arch {
 	(TLBPOL_RULES_LINUX | TLBPOL_RULE_RECEIVER_MERGE |                     \
 	 TLBPOL_RULE_BROADCAST | TLBPOL_RULE_NUMA_FANOUT |                     \
 	 TLBPOL_RULE_LAZY_UNMAP | TLBPOL_RULE_VCPU_DEFER |                     \
-	 TLBPOL_RULE_POLLING_CPUS)
+	 TLBPOL_RULE_POLLING_CPUS | TLBPOL_RULE_FLUSH_STAMP)
 /* Every rule bit this version knows; any other bit is rejected (-EINVAL). */
 #define TLBPOL_RULES_ALL TLBPOL_RULES_DEFAULT
 
@@ -235,7 +243,7 @@ enum tlbpol_arch {
  * "range-flush", "retry-noflush", "batch", "aging-noflush",
  * "upgrade-noflush", "footprint", "lazy-cpus", "gen-skip",
  * "receiver-merge", "broadcast", "numa-fanout", "lazy-unmap", "vcpu-defer",
- * "polling-cpus".  tlbpol_rules_parse() reads them back.
+ * "polling-cpus", "flush-stamp".  tlbpol_rules_parse() reads them back.
  *
  * Context: any; freestanding builds too.
  * Return: a static string, never NULL: "unknown" for 0, for several bits
@@ -1083,7 +1091,15 @@ enum tlbpol_event_kind {
  * memory type, protection key, shadow stack (see enum tlbpol_event_kind);
  * a shootdown now (reason "attributes"). */
 #define TLBPOL_EVF_ATTRS (1U << 8)
-#define TLBPOL_EVF_ALL 0x1ffU
+/* unmap (with PRIVATE, not STAYS_MAPPED) or reclaim: the frames die with
+ * the mapping and go back to the host's allocator after tlbpol_stamp(),
+ * with its stamp, without waiting for the flush (TLBPOL_RULE_FLUSH_STAMP;
+ * see tlbpol_stamp()).  -EINVAL on any other event: a range that stays
+ * mapped is used, not just kept, through a stale entry; a downgrade or a
+ * frame change must be seen now; a migrated or remapped frame lives on.
+ * (Release 0.2.) */
+#define TLBPOL_EVF_STAMP (1U << 9)
+#define TLBPOL_EVF_ALL 0x3ffU
 
 /**
  * struct tlbpol_event - one page-table change.
@@ -1289,6 +1305,112 @@ TLBPOL_API int tlbpol_defer_free(struct tlbpol_engine *eng, uint32_t cpu,
  * Return: the count; -EINVAL for NULL @eng; -ERANGE for @cpu.
  */
 TLBPOL_API int tlbpol_frees_pending(const struct tlbpol_engine *eng, uint32_t cpu);
+
+/* ------------------------------------------------------------------------ */
+/* Flush stamps: freed frames go back at once (RULE_FLUSH_STAMP)            */
+/* ------------------------------------------------------------------------ */
+
+/*
+ * The usual way to free the frames of an unmap is behind the flush: the
+ * host completes it (tlbpol_flush(.., TLBPOL_BY_FREE), one shootdown) or
+ * queues the free behind it (tlbpol_defer_free()).  With stamps it does
+ * neither.  It submits the events with TLBPOL_EVF_STAMP, calls
+ * tlbpol_stamp() where Linux calls tlb_finish_mmu(), and puts the frames
+ * back into its allocator at once, each with the stamp (a plain integer:
+ * keep it in the frame descriptor).  The engine has posted the flush to
+ * the CPUs that may cache the address space without interrupting them;
+ * each does it at its next tick or switch, or when it next serves its
+ * inbox.  When the allocator hands a frame out again, the host calls
+ * tlbpol_stamp_settle() with its stamp before the frame is written: it
+ * returns at once when every CPU has done the flush (the common case, a
+ * tick after the free), and otherwise interrupts those that have not and
+ * waits for them -- the cost moves into the allocation, and only for a
+ * frame reused within a tick or so.  tlbpol_stamp_pending() tells an
+ * allocator that prefers another frame whether settling would wait.
+ *
+ * What stays as it was, whatever the stamps:
+ *  - a dirty page still flushes before writeback (a reclaim of a dirty
+ *    page stays BY_WRITEBACK), and a downgrade or frame change before the
+ *    call returns: TLBPOL_EVF_STAMP is refused on them;
+ *  - the addresses: an install over a stamped range completes its flush
+ *    first (as for any deferred work), so a new mapping at the same address
+ *    is never reached through another CPU's stale entry to the old frame;
+ *  - freed page tables (TLBPOL_EVF_TABLES_FREED) and global PTEs are not
+ *    deferred: such an event is decided as without the flag, and
+ *    tlbpol_stamp() completes it before it returns;
+ *  - lazy, preempted and offline CPUs, and CPUs that switched away with
+ *    their entries retained (TLBPOL_CFGF_RETAIN_AS): as for every deferred
+ *    flush, they are not interrupted and flush when they come back to the
+ *    address space, before they use it (tlbpol_switch(), tlbpol_cpu_state());
+ *    settling does not wait for them.
+ * What changes for the program: until every target has flushed, a thread
+ * on another CPU may still read or write the unmapped pages through its
+ * TLB -- the old frames, whose contents are dead and which nobody else has
+ * yet -- where Linux's munmap() returns only after the flush, and a later
+ * access faults.  A program that touches memory it unmapped sees the old
+ * contents instead of a fault, for about a tick.  LATR (TLBPOL_EVF_LAZY_OK)
+ * and LUF make the same trade; a host whose programs rely on that fault
+ * (guard pages made by munmap) leaves those unmaps unstamped.
+ * With the rule off the same host code is correct and Linux's: the events
+ * are decided BY_FREE, tlbpol_stamp() completes them with one shootdown and
+ * returns the stamp 0, and settling it does nothing.
+ *
+ * A stamp names the initiating CPU and a sequence number of its own: 0 is
+ * "nothing to settle", any other value is opaque.  The sequence is 32 bits
+ * and wraps: a stamp kept across 2^31 of its CPU's lazy posts may be taken
+ * for a pending one and settled again (a wasted flush, never a missed one).
+ */
+
+/**
+ * tlbpol_stamp() - complete @cpu's flushes that are due by a free, post its
+ * stamped ones lazily, and give the stamp that settles them.
+ * @stamp: receives the stamp (0: nothing is left in flight).
+ *
+ * Call it after the events of an unmap or reclaim pass (TLBPOL_EVF_STAMP),
+ * before their frames go back to the allocator.  What of @cpu's batch is due
+ * by a free (TLBPOL_BY_WRITEBACK, TLBPOL_BY_FREE: events without the flag,
+ * freed page tables, the rule off) completes first, as tlbpol_flush(..,
+ * TLBPOL_BY_FREE) does; what the rule deferred (TLBPOL_BY_LAZY) is posted to
+ * its targets with no interrupt.  The stamp covers everything @cpu has in
+ * flight lazily then, so a stamp is never too early.
+ * Context: for @cpu.  May call every callback (the BY_FREE part waits for
+ * other CPUs).
+ * Return: the number of deferred events completed or posted; -EINVAL for
+ * NULL @eng or @stamp; -ERANGE for @cpu; -EBUSY nested in another engine
+ * call for @cpu.
+ */
+TLBPOL_API int tlbpol_stamp(struct tlbpol_engine *eng, uint32_t cpu, uint64_t *stamp);
+
+/**
+ * tlbpol_stamp_settle() - make the frames freed under @stamp safe to hand
+ * out again: on return no CPU that runs their address space translates to
+ * them.
+ *
+ * If every target of the stamp's flushes has done them (through a tick, a
+ * switch, a whole-AS flush or a later request it served), this returns 0 at
+ * once.  Otherwise it interrupts the targets that have not taken them yet
+ * and waits for all of them, serving @cpu's own inbox meanwhile.
+ * Context: for @cpu, the allocating CPU (any CPU: a stamp from another CPU
+ * is settled with that CPU's requests).  May call every callback and wait
+ * for other CPUs.
+ * Return: 0 if nothing had to be done, 1 if it had to interrupt or wait;
+ * -EINVAL for NULL @eng or a stamp that names no CPU of @eng; -ERANGE for
+ * @cpu; -EBUSY nested in another engine call for @cpu.
+ */
+TLBPOL_API int tlbpol_stamp_settle(struct tlbpol_engine *eng, uint32_t cpu, uint64_t stamp);
+
+/**
+ * tlbpol_stamp_pending() - would tlbpol_stamp_settle(@stamp) have to
+ * interrupt or wait now?
+ *
+ * A few loads, no store: for an allocator that would rather hand out
+ * another frame.  An answer of 0 stays true (a settled stamp never becomes
+ * pending again, until its sequence wraps: see above); a 1 may turn 0 at
+ * any moment.
+ * Context: any.
+ * Return: 1 or 0; -EINVAL for NULL @eng or a stamp that names no CPU of @eng.
+ */
+TLBPOL_API int tlbpol_stamp_pending(const struct tlbpol_engine *eng, uint64_t stamp);
 
 /**
  * tlbpol_handle_ipi() - the shootdown interrupt handler of @cpu calls this:

@@ -208,6 +208,8 @@ int tlbpol__post_lazy_batch(struct tlbpol_engine *eng, const struct tlbpol_param
 			break;
 		s = tlbpol__lazy_request(eng, prm, cpu);
 		n = build(eng, prm, cpu, s, TLBPOL_BY_LAZY, TLBPOL_BY_LAZY);
+		/* Numbered before arm() publishes it (stamp.c reads it). */
+		prim_store_release(&s->stamp_seq, ++c->stamp_next);
 		tlbpol__post_lazy(eng, prm, cpu, s);
 		if (!n)
 			break;

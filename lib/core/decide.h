@@ -317,16 +317,30 @@ static inline uint32_t verdict_pack(struct verdict v, uint32_t reason)
 }
 
 /*
- * The decision @v (packed) for @ev.  LATR: a caller that promises not to
- * reuse the frames or addresses before a deferred free runs (EVF_LAZY_OK)
- * turns "before the frames are freed" into "before that deferred free",
- * which tlbpol_tick() and tlbpol_switch() complete without interrupts.  Only
- * BY_FREE moves: a dirty page's BY_WRITEBACK protects data, not frames.
+ * The decision @v (packed) for @ev.  Only BY_FREE moves: a dirty page's
+ * BY_WRITEBACK protects data, not frames.
+ *  - LATR: a caller that promises not to reuse the frames or addresses
+ *    before a deferred free runs (EVF_LAZY_OK) turns "before the frames are
+ *    freed" into "before that deferred free", which tlbpol_tick() and
+ *    tlbpol_switch() complete without interrupts.
+ *  - Flush stamps (EVF_STAMP): the same lazy completion, but the frames go
+ *    back at once and tlbpol_stamp_settle() completes the flush for one
+ *    reused too soon.  Not for freed page tables, which the host frees
+ *    behind tlbpol_stamp() (their flush is due by then: a CPU's MMU may walk
+ *    them speculatively, and no settle stands before their reuse), nor for
+ *    a global PTE (its entry is in every CPU's TLB, lazy or not).  The
+ *    entry keeps its pending span (it is not LAZY_OK): an install over the
+ *    addresses completes it.
  */
 static inline uint32_t lazy_deadline(uint32_t v, uint64_t rules, const struct tlbpol_event *ev)
 {
-	if (packed_deadline(v) == TLBPOL_BY_FREE && (ev->flags & TLBPOL_EVF_LAZY_OK) &&
-	    (rules & TLBPOL_RULE_LAZY_UNMAP))
+	if (packed_deadline(v) != TLBPOL_BY_FREE)
+		return v;
+	if ((ev->flags & TLBPOL_EVF_LAZY_OK) && (rules & TLBPOL_RULE_LAZY_UNMAP))
+		return packed_with_deadline(v, TLBPOL_BY_LAZY);
+	if ((ev->flags & TLBPOL_EVF_STAMP) && (rules & TLBPOL_RULE_FLUSH_STAMP) &&
+	    !(ev->flags & TLBPOL_EVF_TABLES_FREED) &&
+	    !((ev->old_pte | ev->new_pte) & TLBPOL_PTE_GLOBAL))
 		return packed_with_deadline(v, TLBPOL_BY_LAZY);
 	return v;
 }
@@ -387,11 +401,27 @@ static inline uint64_t arch_page_shifts(uint32_t arch)
 	}
 }
 
+/*
+ * EVF_STAMP names frames that die with the mapping: a private unmap that
+ * does not stay mapped, or a reclaim.  Anything else is refused: a range
+ * that stays mapped (DONTNEED) is used through a stale entry, not just
+ * kept; migration and mremap keep the frame alive elsewhere; a downgrade
+ * or a fault is no frame's end.
+ */
+static inline int stamp_allowed(const struct tlbpol_event *ev)
+{
+	if (ev->kind == TLBPOL_EV_RECLAIM)
+		return 1;
+	return ev->kind == TLBPOL_EV_UNMAP &&
+	       (ev->flags & (TLBPOL_EVF_PRIVATE | TLBPOL_EVF_STAYS_MAPPED)) == TLBPOL_EVF_PRIVATE;
+}
+
 /* The fields every event must have valid, whatever its size. */
 static inline int valid_fields(const struct tlbpol_event *ev)
 {
 	return ev->size >= sizeof(*ev) && ev->kind < TLBPOL_EV_MAX &&
-	       ((ev->flags & ~TLBPOL_EVF_ALL) | ((ev->old_pte | ev->new_pte) & ~TLBPOL_PTE_ALL)) == 0;
+	       ((ev->flags & ~TLBPOL_EVF_ALL) | ((ev->old_pte | ev->new_pte) & ~TLBPOL_PTE_ALL)) == 0 &&
+	       (!(ev->flags & TLBPOL_EVF_STAMP) || stamp_allowed(ev));
 }
 
 /* The common case, in one branch: valid fields and one aligned 4 KiB page

@@ -148,7 +148,10 @@ struct request {
 	uint32_t lazy;        /* owner: posted without interrupts */
 	uint32_t fanout;      /* leaders forward to their node (NUMA_FANOUT) */
 	uint32_t nr_flushes;
-	uint32_t pad;
+	/* atomic: a lazy request's number among its initiator's lazy posts
+	 * (tlbpol_stamp()), written before `acks` arms it; others read it
+	 * while `acks` is not 0, when it cannot change. */
+	uint32_t stamp_seq;
 	uint64_t min_seq;     /* oldest batch entry carried (~0: none) */
 	uint64_t *targets;    /* atomic words: targets that have not claimed */
 	uint64_t *leaders;    /* words: the CPU of each remote node that forwards */
@@ -220,6 +223,7 @@ struct tlbpol_cpu {
 	/* Ticks this CPU has taken, and the tick at which BY_WRITEBACK or
 	 * BY_FREE work began to wait in its batch (+ 1; 0: none waits). */
 	uint32_t ticks, free_since;
+	uint32_t stamp_next;       /* the stamp_seq of its last lazy request */
 	/* Read-only after init, by the receiving side too: */
 	uint32_t flush_cap;        /* entries in request flushes[] and in recv_as[] */
 	uint32_t range_cap;        /* entries in each request's ranges[], recv_ranges[], recv_out[] */
@@ -459,6 +463,7 @@ static inline int lazy_in_flight(const struct tlbpol_cpu *c)
  * tests/check_layers.py):
  *
  *	engine.c   submit.c   cpu.c      the public calls for a host
+	stamp.c                          (flush stamps)
  *	             batch.c             a CPU's deferred work into requests
  *	           shootdown.c           send a request, wait for its acks
  *	            receive.c            claim, flush, acknowledge; deliver
@@ -565,6 +570,11 @@ struct request *tlbpol__lazy_request(struct tlbpol_engine *eng, const struct tlb
 				     uint32_t cpu);
 void tlbpol__force_lazy(struct tlbpol_engine *eng, const struct tlbpol_params *prm, uint32_t cpu);
 void tlbpol__reap(struct tlbpol_engine *eng, uint32_t cpu);
+/* Flush stamps: is lazy work of @owner that stamp sequence @seq covers still
+ * in flight?  Complete it from @me (interrupting, waiting). */
+int tlbpol__stamp_pending(const struct tlbpol_engine *eng, uint32_t owner, uint32_t seq);
+void tlbpol__stamp_settle(struct tlbpol_engine *eng, const struct tlbpol_params *prm,
+			  uint32_t me, uint32_t owner, uint32_t seq);
 
 /* batch.c */
 /* Complete (SYNC) or post (lazy) the pending entries of @cpu with

@@ -31,6 +31,7 @@ static const struct named_mask rule_names[] = {
 	{ TLBPOL_RULE_LAZY_UNMAP, "lazy-unmap" },
 	{ TLBPOL_RULE_VCPU_DEFER, "vcpu-defer" },
 	{ TLBPOL_RULE_POLLING_CPUS, "polling-cpus" },
+	{ TLBPOL_RULE_FLUSH_STAMP, "flush-stamp" },
 };
 #define NR_RULE_NAMES (sizeof(rule_names) / sizeof(rule_names[0]))
 
@@ -46,7 +47,7 @@ static const struct named_mask set_names[] = {
 
 /* Every rule bit has a name: a bit added to TLBPOL_RULES_ALL without one
  * fails here, not on a command line. */
-_Static_assert(TLBPOL_RULES_ALL == (1ULL << 15) - 1 && NR_RULE_NAMES == 15,
+_Static_assert(TLBPOL_RULES_ALL == (1ULL << 16) - 1 && NR_RULE_NAMES == 16,
 	       "rule_names[] names every bit of TLBPOL_RULES_ALL, in order");
 
 const char *tlbpol_rule_str(uint64_t rule)

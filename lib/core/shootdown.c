@@ -530,6 +530,67 @@ void tlbpol__force_lazy(struct tlbpol_engine *eng, const struct tlbpol_params *p
 	tlbpol__reap(eng, me);
 }
 
+/*
+ * Is lazy request @i of @owner one that stamp @seq covers and that has not
+ * completed?  Read from any CPU: while `acks` is not 0 the owner writes
+ * nothing in the request (struct request), so a stamp_seq read beside a
+ * non-zero count is that request's, or a newer one's (which only makes the
+ * answer conservative).  The acquire pairs with each target's release of
+ * its acknowledgement after its flush (receive.c): an answer of 0 orders
+ * the caller's reuse of the frames after every target's flush.  The
+ * sequence wraps (32 bits): compared as serial numbers.
+ */
+static int stamp_covers(const struct request *s, uint32_t seq)
+{
+	return prim_load_acquire(&s->acks) != 0 &&
+	       (int32_t)(prim_load_acquire(&s->stamp_seq) - seq) <= 0;
+}
+
+int tlbpol__stamp_pending(const struct tlbpol_engine *eng, uint32_t owner, uint32_t seq)
+{
+	const struct tlbpol_cpu *o = cpu_of(eng, owner);
+
+	for (uint32_t i = 1; i < TLBPOL_REQS; i++)
+		if (stamp_covers(&o->reqs[i], seq))
+			return 1;
+	return 0;
+}
+
+/*
+ * Complete, from CPU @me, the lazy requests of @owner that stamp @seq
+ * covers: interrupt their targets that have not claimed them (a lazy
+ * request was posted without interrupts), then wait for every
+ * acknowledgement, serving our own inbox (we may be a target, and a target
+ * may be waiting for us).  The owner's state is not touched: it reaps them
+ * at its next call.  A request that completes and is replaced by the owner
+ * meanwhile (its stamp_seq changes) is no longer waited for.
+ */
+void tlbpol__stamp_settle(struct tlbpol_engine *eng, const struct tlbpol_params *prm,
+			  uint32_t me, uint32_t owner, uint32_t seq)
+{
+	struct tlbpol_cpu *c = cpu_of(eng, me), *o = cpu_of(eng, owner);
+
+	for (uint32_t i = 1; i < TLBPOL_REQS; i++) {
+		struct request *s = &o->reqs[i];
+		uint32_t q = prim_load_acquire(&s->stamp_seq);
+
+		if (!stamp_covers(s, seq))
+			continue;
+		/* We serve our own inbox below; the others are interrupted. */
+		unclaimed(eng, s, &c->targets);
+		c->targets.bits[me / 64] &= ~(1ULL << (me % 64));
+		tlbpol__kick(eng, prm, me, &c->targets, &c->cnt.task);
+		while (prim_load_acquire(&s->acks) && prim_load_acquire(&s->stamp_seq) == q) {
+			tlbpol__serve(eng, prm, me);
+			if (eng->ops.relax)
+				eng->ops.relax(eng->ops_ctx, me);
+			else
+				prim_cpu_relax();
+		}
+	}
+	tlbpol__serve(eng, prm, me);
+}
+
 void tlbpol__reap(struct tlbpol_engine *eng, uint32_t me)
 {
 	struct tlbpol_cpu *c = cpu_of(eng, me);

@@ -144,6 +144,8 @@ void scan_self(struct orc_world *w, struct orc_cpu *c, uint32_t cpu, int x, int 
 			continue;
 		}
 		fo = atomic_load(&w->frame[te_frame(e)]);
+		if (frame_stamped_of(w, te_frame(e), fo, ex, te_page(e)))
+			continue; /* settled when it is handed out again */
 		if (own_state(fo) == F_FREE || own_state(fo) == F_GONE || own_as(fo) != ex ||
 		    own_idx(fo) != te_page(e))
 			violation(w, own_state(fo) == F_GONE ? ORC_V_DATA : kind,
@@ -189,6 +191,12 @@ int use_check(struct orc_world *w, uint32_t cpu, uint64_t e)
 			  perm_str(pte_perm(cvw), pp), pte_frame(cvw), pte_ver(cvw));
 		return 1;
 	}
+	/* A frame freed with a stamp and not handed out yet: its contents
+	 * died with the unmap, which is not complete until its stamp is
+	 * settled (the program reads what was there, as before the unmap's
+	 * flush). */
+	if (frame_stamped_of(w, te_frame(e), fo, x, page))
+		return 0;
 	if (own_state(fo) == F_FREE || own_as(fo) != x || own_idx(fo) != page) {
 		violation(w, ORC_V_USE,
 			  "cpu %u accessed frame %u through as %u page %u (version %u), but the "
@@ -254,9 +262,11 @@ void check_freed_frame(struct orc_world *w, uint32_t f, uint64_t o)
 				continue;
 			count(w, ORC_C_CHECKS, 1);
 			violation(w, ORC_V_FRAME,
-				  "frame %u freed (was as %u page %u) while cpu %u (mode %u) maps it "
+				  "frame %u %s (was as %u page %u) while cpu %u (mode %u) maps it "
 				  "at as %u page %u (entry version %u)",
-				  f, own_as(o), own_idx(o), i, pub_mode(pub), te_as(e), te_page(e),
+				  f, atomic_load(&w->frame_stamp[f]) ? "handed out again (stamp settled)"
+								      : "freed",
+				  own_as(o), own_idx(o), i, pub_mode(pub), te_as(e), te_page(e),
 				  te_ver(e));
 		}
 	}

@@ -291,6 +291,10 @@ struct orc_world {
 	uint32_t ntables;
 	pthread_mutex_t pool_lock;
 	uint32_t *frame_pool, frame_top;
+	/* A free frame's flush stamp (tlbpol_stamp()), 0 for none: freed at
+	 * once, its old translations may live on until it is settled, when it
+	 * is handed out again (frame_alloc()). */
+	_Atomic uint64_t *frame_stamp;
 	uint32_t *table_pool, table_top;
 
 	_Atomic uint64_t glob[ORC_C_MAX]; /* counts made outside any CPU thread */
@@ -378,6 +382,11 @@ uint32_t frame_alloc(struct orc_world *w, uint32_t as, uint32_t page);
 void frame_set(struct orc_world *w, uint32_t f, uint32_t x, uint32_t page, uint32_t state);
 void frame_unalloc(struct orc_world *w, uint32_t f);
 void frame_free(struct orc_world *w, uint32_t f);
+void frame_free_stamped(struct orc_world *w, uint32_t f, uint64_t stamp);
+uint64_t orc_stamp(struct orc_world *w, uint32_t cpu);
+/* Is @fo (a frame's state word) a stamped free frame of (@x, @page), whose
+ * old translations may still be used until it is handed out again? */
+int frame_stamped_of(struct orc_world *w, uint32_t f, uint64_t fo, uint32_t x, uint32_t page);
 int table_alloc(struct orc_world *w, uint32_t as, uint32_t group, uint64_t *dirw);
 void table_free(struct orc_world *w, uint32_t t);
 void table_detach(struct orc_world *w, uint32_t cpu, uint32_t as, uint32_t g, uint32_t t);

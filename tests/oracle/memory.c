@@ -14,18 +14,53 @@
 
 #include "machine.h"
 
-/* A free frame, now holding (as, page)'s contents; 0 if the pool is empty. */
+/*
+ * A stamped frame is handed out again: settle its stamp on this CPU, then
+ * no CPU that the engine counts on to flush before it runs the address
+ * space again (a running one) may still translate to it -- the check a
+ * free behind the flush makes at the free (check_freed_frame()).  Its state
+ * is still free with its old owner, so a use through a surviving entry that
+ * races with the check is caught by use_check() once it is live.
+ */
+static void frame_settle(struct orc_world *w, uint32_t f, uint64_t stamp)
+{
+	int r = tlbpol_stamp_settle(w->eng, (uint32_t)self_cpu, stamp);
+
+	if (r < 0)
+		violation(w, ORC_V_API, "tlbpol_stamp_settle(cpu %d, %#llx) = %d", self_cpu,
+			  (unsigned long long)stamp, r);
+	count(w, ORC_C_SETTLES, 1);
+	if (r > 0)
+		count(w, ORC_C_SETTLE_WAITS, 1);
+	check_freed_frame(w, f, atomic_load(&w->frame[f]));
+	atomic_store(&w->frame_stamp[f], 0);
+}
+
+/* A free frame, now holding (as, page)'s contents; 0 if the pool is empty.
+ * The pool is a stack: the frame freed last comes first, as a kernel's
+ * per-CPU free lists give it (the worst case for flush stamps). */
 uint32_t frame_alloc(struct orc_world *w, uint32_t as, uint32_t page)
 {
 	uint32_t f = 0;
+	uint64_t stamp;
 
 	pthread_mutex_lock(&w->pool_lock);
 	if (w->frame_top)
 		f = w->frame_pool[--w->frame_top];
 	pthread_mutex_unlock(&w->pool_lock);
-	if (f)
-		atomic_store(&w->frame[f], own_make(F_LIVE, as, page, 0));
+	if (!f)
+		return 0;
+	stamp = atomic_load(&w->frame_stamp[f]);
+	if (stamp)
+		frame_settle(w, f, stamp);
+	atomic_store(&w->frame[f], own_make(F_LIVE, as, page, 0));
 	return f;
+}
+
+int frame_stamped_of(struct orc_world *w, uint32_t f, uint64_t fo, uint32_t x, uint32_t page)
+{
+	return own_state(fo) == F_FREE && own_as(fo) == x && own_idx(fo) == page &&
+	       atomic_load(&w->frame_stamp[f]) != 0;
 }
 
 /*
@@ -67,6 +102,28 @@ void frame_free(struct orc_world *w, uint32_t f)
 
 	atomic_store(&w->frame[f], own_make(F_FREE, own_as(o), own_idx(o), 0));
 	check_freed_frame(w, f, o);
+	pthread_mutex_lock(&w->pool_lock);
+	w->frame_pool[w->frame_top++] = f;
+	pthread_mutex_unlock(&w->pool_lock);
+}
+
+/*
+ * Free frame @f at once, with @stamp (tlbpol_stamp()): CPUs may still
+ * translate to it, and use it (its contents are dead: the unmap was
+ * private), until it is handed out again and settled.  A stamp of 0 means
+ * nothing was left in flight: checked as a free behind the flush.
+ */
+void frame_free_stamped(struct orc_world *w, uint32_t f, uint64_t stamp)
+{
+	uint64_t o = atomic_load(&w->frame[f]);
+
+	count(w, ORC_C_STAMPED, 1);
+	if (!stamp) {
+		frame_free(w, f);
+		return;
+	}
+	atomic_store(&w->frame_stamp[f], stamp);
+	atomic_store(&w->frame[f], own_make(F_FREE, own_as(o), own_idx(o), 0));
 	pthread_mutex_lock(&w->pool_lock);
 	w->frame_pool[w->frame_top++] = f;
 	pthread_mutex_unlock(&w->pool_lock);

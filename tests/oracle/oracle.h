@@ -204,6 +204,9 @@ enum orc_ckind {
 	ORC_C_WARNINGS,   /* contract notes that are not unsafe (e.g. unsorted ranges) */
 	ORC_C_KACCESSES,  /* kernel-page accesses */
 	ORC_C_NEGATIVE,   /* invalid entries cached (GENERIC) */
+	ORC_C_STAMPED,    /* frames freed at once with a flush stamp */
+	ORC_C_SETTLES,    /* stamped frames handed out again (tlbpol_stamp_settle()) */
+	ORC_C_SETTLE_WAITS, /* ... of which settling had to interrupt or wait */
 	ORC_C_MAX
 };
 
@@ -224,6 +227,10 @@ struct orc_config {
 	uint32_t flush_ceiling; /* 0: the engine's default */
 	uint32_t ipi_delay_spins; /* the engine's ipi_delay_spins */
 	uint32_t kernel_pages; /* the kernel region, 0 .. ORC_MAX_KPAGES (default 32) */
+	/* Percent of plain unmaps made private with TLBPOL_EVF_STAMP: their
+	 * frames go back to the pool at once, with the stamp, and are settled
+	 * when handed out again (default 30; 0: none). */
+	uint32_t stamp_pct;
 	int store_first;       /* installs store their PTE before the submit (forbidden) */
 	uint64_t seed;
 	FILE *log;             /* violation reports; NULL: stderr */

@@ -154,8 +154,16 @@ enum orc_result orc_unmap(struct orc_world *w, uint32_t cpu, uint32_t as, uint32
 	struct change ch[ORC_MAX_RANGE] = { { 0, 0, 0 } };
 	uint32_t nch = 0, dirty[ORC_MAX_RANGE], dpage[ORC_MAX_RANGE], ndirty = 0;
 	struct orc_free *fr;
+	int stamped = (evflags & TLBPOL_EVF_STAMP) != 0;
 
 	evflags &= TLBPOL_EVF_TABLES_FREED | TLBPOL_EVF_LAZY_OK;
+	if (stamped) {
+		/* Private memory: nothing to write back, and the frames go back
+		 * at once with the stamp instead of behind a deferred free. */
+		evflags = (evflags & TLBPOL_EVF_TABLES_FREED) | TLBPOL_EVF_STAMP |
+			  TLBPOL_EVF_PRIVATE;
+		writeback = 0;
+	}
 	if (!clip(w, as, &page, &n))
 		return ORC_SKIP;
 	if (evflags & TLBPOL_EVF_TABLES_FREED) {
@@ -221,6 +229,17 @@ enum orc_result orc_unmap(struct orc_world *w, uint32_t cpu, uint32_t as, uint32
 	 * wait for the request in flight. */
 	if (rng_next(&c->rng) % 4 == 0)
 		orc_tick(w, cpu);
+	if (stamped) {
+		uint64_t st = orc_stamp(w, cpu);
+
+		for (uint32_t i = 0; i < fr->nr_frames; i++)
+			frame_free_stamped(w, fr->frames[i], st);
+		fr->nr_frames = 0;
+		if (!fr->nr_tables) {
+			free_unused(c, fr);
+			return ORC_OK;
+		}
+	}
 	free_register(w, c, cpu, fr);
 	return ORC_OK;
 }

@@ -111,7 +111,7 @@ static int run_one(const struct opts *o, uint64_t mask, const char *mask_name, s
 			"events", "accesses", "hits", "walks", "spec_walks", "faults", "segv", "submits",
 			"deferred", "ipis", "ipis_taken", "flushes", "broadcasts", "catchups",
 			"frees_reg", "frees_run", "busy", "checks", "excused", "warnings", "kaccesses",
-			"negative",
+			"negative", "stamped", "settles", "settle_waits",
 		};
 
 		printf("  counters:");

@@ -351,6 +351,25 @@ int orc_tick(struct orc_world *w, uint32_t cpu)
 	return r;
 }
 
+/* tlbpol_stamp() for @cpu: its work due by a free is complete, the rest
+ * posted; the stamp (0 on failure, reported). */
+uint64_t orc_stamp(struct orc_world *w, uint32_t cpu)
+{
+	struct orc_cpu *c = &w->cpus[cpu];
+	uint64_t upto = c->seq, st = 0;
+	int r;
+
+	c->call_id++;
+	r = tlbpol_stamp(w->eng, cpu, &st);
+	trace(w, (int)cpu, TR_EFLUSH, 0, 0, TLBPOL_BY_FREE, (uint32_t)r);
+	if (r < 0) {
+		violation(w, ORC_V_API, "tlbpol_stamp(cpu %u) = %d", cpu, r);
+		return 0;
+	}
+	complete_recs(w, c, upto, TLBPOL_BY_FREE, "stamp");
+	return st;
+}
+
 int orc_flush(struct orc_world *w, uint32_t cpu, uint32_t by)
 {
 	struct orc_cpu *c = &w->cpus[cpu];

@@ -230,7 +230,9 @@ static void do_change(struct orc_world *w, uint32_t cpu, struct shared *sh,
 		break;
 	case 3:
 		orc_unmap(w, cpu, as, page, n,
-			  rnd(w, cpu, 100) < p->lazy_ok ? TLBPOL_EVF_LAZY_OK : 0,
+			  rnd(w, cpu, 100) < orc_world_config(w)->stamp_pct ? TLBPOL_EVF_STAMP
+			  : rnd(w, cpu, 100) < p->lazy_ok     ? TLBPOL_EVF_LAZY_OK
+							      : 0,
 			  rnd(w, cpu, 2) == 0);
 		break;
 	case 4:
@@ -241,7 +243,8 @@ static void do_change(struct orc_world *w, uint32_t cpu, struct shared *sh,
 	case 5:
 		orc_unmap(w, cpu, as, page, 34 + (uint32_t)rnd(w, cpu, 30),
 			  (rnd(w, cpu, 3) == 0 ? TLBPOL_EVF_TABLES_FREED : 0) |
-				  (rnd(w, cpu, 4) == 0 ? TLBPOL_EVF_LAZY_OK : 0),
+				  (rnd(w, cpu, 4) == 0 ? TLBPOL_EVF_LAZY_OK : 0) |
+				  (rnd(w, cpu, 100) < orc_world_config(w)->stamp_pct ? TLBPOL_EVF_STAMP : 0),
 			  rnd(w, cpu, 2) == 0);
 		break;
 	case 6:

@@ -38,6 +38,7 @@ void orc_config_init(struct orc_config *cfg, uint32_t nr_cpus, uint32_t arch, ui
 	cfg->broadcast = 1;
 	cfg->vcpu_defer = 1;
 	cfg->kernel_pages = 32;
+	cfg->stamp_pct = 30;
 	cfg->seed = 1;
 	cfg->max_reports = 20;
 }
@@ -80,6 +81,7 @@ void orc_world_free(struct orc_world *w)
 	free((void *)w->frame);
 	free((void *)w->table);
 	free(w->frame_pool);
+	free(w->frame_stamp);
 	free(w->table_pool);
 	pthread_mutex_destroy(&w->pool_lock);
 	pthread_mutex_destroy(&w->log_lock);
@@ -128,6 +130,7 @@ int orc_world_new(const struct orc_config *cfg, struct orc_world **out)
 	ZALLOC(w->frame, w->nframes);
 	ZALLOC(w->table, w->ntables);
 	ZALLOC(w->frame_pool, w->nframes);
+	ZALLOC(w->frame_stamp, w->nframes);
 	ZALLOC(w->table_pool, w->ntables);
 	for (uint32_t f = w->nframes - 1; f >= 1; f--)
 		w->frame_pool[w->frame_top++] = f;

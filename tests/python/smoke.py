@@ -34,7 +34,7 @@ from ctypes import (CFUNCTYPE, POINTER, Structure, byref, c_char_p, c_int,
 TLBPOL_ARCH_X86_64 = 1
 
 TLBPOL_RULE_FOOTPRINT = 1 << 6
-TLBPOL_RULES_DEFAULT = (1 << 15) - 1  # every rule bit 0..14
+TLBPOL_RULES_DEFAULT = (1 << 16) - 1  # every rule bit 0..15
 TLBPOL_MAX_CPUS = 4096
 TLBPOL_DEFAULT_MAX_AS = 64
 TLBPOL_DEFAULT_FLUSH_CEILING = 33

@@ -1,0 +1,280 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_stamp: flush stamps (TLBPOL_RULE_FLUSH_STAMP, tlbpol_stamp*()).  The
+ * frames of a stamped unmap may be reused at once; settling the stamp
+ * interrupts only the CPUs that have not flushed yet, and none after they
+ * all ticked.  What the flag may not relax stays as it was.
+ */
+#include <errno.h>
+
+#include "harness.h"
+
+#define DEF TLBPOL_RULES_DEFAULT
+#define RW (P | W | U | A)
+#define RWD (P | W | U | A | D)
+#define STAMP (TLBPOL_EVF_STAMP | TLBPOL_EVF_PRIVATE)
+
+static struct tlbpol_as *setup(struct harness *h, uint32_t nr_cpus, uint64_t rules)
+{
+	struct tlbpol_as *as;
+
+	h_engine(h, nr_cpus, TLBPOL_ARCH_X86_64, rules);
+	assert_int_equal(tlbpol_as_open(h->eng, 1, &as), 0);
+	for (uint32_t c = 0; c < nr_cpus; c++)
+		assert_int_equal(tlbpol_switch(h->eng, c, as, NULL), 0);
+	h_reset_log(h);
+	return as;
+}
+
+static struct tlbpol_decision submit(struct harness *h, struct tlbpol_as *as, uint32_t cpu,
+				     struct tlbpol_event ev)
+{
+	struct tlbpol_decision d;
+
+	assert_int_equal(tlbpol_submit(h->eng, as, cpu, &ev, &d), 0);
+	return d;
+}
+
+/* Did @cpu flush a range holding @va since the log was reset (or the whole
+ * address space)? */
+static int flushed(const struct harness *h, uint32_t cpu, uint64_t va)
+{
+	for (uint32_t i = 0; i < h->nr_log; i++) {
+		const struct h_flush *l = &h->log[i];
+
+		if (l->cpu != cpu)
+			continue;
+		if (l->kind != TLBPOL_FLUSH_PAGES)
+			return 1;
+		if (l->nr_ranges == 1 && l->first.va <= va &&
+		    va < l->first.va + (l->first.nr_pages << l->first.page_shift))
+			return 1;
+	}
+	return 0;
+}
+
+/* The common case: the others tick before the frame comes back, and
+ * settling costs nothing.  Nothing interrupted anyone. */
+static void test_settled_by_ticks(void **s)
+{
+	struct harness h;
+	struct tlbpol_as *as = setup(&h, 4, DEF);
+	struct tlbpol_decision d;
+	uint64_t st;
+
+	(void)s;
+	d = submit(&h, as, 0, h_event(TLBPOL_EV_UNMAP, STAMP, 0x10000, 4, RWD, 0));
+	assert_int_equal(d.action, TLBPOL_ACT_SHOOTDOWN);
+	assert_int_equal(d.deadline, TLBPOL_BY_LAZY);
+	assert_int_equal(tlbpol_stamp(h.eng, 0, &st), 1);
+	assert_true(st != 0);
+	assert_int_equal(h.ipi_calls, 0);
+	assert_true(flushed(&h, 0, 0x10000)); /* the initiator at once */
+	assert_int_equal(tlbpol_stamp_pending(h.eng, st), 1);
+	for (uint32_t c = 1; c < 4; c++) {
+		assert_int_equal(tlbpol_stamp_pending(h.eng, st), 1);
+		assert_int_equal(tlbpol_tick(h.eng, c), 0);
+		assert_true(flushed(&h, c, 0x13000));
+	}
+	assert_int_equal(tlbpol_stamp_pending(h.eng, st), 0);
+	assert_int_equal(tlbpol_stamp_settle(h.eng, 2, st), 0);
+	assert_int_equal(h.ipi_calls, 0);
+	tlbpol_engine_free(h.eng);
+}
+
+/* Reused at once, on another CPU: settling interrupts the CPUs that have
+ * not flushed (not itself: it serves its own inbox) and returns when all
+ * have; then the stamp is settled for good. */
+static void test_settle_immediate_reuse(void **s)
+{
+	struct harness h;
+	struct tlbpol_as *as = setup(&h, 4, DEF);
+	uint64_t st;
+
+	(void)s;
+	submit(&h, as, 0, h_event(TLBPOL_EV_UNMAP, STAMP, 0x10000, 1, RW, 0));
+	assert_int_equal(tlbpol_stamp(h.eng, 0, &st), 1);
+	assert_int_equal(tlbpol_tick(h.eng, 1), 0); /* one got there already */
+	h_reset_log(&h);
+	assert_int_equal(tlbpol_stamp_settle(h.eng, 2, st), 1);
+	assert_int_equal(h.ipi_calls, 1);
+	assert_int_equal(h.ipi_targets, 1); /* CPU 3 only */
+	assert_true(tlbpol_cpuset_test(&h.last_targets, 3));
+	assert_true(flushed(&h, 2, 0x10000));
+	assert_true(flushed(&h, 3, 0x10000));
+	assert_false(flushed(&h, 1, 0x10000));
+	assert_int_equal(tlbpol_stamp_pending(h.eng, st), 0);
+	assert_int_equal(tlbpol_stamp_settle(h.eng, 3, st), 0);
+	/* The initiator settling its own stamp reaps it. */
+	submit(&h, as, 0, h_event(TLBPOL_EV_UNMAP, STAMP, 0x20000, 1, RW, 0));
+	assert_int_equal(tlbpol_stamp(h.eng, 0, &st), 1);
+	assert_int_equal(tlbpol_stamp_settle(h.eng, 0, st), 1);
+	assert_int_equal(tlbpol_stamp_pending(h.eng, st), 0);
+	assert_int_equal(tlbpol_frees_pending(h.eng, 0), 0);
+	tlbpol_engine_free(h.eng);
+}
+
+/* The rule off: the same host code, Linux's behaviour: one shootdown in
+ * tlbpol_stamp(), the stamp 0, settling nothing. */
+static void test_rule_off(void **s)
+{
+	struct harness h;
+	struct tlbpol_as *as = setup(&h, 4, DEF & ~TLBPOL_RULE_FLUSH_STAMP);
+	struct tlbpol_decision d;
+	uint64_t st = 7;
+
+	(void)s;
+	d = submit(&h, as, 0, h_event(TLBPOL_EV_UNMAP, STAMP, 0x10000, 1, RW, 0));
+	assert_int_equal(d.deadline, TLBPOL_BY_FREE);
+	assert_int_equal(h.ipi_calls, 0);
+	assert_int_equal(tlbpol_stamp(h.eng, 0, &st), 1);
+	assert_int_equal(st, 0);
+	assert_int_equal(h.ipi_targets, 3);
+	for (uint32_t c = 0; c < 4; c++)
+		assert_true(flushed(&h, c, 0x10000));
+	assert_int_equal(tlbpol_stamp_pending(h.eng, st), 0);
+	assert_int_equal(tlbpol_stamp_settle(h.eng, 1, st), 0);
+	tlbpol_engine_free(h.eng);
+}
+
+/* What the flag does not relax: freed page tables and global PTEs are
+ * completed by tlbpol_stamp(); a dirty reclaim still flushes before
+ * writeback; DONTNEED, protections, faults, migration and mremap refuse it. */
+static void test_not_relaxed(void **s)
+{
+	struct harness h;
+	struct tlbpol_as *as = setup(&h, 4, DEF);
+	struct tlbpol_decision d;
+	struct tlbpol_event ev;
+	uint64_t st = 7;
+
+	(void)s;
+	d = submit(&h, as, 0,
+		   h_event(TLBPOL_EV_UNMAP, STAMP | TLBPOL_EVF_TABLES_FREED, 0x10000, 1, RW, 0));
+	assert_int_equal(d.deadline, TLBPOL_BY_FREE);
+	assert_int_equal(tlbpol_stamp(h.eng, 0, &st), 1);
+	assert_int_equal(st, 0);
+	assert_int_equal(h.ipi_targets, 3);
+	h_reset_log(&h);
+	d = submit(&h, as, 0, h_event(TLBPOL_EV_UNMAP, STAMP, 0x20000, 1, RW | G, 0));
+	assert_int_not_equal(d.deadline, TLBPOL_BY_LAZY);
+	assert_int_equal(tlbpol_stamp(h.eng, 0, &st), 1);
+	assert_int_equal(st, 0);
+	d = submit(&h, as, 0, h_event(TLBPOL_EV_RECLAIM, TLBPOL_EVF_STAMP, 0x30000, 1, RWD, 0));
+	assert_int_equal(d.deadline, TLBPOL_BY_WRITEBACK);
+	assert_int_equal(tlbpol_flush(h.eng, 0, TLBPOL_BY_WRITEBACK), 1);
+	d = submit(&h, as, 0, h_event(TLBPOL_EV_RECLAIM, TLBPOL_EVF_STAMP, 0x40000, 1, RW, 0));
+	assert_int_equal(d.deadline, TLBPOL_BY_LAZY);
+	assert_int_equal(tlbpol_stamp(h.eng, 0, &st), 1);
+	assert_true(st != 0);
+
+	ev = h_event(TLBPOL_EV_UNMAP, STAMP | TLBPOL_EVF_STAYS_MAPPED, 0x50000, 1, RW, 0);
+	assert_int_equal(tlbpol_submit(h.eng, as, 0, &ev, NULL), -EINVAL);
+	assert_int_equal(tlbpol_decide(h.eng, as, 0, &ev, &d), -EINVAL);
+	ev = h_event(TLBPOL_EV_UNMAP, TLBPOL_EVF_STAMP, 0x50000, 1, RW, 0); /* not PRIVATE */
+	assert_int_equal(tlbpol_submit(h.eng, as, 0, &ev, NULL), -EINVAL);
+	ev = h_event(TLBPOL_EV_PROTECT, TLBPOL_EVF_STAMP, 0x50000, 1, RW, P | U | A);
+	assert_int_equal(tlbpol_submit(h.eng, as, 0, &ev, NULL), -EINVAL);
+	ev = h_event(TLBPOL_EV_MIGRATE, TLBPOL_EVF_STAMP, 0x50000, 1, RW, 0);
+	assert_int_equal(tlbpol_submit(h.eng, as, 0, &ev, NULL), -EINVAL);
+	ev = h_event(TLBPOL_EV_REMAP, TLBPOL_EVF_STAMP, 0x50000, 1, RW, 0);
+	assert_int_equal(tlbpol_submit(h.eng, as, 0, &ev, NULL), -EINVAL);
+	ev = h_event(TLBPOL_EV_FAULT, TLBPOL_EVF_STAMP, 0x50000, 1, 0, RW);
+	assert_int_equal(tlbpol_submit(h.eng, as, 0, &ev, NULL), -EINVAL);
+	tlbpol_engine_free(h.eng);
+}
+
+/* An install over a stamped range completes its flush everywhere before it
+ * returns: the new mapping is never reached through a stale entry. */
+static void test_install_over_stamp(void **s)
+{
+	struct harness h;
+	struct tlbpol_as *as = setup(&h, 4, DEF);
+	uint64_t st;
+
+	(void)s;
+	submit(&h, as, 0, h_event(TLBPOL_EV_UNMAP, STAMP, 0x10000, 1, RW, 0));
+	assert_int_equal(tlbpol_stamp(h.eng, 0, &st), 1);
+	h_reset_log(&h);
+	submit(&h, as, 1, h_event(TLBPOL_EV_FAULT, TLBPOL_EVF_WRITE, 0x10000, 1, 0, RW));
+	for (uint32_t c = 1; c < 4; c++)
+		assert_true(flushed(&h, c, 0x10000));
+	tlbpol_engine_free(h.eng);
+}
+
+/* A lazy CPU is not waited for (it flushes when it comes back, and is told
+ * to); a CPU that joins after the stamp cannot hold the old entry. */
+static void test_lazy_cpu(void **s)
+{
+	struct harness h;
+	struct tlbpol_as *as = setup(&h, 4, DEF);
+	uint64_t st;
+	int need = 0;
+
+	(void)s;
+	assert_int_equal(tlbpol_switch(h.eng, 3, NULL, NULL), 0);
+	assert_int_equal(tlbpol_cpu_state(h.eng, 3, TLBPOL_CPU_IDLE), 0);
+	submit(&h, as, 0, h_event(TLBPOL_EV_UNMAP, STAMP, 0x10000, 1, RW, 0));
+	assert_int_equal(tlbpol_stamp(h.eng, 0, &st), 1);
+	assert_int_equal(tlbpol_tick(h.eng, 1), 0);
+	assert_int_equal(tlbpol_tick(h.eng, 2), 0);
+	assert_int_equal(tlbpol_stamp_pending(h.eng, st), 0);
+	assert_int_equal(tlbpol_stamp_settle(h.eng, 1, st), 0);
+	assert_int_equal(h.ipi_calls, 0);
+	assert_int_equal(tlbpol_cpu_state(h.eng, 3, TLBPOL_CPU_RUNNING), 0);
+	assert_int_equal(tlbpol_switch(h.eng, 3, as, &need), 0);
+	assert_int_equal(need, 1);
+	tlbpol_engine_free(h.eng);
+}
+
+/* Several lazy posts: a stamp covers every earlier one still in flight,
+ * and a later stamp is not settled by an earlier one's completion. */
+static void test_order(void **s)
+{
+	struct harness h;
+	struct tlbpol_as *as = setup(&h, 2, DEF);
+	uint64_t a, b;
+
+	(void)s;
+	submit(&h, as, 0, h_event(TLBPOL_EV_UNMAP, STAMP, 0x10000, 1, RW, 0));
+	assert_int_equal(tlbpol_stamp(h.eng, 0, &a), 1);
+	submit(&h, as, 0, h_event(TLBPOL_EV_UNMAP, STAMP, 0x20000, 1, RW, 0));
+	assert_int_equal(tlbpol_stamp(h.eng, 0, &b), 1);
+	assert_true(a != b && a && b);
+	assert_int_equal(tlbpol_stamp_pending(h.eng, a), 1);
+	assert_int_equal(tlbpol_stamp_pending(h.eng, b), 1);
+	assert_int_equal(tlbpol_tick(h.eng, 1), 0); /* serves both */
+	assert_int_equal(tlbpol_stamp_pending(h.eng, a), 0);
+	assert_int_equal(tlbpol_stamp_pending(h.eng, b), 0);
+	/* With nothing in flight the stamp is 0. */
+	assert_int_equal(tlbpol_tick(h.eng, 0), 0);
+	assert_int_equal(tlbpol_stamp(h.eng, 0, &a), 0);
+	assert_int_equal(a, 0);
+	tlbpol_engine_free(h.eng);
+}
+
+static void test_errors(void **s)
+{
+	struct harness h;
+	uint64_t st;
+
+	(void)s;
+	setup(&h, 2, DEF);
+	assert_int_equal(tlbpol_stamp(NULL, 0, &st), -EINVAL);
+	assert_int_equal(tlbpol_stamp(h.eng, 0, NULL), -EINVAL);
+	assert_int_equal(tlbpol_stamp(h.eng, 2, &st), -ERANGE);
+	assert_int_equal(tlbpol_stamp_settle(NULL, 0, 0), -EINVAL);
+	assert_int_equal(tlbpol_stamp_settle(h.eng, 2, 0), -ERANGE);
+	assert_int_equal(tlbpol_stamp_settle(h.eng, 0, (5ULL << 32) | 3), -EINVAL); /* CPU 2 */
+	assert_int_equal(tlbpol_stamp_settle(h.eng, 0, 5ULL << 32), -EINVAL);       /* no CPU */
+	assert_int_equal(tlbpol_stamp_pending(NULL, 0), -EINVAL);
+	assert_int_equal(tlbpol_stamp_pending(h.eng, (5ULL << 32) | 3), -EINVAL);
+	assert_int_equal(tlbpol_stamp_pending(h.eng, 0), 0);
+	assert_int_equal(tlbpol_stamp_settle(h.eng, 1, 0), 0);
+	tlbpol_engine_free(h.eng);
+}
+
+H_TEST_MAIN(cmocka_unit_test(test_settled_by_ticks), cmocka_unit_test(test_settle_immediate_reuse),
+	    cmocka_unit_test(test_rule_off), cmocka_unit_test(test_not_relaxed),
+	    cmocka_unit_test(test_install_over_stamp), cmocka_unit_test(test_lazy_cpu),
+	    cmocka_unit_test(test_order), cmocka_unit_test(test_errors));
