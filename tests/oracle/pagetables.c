@@ -230,15 +230,18 @@ enum orc_result orc_unmap(struct orc_world *w, uint32_t cpu, uint32_t as, uint32
 	if (rng_next(&c->rng) % 4 == 0)
 		orc_tick(w, cpu);
 	if (stamped) {
+		/* The header: tlbpol_stamp() completes freed tables' flush
+		 * (never deferred with the frames), so they are freed here,
+		 * not behind a deferred free; the frames go back with the
+		 * stamp. */
 		uint64_t st = orc_stamp(w, cpu);
 
+		for (uint32_t i = 0; i < fr->nr_tables; i++)
+			table_free(w, fr->tables[i]);
 		for (uint32_t i = 0; i < fr->nr_frames; i++)
 			frame_free_stamped(w, fr->frames[i], st);
-		fr->nr_frames = 0;
-		if (!fr->nr_tables) {
-			free_unused(c, fr);
-			return ORC_OK;
-		}
+		free_unused(c, fr);
+		return ORC_OK;
 	}
 	free_register(w, c, cpu, fr);
 	return ORC_OK;
