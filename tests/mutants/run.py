@@ -149,7 +149,11 @@ def checkers(args):
                            "hypervisor; do "
                            "tools/sim/tlbpol-sim $s --cpus 16 --nodes 2 --probe >/dev/null 2>&1; "
                            "r=$?; [ $r = 1 ] && echo UNSAFE $s; [ $r = 2 ] && echo STUCK $s; "
-                           "done; true"], 300),
+                           "done; "
+                           # Flush stamps: frames reused at once (issue 14).
+                           "tools/sim/tlbpol-sim lazy-unmap munmap --cpus 16 --nodes 2 --probe "
+                           "--stamps >/dev/null 2>&1; r=$?; [ $r = 1 ] && echo UNSAFE stamps; "
+                           "[ $r = 2 ] && echo STUCK stamps; true"], 300),
     ]
 
 

@@ -228,13 +228,19 @@ int sim_init(struct sim *s, const struct sim_config *cfg, const struct workload 
 	return wl->setup(s);
 }
 
+static void frames_fini(void *frames);
+static void frames_global_fini(void *frames);
+
 void sim_fini(struct sim *s)
 {
 	for (uint32_t c = 0; c < s->cfg.ncpus; c++) {
 		tlb_fini(&s->cpus[c].tlb);
 		free(s->cpus[c].w);
 		free(s->cpus[c].pend);
+		frames_fini(s->cpus[c].frames);
 	}
+	frames_global_fini(s->frames);
+
 	for (uint32_t a = 0; a < s->nas; a++) {
 		for (uint64_t c = 0; c < s->as[a].nchunks; c++)
 			free(s->as[a].chunks[c]);
@@ -388,6 +394,210 @@ struct cpu_pending {
 };
 
 static struct cpu_pending *pending_of(struct sim *s, uint32_t cpu);
+static void complete_due(struct sim *s, uint32_t cpu, uint32_t by, uint64_t upto);
+static void flush_inflight(struct sim *s, uint32_t cpu, uint32_t by, int dir);
+
+/* ------------------------------------------------------------------------ */
+/* Frames (--stamps): a kernel's per-CPU free lists, recently freed first    */
+
+/* A frame, where it was mapped last, and the stamp that must be settled
+ * before it is handed out again (0: none), with its initiator's changes
+ * up to @upto that the stamp covers. */
+struct free_frame {
+	uint32_t frame, as, owner;
+	uint64_t vpn, stamp, upto;
+};
+
+struct frame_list {
+	struct free_frame *v;
+	uint32_t n, cap;
+};
+
+struct cpu_frames {
+	struct frame_list free;    /* LIFO: what was freed last goes first */
+	struct frame_list cleared; /* what this CPU's unmap in progress cleared */
+};
+
+/* A per-CPU list holds this many; the rest goes to one global list, which a
+ * CPU whose own is empty takes from (Linux's per-CPU pageset and its high
+ * mark, then the buddy allocator). */
+#define FRAMES_PER_CPU 512
+
+static void frames_push(struct frame_list *l, struct free_frame f)
+{
+	if (l->n == l->cap) {
+		l->cap = l->cap ? l->cap * 2 : 256;
+		l->v = realloc(l->v, l->cap * sizeof(*l->v));
+		if (!l->v)
+			abort();
+	}
+	l->v[l->n++] = f;
+}
+
+static void frames_fini(void *frames)
+{
+	struct cpu_frames *fl = frames;
+
+	if (!fl)
+		return;
+	free(fl->free.v);
+	free(fl->cleared.v);
+	free(fl);
+}
+
+static struct cpu_frames *frames_of(struct sim *s, uint32_t cpu)
+{
+	struct sim_cpu *c = &s->cpus[cpu];
+
+	if (!c->frames && !(c->frames = calloc(1, sizeof(struct cpu_frames))))
+		abort();
+	return c->frames;
+}
+
+/* Free @f to @cpu's list, or past its high mark to the global one. */
+static void frame_put(struct sim *s, uint32_t cpu, struct free_frame f)
+{
+	struct cpu_frames *fl = frames_of(s, cpu);
+
+	if (fl->free.n < FRAMES_PER_CPU) {
+		frames_push(&fl->free, f);
+		return;
+	}
+	if (!s->frames && !(s->frames = calloc(1, sizeof(struct frame_list))))
+		abort();
+	frames_push(s->frames, f);
+}
+
+static void frames_global_fini(void *frames)
+{
+	struct frame_list *g = frames;
+
+	if (g) {
+		free(g->v);
+		free(g);
+	}
+}
+
+/* Settle latencies, every one (for percentiles at the end of a run): of
+ * every reuse of a stamped frame, and of those that had to wait. */
+static struct {
+	double *v;
+	uint64_t n, cap;
+} settle_all, settle_waited;
+
+static void sample(void *lp, double ns)
+{
+	struct { double *v; uint64_t n, cap; } *l = lp;
+
+	if (l->n == l->cap) {
+		l->cap = l->cap ? l->cap * 2 : 1024;
+		l->v = realloc(l->v, l->cap * sizeof(double));
+		if (!l->v)
+			abort();
+	}
+	l->v[l->n++] = ns;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+static double pct(double *v, uint64_t n, double q)
+{
+	if (!n)
+		return 0;
+	qsort(v, n, sizeof(*v), cmp_double);
+	return v[(uint64_t)(q * (double)(n - 1) + 0.5)];
+}
+
+void sim_settle_percentiles(struct sim *s)
+{
+	s->cnt.settle_p50 = pct(settle_all.v, settle_all.n, 0.5);
+	s->cnt.settle_p99 = pct(settle_all.v, settle_all.n, 0.99);
+	s->cnt.wait_p50 = pct(settle_waited.v, settle_waited.n, 0.5);
+	s->cnt.wait_p99 = pct(settle_waited.v, settle_waited.n, 0.99);
+	free(settle_all.v);
+	free(settle_waited.v);
+	settle_all.v = settle_waited.v = NULL;
+	settle_all.n = settle_all.cap = settle_waited.n = settle_waited.cap = 0;
+}
+
+/*
+ * A frame for a page @cpu installs.  With --stamps, the one this CPU freed
+ * last, if any: its stamp is settled first (tlbpol_stamp_settle(), timed:
+ * the latency an allocation pays), the changes it covered are complete
+ * (checked), and no running CPU may still translate to the frame.
+ */
+static uint32_t frame_new(struct sim *s, uint32_t cpu)
+{
+	struct cpu_frames *fl;
+	struct free_frame f;
+
+	s->cnt.frame_allocs++;
+	if (!s->cfg.stamps)
+		return s->next_frame++;
+	fl = frames_of(s, cpu);
+	if (!fl->free.n && s->frames && ((struct frame_list *)s->frames)->n) {
+		struct frame_list *g = s->frames;
+
+		frames_push(&fl->free, g->v[--g->n]);
+	}
+	if (!fl->free.n)
+		return s->next_frame++;
+	/*
+	 * --stamp-lookahead N: among the N frames freed last (a kernel's
+	 * per-CPU list holds a few hundred), one whose stamp is settled costs
+	 * nothing: the allocator asks tlbpol_stamp_pending() and takes it
+	 * instead, moving the top down in its place (still recently freed).
+	 * Only when each is pending does it settle the last freed.  0: the
+	 * last freed, always (the worst case for stamps).
+	 */
+	for (uint32_t k = 0; k < s->cfg.stamp_lookahead && k < fl->free.n; k++) {
+		struct free_frame *c = &fl->free.v[fl->free.n - 1 - k];
+
+		if (!c->stamp || tlbpol_stamp_pending(s->eng, c->stamp) == 0) {
+			struct free_frame t = *c;
+
+			if (c->stamp) {
+				complete_due(s, c->owner, TLBPOL_BY_LAZY, c->upto);
+				s->cnt.frame_reuses++;
+				sample(&settle_all, 0);
+				oracle_check_frame(s, c->frame, c->as, c->vpn);
+			}
+			*c = fl->free.v[fl->free.n - 1];
+			fl->free.v[fl->free.n - 1] = t;
+			fl->free.v[fl->free.n - 1].stamp = 0;
+			break;
+		}
+	}
+	f = fl->free.v[--fl->free.n];
+	if (f.stamp) {
+		struct sim_cpu *c = &s->cpus[cpu];
+		uint32_t cause = c->cause;
+		double t0 = c->clock;
+		int r;
+
+		c->cause = CAUSE_MUNMAP; /* its interrupts are the unmap's flush */
+		r = tlbpol_stamp_settle(s->eng, cpu, f.stamp);
+		engine_return(s, cpu);
+		c->cause = cause;
+		if (r < 0) {
+			fprintf(stderr, "tlbpol-sim: tlbpol_stamp_settle: %d\n", r);
+			exit(2);
+		}
+		s->cnt.frame_reuses++;
+		s->cnt.settles += r > 0;
+		sample(&settle_all, c->clock - t0);
+		if (r > 0)
+			sample(&settle_waited, c->clock - t0);
+		complete_due(s, f.owner, TLBPOL_BY_LAZY, f.upto);
+		oracle_check_frame(s, f.frame, f.as, f.vpn);
+	}
+	return f.frame;
+}
 
 static void complete(struct sim *s, struct completion *k, const char *when)
 {
@@ -448,10 +658,16 @@ struct tlbpol_decision sim_change_range(struct sim *s, uint32_t cpu, uint32_t as
 		if (sparse && (!p || !(p->perms & SIM_P)))
 			continue;
 		frame = p->frame;
+		/* A frame an unmap or reclaim takes away goes back to the
+		 * allocator when the unmap ends (sim_unmap_done()). */
+		if (s->cfg.stamps && !(perms & SIM_P) && (p->perms & SIM_P) &&
+		    (kind == TLBPOL_EV_UNMAP || kind == TLBPOL_EV_RECLAIM))
+			frames_push(&frames_of(s, cpu)->cleared,
+				    (struct free_frame){ p->frame, as, cpu, vpn + i, 0, 0 });
 		if ((perms & SIM_P) && (!(p->perms & SIM_P) || pfn)) {
 			struct sim_as *a = &s->as[as];
 
-			frame = s->next_frame++;
+			frame = frame_new(s, cpu);
 			a->recent[a->nrecent++ % 64] = vpn + i;
 		}
 		if (oracle_change_harms(s, p->perms, p->frame, perms, frame)) {
@@ -553,6 +769,7 @@ struct dfree_rec {
 	uint32_t as;
 	uint64_t vpn, n;
 	uint64_t upto; /* the changes pending when it was registered */
+	struct frame_list frames; /* --stamps: what it frees */
 };
 
 static void on_free(void *arg)
@@ -562,6 +779,9 @@ static void on_free(void *arg)
 	/* Every flush pending at registration is done: BY_LAZY ones too. */
 	complete_due(r->s, r->cpu, TLBPOL_BY_LAZY, r->upto);
 	oracle_check_pages(r->s, r->as, r->vpn, r->n, "deferred free");
+	for (uint32_t i = 0; i < r->frames.n; i++)
+		frame_put(r->s, r->cpu, r->frames.v[i]);
+	free(r->frames.v);
 	free(r);
 }
 
@@ -569,9 +789,49 @@ void sim_free_frames_later(struct sim *s, uint32_t cpu, uint32_t as, uint64_t vp
 {
 	struct dfree_rec *r = malloc(sizeof(*r));
 
-	*r = (struct dfree_rec){ s, cpu, as, vpn, n, pending_of(s, cpu)->seq };
+	*r = (struct dfree_rec){ s, cpu, as, vpn, n, pending_of(s, cpu)->seq, { 0, 0, 0 } };
+	if (s->cfg.stamps) {
+		struct cpu_frames *fl = frames_of(s, cpu);
+
+		r->frames = fl->cleared; /* freed behind the flush, stamp 0 */
+		fl->cleared = (struct frame_list){ 0, 0, 0 };
+	}
 	tlbpol_defer_free(s->eng, cpu, on_free, r);
 	engine_return(s, cpu);
+}
+
+void sim_unmap_done(struct sim *s, uint32_t cpu, uint32_t as, uint64_t vpn, uint64_t n)
+{
+	struct cpu_frames *fl;
+	uint64_t stamp = 0, upto;
+	int r;
+
+	(void)as;
+	(void)vpn;
+	(void)n;
+	/* tlbpol_stamp() completes what is due by the free, as
+	 * sim_flush(BY_FREE) does, and posts the rest. */
+	flush_inflight(s, cpu, TLBPOL_BY_FREE, 1);
+	r = tlbpol_stamp(s->eng, cpu, &stamp);
+	flush_inflight(s, cpu, TLBPOL_BY_FREE, -1);
+	engine_return(s, cpu);
+	if (r < 0) {
+		fprintf(stderr, "tlbpol-sim: tlbpol_stamp: %d\n", r);
+		exit(2);
+	}
+	complete_due(s, cpu, TLBPOL_BY_FREE, UINT64_MAX);
+	upto = pending_of(s, cpu)->seq;
+	if (!stamp) /* nothing in flight: all of it is complete */
+		complete_due(s, cpu, TLBPOL_BY_LAZY, upto);
+	fl = frames_of(s, cpu);
+	for (uint32_t i = 0; i < fl->cleared.n; i++) {
+		struct free_frame f = fl->cleared.v[i];
+
+		f.stamp = stamp;
+		f.upto = upto;
+		frame_put(s, cpu, f);
+	}
+	fl->cleared.n = 0;
 }
 
 /* @cpu runs again: the flush the engine asked for (of its address space,

@@ -77,6 +77,7 @@ static int run_one(const struct sim_config *base, const struct workload *wl, con
 		return -1;
 	}
 	sim_run(&s);
+	sim_settle_percentiles(&s);
 	memset(r, 0, sizeof(*r));
 	r->scenario = wl->name;
 	r->policy = pol->name;

@@ -44,6 +44,8 @@ enum {
 	OPT_PROBE,
 	OPT_PCID,
 	OPT_BLOCK,
+	OPT_STAMPS,
+	OPT_STAMP_LOOKAHEAD,
 };
 
 static const struct option longopts[] = {
@@ -73,6 +75,8 @@ static const struct option longopts[] = {
 	{ "trace-cpu-ns", required_argument, NULL, OPT_CPU_NS },
 	{ "probe", no_argument, NULL, OPT_PROBE },
 	{ "pcid", no_argument, NULL, OPT_PCID },
+	{ "stamps", no_argument, NULL, OPT_STAMPS },
+	{ "stamp-lookahead", required_argument, NULL, OPT_STAMP_LOOKAHEAD },
 	{ "block-us", required_argument, NULL, OPT_BLOCK },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
@@ -113,6 +117,11 @@ static void usage(FILE *f)
 		"  --block-us U      dontneed: each thread blocks U us after each operation\n"
 		"  --pcid            switches keep the old address space's TLB entries under\n"
 		"                    their tag (PCID/ASID: the engine's TLBPOL_CFGF_RETAIN_AS)\n"
+		"  --stamps          private unmaps end with tlbpol_stamp() and give their frames\n"
+		"                    back at once; frames are reused, the CPU's last freed first,\n"
+		"                    each stamp settled then (flush stamps, TLBPOL_EVF_STAMP)\n"
+		"  --stamp-lookahead N  ... the allocator takes a settled frame among the N freed\n"
+		"                    last if there is one (tlbpol_stamp_pending(); default 0)\n"
 		"  --probe           checking: after each step every CPU also reads a page\n"
 		"                    installed lately, so other CPUs' pages sit in its TLB\n"
 		"  --vm              a guest: IPIs cost vm_ipi_factor more (vcpu always is one)\n"
@@ -143,6 +152,7 @@ static int numeric_option(struct sim_config *cfg, int c, const char *name, const
 		{ OPT_L2, &cfg->l2_entries, NULL },
 		{ OPT_OVERCOMMIT, &cfg->overcommit, NULL },
 		{ OPT_THREADS, &cfg->threads, NULL },
+		{ OPT_STAMP_LOOKAHEAD, &cfg->stamp_lookahead, NULL },
 	};
 	const struct {
 		int opt;
@@ -260,6 +270,7 @@ static int option(struct sim_options *o, int c, const char *name, const char *v)
 		{ OPT_VM, &cfg->vm },
 		{ OPT_PROBE, &cfg->probe },
 		{ OPT_PCID, &cfg->pcid },
+		{ OPT_STAMPS, &cfg->stamps },
 	};
 
 	for (size_t i = 0; i < sizeof(flags) / sizeof(flags[0]); i++)

@@ -108,6 +108,23 @@ void oracle_check_pages(struct sim *s, uint32_t as, uint64_t vpn, uint64_t n, co
 	}
 }
 
+void oracle_check_frame(struct sim *s, uint32_t f, uint32_t as, uint64_t vpn)
+{
+	struct sim_page *p = page_of(s, as, vpn);
+
+	for (uint32_t c = 0; c < s->cfg.ncpus; c++) {
+		struct sim_cpu *cpu = &s->cpus[c];
+		struct tlb_entry *e;
+		int fl;
+
+		if (cpu->as != (int32_t)as || cpu->mode != MODE_RUN)
+			continue; /* flushes before it runs @as again */
+		e = tlb_lookup(&cpu->tlb, (uint16_t)as, vpn, &fl);
+		if (e && e->frame == f && p)
+			oracle_violation(s, c, as, vpn, "frame reuse", e, p);
+	}
+}
+
 /* @cpu starts running @as again: what it kept must be harmless or still
  * covered by a flush in progress. */
 void oracle_check_resume(struct sim *s, uint32_t cpu, uint32_t as)

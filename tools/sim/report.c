@@ -28,6 +28,15 @@ static const char *jr(char *buf, double v)
 	return buf;
 }
 
+/* Did any policy reuse a frame with a stamp (--stamps)? */
+static int any_stamped(const struct result *r, int n)
+{
+	for (int i = 0; i < n; i++)
+		if (r[i].cnt.frame_reuses)
+			return 1;
+	return 0;
+}
+
 void print_table(FILE *f, const struct workload *wl, const struct result *r, int n, int before,
 		 int linux_i)
 {
@@ -66,6 +75,19 @@ void print_table(FILE *f, const struct workload *wl, const struct result *r, int
 				(unsigned long long)r[i].cnt.irq_by_cause[c]);
 		fprintf(f, "\n");
 	}
+	/* Flush stamps (--stamps): what reusing frames cost the allocations. */
+	for (int i = 0; i < n && any_stamped(r, n); i++) {
+		const struct sim_counters *k = &r[i].cnt;
+
+		if (!i)
+			fprintf(f, "  frames (--stamps): allocations, reused with a stamp, settles that "
+				   "waited (of allocations); settle p50/p99, of waits p50/p99 (ns)\n");
+		fprintf(f, "    %-8s %8llu %8llu %8llu (%5.2f%%)  %7.0f %7.0f  %7.0f %7.0f\n",
+			r[i].policy, (unsigned long long)k->frame_allocs,
+			(unsigned long long)k->frame_reuses, (unsigned long long)k->settles,
+			k->frame_allocs ? 100.0 * (double)k->settles / (double)k->frame_allocs : 0.0,
+			k->settle_p50, k->settle_p99, k->wait_p50, k->wait_p99);
+	}
 	fprintf(f, "  interrupts vs before: ");
 	for (int i = 0; i < n; i++)
 		if (r[before].cnt.irq_sent)
@@ -84,7 +106,8 @@ void print_csv_header(FILE *f)
 		   "broadcasts");
 	for (int c = 0; c < SIM_NR_CAUSES; c++)
 		fprintf(f, ",ipis_%s", sim_cause_names[c]);
-	fprintf(f, "\n");
+	fprintf(f, ",frame_allocs,stamped_reuses,settle_waits,settle_p50_ns,settle_p99_ns,"
+		   "wait_p50_ns,wait_p99_ns\n");
 }
 
 /*
@@ -135,7 +158,11 @@ void print_csv(FILE *f, const struct workload *wl, const struct result *r, int n
 			w.time_vs_before, w.ipis_vs_linux, w.time_vs_linux, w.broadcasts);
 		for (int c = 0; c < SIM_NR_CAUSES; c++)
 			fprintf(f, ",%llu", (unsigned long long)x->cnt.irq_by_cause[c]);
-		fprintf(f, "\n");
+		fprintf(f, ",%llu,%llu,%llu,%.0f,%.0f,%.0f,%.0f\n",
+			(unsigned long long)x->cnt.frame_allocs,
+			(unsigned long long)x->cnt.frame_reuses,
+			(unsigned long long)x->cnt.settles, x->cnt.settle_p50, x->cnt.settle_p99,
+			x->cnt.wait_p50, x->cnt.wait_p99);
 	}
 }
 

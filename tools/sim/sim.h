@@ -132,6 +132,7 @@ struct sim_cpu {
 	uint64_t ops;
 	uint32_t cause;  /* enum sim_cause of its latest change: its IPIs count there */
 	void *pend;      /* changes whose completion is awaited (machine.c) */
+	void *frames;    /* --stamps: its free frames and those its unmap cleared (machine.c) */
 	void *w;         /* workload's per-CPU state */
 };
 
@@ -148,6 +149,11 @@ struct sim_counters {
 	uint64_t tlb_misses, flush_misses, violations, broadcasts;
 	double busy_ns; /* workload-specific time measured (e.g. munmap latency) */
 	uint64_t busy_ops;
+	/* --stamps: frames handed out (new or reused), reused with a stamp
+	 * still to settle, settles that had to interrupt or wait, and the
+	 * modelled time each settle took (every one, for percentiles). */
+	uint64_t frame_allocs, frame_reuses, settles;
+	double settle_p50, settle_p99, wait_p50, wait_p99; /* sim_settle_percentiles() */
 };
 
 struct sim_config {
@@ -170,6 +176,8 @@ struct sim_config {
 	double block_ns;  /* dontneed: each thread blocks this long after each operation */
 	int probe;        /* after each step a CPU reads a page installed lately (checking) */
 	int pcid;         /* switches keep the old address space's entries (RETAIN_AS) */
+	int stamps;       /* private unmaps are stamped; freed frames are reused (issue 14) */
+	uint32_t stamp_lookahead; /* ... the allocator prefers a settled one of this many */
 	int quiet;
 	struct sim_cost cost;
 };
@@ -212,6 +220,7 @@ struct sim {
 	uint64_t events_done;
 	const char *trace_path;
 	void *trace;        /* the replayed trace */
+	void *frames;       /* --stamps: the free frames past the per-CPU lists (machine.c) */
 	char error[256];
 };
 
@@ -241,6 +250,8 @@ extern double (*clock_timers)(struct sim *s, uint32_t cpu);
 /* machine.c */
 int sim_init(struct sim *s, const struct sim_config *cfg, const struct workload *wl);
 void sim_fini(struct sim *s);
+/* --stamps: the settle latencies' percentiles into s->cnt (once, at the end). */
+void sim_settle_percentiles(struct sim *s);
 double sim_makespan(const struct sim *s);
 int sim_open_as(struct sim *s);
 /* xorshift64 (13, 7, 17) of *@state: a CPU's draws (sim_rand), or a
@@ -267,6 +278,10 @@ struct tlbpol_decision sim_fault(struct sim *s, uint32_t cpu, uint32_t as, uint6
 				 uint32_t flags, uint8_t perms);
 void sim_flush(struct sim *s, uint32_t cpu, uint32_t by);
 void sim_free_frames_later(struct sim *s, uint32_t cpu, uint32_t as, uint64_t vpn, uint64_t n);
+/* --stamps: the end of a stamped private unmap (tlb_finish_mmu()):
+ * tlbpol_stamp(), and the frames it cleared go back to this CPU's free list
+ * at once with the stamp (the oracle checks the pages at settle). */
+void sim_unmap_done(struct sim *s, uint32_t cpu, uint32_t as, uint64_t vpn, uint64_t n);
 void sim_switch(struct sim *s, uint32_t cpu, int32_t as);
 void sim_set_mode(struct sim *s, uint32_t cpu, uint32_t mode);
 void sim_tick_if_due(struct sim *s, uint32_t cpu);
@@ -317,6 +332,9 @@ void oracle_complete(struct sim *s, uint32_t as, uint64_t vpn, uint64_t n, int h
 void oracle_check_pages(struct sim *s, uint32_t as, uint64_t vpn, uint64_t n, const char *when);
 /* @cpu starts running @as again: check what its TLB kept. */
 void oracle_check_resume(struct sim *s, uint32_t cpu, uint32_t as);
+/* Frame @f, last mapped at (@as, @vpn), is handed out again: no CPU
+ * running @as may still translate to it. */
+void oracle_check_frame(struct sim *s, uint32_t f, uint32_t as, uint64_t vpn);
 
 /* workloads.c */
 extern const struct workload *const sim_workloads[];

@@ -354,12 +354,18 @@ static void apply(struct sim *s, uint32_t cpu, uint32_t tas, const struct run *r
 			sim_change_range(s, cpu, as, TLBPOL_EV_REMAP, 0, r[i].vpn, r[i].n, r[i].bits, 0);
 		else
 			/* DONTNEED keeps the range mapped: complete when
-			 * madvise() returns. */
+			 * madvise() returns.  With --stamps a munmap is taken
+			 * for private memory's (the trace does not say: most
+			 * are malloc arenas, stacks and JIT heaps) and stamped. */
 			sim_change_range(s, cpu, as, TLBPOL_EV_UNMAP,
-					 kind == T_DONTNEED ? TLBPOL_EVF_STAYS_MAPPED : 0, r[i].vpn,
-					 r[i].n, r[i].bits, 0);
+					 kind == T_DONTNEED	? TLBPOL_EVF_STAYS_MAPPED
+					 : s->cfg.stamps ? TLBPOL_EVF_STAMP | TLBPOL_EVF_PRIVATE
+							 : 0,
+					 r[i].vpn, r[i].n, r[i].bits, 0);
 	}
-	if (nr && (kind == T_MUNMAP || kind == T_DONTNEED || kind == T_MREMAP)) {
+	if (nr && kind == T_MUNMAP && s->cfg.stamps) {
+		sim_unmap_done(s, cpu, as, 0, 0);
+	} else if (nr && (kind == T_MUNMAP || kind == T_DONTNEED || kind == T_MREMAP)) {
 		sim_flush(s, cpu, TLBPOL_BY_FREE);
 		sim_free_frames_later(s, cpu, as, 0, 0);
 	}

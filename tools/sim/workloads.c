@@ -66,12 +66,18 @@ static void touch(struct sim *s, uint32_t cpu, uint32_t as, uint64_t vpn, int wr
 }
 
 /* munmap/MADV_DONTNEED of [vpn, vpn+n): clear, flush before the syscall
- * returns (tlb_finish_mmu), free the frames behind the flush. */
+ * returns (tlb_finish_mmu), free the frames behind the flush.  With
+ * --stamps a private munmap is stamped instead (LAZY_OK, the caller's
+ * promise, is not needed then) and its frames go back at once. */
 static void unmap_range(struct sim *s, uint32_t cpu, uint32_t as, uint64_t vpn, uint64_t n,
 			uint32_t flags)
 {
 	uint64_t i = 0;
+	int stamped = s->cfg.stamps && (flags & TLBPOL_EVF_PRIVATE) &&
+		      !(flags & TLBPOL_EVF_STAYS_MAPPED);
 
+	if (stamped)
+		flags = (flags & ~TLBPOL_EVF_LAZY_OK) | TLBPOL_EVF_STAMP;
 	sim_charge(s, cpu, s->cfg.cost.syscall_ns);
 	/* One event per run of pages with the same PTE bits. */
 	while (i < n) {
@@ -84,6 +90,10 @@ static void unmap_range(struct sim *s, uint32_t cpu, uint32_t as, uint64_t vpn, 
 		if (perms & SIM_P)
 			sim_change(s, cpu, as, TLBPOL_EV_UNMAP, flags, vpn + i, j - i, 0);
 		i = j;
+	}
+	if (stamped) {
+		sim_unmap_done(s, cpu, as, vpn, n);
+		return;
 	}
 	sim_flush(s, cpu, TLBPOL_BY_FREE);
 	sim_free_frames_later(s, cpu, as, vpn, n);
@@ -279,11 +289,17 @@ static int reclaim_step(struct sim *s, uint32_t cpu)
 			sim_charge(s, cpu, 400); /* rmap walk, LRU isolation */
 			dirty |= !!(p->perms & SIM_D);
 			/* The frame is freed only through a deferred free and the
-			 * address is not reused: LAZY_OK. */
-			sim_change(s, cpu, as, TLBPOL_EV_RECLAIM, TLBPOL_EVF_LAZY_OK, vpn, 1, 0);
+			 * address is not reused: LAZY_OK.  With --stamps it is
+			 * freed at once, stamped. */
+			sim_change(s, cpu, as, TLBPOL_EV_RECLAIM,
+				   s->cfg.stamps ? TLBPOL_EVF_STAMP : TLBPOL_EVF_LAZY_OK, vpn, 1, 0);
 		}
 		if (dirty)
 			sim_flush(s, cpu, TLBPOL_BY_WRITEBACK); /* try_to_unmap_flush_dirty() */
+		if (s->cfg.stamps) {
+			sim_unmap_done(s, cpu, 0, 0, 0);
+			return 1;
+		}
 		sim_flush(s, cpu, TLBPOL_BY_FREE);          /* try_to_unmap_flush() */
 		sim_free_frames_later(s, cpu, (uint32_t)(first / RECLAIM_CLUSTER % RECLAIM_AS),
 				      reclaim_vpn(first), RECLAIM_CLUSTER);
