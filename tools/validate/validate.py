@@ -6,6 +6,7 @@
     validate.py replay  [--data DIR] [--sim PATH] [--check] [--cpu-ns]
     validate.py reconvert [--data DIR] [--sim PATH] [--update]
     validate.py profile [--update] [--sim PATH]
+    validate.py stamps [--sim PATH]
 
 measure: runs the real programs of programs() below.  For each: 3 runs
 without strace, counting the kernel's TLB shootdown interrupts from the
@@ -1230,10 +1231,54 @@ def reconvert(args):
     return replay(dst, find_sim(args), check=args.check, with_cpu_ns=args.cpu_ns)
 
 
+def stamps(data_dir, sim):
+    """Flush stamps on the replayed programs (issue 14): each trace replayed
+    with --stamps under linux, default and default less flush-stamp, the
+    allocator taking the frame freed last (lookahead 0, the worst case) or a
+    settled one of the last 64; interrupts in all and by cause, and what
+    settling cost the allocations."""
+    rows = read_rows(os.path.join(data_dir, 'measured.txt'))
+    causes = ['munmap', 'dontneed', 'mprotect', 'mremap', 'fault', 'reclaim', 'exit',
+              'forward', 'other']
+    print('stamps: %s trace DATA/PROGRAM.trace --cpus N --nodes 1 --csv --trace-cpu-ns NS '
+          '--stamps --stamp-lookahead L --rules default,-flush-stamp' % sim)
+    print('%-15s %3s %-8s %6s  %s  %8s %7s %7s %8s %8s' % (
+        'program', 'la', 'policy', 'total', ' '.join('%6s' % c[:6] for c in causes),
+        'allocs', 'reuses', 'waited', 'p50 ns', 'p99 ns'))
+    ok = True
+    for row in rows:
+        trace = os.path.join(data_dir, row['trace'])
+        cpus = int(row.get('cpus', '2'))
+        ns = cpu_ns(row)
+        extra = ['--trace-cpu-ns', str(ns)] if ns else []
+        for la in (0, 64):
+            rc, res, err = sim_csv(sim, trace, cpus, None, extra + [
+                '--stamps', '--stamp-lookahead', str(la), '--rules', 'default,-flush-stamp'])
+            if rc != 0:
+                print('%-15s %3d tlbpol-sim failed (exit %d): %s' % (row['program'], la, rc,
+                                                                     err.splitlines()[-1:]))
+                ok = False
+                continue
+            for r in res:
+                if r['policy'] not in ('linux', 'default', 'custom'):
+                    continue
+                if int(r['violations']):
+                    ok = False
+                print('%-15s %3d %-8s %6s  %s  %8s %7s %7s %8s %8s' % (
+                    row['program'], la,
+                    'no-stamp' if r['policy'] == 'custom' else r['policy'], r['ipis'],
+                    ' '.join('%6s' % r['ipis_' + c] for c in causes), r['frame_allocs'],
+                    r['stamped_reuses'], r['settle_waits'], r['settle_p50_ns'],
+                    r['settle_p99_ns']))
+    print('("no-stamp": default less flush-stamp, the same host code; "la": the '
+          'allocator\'s lookahead)')
+    return ok
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
     sub = ap.add_subparsers(dest='mode', required=True)
-    for name in ('measure', 'replay', 'reconvert', 'profile'):
+    for name in ('measure', 'replay', 'reconvert', 'profile', 'stamps'):
         s = sub.add_parser(name)
         s.add_argument('--sim', help='the tlbpol-sim binary')
         s.add_argument('--build', help='a build directory holding tools/sim/tlbpol-sim')
@@ -1270,6 +1315,8 @@ def main(argv=None):
     SIM_EXTRA.extend(args.sim_arg)
     if args.mode == 'measure':
         ok = measure(args)
+    elif args.mode == 'stamps':
+        ok = stamps(args.data, find_sim(args))
     elif args.mode == 'profile':
         work = args.work or tempfile.mkdtemp(prefix='tlbpol-profile.')
         os.makedirs(work, exist_ok=True)
