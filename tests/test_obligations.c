@@ -8,7 +8,8 @@
  *  - tlbpol_tick() from an interrupt that lands inside tlbpol_submit() (in
  *    its wait, and in its flush): -EBUSY, nothing lost, fine afterwards;
  *  - every other call for the CPU from a callback: -EBUSY, nothing changed;
- *  - tlbpol_decide(), tlbpol_stats_read(), tlbpol_frees_pending() nested;
+ *  - tlbpol_decide(), tlbpol_stats_read(), tlbpol_frees_pending(),
+ *    tlbpol_stamp_pending() nested;
  *  - tlbpol_cpu_state() made by someone else for a CPU that cannot;
  *  - with interrupts off (no interrupt is ever taken) two CPUs that shoot
  *    each other down both finish: their waits serve their own inboxes;
@@ -28,7 +29,7 @@ struct ob {
 	struct tlbpol_cpuset pending;
 	void (*in_relax)(struct ob *, uint32_t);
 	void (*in_flush)(struct ob *, uint32_t);
-	int ret[16];
+	int ret[24];
 	int nret;
 };
 
@@ -199,11 +200,18 @@ static void every_call(struct ob *o, uint32_t cpu)
 	record(o, tlbpol_unload(o->h.eng, cpu));
 	record(o, tlbpol_cpu_state(o->h.eng, cpu, TLBPOL_CPU_IDLE));
 	record(o, tlbpol_tick(o->h.eng, cpu));
+	{
+		uint64_t st0 = 5;
+
+		record(o, tlbpol_stamp(o->h.eng, cpu, &st0));
+		record(o, st0 == 5 ? tlbpol_stamp_settle(o->h.eng, cpu, 0) : -1);
+	}
 	/* Nested and fine: pure or read-only. */
 	record(o, tlbpol_decide(o->h.eng, o->as, cpu, &ev, &d) == 0 ? 1 : -1);
 	record(o, tlbpol_stats_read(o->h.eng, (int)cpu, &st) == 0 ? 1 : -1);
 	nf = tlbpol_frees_pending(o->h.eng, cpu);
 	record(o, nf >= 0 ? 1 : -1);
+	record(o, tlbpol_stamp_pending(o->h.eng, 0) == 0 ? 1 : -1);
 	{
 		struct tlbpol_as *x;
 
@@ -230,10 +238,10 @@ static void test_every_call_nested(void **state)
 	freed = 0;
 	o.in_flush = every_call;
 	ob_shoot(&o, 0x1000);
-	assert_int_equal(o.nret, 14);
-	for (int i = 0; i < 8; i++)
+	assert_int_equal(o.nret, 17);
+	for (int i = 0; i < 10; i++)
 		assert_int_equal(o.ret[i], -EBUSY);
-	for (int i = 8; i < 14; i++)
+	for (int i = 10; i < 17; i++)
 		assert_int_equal(o.ret[i], 1);
 	assert_int_equal(freed, 0);
 	assert_int_equal(tlbpol_stats_read(o.h.eng, 0, &st), 0);
