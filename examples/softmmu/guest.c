@@ -79,7 +79,7 @@ static int page_fault(struct cpu *c, uint32_t vpn, int write)
 	}
 	/* Absent or swapped out: install a frame. */
 	t = ensure_table(w, g);
-	f = t ? frame_alloc(w) : -1;
+	f = t ? frame_alloc(w, c->id) : -1;
 	if (f < 0) {
 		page_unlock(w, vpn, st);
 		return 0;

@@ -266,6 +266,11 @@ static void report(const struct result *res, int np, int naive_i, int linux_i, u
 		       100.0 * ratio((double)r->n[C_HALTED_US] * 1e-6, r->wall * nv),
 		       r->n[C_THROTTLED]);
 	}
+	printf("\n%-8s %10s %10s %10s  (flush stamps: reclaimed frames freed at once)\n", "policy",
+	       "stamped", "reused", "waited");
+	for (int i = 0; i < np; i++)
+		printf("%-8s %10" PRIu64 " %10" PRIu64 " %10" PRIu64 "\n", res[i].name,
+		       res[i].n[C_STAMPED], res[i].n[C_SETTLES], res[i].n[C_SETTLE_WAITS]);
 	printf("\nwall: until every vCPU made its accesses and the manager its operations.\n"
 	       "kicks: send_ipi targets (interrupts); flushes: flush_local calls, local and\n"
 	       "remote; full: whole-TLB flushes; pages: pages named by page flushes; stale: must\n"
@@ -323,6 +328,7 @@ struct opts {
 	uint64_t seed;
 	enum bug bug;
 	int expect;
+	int no_stamps;
 };
 
 static _Noreturn void help(FILE *f, int rc)
@@ -331,6 +337,9 @@ static _Noreturn void help(FILE *f, int rc)
 		"usage: softmmu [--vcpus N] [--seconds S] [--mix mixed|reclaim|tables]\n"
 		"               [--rules POLICY,...] [--seed N]\n"
 		"               [--expect-stale] [--bug lost-flush|no-catchup] [--free-ticks N]\n"
+		"               [--no-stamps]\n"
+		"  --no-stamps: reclaim frees its frames behind the flush (tlbpol_defer_free())\n"
+		"          instead of at once with a flush stamp (TLBPOL_EVF_STAMP)\n"
 		"  POLICY: a rule mask as tlbpol_rules_parse() reads it: naive, linux,\n"
 		"          default, linux+receiver-merge, 0x1ff (default: naive,linux,default)\n");
 	exit(rc);
@@ -343,7 +352,7 @@ static _Noreturn void usage(void)
 
 enum {
 	OPT_VCPUS = 256, OPT_SECONDS, OPT_MIX, OPT_RULES, OPT_SEED, OPT_FREE_TICKS, OPT_BUG,
-	OPT_EXPECT_STALE,
+	OPT_EXPECT_STALE, OPT_NO_STAMPS,
 };
 
 static const struct option long_options[] = {
@@ -355,6 +364,7 @@ static const struct option long_options[] = {
 	{ "free-ticks", required_argument, NULL, OPT_FREE_TICKS },
 	{ "bug", required_argument, NULL, OPT_BUG },
 	{ "expect-stale", no_argument, NULL, OPT_EXPECT_STALE },
+	{ "no-stamps", no_argument, NULL, OPT_NO_STAMPS },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -373,6 +383,7 @@ static void parse_options(int argc, char **argv, struct opts *o)
 	o->rules = "naive,linux,default";
 	o->seed = 1;
 	o->bug = BUG_NONE;
+	o->no_stamps = 0;
 	o->expect = 0;
 	while ((opt = getopt_long(argc, argv, "h", long_options, NULL)) != -1) {
 		switch (opt) {
@@ -416,6 +427,9 @@ static void parse_options(int argc, char **argv, struct opts *o)
 			break;
 		case OPT_EXPECT_STALE:
 			o->expect = 1;
+			break;
+		case OPT_NO_STAMPS:
+			o->no_stamps = 1;
 			break;
 		default: /* getopt_long() said what was wrong */
 			usage();
@@ -482,6 +496,7 @@ int main(int argc, char **argv)
 	w->mgr = nv;
 	w->mix = o.mix;
 	w->bug = o.bug;
+	w->stamps = !o.no_stamps;
 	w->cpu = xalloc((nv + 1) * sizeof(*w->cpu));
 	w->frames = xalloc(NFRAMES * sizeof(*w->frames));
 	w->tables = xalloc(NTABLES * sizeof(*w->tables));

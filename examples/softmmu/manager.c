@@ -137,9 +137,48 @@ static void writeback(struct world *w, uint32_t vpn, uint32_t f)
 }
 
 /*
+ * Flush stamps (w->stamps): the end of a reclaim pass is tlbpol_stamp()
+ * (try_to_unmap_flush()): what is due by the free is complete when it
+ * returns, the clean pages' flushes are posted with no interrupt, and
+ * every frame goes back to the free list at once (the dirty ones, flushed
+ * before their writeback, poisoned; the clean ones with the stamp), the
+ * pages unlocked: the guest may fault them in again at once, which
+ * completes what is pending over them.  The changes the stamp covers are
+ * not marked complete (the checker checks less, never wrongly).
+ */
+static void reclaim_stamped(struct mgr *m, const uint32_t *dframe, uint32_t nd)
+{
+	struct world *w = m->w;
+	struct dfree *df = m->df;
+	uint64_t stamp = 0;
+	uint32_t kept = 0;
+
+	m->df = NULL;
+	chk(tlbpol_stamp(w->eng, m->me, &stamp), "tlbpol_stamp");
+	for (uint32_t i = 0; i < df->nchanges; i++) {
+		if (df->changes[i].deadline <= TLBPOL_BY_FREE || !stamp)
+			cv_raise(w, df->changes[i].vpn, df->changes[i].word);
+		else
+			df->changes[kept++] = df->changes[i];
+	}
+	for (uint32_t i = 0; i < df->nframes; i++) {
+		int dirty = 0;
+
+		for (uint32_t k = 0; k < nd && !dirty; k++)
+			dirty = dframe[k] == df->frames[i];
+		frame_free_stamped(w, df->frames[i], dirty ? 0 : stamp);
+		m->c->n[C_STAMPED] += !dirty && stamp;
+	}
+	for (uint32_t i = 0; i < df->npages; i++)
+		page_unlock(w, df->pages[i], df->states[i]);
+	free(df);
+}
+
+/*
  * Reclaim (kswapd): unmap each mapped page of a cluster for reclaim, one
  * event per page as rmap walks them; write the dirty ones back once their
- * flush is done (BY_WRITEBACK); free all frames once every flush is done.
+ * flush is done (BY_WRITEBACK); free all frames once every flush is done
+ * (with flush stamps: at once, reclaim_stamped()).
  */
 static void op_reclaim(struct mgr *m, uint32_t start, uint32_t n)
 {
@@ -158,7 +197,8 @@ static void op_reclaim(struct mgr *m, uint32_t start, uint32_t n)
 			continue;
 		}
 		old = pte_clear(w, vpn, &cleared);
-		d = submit(w, m->me, TLBPOL_EV_RECLAIM, 0, vpn, 1, pte_perms(old), 0);
+		d = submit(w, m->me, TLBPOL_EV_RECLAIM, w->stamps ? TLBPOL_EVF_STAMP : 0, vpn, 1,
+			   pte_perms(old), 0);
 		note_change(m, vpn, cleared, &d);
 		if (old & PTE_D) {
 			dirty[nd] = vpn;
@@ -176,6 +216,10 @@ static void op_reclaim(struct mgr *m, uint32_t start, uint32_t n)
 		writeback(w, dirty[i], dframe[i]);
 	/* A clean page's copy on the swap device (or the zero page) is still
 	 * good: it goes with no writeback. */
+	if (w->stamps) {
+		reclaim_stamped(m, dframe, nd);
+		return;
+	}
 	mgr_flush(m, TLBPOL_BY_FREE);
 	df_end(m);
 }
@@ -339,7 +383,7 @@ static void op_migrate(struct mgr *m, uint32_t start, uint32_t n)
 
 		if (!page_trylock(w, vpn, &st))
 			continue;
-		if (st != PG_MAPPED || (f = frame_alloc(w)) < 0) {
+		if (st != PG_MAPPED || (f = frame_alloc(w, m->me)) < 0) {
 			page_unlock(w, vpn, st);
 			continue;
 		}

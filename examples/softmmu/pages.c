@@ -52,9 +52,39 @@ static int pool_pop(struct world *w, const uint32_t *list, uint32_t *n)
 	return i;
 }
 
-int frame_alloc(struct world *w)
+/*
+ * Flush stamps: a frame freed with a stamp is settled on the CPU that takes
+ * it (tlbpol_stamp_settle()), and only then poisoned, as a frame freed
+ * behind the flush was when it was freed: from here on a stale entry that
+ * survived the settle reads poison, or this frame's new identity.
+ */
+int frame_alloc(struct world *w, uint32_t cpu)
 {
-	return pool_pop(w, w->free_frames, &w->nfree_frames);
+	int f = pool_pop(w, w->free_frames, &w->nfree_frames);
+	uint64_t stamp;
+	int r;
+
+	if (f < 0 || !(stamp = atomic_load(&w->frame_stamp[f])))
+		return f;
+	r = tlbpol_stamp_settle(w->eng, cpu, stamp);
+	if (r < 0)
+		die("tlbpol_stamp_settle(cpu %u): %d", cpu, r);
+	w->cpu[cpu].n[C_SETTLES]++;
+	if (r)
+		w->cpu[cpu].n[C_SETTLE_WAITS]++;
+	atomic_store(&w->frame_stamp[f], 0);
+	poison_words(w->frames[f].w, FRAME_WORDS);
+	return f;
+}
+
+void frame_free_stamped(struct world *w, uint32_t f, uint64_t stamp)
+{
+	if (!stamp)
+		poison_words(w->frames[f].w, FRAME_WORDS);
+	atomic_store(&w->frame_stamp[f], stamp);
+	pthread_mutex_lock(&w->pool_lock);
+	w->free_frames[w->nfree_frames++] = f;
+	pthread_mutex_unlock(&w->pool_lock);
 }
 
 void poison_words(_Atomic uint64_t *p, size_t n)
@@ -185,7 +215,7 @@ void pages_setup(struct world *w)
 		int f;
 
 		if (!page_trylock(w, vpn, &st) || !(t = ensure_table(w, vpn >> GROUP_SHIFT)) ||
-		    (f = frame_alloc(w)) < 0)
+		    (f = frame_alloc(w, w->mgr)) < 0)
 			die("setup: cannot map vpn %#x", vpn);
 		page_install(w, w->mgr, 0, t, vpn, (uint32_t)f, NULL,
 			     PTE_P | PTE_W | PTE_U | PTE_A);

@@ -145,7 +145,9 @@ struct tlb_entry {
 enum counter {
 	C_ACCESSES, C_WALKS, C_FAULTS, C_INSTALLS, C_UPGRADES, C_SPURIOUS, C_RETRIES,
 	C_IRQS, C_KICKS, C_WAKEUPS, C_FLUSHES, C_CATCHUPS, C_IDLE, C_PREEMPT, C_OPS,
-	C_OP_PAGES, C_THROTTLED, C_HALTED_US, C_MAX
+	C_OP_PAGES, C_THROTTLED, C_HALTED_US,
+	C_STAMPED, C_SETTLES, C_SETTLE_WAITS, /* flush stamps: freed, reused, reused waiting */
+	C_MAX
 };
 
 struct world;
@@ -216,6 +218,7 @@ struct world {
 	const char *policy;
 	uint64_t rules;
 	enum bug bug;
+	int stamps;   /* clean reclaim frees its frames at once with a flush stamp */
 	uint32_t nv;  /* vCPUs: engine CPUs 0 .. nv-1 */
 	uint32_t mgr; /* the memory manager's engine CPU: nv */
 	struct cpu *cpu;
@@ -231,6 +234,11 @@ struct world {
 	pthread_mutex_t pool_lock;        /* held for a push or pop only */
 	uint32_t nfree_frames, nfree_tables;
 	uint32_t free_frames[NFRAMES];
+	/* A free frame's flush stamp (tlbpol_stamp()); 0: none.  Such a frame
+	 * is not poisoned when freed: stale entries may still read it (its
+	 * clean contents are still right) until it is handed out again,
+	 * settled and poisoned (frame_alloc()). */
+	_Atomic uint64_t frame_stamp[NFRAMES];
 	uint32_t free_tables[NTABLES];
 	_Atomic uint32_t frame_gen, table_gen;
 
@@ -314,7 +322,10 @@ void wake_all(struct world *w);
 int page_trylock(struct world *w, uint32_t vpn, uint32_t *state);
 void page_unlock(struct world *w, uint32_t vpn, uint32_t state);
 _Atomic uint64_t *sw_pte(struct world *w, uint32_t vpn);
-int frame_alloc(struct world *w);
+/* A free frame for engine CPU @cpu (settling its stamp there), or -1. */
+int frame_alloc(struct world *w, uint32_t cpu);
+/* Free @f at once with @stamp, unpoisoned (flush stamps). */
+void frame_free_stamped(struct world *w, uint32_t f, uint64_t stamp);
 void poison_words(_Atomic uint64_t *p, size_t n);
 void frame_fill(struct world *w, uint32_t f, uint32_t vpn, const uint64_t *from_backing,
 		int from);
