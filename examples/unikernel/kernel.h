@@ -223,8 +223,12 @@ struct cpu_counts {
 	uint64_t irq_cyc;      /* TSC cycles inside the shootdown handler */
 	uint64_t self_visible; /* own just-unmapped page still readable (lazy) */
 	uint64_t deferred;     /* shootdowns of this vCPU handed to the hypervisor */
+	uint64_t stamped;      /* frames freed at once with a flush stamp */
+	uint64_t settles;      /* stamped frames handed out again */
+	uint64_t settle_waits; /* ... whose settle had to interrupt or wait */
+	uint64_t settle_cyc;   /* TSC cycles inside tlbpol_stamp_settle() */
 } __attribute__((aligned(64)));
-#define NR_COUNTS 14 /* uint64_t fields above */
+#define NR_COUNTS 18 /* uint64_t fields above */
 
 extern struct cpu_counts counts[UK_MAX_CPUS];
 extern uint32_t nr_cpus;

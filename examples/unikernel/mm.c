@@ -39,6 +39,10 @@ extern uint64_t pml4[512];
 static spinlock_t pool_lock;
 static uint32_t pool[MAX_FRAMES];
 static uint32_t pool_top, pool_total;
+/* Beside each pool slot: the frame's flush stamp (0: none) and the page it
+ * was unmapped from (+ 1), whose pending count the settle ends. */
+static uint64_t pool_stamp[MAX_FRAMES];
+static uint32_t pool_page1[MAX_FRAMES];
 
 void mm_init(uint64_t pool_phys, uint32_t nframes)
 {
@@ -70,24 +74,90 @@ uint32_t mm_frames_total(void)
 	return pool_total;
 }
 
-static uint64_t frame_get(void)
+uint32_t param_stamp_lookahead;
+
+/* The frame freed last (LIFO, as a per-CPU free list hands it out), or
+ * with stamplook=N one of the N freed last that needs no settle. */
+static uint64_t frame_get(uint64_t *stamp, uint32_t *page1)
 {
 	uint64_t f = spin_lock_irqsave(&pool_lock), pfn = 0;
 
-	if (pool_top)
+	*stamp = 0;
+	*page1 = 0;
+	for (uint32_t k = 0; k < param_stamp_lookahead && k < pool_top; k++) {
+		uint32_t i = pool_top - 1 - k, t = pool_top - 1;
+
+		if (pool_stamp[i] && tlbpol_stamp_pending(g_eng, pool_stamp[i]))
+			continue;
+		if (pool_stamp[i] && pool_page1[i]) /* settled: its page is done */
+			__atomic_fetch_sub(&vpages[pool_page1[i] - 1].pending, 1u, __ATOMIC_RELEASE);
+		pool_stamp[i] = 0;
+		pool_page1[i] = 0;
+		if (i != t) { /* move it to the top, the top down in its place */
+			uint32_t p = pool[i];
+
+			pool[i] = pool[t];
+			pool_stamp[i] = pool_stamp[t];
+			pool_page1[i] = pool_page1[t];
+			pool[t] = p;
+			pool_stamp[t] = 0;
+			pool_page1[t] = 0;
+		}
+		break;
+	}
+	if (pool_top) {
 		pfn = pool[--pool_top];
+		*stamp = pool_stamp[pool_top];
+		*page1 = pool_page1[pool_top];
+	}
 	spin_unlock_irqrestore(&pool_lock, f);
 	return pfn;
 }
 
-static void frame_put(uint64_t pfn)
+static void frame_put_stamped(uint64_t pfn, uint64_t stamp, uint32_t page1)
 {
 	uint64_t f = spin_lock_irqsave(&pool_lock);
 
 	if (pool_top >= pool_total)
 		panic("frame pool overflow (double free of pfn %lx)", pfn);
+	pool_stamp[pool_top] = stamp;
+	pool_page1[pool_top] = page1;
 	pool[pool_top++] = (uint32_t)pfn;
 	spin_unlock_irqrestore(&pool_lock, f);
+}
+
+static void frame_put(uint64_t pfn)
+{
+	frame_put_stamped(pfn, 0, 0);
+}
+
+/*
+ * A frame freed with a stamp is handed out again: settle the stamp here,
+ * timed (what the allocation pays: LUF's reviewers' question).  After it,
+ * no CPU that runs the address space translates to the frame any more, so
+ * the page it came from is no longer pending: a later read of that page
+ * that does not fault is stale (check_read()).
+ */
+static void frame_settle(uint32_t cpu, uint64_t stamp, uint32_t page1)
+{
+	uint64_t t0 = rdtsc(), dt;
+	int r = tlbpol_stamp_settle(g_eng, cpu, stamp);
+
+	dt = rdtsc() - t0;
+	if (r < 0)
+		panic("CPU %u: tlbpol_stamp_settle = %d", cpu, r);
+	counts[cpu].settles++;
+	counts[cpu].settle_waits += r > 0;
+	counts[cpu].settle_cyc += dt;
+	{
+		uint32_t b = 0;
+
+		while (b < SETTLE_BUCKETS - 1 && (dt >> b))
+			b++;
+		__atomic_fetch_add(&settle_hist[b], 1, __ATOMIC_RELAXED);
+	}
+	if (page1)
+		__atomic_fetch_sub(&vpages[page1 - 1].pending, 1u, __ATOMIC_RELEASE);
 }
 
 /* A frame, waiting for deferred frees if the pool is dry: complete this
@@ -96,8 +166,12 @@ static void frame_put(uint64_t pfn)
 static uint64_t frame_alloc(uint32_t cpu)
 {
 	for (uint64_t tries = 0;; tries++) {
-		uint64_t pfn = frame_get();
+		uint64_t stamp;
+		uint32_t page1;
+		uint64_t pfn = frame_get(&stamp, &page1);
 
+		if (pfn && stamp)
+			frame_settle(cpu, stamp, page1);
 		if (pfn)
 			return pfn;
 		tlbpol_flush(g_eng, cpu, TLBPOL_BY_LAZY);
@@ -193,6 +267,74 @@ int mm_unmap(uint32_t cpu, uint32_t idx, uint32_t kind, uint32_t flags)
 	/* Registered after the submit, so it waits for this page's flush too. */
 	free_later(cpu, PTE_PFN(old), (int)idx);
 	return 1;
+}
+
+uint64_t settle_hist[SETTLE_BUCKETS];
+
+void mm_settle_pool(uint32_t cpu)
+{
+	uint64_t f = spin_lock_irqsave(&pool_lock);
+
+	for (uint32_t i = 0; i < pool_top; i++) {
+		if (!pool_stamp[i])
+			continue;
+		if (tlbpol_stamp_pending(g_eng, pool_stamp[i]))
+			panic("CPU %u: a stamp is still pending after every flush completed", cpu);
+		if (pool_page1[i])
+			__atomic_fetch_sub(&vpages[pool_page1[i] - 1].pending, 1u, __ATOMIC_RELEASE);
+		pool_stamp[i] = 0;
+		pool_page1[i] = 0;
+	}
+	spin_unlock_irqrestore(&pool_lock, f);
+}
+
+/* Frames a CPU's stamped unmaps cleared, until its mm_stamp(). */
+#define STASH 64
+static struct {
+	uint32_t n;
+	uint32_t pfn[STASH], page[STASH];
+} stash[UK_MAX_CPUS];
+
+int mm_unmap_stamped(uint32_t cpu, uint32_t idx)
+{
+	struct vpage *vp = &vpages[idx];
+	uint64_t old;
+
+	if (stash[cpu].n == STASH)
+		mm_stamp(cpu);
+	spin_lock(&vp->lock);
+	old = __atomic_exchange_n(&test_pt[idx], 0ULL, __ATOMIC_SEQ_CST);
+	if (!(old & PTE_P)) {
+		spin_unlock(&vp->lock);
+		return 0;
+	}
+	__atomic_fetch_add(&vp->pending, 1u, __ATOMIC_RELAXED);
+	submit(cpu, TLBPOL_EV_UNMAP, TLBPOL_EVF_PRIVATE | TLBPOL_EVF_STAMP, idx, 1,
+	       pte_to_tlbpol(old), 0);
+	spin_unlock(&vp->lock);
+	stash[cpu].pfn[stash[cpu].n] = (uint32_t)PTE_PFN(old);
+	stash[cpu].page[stash[cpu].n++] = idx;
+	return 1;
+}
+
+/* tlb_finish_mmu(): with the stamp 0 (nothing left in flight: the rule is
+ * off, or the flush is done) the pages are complete now. */
+void mm_stamp(uint32_t cpu)
+{
+	uint64_t stamp = 0;
+
+	if (tlbpol_stamp(g_eng, cpu, &stamp) < 0)
+		panic("CPU %u: tlbpol_stamp failed", cpu);
+	for (uint32_t i = 0; i < stash[cpu].n; i++) {
+		uint32_t idx = stash[cpu].page[i];
+
+		if (!stamp)
+			__atomic_fetch_sub(&vpages[idx].pending, 1u, __ATOMIC_RELEASE);
+		else
+			counts[cpu].stamped++;
+		frame_put_stamped(stash[cpu].pfn[i], stamp, stamp ? idx + 1 : 0);
+	}
+	stash[cpu].n = 0;
 }
 
 void mm_map_global(uint32_t cpu, uint32_t first, uint32_t n)
@@ -338,6 +480,7 @@ int mm_page_fault(struct trap_frame *f, uint64_t cr2)
 		submit(cpu, TLBPOL_EV_FAULT, write ? TLBPOL_EVF_WRITE : 0, idx, 1, 0,
 		       TLBPOL_PTE_PRESENT | TLBPOL_PTE_WRITE | TLBPOL_PTE_EXEC);
 		__atomic_store_n(&test_pt[idx], (pfn_new << 12) | PTE_P | PTE_W, __ATOMIC_SEQ_CST);
+		__atomic_fetch_add(&vp->installs, 1u, __ATOMIC_SEQ_CST);
 		pfn_new = 0;
 		spin_unlock(&vp->lock);
 		break;

@@ -45,6 +45,7 @@ static inline uint64_t idw(uint64_t pfn)
 struct vpage {
 	spinlock_t lock;   /* the "PTE lock" of this page */
 	uint32_t pending;  /* atomic: unmaps whose deferred free has not run */
+	uint32_t installs; /* atomic: PTEs stored for it (a reader's race check) */
 };
 
 extern volatile uint64_t *test_pt;
@@ -61,6 +62,25 @@ uint32_t pte_to_tlbpol(uint64_t pte);
  * @flags; the frame goes back through tlbpol_defer_free().  Returns 1 if a
  * page was mapped. */
 int mm_unmap(uint32_t cpu, uint32_t idx, uint32_t kind, uint32_t flags);
+/* Flush stamps: clear page @idx's PTE and submit a private unmap with
+ * TLBPOL_EVF_STAMP; its frame waits in this CPU's stash for mm_stamp(),
+ * which calls tlbpol_stamp() and puts every stashed frame back in the pool
+ * at once with the stamp.  A frame taken from the pool with a stamp is
+ * settled by the CPU that takes it (frame_alloc()); until then its page
+ * counts as pending (a stale read of it is allowed, as its flush is).
+ * Returns 1 if a page was mapped. */
+int mm_unmap_stamped(uint32_t cpu, uint32_t idx);
+void mm_stamp(uint32_t cpu);
+/* Settle every stamped frame in the pool (CPU @cpu, once the others are
+ * quiet and every flush is complete): before the engine is replaced. */
+void mm_settle_pool(uint32_t cpu);
+/* stamplook=N: the allocator takes a frame with nothing to settle among
+ * the N freed last, if there is one (tlbpol_stamp_pending()); 0: the last
+ * freed, always (the worst case for stamps). */
+extern uint32_t param_stamp_lookahead;
+/* Settle latencies, log2 buckets of TSC cycles (bucket b: < 2^b). */
+#define SETTLE_BUCKETS 32
+extern uint64_t settle_hist[SETTLE_BUCKETS];
 /* Map fresh frames at the not-present pages [first, first + n) with the
  * global bit: kernel mappings, kept across CR3 writes (CR4.PGE is on). */
 void mm_map_global(uint32_t cpu, uint32_t first, uint32_t n);

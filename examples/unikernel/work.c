@@ -21,6 +21,12 @@
  *              run (LATR's condition; an mmap/munmap loop whose allocator
  *              holds addresses back), so the flush may complete at the
  *              other CPUs' ticks, without an interrupt.
+ *  flush2_stamp the ring again, unmapped with TLBPOL_EVF_STAMP (issue 14):
+ *              no address is held back and each frame goes back to the
+ *              pool at once, the last freed handed out first, settled by
+ *              the CPU that takes it; the last CPU only reads the others'
+ *              rings, and a read of a page unmapped and settled that does
+ *              not fault is stale.
  *  reclaim     many pages mapped and cached on every CPU are reclaimed at
  *              once by one CPU (kswapd): RECLAIM events, then
  *              tlbpol_flush(BY_FREE) before the frames are freed.
@@ -143,6 +149,7 @@ void params_parse(const char *c)
 		{ "dgpages=", &p_dgpages, 1, 32 },      { "tick=", &p_tick, 1, 1000000 },
 		{ "cpus=", &param_cpus, 1, UK_MAX_CPUS }, { "planted=", &param_planted, 0, 2 },
 		{ "ipidelay=", &p_ipi_delay, 0, 100000000 }, { "pvflush=", &param_pvflush, 0, 1 },
+		{ "stamplook=", &param_stamp_lookahead, 0, 64 },
 	};
 
 	while (*c) {
@@ -169,9 +176,10 @@ void params_parse(const char *c)
 
 void params_print(void)
 {
-	kprintf("params: rounds=%u iters=%u ring=%u reclaim=%u dgpages=%u tick=%u planted=%u idle=%s\n",
+	kprintf("params: rounds=%u iters=%u ring=%u reclaim=%u dgpages=%u tick=%u planted=%u idle=%s "
+		"stamplook=%u\n",
 		p_rounds, p_iters, p_ring, p_reclaim, p_dgpages, p_tick, param_planted,
-		param_idle_hlt ? "hlt" : "spin");
+		param_idle_hlt ? "hlt" : "spin", param_stamp_lookahead);
 	if (nr_masks > NR_MASKS)
 		kprintf("rules=%s: mask %lx, run as \"custom\" after naive, linux and default\n",
 			p_rules_spec, masks[M_CUSTOM].rules);
@@ -194,13 +202,16 @@ void params_print(void)
 #define IDX_F2L 64        /* ring per CPU: .. 319 */
 #define IDX_RC 320        /* .. 511 */
 
-enum { WL_SEED000, WL_FLUSH2, WL_FLUSH2_LAZY, WL_RECLAIM, WL_DOWNGRADE, WL_GLOBAL, NR_WL };
+enum { WL_SEED000, WL_FLUSH2, WL_FLUSH2_LAZY, WL_FLUSH2_STAMP, WL_RECLAIM, WL_DOWNGRADE,
+       WL_GLOBAL, NR_WL };
 static const char *const wl_names[NR_WL] = {
-	"seed000", "tlb_flush2", "flush2_lazy", "reclaim", "downgrade", "global",
+	"seed000", "tlb_flush2", "flush2_lazy", "flush2_stamp", "reclaim", "downgrade", "global",
 };
 static const char *const wl_units[NR_WL] = {
-	"write", "touch+unmap", "touch+unmap", "page", "RO+RW pair", "RO+RW pair",
+	"write", "touch+unmap", "touch+unmap", "touch+unmap", "page", "RO+RW pair", "RO+RW pair",
 };
+/* flush2_stamp's settle latencies per mask: log2 buckets (mm.c). */
+static uint64_t stamp_hist[NR_MASKS + 1][SETTLE_BUCKETS];
 
 /* ------------------------------------------------------------------------ */
 /* Barriers                                                                 */
@@ -543,6 +554,103 @@ static void wl_flush2(uint32_t cpu, int m, int lazy)
 	barrier(cpu);
 }
 
+/*
+ * flush2_stamp: the touch+unmap ring with flush stamps.  munmap() returns
+ * after tlbpol_stamp(), with no interrupt under default; the frame is back
+ * in the pool at once and the next fault takes it (stamplook=0: the last
+ * freed, always), settling its stamp (frame_alloc(): the cycles an
+ * allocation pays).  With 2 CPUs or more the last one only reads: it
+ * probes every other CPU's ring in turn, so their translations sit in its
+ * TLB when they unmap, and it makes no engine call but a tick now and
+ * then and the interrupts it takes.  A read that does not fault is allowed
+ * while the page is pending (its frame not settled yet) and stale once it
+ * is: a settle that returned before the reader flushed shows here (every
+ * engine call of a CPU serves its inbox, so a CPU that unmaps too would
+ * flush before it read again).
+ */
+static _Atomic uint32_t stamp_writers_done;
+
+/*
+ * check_read() for a page that others may map again at any moment: a read
+ * between the PTE load and the probe may go through a PTE stored meanwhile.
+ * The page's install count, read before and after, says whether one was;
+ * if so the read proves nothing and is not checked.
+ */
+static void check_read_racing(uint32_t cpu, int m, uint32_t idx)
+{
+	uint32_t g0 = __atomic_load_n(&vpages[idx].installs, __ATOMIC_SEQ_CST), g1;
+	uint64_t pte = __atomic_load_n(&test_pt[idx], __ATOMIC_SEQ_CST);
+	uint64_t got = probe_read((volatile uint64_t *)(uintptr_t)TVA(idx));
+	uint32_t pending = __atomic_load_n(&vpages[idx].pending, __ATOMIC_SEQ_CST);
+
+	g1 = __atomic_load_n(&vpages[idx].installs, __ATOMIC_SEQ_CST);
+	if (g0 != g1 || got == PROBE_FAULT)
+		return;
+	if (pte & PTE_P) {
+		/* An install completes what is pending over it first. */
+		if (got != idw(PTE_PFN(pte)))
+			stale(cpu, WL_FLUSH2_STAMP, m, idx, "read", got, pte);
+	} else if (!pending) {
+		stale(cpu, WL_FLUSH2_STAMP, m, idx, "read without a fault", got, pte);
+	}
+}
+
+static void wl_flush2_stamp(uint32_t cpu, int m)
+{
+	uint32_t writers = nr_cpus > 1 ? nr_cpus - 1 : 1;
+	int reader = nr_cpus > 1 && cpu == nr_cpus - 1;
+	uint32_t first = IDX_F2L + cpu * p_ring;
+
+	if (cpu == 0)
+		for (int b = 0; b < SETTLE_BUCKETS; b++)
+			__atomic_store_n(&settle_hist[b], 0, __ATOMIC_RELAXED);
+	barrier(cpu);
+	for (uint32_t r = 0; r < p_rounds; r++) {
+		uint32_t s = 0;
+
+		if (cpu == 0)
+			__atomic_store_n(&stamp_writers_done, 0, __ATOMIC_RELEASE);
+		seg_begin(cpu);
+		if (reader) {
+			uint64_t probes = 0;
+
+			while (__atomic_load_n(&stamp_writers_done, __ATOMIC_ACQUIRE) < writers) {
+				uint32_t idx = IDX_F2L + (uint32_t)(probes % ((uint64_t)writers * p_ring));
+
+				check_read_racing(cpu, m, idx);
+				if (++probes % (64ULL * p_tick) == 0)
+					tlbpol_tick(g_eng, cpu);
+			}
+		} else {
+			for (uint32_t it = 0; it < p_iters; it++) {
+				uint32_t idx = first + s;
+				uint64_t t = rdtsc();
+
+				touch_write(cpu, idx, it);
+				check_touched(cpu, WL_FLUSH2_STAMP, m, idx);
+				mm_unmap_stamped(cpu, idx);
+				mm_stamp(cpu); /* munmap returns */
+				if ((it + 1) % p_tick == 0)
+					tlbpol_tick(g_eng, cpu);
+				counts[cpu].op_cyc += rdtsc() - t;
+				s = (s + 1) % p_ring;
+			}
+			__atomic_fetch_add(&stamp_writers_done, 1, __ATOMIC_ACQ_REL);
+		}
+		seg_end(cpu, WL_FLUSH2_STAMP, m, (uint64_t)writers * p_iters);
+		for (uint32_t c = 0; c < writers; c++)
+			check_range(cpu, WL_FLUSH2_STAMP, m, IDX_F2L + c * p_ring, p_ring);
+	}
+	/* Every flush is complete (seg_end): the pool's stamps are settled. */
+	barrier(cpu);
+	if (cpu == 0) {
+		mm_settle_pool(cpu);
+		for (int b = 0; b < SETTLE_BUCKETS; b++)
+			stamp_hist[m][b] = __atomic_load_n(&settle_hist[b], __ATOMIC_RELAXED);
+	}
+	barrier(cpu);
+}
+
 static void wl_reclaim(uint32_t cpu, int m)
 {
 	for (uint32_t r = 0; r < p_rounds; r++) {
@@ -736,6 +844,10 @@ static void run_mask(uint32_t cpu, int m)
 	wl_end(cpu, WL_FLUSH2_LAZY, m);
 
 	wl_begin(cpu);
+	wl_flush2_stamp(cpu, m);
+	wl_end(cpu, WL_FLUSH2_STAMP, m);
+
+	wl_begin(cpu);
 	wl_reclaim(cpu, m);
 	wl_end(cpu, WL_RECLAIM, m);
 
@@ -895,6 +1007,26 @@ static int print_table(void)
 			results[WL_FLUSH2_LAZY][2].hw.deferred, results[WL_RECLAIM][2].hw.deferred,
 			results[WL_DOWNGRADE][2].hw.deferred);
 		pv_flush_report();
+		/* Flush stamps: what an allocation paid to settle. */
+		kprintf("NOTE  flush2_stamp (flush stamps): frames stamped / reused / settles that "
+			"waited; settle cycles: mean, p50, p99 (log2 buckets: below)\n");
+		for (int m = 0; m < nr_masks; m++) {
+			const struct result *r = &results[WL_FLUSH2_STAMP][m];
+			uint64_t tot = 0, acc = 0, p50 = 0, p99 = 0;
+
+			for (int b = 0; b < SETTLE_BUCKETS; b++)
+				tot += stamp_hist[m][b];
+			for (int b = 0; b < SETTLE_BUCKETS && tot; b++) {
+				acc += stamp_hist[m][b];
+				if (!p50 && 2 * acc >= tot)
+					p50 = 1ULL << b;
+				if (!p99 && 100 * acc >= 99 * tot)
+					p99 = 1ULL << b;
+			}
+			kprintf("      %-7s %lu / %lu / %lu; %lu, < %lu, < %lu cycles; IPIs %lu\n",
+				masks[m].name, r->hw.stamped, r->hw.settles, r->hw.settle_waits,
+				per_op(r->hw.settle_cyc, r->hw.settles), p50, p99, r->hw.ipi_sent);
+		}
 		claims_ok = c1 && c2 && c3;
 	}
 	/* Totals from the CPUs' counters: they include what was found outside
