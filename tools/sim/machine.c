@@ -781,6 +781,7 @@ static void on_free(void *arg)
 	oracle_check_pages(r->s, r->as, r->vpn, r->n, "deferred free");
 	for (uint32_t i = 0; i < r->frames.n; i++)
 		frame_put(r->s, r->cpu, r->frames.v[i]);
+	r->s->cnt.dfree_pages -= r->n;
 	free(r->frames.v);
 	free(r);
 }
@@ -790,6 +791,9 @@ void sim_free_frames_later(struct sim *s, uint32_t cpu, uint32_t as, uint64_t vp
 	struct dfree_rec *r = malloc(sizeof(*r));
 
 	*r = (struct dfree_rec){ s, cpu, as, vpn, n, pending_of(s, cpu)->seq, { 0, 0, 0 } };
+	s->cnt.dfree_pages += n;
+	if (s->cnt.dfree_pages > s->cnt.dfree_pages_peak)
+		s->cnt.dfree_pages_peak = s->cnt.dfree_pages;
 	if (s->cfg.stamps) {
 		struct cpu_frames *fl = frames_of(s, cpu);
 

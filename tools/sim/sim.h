@@ -153,6 +153,9 @@ struct sim_counters {
 	 * still to settle, settles that had to interrupt or wait, and the
 	 * modelled time each settle took (every one, for percentiles). */
 	uint64_t frame_allocs, frame_reuses, settles;
+	/* Pages whose frames wait in deferred frees (tlbpol_defer_free()):
+	 * now, and the most at once (memory LAZY_OK holds back). */
+	uint64_t dfree_pages, dfree_pages_peak;
 	double settle_p50, settle_p99, wait_p50, wait_p99; /* sim_settle_percentiles() */
 };
 
