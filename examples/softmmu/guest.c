@@ -179,6 +179,7 @@ static void vcpu_halt(struct cpu *c, uint32_t state, uint32_t us)
 	int r;
 
 	chk(tlbpol_cpu_state(w->eng, c->id, state), "tlbpol_cpu_state");
+	vcpu_set_halted(w, c->id, 1);
 	c->halted = 1;
 	c->n[state == TLBPOL_CPU_IDLE ? C_IDLE : C_PREEMPT]++;
 	while ((left = end - now_s()) > 0) {
@@ -198,6 +199,7 @@ static void vcpu_halt(struct cpu *c, uint32_t state, uint32_t us)
 		tlb_flush_all(c);
 		c->n[C_CATCHUPS]++;
 	}
+	vcpu_set_halted(w, c->id, 0);
 }
 
 /*
@@ -277,6 +279,7 @@ void *vcpu_main(void *arg)
 	atomic_store(&c->finished, 1);
 	/* Done: halt, still taking interrupts, until the manager is done. */
 	chk(tlbpol_cpu_state(w->eng, c->id, TLBPOL_CPU_IDLE), "tlbpol_cpu_state");
+	vcpu_set_halted(w, c->id, 1);
 	while (!atomic_load(&w->all_done)) {
 		sleep_on_kick(c, 1000000);
 		poll_kick(c);

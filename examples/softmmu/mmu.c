@@ -86,8 +86,39 @@ void wake_all(struct world *w)
 /* Engine callbacks                                                         */
 /* ------------------------------------------------------------------------ */
 
+void tlb_hold(struct world *w, uint32_t frame, uint32_t vcpu)
+{
+	atomic_fetch_or_explicit(&w->holders[frame][vcpu / 64], 1ULL << (vcpu % 64),
+				 memory_order_seq_cst);
+}
+
+void tlb_unhold(struct world *w, uint32_t frame, uint32_t vcpu)
+{
+	atomic_fetch_and_explicit(&w->holders[frame][vcpu / 64], ~(1ULL << (vcpu % 64)),
+				  memory_order_release);
+}
+
+void vcpu_set_halted(struct world *w, uint32_t vcpu, int halted)
+{
+	if (halted)
+		atomic_fetch_or(&w->halted[vcpu / 64], 1ULL << (vcpu % 64));
+	else
+		atomic_fetch_and(&w->halted[vcpu / 64], ~(1ULL << (vcpu % 64)));
+}
+
+/* Drop entry @e of @c (it no longer translates). */
+static void tlb_drop(struct cpu *c, struct tlb_entry *e)
+{
+	if (e->tag)
+		tlb_unhold(c->w, e->frame, c->id);
+	e->tag = 0;
+}
+
 void tlb_flush_all(struct cpu *c)
 {
+	for (uint32_t i = 0; i < TLB_SIZE; i++)
+		if (c->tlb[i].tag)
+			tlb_unhold(c->w, c->tlb[i].frame, c->id);
 	memset(c->tlb, 0, sizeof(c->tlb));
 	memset(c->psc, 0, sizeof(c->psc));
 }
@@ -112,7 +143,7 @@ static void cb_flush_local(void *ctx, uint32_t cpu, const struct tlbpol_flush *f
 
 		for (uint64_t p = first; p < first + n && p < NPAGES; p++)
 			if (c->tlb[p % TLB_SIZE].tag == p + 1)
-				c->tlb[p % TLB_SIZE].tag = 0;
+				tlb_drop(c, &c->tlb[p % TLB_SIZE]);
 		/* Table pages under the range were freed: drop the PSC entries
 		 * that point to them. */
 		if (f->flags & TLBPOL_FLUSHF_TABLES)
@@ -226,6 +257,10 @@ int tlb_fill(struct cpu *c, uint32_t vpn, struct tlb_entry *e)
 		      vpn, pte_frame(p), id == POISON ? "free (poisoned)" : "another page's");
 		return 0;
 	}
+	/* The entry it replaces (another page's, same slot) goes; the new
+	 * one is announced before it is usable. */
+	tlb_drop(c, e);
+	tlb_hold(w, pte_frame(p), c->id);
 	e->tag = vpn + 1;
 	e->frame = pte_frame(p);
 	e->perms = pte_perms(p);
@@ -257,7 +292,7 @@ int dirty_assist(struct cpu *c, struct tlb_entry *e, uint32_t vpn)
 		}
 	}
 drop:
-	e->tag = 0;
+	tlb_drop(c, e);
 	return 0;
 }
 
@@ -267,6 +302,6 @@ drop:
 void mmu_fault(struct cpu *c, uint32_t vpn)
 {
 	if (c->tlb[vpn % TLB_SIZE].tag == vpn + 1)
-		c->tlb[vpn % TLB_SIZE].tag = 0;
+		tlb_drop(c, &c->tlb[vpn % TLB_SIZE]);
 	c->psc[vpn >> GROUP_SHIFT] = 0;
 }

@@ -58,20 +58,39 @@ static int pool_pop(struct world *w, const uint32_t *list, uint32_t *n)
  * behind the flush was when it was freed: from here on a stale entry that
  * survived the settle reads poison, or this frame's new identity.
  */
+/* Frame @f is handed out again: no vCPU that the engine counts as running
+ * (it flushes before it runs again otherwise) may still cache it. */
+static void check_no_holder(struct world *w, uint32_t f)
+{
+	for (uint32_t k = 0; k < MAX_VCPUS / 64; k++) {
+		uint64_t h = atomic_load(&w->holders[f][k]) & ~atomic_load(&w->halted[k]);
+
+		if (h)
+			stale(w, S_REUSED_FRAME,
+			      "frame %u handed out again while vCPU %u still caches it", f,
+			      k * 64 + (uint32_t)__builtin_ctzll(h));
+	}
+}
+
 int frame_alloc(struct world *w, uint32_t cpu)
 {
 	int f = pool_pop(w, w->free_frames, &w->nfree_frames);
 	uint64_t stamp;
 	int r;
 
-	if (f < 0 || !(stamp = atomic_load(&w->frame_stamp[f])))
+	if (f < 0)
 		return f;
+	if (!(stamp = atomic_load(&w->frame_stamp[f]))) {
+		check_no_holder(w, (uint32_t)f);
+		return f;
+	}
 	r = tlbpol_stamp_settle(w->eng, cpu, stamp);
 	if (r < 0)
 		die("tlbpol_stamp_settle(cpu %u): %d", cpu, r);
 	w->cpu[cpu].n[C_SETTLES]++;
 	if (r)
 		w->cpu[cpu].n[C_SETTLE_WAITS]++;
+	check_no_holder(w, (uint32_t)f);
 	atomic_store(&w->frame_stamp[f], 0);
 	poison_words(w->frames[f].w, FRAME_WORDS);
 	return f;
@@ -209,6 +228,8 @@ void pages_setup(struct world *w)
 	memset(w->backing_valid, 0, NPAGES);
 	atomic_store(&w->frame_gen, 0);
 	atomic_store(&w->table_gen, 0);
+	memset((void *)w->holders, 0, sizeof(w->holders));
+	memset((void *)w->halted, 0, sizeof(w->halted));
 
 	for (uint32_t vpn = 0; vpn < NPAGES; vpn++) {
 		struct table *t;

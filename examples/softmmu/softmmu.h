@@ -239,6 +239,16 @@ struct world {
 	 * clean contents are still right) until it is handed out again,
 	 * settled and poisoned (frame_alloc()). */
 	_Atomic uint64_t frame_stamp[NFRAMES];
+	/*
+	 * The checker's view of the soft TLBs from other threads: bit v of
+	 * holders[f] is set while vCPU v has an entry for frame f (set before
+	 * the entry is usable, cleared when it is dropped, in the vCPU's own
+	 * thread), and bit v of halted while vCPU v is IDLE or PREEMPTED as
+	 * the engine knows it, until its catch-up flush.  A frame handed out
+	 * again must have no holder that is not halted (frame_alloc()).
+	 */
+	_Atomic uint64_t holders[NFRAMES][MAX_VCPUS / 64];
+	_Atomic uint64_t halted[MAX_VCPUS / 64];
 	uint32_t free_tables[NTABLES];
 	_Atomic uint32_t frame_gen, table_gen;
 
@@ -324,6 +334,10 @@ void page_unlock(struct world *w, uint32_t vpn, uint32_t state);
 _Atomic uint64_t *sw_pte(struct world *w, uint32_t vpn);
 /* A free frame for engine CPU @cpu (settling its stamp there), or -1. */
 int frame_alloc(struct world *w, uint32_t cpu);
+/* Soft-TLB entries as the checker sees them (mmu.c). */
+void tlb_hold(struct world *w, uint32_t frame, uint32_t vcpu);
+void tlb_unhold(struct world *w, uint32_t frame, uint32_t vcpu);
+void vcpu_set_halted(struct world *w, uint32_t vcpu, int halted);
 /* Free @f at once with @stamp, unpoisoned (flush stamps). */
 void frame_free_stamped(struct world *w, uint32_t f, uint64_t stamp);
 void poison_words(_Atomic uint64_t *p, size_t n);
