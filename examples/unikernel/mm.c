@@ -295,7 +295,7 @@ static struct {
 	uint32_t pfn[STASH], page[STASH];
 } stash[UK_MAX_CPUS];
 
-int mm_unmap_stamped(uint32_t cpu, uint32_t idx)
+int mm_unmap_stamped(uint32_t cpu, uint32_t idx, uint32_t kind)
 {
 	struct vpage *vp = &vpages[idx];
 	uint64_t old;
@@ -303,14 +303,19 @@ int mm_unmap_stamped(uint32_t cpu, uint32_t idx)
 	if (stash[cpu].n == STASH)
 		mm_stamp(cpu);
 	spin_lock(&vp->lock);
-	old = __atomic_exchange_n(&test_pt[idx], 0ULL, __ATOMIC_SEQ_CST);
-	if (!(old & PTE_P)) {
+	if (!(__atomic_load_n(&test_pt[idx], __ATOMIC_RELAXED) & PTE_P)) {
 		spin_unlock(&vp->lock);
 		return 0;
 	}
-	__atomic_fetch_add(&vp->pending, 1u, __ATOMIC_RELAXED);
-	submit(cpu, TLBPOL_EV_UNMAP, TLBPOL_EVF_PRIVATE | TLBPOL_EVF_STAMP, idx, 1,
-	       pte_to_tlbpol(old), 0);
+	/* Pending before the PTE is cleared: a reader that finds the PTE
+	 * clear and the page not pending knows the unmap is complete
+	 * (check_read_racing()). */
+	__atomic_fetch_add(&vp->pending, 1u, __ATOMIC_SEQ_CST);
+	old = __atomic_exchange_n(&test_pt[idx], 0ULL, __ATOMIC_SEQ_CST);
+	/* A private unmap, or a reclaim (whose contents live on elsewhere). */
+	submit(cpu, kind,
+	       kind == TLBPOL_EV_UNMAP ? TLBPOL_EVF_PRIVATE | TLBPOL_EVF_STAMP : TLBPOL_EVF_STAMP,
+	       idx, 1, pte_to_tlbpol(old), 0);
 	spin_unlock(&vp->lock);
 	stash[cpu].pfn[stash[cpu].n] = (uint32_t)PTE_PFN(old);
 	stash[cpu].page[stash[cpu].n++] = idx;

@@ -69,7 +69,7 @@ int mm_unmap(uint32_t cpu, uint32_t idx, uint32_t kind, uint32_t flags);
  * settled by the CPU that takes it (frame_alloc()); until then its page
  * counts as pending (a stale read of it is allowed, as its flush is).
  * Returns 1 if a page was mapped. */
-int mm_unmap_stamped(uint32_t cpu, uint32_t idx);
+int mm_unmap_stamped(uint32_t cpu, uint32_t idx, uint32_t kind);
 void mm_stamp(uint32_t cpu);
 /* Settle every stamped frame in the pool (CPU @cpu, once the others are
  * quiet and every flush is complete): before the engine is replaced. */

@@ -202,13 +202,15 @@ void params_print(void)
 #define IDX_F2L 64        /* ring per CPU: .. 319 */
 #define IDX_RC 320        /* .. 511 */
 
-enum { WL_SEED000, WL_FLUSH2, WL_FLUSH2_LAZY, WL_FLUSH2_STAMP, WL_RECLAIM, WL_DOWNGRADE,
-       WL_GLOBAL, NR_WL };
+enum { WL_SEED000, WL_FLUSH2, WL_FLUSH2_LAZY, WL_FLUSH2_STAMP, WL_RECLAIM, WL_RECLAIM_STAMP,
+       WL_DOWNGRADE, WL_GLOBAL, NR_WL };
 static const char *const wl_names[NR_WL] = {
-	"seed000", "tlb_flush2", "flush2_lazy", "flush2_stamp", "reclaim", "downgrade", "global",
+	"seed000", "tlb_flush2", "flush2_lazy", "flush2_stamp", "reclaim", "reclaim_stamp",
+	"downgrade", "global",
 };
 static const char *const wl_units[NR_WL] = {
-	"write", "touch+unmap", "touch+unmap", "touch+unmap", "page", "RO+RW pair", "RO+RW pair",
+	"write", "touch+unmap", "touch+unmap", "touch+unmap", "page", "page", "RO+RW pair",
+	"RO+RW pair",
 };
 /* flush2_stamp's settle latencies per mask: log2 buckets (mm.c). */
 static uint64_t stamp_hist[NR_MASKS + 1][SETTLE_BUCKETS];
@@ -571,23 +573,28 @@ static void wl_flush2(uint32_t cpu, int m, int lazy)
 static _Atomic uint32_t stamp_writers_done;
 
 /*
- * check_read() for a page that others may map again at any moment: a read
- * between the PTE load and the probe may go through a PTE stored meanwhile.
- * The page's install count, read before and after, says whether one was;
- * if so the read proves nothing and is not checked.
+ * check_read() for a page that others unmap and map again at any moment.
+ * What is read before the probe decides: the install count (a PTE stored
+ * during the probe makes it prove nothing: read again after), the PTE, and
+ * then whether the page is pending (an unmap counts as pending before it
+ * clears the PTE, and stops when it is complete: mm_unmap_stamped(),
+ * mm_stamp(), frame_settle()).  So a clear PTE with nothing pending means
+ * an unmap that was complete before the probe began: the probe must fault.
+ * A present PTE: the probe must reach its frame (an unmap during the probe
+ * reaches the same frame or faults; an install completes what is pending
+ * over its address first).
  */
 static void check_read_racing(uint32_t cpu, int m, uint32_t idx)
 {
 	uint32_t g0 = __atomic_load_n(&vpages[idx].installs, __ATOMIC_SEQ_CST), g1;
 	uint64_t pte = __atomic_load_n(&test_pt[idx], __ATOMIC_SEQ_CST);
-	uint64_t got = probe_read((volatile uint64_t *)(uintptr_t)TVA(idx));
 	uint32_t pending = __atomic_load_n(&vpages[idx].pending, __ATOMIC_SEQ_CST);
+	uint64_t got = probe_read((volatile uint64_t *)(uintptr_t)TVA(idx));
 
 	g1 = __atomic_load_n(&vpages[idx].installs, __ATOMIC_SEQ_CST);
 	if (g0 != g1 || got == PROBE_FAULT)
 		return;
 	if (pte & PTE_P) {
-		/* An install completes what is pending over it first. */
 		if (got != idw(PTE_PFN(pte)))
 			stale(cpu, WL_FLUSH2_STAMP, m, idx, "read", got, pte);
 	} else if (!pending) {
@@ -628,7 +635,7 @@ static void wl_flush2_stamp(uint32_t cpu, int m)
 
 				touch_write(cpu, idx, it);
 				check_touched(cpu, WL_FLUSH2_STAMP, m, idx);
-				mm_unmap_stamped(cpu, idx);
+				mm_unmap_stamped(cpu, idx, TLBPOL_EV_UNMAP);
 				mm_stamp(cpu); /* munmap returns */
 				if ((it + 1) % p_tick == 0)
 					tlbpol_tick(g_eng, cpu);
@@ -651,8 +658,12 @@ static void wl_flush2_stamp(uint32_t cpu, int m)
 	barrier(cpu);
 }
 
-static void wl_reclaim(uint32_t cpu, int m)
+/* reclaim, or with @stamped its clean pages stamped (reclaim_stamp): the
+ * frames go back at once, the next round's faults take them and settle. */
+static void wl_reclaim_as(uint32_t cpu, int m, int stamped)
 {
+	int wl = stamped ? WL_RECLAIM_STAMP : WL_RECLAIM;
+
 	for (uint32_t r = 0; r < p_rounds; r++) {
 		/* Populate, not measured: every CPU reads every page (racing
 		 * faults install them), so every TLB holds all of them. */
@@ -661,21 +672,36 @@ static void wl_reclaim(uint32_t cpu, int m)
 			uint32_t idx = IDX_RC + (k + cpu * p_reclaim / nr_cpus) % p_reclaim;
 
 			touch_read(idx);
-			check_touched(cpu, WL_RECLAIM, m, idx);
+			check_touched(cpu, wl, m, idx);
 		}
 		seg_begin(cpu);
 		if (cpu == r % nr_cpus) {
 			uint64_t t = rdtsc();
 
-			for (uint32_t k = 0; k < p_reclaim; k++)
-				mm_unmap(cpu, IDX_RC + k, TLBPOL_EV_RECLAIM, 0);
-			tlbpol_flush(g_eng, cpu, TLBPOL_BY_FREE); /* before the frames go */
+			for (uint32_t k = 0; k < p_reclaim; k++) {
+				if (stamped)
+					mm_unmap_stamped(cpu, IDX_RC + k, TLBPOL_EV_RECLAIM);
+				else
+					mm_unmap(cpu, IDX_RC + k, TLBPOL_EV_RECLAIM, 0);
+			}
+			if (stamped)
+				mm_stamp(cpu); /* try_to_unmap_flush(): frames back at once */
+			else
+				tlbpol_flush(g_eng, cpu, TLBPOL_BY_FREE); /* before the frames go */
 			counts[cpu].op_cyc += rdtsc() - t;
 		}
-		seg_end(cpu, WL_RECLAIM, m, p_reclaim);
-		check_range(cpu, WL_RECLAIM, m, IDX_RC, p_reclaim);
+		seg_end(cpu, wl, m, p_reclaim);
+		check_range(cpu, wl, m, IDX_RC, p_reclaim);
 	}
 	barrier(cpu);
+	if (stamped && cpu == 0)
+		mm_settle_pool(cpu);
+	barrier(cpu);
+}
+
+static void wl_reclaim(uint32_t cpu, int m)
+{
+	wl_reclaim_as(cpu, m, 0);
 }
 
 static void wl_downgrade(uint32_t cpu, int m)
@@ -850,6 +876,10 @@ static void run_mask(uint32_t cpu, int m)
 	wl_begin(cpu);
 	wl_reclaim(cpu, m);
 	wl_end(cpu, WL_RECLAIM, m);
+
+	wl_begin(cpu);
+	wl_reclaim_as(cpu, m, 1);
+	wl_end(cpu, WL_RECLAIM_STAMP, m);
 
 	wl_begin(cpu);
 	wl_downgrade(cpu, m);
