@@ -463,7 +463,7 @@ static inline int lazy_in_flight(const struct tlbpol_cpu *c)
  * tests/check_layers.py):
  *
  *	engine.c   submit.c   cpu.c      the public calls for a host
-	stamp.c                          (flush stamps)
+ *	stamp.c                          (flush stamps, the same layer)
  *	             batch.c             a CPU's deferred work into requests
  *	           shootdown.c           send a request, wait for its acks
  *	            receive.c            claim, flush, acknowledge; deliver

@@ -31,6 +31,12 @@ static inline uint64_t stamp_make(uint32_t cpu, uint32_t seq)
 	return ((uint64_t)seq << 32) | ((uint64_t)cpu + 1);
 }
 
+/* The lazy-post number of @stamp. */
+static inline uint32_t stamp_seq(uint64_t stamp)
+{
+	return (uint32_t)(stamp >> 32);
+}
+
 /* The initiator of @stamp, or -1 if it names no CPU of @eng. */
 static inline int64_t stamp_cpu(const struct tlbpol_engine *eng, uint64_t stamp)
 {
@@ -76,9 +82,9 @@ int tlbpol_stamp_settle(struct tlbpol_engine *eng, uint32_t cpu, uint64_t stamp)
 	if (n)
 		return n;
 	n = 0;
-	if (stamp && tlbpol__stamp_pending(eng, (uint32_t)owner, (uint32_t)(stamp >> 32))) {
+	if (stamp && tlbpol__stamp_pending(eng, (uint32_t)owner, stamp_seq(stamp))) {
 		prm = params_of(eng);
-		tlbpol__stamp_settle(eng, prm, cpu, (uint32_t)owner, (uint32_t)(stamp >> 32));
+		tlbpol__stamp_settle(eng, prm, cpu, (uint32_t)owner, stamp_seq(stamp));
 		if ((uint32_t)owner == cpu)
 			tlbpol__reap(eng, cpu);
 		n = 1;
@@ -98,5 +104,5 @@ int tlbpol_stamp_pending(const struct tlbpol_engine *eng, uint64_t stamp)
 	owner = stamp_cpu(eng, stamp);
 	if (owner < 0)
 		return -E_INVAL;
-	return tlbpol__stamp_pending(eng, (uint32_t)owner, (uint32_t)(stamp >> 32));
+	return tlbpol__stamp_pending(eng, (uint32_t)owner, stamp_seq(stamp));
 }
