@@ -480,15 +480,14 @@ static void frames_global_fini(void *frames)
 
 /* Settle latencies, every one (for percentiles at the end of a run): of
  * every reuse of a stamped frame, and of those that had to wait. */
-static struct {
+struct samples {
 	double *v;
 	uint64_t n, cap;
-} settle_all, settle_waited;
+};
+static struct samples settle_all, settle_waited;
 
-static void sample(void *lp, double ns)
+static void sample(struct samples *l, double ns)
 {
-	struct { double *v; uint64_t n, cap; } *l = lp;
-
 	if (l->n == l->cap) {
 		l->cap = l->cap ? l->cap * 2 : 1024;
 		l->v = realloc(l->v, l->cap * sizeof(double));
@@ -523,6 +522,21 @@ void sim_settle_percentiles(struct sim *s)
 	free(settle_waited.v);
 	settle_all.v = settle_waited.v = NULL;
 	settle_all.n = settle_all.cap = settle_waited.n = settle_waited.cap = 0;
+}
+
+/* Stamped frame @f is handed out again, its stamp settled (in @ns of
+ * modelled time; @waited: settling had to interrupt or wait): the changes
+ * the stamp covered are complete (checked), and no running CPU may still
+ * translate to the frame. */
+static void frame_reused(struct sim *s, const struct free_frame *f, double ns, int waited)
+{
+	s->cnt.frame_reuses++;
+	s->cnt.settles += waited != 0;
+	sample(&settle_all, ns);
+	if (waited)
+		sample(&settle_waited, ns);
+	complete_due(s, f->owner, TLBPOL_BY_LAZY, f->upto);
+	oracle_check_frame(s, f->frame, f->as, f->vpn);
 }
 
 /*
@@ -561,12 +575,8 @@ static uint32_t frame_new(struct sim *s, uint32_t cpu)
 		if (!c->stamp || tlbpol_stamp_pending(s->eng, c->stamp) == 0) {
 			struct free_frame t = *c;
 
-			if (c->stamp) {
-				complete_due(s, c->owner, TLBPOL_BY_LAZY, c->upto);
-				s->cnt.frame_reuses++;
-				sample(&settle_all, 0);
-				oracle_check_frame(s, c->frame, c->as, c->vpn);
-			}
+			if (c->stamp)
+				frame_reused(s, c, 0, 0);
 			*c = fl->free.v[fl->free.n - 1];
 			fl->free.v[fl->free.n - 1] = t;
 			fl->free.v[fl->free.n - 1].stamp = 0;
@@ -588,13 +598,7 @@ static uint32_t frame_new(struct sim *s, uint32_t cpu)
 			fprintf(stderr, "tlbpol-sim: tlbpol_stamp_settle: %d\n", r);
 			exit(2);
 		}
-		s->cnt.frame_reuses++;
-		s->cnt.settles += r > 0;
-		sample(&settle_all, c->clock - t0);
-		if (r > 0)
-			sample(&settle_waited, c->clock - t0);
-		complete_due(s, f.owner, TLBPOL_BY_LAZY, f.upto);
-		oracle_check_frame(s, f.frame, f.as, f.vpn);
+		frame_reused(s, &f, c->clock - t0, r > 0);
 	}
 	return f.frame;
 }
@@ -804,15 +808,12 @@ void sim_free_frames_later(struct sim *s, uint32_t cpu, uint32_t as, uint64_t vp
 	engine_return(s, cpu);
 }
 
-void sim_unmap_done(struct sim *s, uint32_t cpu, uint32_t as, uint64_t vpn, uint64_t n)
+void sim_unmap_done(struct sim *s, uint32_t cpu)
 {
 	struct cpu_frames *fl;
 	uint64_t stamp = 0, upto;
 	int r;
 
-	(void)as;
-	(void)vpn;
-	(void)n;
 	/* tlbpol_stamp() completes what is due by the free, as
 	 * sim_flush(BY_FREE) does, and posts the rest. */
 	flush_inflight(s, cpu, TLBPOL_BY_FREE, 1);

@@ -284,7 +284,7 @@ void sim_free_frames_later(struct sim *s, uint32_t cpu, uint32_t as, uint64_t vp
 /* --stamps: the end of a stamped private unmap (tlb_finish_mmu()):
  * tlbpol_stamp(), and the frames it cleared go back to this CPU's free list
  * at once with the stamp (the oracle checks the pages at settle). */
-void sim_unmap_done(struct sim *s, uint32_t cpu, uint32_t as, uint64_t vpn, uint64_t n);
+void sim_unmap_done(struct sim *s, uint32_t cpu);
 void sim_switch(struct sim *s, uint32_t cpu, int32_t as);
 void sim_set_mode(struct sim *s, uint32_t cpu, uint32_t mode);
 void sim_tick_if_due(struct sim *s, uint32_t cpu);

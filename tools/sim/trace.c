@@ -364,7 +364,7 @@ static void apply(struct sim *s, uint32_t cpu, uint32_t tas, const struct run *r
 					 r[i].vpn, r[i].n, r[i].bits, 0);
 	}
 	if (nr && kind == T_MUNMAP && s->cfg.stamps) {
-		sim_unmap_done(s, cpu, as, 0, 0);
+		sim_unmap_done(s, cpu);
 	} else if (nr && (kind == T_MUNMAP || kind == T_DONTNEED || kind == T_MREMAP)) {
 		sim_flush(s, cpu, TLBPOL_BY_FREE);
 		sim_free_frames_later(s, cpu, as, 0, 0);

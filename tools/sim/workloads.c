@@ -92,7 +92,7 @@ static void unmap_range(struct sim *s, uint32_t cpu, uint32_t as, uint64_t vpn, 
 		i = j;
 	}
 	if (stamped) {
-		sim_unmap_done(s, cpu, as, vpn, n);
+		sim_unmap_done(s, cpu);
 		return;
 	}
 	sim_flush(s, cpu, TLBPOL_BY_FREE);
@@ -297,7 +297,7 @@ static int reclaim_step(struct sim *s, uint32_t cpu)
 		if (dirty)
 			sim_flush(s, cpu, TLBPOL_BY_WRITEBACK); /* try_to_unmap_flush_dirty() */
 		if (s->cfg.stamps) {
-			sim_unmap_done(s, cpu, 0, 0, 0);
+			sim_unmap_done(s, cpu);
 			return 1;
 		}
 		sim_flush(s, cpu, TLBPOL_BY_FREE);          /* try_to_unmap_flush() */
