@@ -76,6 +76,22 @@ uint32_t mm_frames_total(void)
 
 uint32_t param_stamp_lookahead;
 
+/* The unmap of page @page1 - 1 is complete (0: the frame was no page's). */
+static void page_done(uint32_t page1)
+{
+	if (page1)
+		__atomic_fetch_sub(&vpages[page1 - 1].pending, 1u, __ATOMIC_RELEASE);
+}
+
+/* Pool slot @i's stamp is settled: its page is done, the slot plain again.
+ * Under pool_lock. */
+static void slot_settled(uint32_t i)
+{
+	page_done(pool_page1[i]);
+	pool_stamp[i] = 0;
+	pool_page1[i] = 0;
+}
+
 /* The frame freed last (LIFO, as a per-CPU free list hands it out), or
  * with stamplook=N one of the N freed last that needs no settle. */
 static uint64_t frame_get(uint64_t *stamp, uint32_t *page1)
@@ -89,10 +105,7 @@ static uint64_t frame_get(uint64_t *stamp, uint32_t *page1)
 
 		if (pool_stamp[i] && tlbpol_stamp_pending(g_eng, pool_stamp[i]))
 			continue;
-		if (pool_stamp[i] && pool_page1[i]) /* settled: its page is done */
-			__atomic_fetch_sub(&vpages[pool_page1[i] - 1].pending, 1u, __ATOMIC_RELEASE);
-		pool_stamp[i] = 0;
-		pool_page1[i] = 0;
+		slot_settled(i); /* (a slot without a stamp has no page either) */
 		if (i != t) { /* move it to the top, the top down in its place */
 			uint32_t p = pool[i];
 
@@ -156,8 +169,7 @@ static void frame_settle(uint32_t cpu, uint64_t stamp, uint32_t page1)
 			b++;
 		__atomic_fetch_add(&settle_hist[b], 1, __ATOMIC_RELAXED);
 	}
-	if (page1)
-		__atomic_fetch_sub(&vpages[page1 - 1].pending, 1u, __ATOMIC_RELEASE);
+	page_done(page1);
 }
 
 /* A frame, waiting for deferred frees if the pool is dry: complete this
@@ -189,8 +201,7 @@ static void dfree_cb(void *arg)
 	uint64_t a = (uint64_t)(uintptr_t)arg;
 	uint32_t idx1 = (uint32_t)(a >> 32);
 
-	if (idx1)
-		__atomic_fetch_sub(&vpages[idx1 - 1].pending, 1u, __ATOMIC_RELEASE);
+	page_done(idx1);
 	frame_put(a & 0xffffffffULL);
 }
 
@@ -280,10 +291,7 @@ void mm_settle_pool(uint32_t cpu)
 			continue;
 		if (tlbpol_stamp_pending(g_eng, pool_stamp[i]))
 			panic("CPU %u: a stamp is still pending after every flush completed", cpu);
-		if (pool_page1[i])
-			__atomic_fetch_sub(&vpages[pool_page1[i] - 1].pending, 1u, __ATOMIC_RELEASE);
-		pool_stamp[i] = 0;
-		pool_page1[i] = 0;
+		slot_settled(i);
 	}
 	spin_unlock_irqrestore(&pool_lock, f);
 }
