@@ -35,6 +35,19 @@ static struct tlbpol_decision submit(struct harness *h, struct tlbpol_as *as, ui
 	return d;
 }
 
+/* A private unmap of @n pages at @va by @cpu, stamped: the stamp, which is
+ * not 0 (its flush is posted, not done). */
+static uint64_t stamped_unmap(struct harness *h, struct tlbpol_as *as, uint32_t cpu, uint64_t va,
+			      uint64_t n)
+{
+	uint64_t st;
+
+	submit(h, as, cpu, h_event(TLBPOL_EV_UNMAP, STAMP, va, n, RW, 0));
+	assert_int_equal(tlbpol_stamp(h->eng, cpu, &st), 1);
+	assert_true(st != 0);
+	return st;
+}
+
 /* Did @cpu flush a range holding @va since the log was reset (or the whole
  * address space)? */
 static int flushed(const struct harness *h, uint32_t cpu, uint64_t va)
@@ -92,8 +105,7 @@ static void test_settle_immediate_reuse(void **s)
 	uint64_t st;
 
 	(void)s;
-	submit(&h, as, 0, h_event(TLBPOL_EV_UNMAP, STAMP, 0x10000, 1, RW, 0));
-	assert_int_equal(tlbpol_stamp(h.eng, 0, &st), 1);
+	st = stamped_unmap(&h, as, 0, 0x10000, 1);
 	assert_int_equal(tlbpol_tick(h.eng, 1), 0); /* one got there already */
 	h_reset_log(&h);
 	assert_int_equal(tlbpol_stamp_settle(h.eng, 2, st), 1);
@@ -106,8 +118,7 @@ static void test_settle_immediate_reuse(void **s)
 	assert_int_equal(tlbpol_stamp_pending(h.eng, st), 0);
 	assert_int_equal(tlbpol_stamp_settle(h.eng, 3, st), 0);
 	/* The initiator settling its own stamp reaps it. */
-	submit(&h, as, 0, h_event(TLBPOL_EV_UNMAP, STAMP, 0x20000, 1, RW, 0));
-	assert_int_equal(tlbpol_stamp(h.eng, 0, &st), 1);
+	st = stamped_unmap(&h, as, 0, 0x20000, 1);
 	assert_int_equal(tlbpol_stamp_settle(h.eng, 0, st), 1);
 	assert_int_equal(tlbpol_stamp_pending(h.eng, st), 0);
 	assert_int_equal(tlbpol_frees_pending(h.eng, 0), 0);
@@ -168,19 +179,22 @@ static void test_not_relaxed(void **s)
 	assert_int_equal(tlbpol_stamp(h.eng, 0, &st), 1);
 	assert_true(st != 0);
 
-	ev = h_event(TLBPOL_EV_UNMAP, STAMP | TLBPOL_EVF_STAYS_MAPPED, 0x50000, 1, RW, 0);
-	assert_int_equal(tlbpol_submit(h.eng, as, 0, &ev, NULL), -EINVAL);
-	assert_int_equal(tlbpol_decide(h.eng, as, 0, &ev, &d), -EINVAL);
-	ev = h_event(TLBPOL_EV_UNMAP, TLBPOL_EVF_STAMP, 0x50000, 1, RW, 0); /* not PRIVATE */
-	assert_int_equal(tlbpol_submit(h.eng, as, 0, &ev, NULL), -EINVAL);
-	ev = h_event(TLBPOL_EV_PROTECT, TLBPOL_EVF_STAMP, 0x50000, 1, RW, P | U | A);
-	assert_int_equal(tlbpol_submit(h.eng, as, 0, &ev, NULL), -EINVAL);
-	ev = h_event(TLBPOL_EV_MIGRATE, TLBPOL_EVF_STAMP, 0x50000, 1, RW, 0);
-	assert_int_equal(tlbpol_submit(h.eng, as, 0, &ev, NULL), -EINVAL);
-	ev = h_event(TLBPOL_EV_REMAP, TLBPOL_EVF_STAMP, 0x50000, 1, RW, 0);
-	assert_int_equal(tlbpol_submit(h.eng, as, 0, &ev, NULL), -EINVAL);
-	ev = h_event(TLBPOL_EV_FAULT, TLBPOL_EVF_STAMP, 0x50000, 1, 0, RW);
-	assert_int_equal(tlbpol_submit(h.eng, as, 0, &ev, NULL), -EINVAL);
+	{
+		const struct tlbpol_event refused[] = {
+			h_event(TLBPOL_EV_UNMAP, STAMP | TLBPOL_EVF_STAYS_MAPPED, 0x50000, 1, RW, 0),
+			h_event(TLBPOL_EV_UNMAP, TLBPOL_EVF_STAMP, 0x50000, 1, RW, 0), /* shared */
+			h_event(TLBPOL_EV_PROTECT, TLBPOL_EVF_STAMP, 0x50000, 1, RW, P | U | A),
+			h_event(TLBPOL_EV_MIGRATE, TLBPOL_EVF_STAMP, 0x50000, 1, RW, 0),
+			h_event(TLBPOL_EV_REMAP, TLBPOL_EVF_STAMP, 0x50000, 1, RW, 0),
+			h_event(TLBPOL_EV_FAULT, TLBPOL_EVF_STAMP, 0x50000, 1, 0, RW),
+		};
+
+		for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++) {
+			ev = refused[i];
+			assert_int_equal(tlbpol_submit(h.eng, as, 0, &ev, NULL), -EINVAL);
+			assert_int_equal(tlbpol_decide(h.eng, as, 0, &ev, &d), -EINVAL);
+		}
+	}
 	tlbpol_engine_free(h.eng);
 }
 
@@ -190,11 +204,9 @@ static void test_install_over_stamp(void **s)
 {
 	struct harness h;
 	struct tlbpol_as *as = setup(&h, 4, DEF);
-	uint64_t st;
 
 	(void)s;
-	submit(&h, as, 0, h_event(TLBPOL_EV_UNMAP, STAMP, 0x10000, 1, RW, 0));
-	assert_int_equal(tlbpol_stamp(h.eng, 0, &st), 1);
+	(void)stamped_unmap(&h, as, 0, 0x10000, 1);
 	h_reset_log(&h);
 	submit(&h, as, 1, h_event(TLBPOL_EV_FAULT, TLBPOL_EVF_WRITE, 0x10000, 1, 0, RW));
 	for (uint32_t c = 1; c < 4; c++)
@@ -214,8 +226,7 @@ static void test_lazy_cpu(void **s)
 	(void)s;
 	assert_int_equal(tlbpol_switch(h.eng, 3, NULL, NULL), 0);
 	assert_int_equal(tlbpol_cpu_state(h.eng, 3, TLBPOL_CPU_IDLE), 0);
-	submit(&h, as, 0, h_event(TLBPOL_EV_UNMAP, STAMP, 0x10000, 1, RW, 0));
-	assert_int_equal(tlbpol_stamp(h.eng, 0, &st), 1);
+	st = stamped_unmap(&h, as, 0, 0x10000, 1);
 	assert_int_equal(tlbpol_tick(h.eng, 1), 0);
 	assert_int_equal(tlbpol_tick(h.eng, 2), 0);
 	assert_int_equal(tlbpol_stamp_pending(h.eng, st), 0);
@@ -236,11 +247,9 @@ static void test_order(void **s)
 	uint64_t a, b;
 
 	(void)s;
-	submit(&h, as, 0, h_event(TLBPOL_EV_UNMAP, STAMP, 0x10000, 1, RW, 0));
-	assert_int_equal(tlbpol_stamp(h.eng, 0, &a), 1);
-	submit(&h, as, 0, h_event(TLBPOL_EV_UNMAP, STAMP, 0x20000, 1, RW, 0));
-	assert_int_equal(tlbpol_stamp(h.eng, 0, &b), 1);
-	assert_true(a != b && a && b);
+	a = stamped_unmap(&h, as, 0, 0x10000, 1);
+	b = stamped_unmap(&h, as, 0, 0x20000, 1);
+	assert_true(a != b);
 	assert_int_equal(tlbpol_stamp_pending(h.eng, a), 1);
 	assert_int_equal(tlbpol_stamp_pending(h.eng, b), 1);
 	assert_int_equal(tlbpol_tick(h.eng, 1), 0); /* serves both */
