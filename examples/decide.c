@@ -3,9 +3,14 @@
  * decide: print, for each seed scenario, what the engine decides and why,
  * under the naive policy (TLBPOL_RULES_NONE), Linux's rules and the default
  * rules.  The decisions come from tlbpol_decide(), nothing is hard-coded.
+ *
+ * decide --cite: what each reason rests on, per arch, from
+ * tlbpol_reason_cite(), as the Markdown list docs/rules.md carries (the
+ * docs-obligations test compares the two).
  */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include <tlbpol/tlbpol.h>
 
@@ -95,13 +100,43 @@ static int decide(uint32_t arch, uint64_t rules, const struct scenario *s,
 	return err;
 }
 
-int main(void)
+/* The citations, reason by reason: one line where every arch cites the
+ * same, one line per arch where they differ. */
+static int print_cites(void)
+{
+	static const char *const arch[] = { "generic", "x86_64", "arm64" };
+
+	for (uint32_t r = 0; r < TLBPOL_WHY_MAX; r++) {
+		const char *c0 = tlbpol_reason_cite(r, 0);
+		int same = 1;
+
+		for (uint32_t a = 1; a < TLBPOL_ARCH_MAX; a++)
+			same &= !strcmp(c0, tlbpol_reason_cite(r, a));
+		if (same) {
+			printf("- `%s`: %s\n", tlbpol_reason_str(r), c0);
+			continue;
+		}
+		printf("- `%s`:\n", tlbpol_reason_str(r));
+		for (uint32_t a = 0; a < TLBPOL_ARCH_MAX; a++)
+			printf("  - %s: %s\n", arch[a], tlbpol_reason_cite(r, a));
+	}
+	return 0;
+}
+
+int main(int argc, char **argv)
 {
 	static const struct { const char *name; uint64_t rules; } policies[] = {
 		{ "naive", TLBPOL_RULES_NONE },
 		{ "linux", TLBPOL_RULES_LINUX },
 		{ "default", TLBPOL_RULES_DEFAULT },
 	};
+
+	if (argc == 2 && !strcmp(argv[1], "--cite"))
+		return print_cites();
+	if (argc != 1) {
+		fprintf(stderr, "usage: decide [--cite]\n");
+		return 2;
+	}
 
 	printf("libtlbpol %s: decisions for the seed scenarios\n\n", tlbpol_version());
 	printf("%-4s %-40s %-8s", "seed", "scenario", "arch");

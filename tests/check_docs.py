@@ -8,7 +8,10 @@
 2. README.md's API example (the C block between its api-example markers)
    compiles against include/tlbpol/tlbpol.h, as C11 with -Wall -Wextra
    -Werror: what a newcomer copies first must not be stale.  Skipped, not
-   failed, when there is no C compiler (CC, else cc)."""
+   failed, when there is no C compiler (CC, else cc).
+3. docs/rules.md's citations (between its citations markers) are what
+   tlbpol_reason_cite() says, as `examples/decide --cite` prints them (the
+   second argument, DECIDE; skipped without it)."""
 import os
 import re
 import shutil
@@ -17,6 +20,7 @@ import sys
 import tempfile
 
 root = sys.argv[1]
+decide = sys.argv[2] if len(sys.argv) > 2 else None
 status = 0
 
 # 1. The obligations, word for word.
@@ -77,4 +81,25 @@ else:
             status = 1
         else:
             print(f"README.md: the API example compiles ({len(m.group(1).splitlines())} lines, {cc})")
+
+# 3. The citations: docs/rules.md against the library's one table.
+if decide:
+    rules = open(f"{root}/docs/rules.md", encoding="utf-8").read()
+    m = re.search(r"<!-- citations: begin -->\n(.*?)\n<!-- citations: end -->", rules, re.S)
+    r = subprocess.run([decide, "--cite"], capture_output=True, text=True)
+    if not m:
+        print("docs/rules.md: no citations block")
+        status = 1
+    elif r.returncode:
+        print(f"{decide} --cite exited {r.returncode}: {r.stderr}")
+        status = 1
+    elif m.group(1).strip() != r.stdout.strip():
+        import difflib
+        print("docs/rules.md's citations differ from tlbpol_reason_cite() (decide --cite):")
+        sys.stdout.writelines(difflib.unified_diff(r.stdout.strip().splitlines(True),
+                                                   m.group(1).strip().splitlines(True),
+                                                   "decide --cite", "rules.md"))
+        status = 1
+    else:
+        print(f"docs/rules.md carries tlbpol_reason_cite() ({len(r.stdout.splitlines())} lines)")
 sys.exit(status)

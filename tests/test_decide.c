@@ -407,8 +407,33 @@ static void test_strings(void **state)
 	assert_string_equal(tlbpol_deadline_str(9), "unknown");
 }
 
+/* Every reason cites something on every arch; where the hardware differs,
+ * so does the citation; out of range is "unknown", never NULL. */
+static void test_citations(void **state)
+{
+	(void)state;
+	for (uint32_t r = 0; r < TLBPOL_WHY_MAX; r++)
+		for (uint32_t a = 0; a < TLBPOL_ARCH_MAX; a++) {
+			const char *c = tlbpol_reason_cite(r, a);
+
+			assert_non_null(c);
+			assert_string_not_equal(c, "unknown");
+			assert_true(strlen(c) >= 20);
+		}
+	assert_non_null(strstr(tlbpol_reason_cite(TLBPOL_WHY_SPURIOUS, TLBPOL_ARCH_X86_64),
+			       "SDM 4.10.4.1"));
+	assert_null(strstr(tlbpol_reason_cite(TLBPOL_WHY_SPURIOUS, TLBPOL_ARCH_ARM64), "SDM"));
+	assert_non_null(strstr(tlbpol_reason_cite(TLBPOL_WHY_AGING, TLBPOL_ARCH_ARM64), "arm64"));
+	assert_non_null(strstr(tlbpol_reason_cite(TLBPOL_WHY_RETRIED, TLBPOL_ARCH_GENERIC),
+			       "seed 002"));
+	assert_string_equal(tlbpol_reason_cite(TLBPOL_WHY_MAX, TLBPOL_ARCH_X86_64), "unknown");
+	assert_string_equal(tlbpol_reason_cite(TLBPOL_WHY_UNMAP, TLBPOL_ARCH_MAX), "unknown");
+	assert_string_equal(tlbpol_reason_cite(~0u, ~0u), "unknown");
+}
+
 H_TEST_MAIN(
 	cmocka_unit_test(test_table),
+	cmocka_unit_test(test_citations),
 	cmocka_unit_test(test_submit_in_any_order),
 	cmocka_unit_test(test_coverage),
 	cmocka_unit_test(test_decide_is_pure),

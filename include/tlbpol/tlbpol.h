@@ -1256,6 +1256,22 @@ TLBPOL_API int tlbpol_submit(struct tlbpol_engine *eng, struct tlbpol_as *as, ui
 TLBPOL_API const char *tlbpol_reason_str(uint32_t reason);
 
 /**
+ * tlbpol_reason_cite() - what a TLBPOL_WHY_* decision rests on, on @arch:
+ * the hardware rule or kernel source that the decision table's row cites
+ * (Intel SDM and Arm ARM sections, Linux functions and commits, the seed
+ * patches), in one line of text.  The same reason may cite differently per
+ * arch (a spurious fault needs no flush on x86 because the fault itself
+ * invalidates; on ARM64 it does not).  `python3 -m tlbpol explain` prints
+ * it beside each decision.
+ * @reason: enum tlbpol_reason.
+ * @arch: enum tlbpol_arch.
+ * Context: any.
+ * Return: a static string, never NULL ("unknown" for a reason or arch out
+ * of range).
+ */
+TLBPOL_API const char *tlbpol_reason_cite(uint32_t reason, uint32_t arch);
+
+/**
  * tlbpol_action_str() / tlbpol_deadline_str() - names for enum tlbpol_action
  * and enum tlbpol_deadline.  Context: any.  Return: never NULL.
  */

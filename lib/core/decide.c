@@ -418,6 +418,92 @@ const char *tlbpol_reason_str(uint32_t reason)
 	return reason < TLBPOL_WHY_MAX ? reason_names[reason] : "unknown";
 }
 
+/*
+ * What each reason rests on, per arch (GENERIC, X86_64, ARM64: enum
+ * tlbpol_arch order): the hardware rule or kernel source that the row of
+ * tlbpol__decision_table[] giving that reason cites (its comment says why
+ * in full).  The one place these citations live: tlbpol_reason_cite()
+ * serves them to `python3 -m tlbpol explain`, `examples/decide --cite`
+ * and the table in docs/rules.md (tests/check_docs.py compares the two).
+ */
+#define CITE3(s) { s, s, s }
+static const char *const reason_cites[TLBPOL_WHY_MAX][TLBPOL_ARCH_MAX] = {
+	[TLBPOL_WHY_NOT_PRESENT] = {
+		"a PTE that was not present left no valid translation to cache (GENERIC installs are the install row's)",
+		"Intel SDM 4.10.2.3: only translations of present entries are cached",
+		"Arm ARM D8.13: invalid descriptors are never cached in a TLB" },
+	[TLBPOL_WHY_UNCHANGED] = CITE3(
+		"Linux mm/mprotect.c change_pte_range(): pte_needs_flush() is false for an unchanged PTE"),
+	[TLBPOL_WHY_NAIVE] = CITE3(
+		"TLBPOL_RULES_NONE: every change to a present PTE flushed everywhere, before every seed patch"),
+	[TLBPOL_WHY_SPURIOUS] = {
+		"asm-generic flush_tlb_fix_spurious_fault() flushes; a fault does not invalidate, so the faulting CPU flushes locally",
+		"Intel SDM 4.10.4.1: a page fault invalidates the faulting address's entries; seed 000, x86 flush_tlb_fix_spurious_fault() is empty",
+		"Arm ARM: a fault does not invalidate the TLB, so the faulting CPU flushes its own entry (arm64 relies on the upgrader's broadcast TLBI)" },
+	[TLBPOL_WHY_RETRIED] = CITE3(
+		"seed 002; Linux b7333b58f358 \"mm/memory.c: skip spurious TLB flush for retried page fault\""),
+	[TLBPOL_WHY_ACCESS_FLAGS] = {
+		"Rik van Riel, \"mm,generic: only flush the local TLB in ptep_set_access_flags\": a stale entry without A/D is only stricter",
+		"Intel SDM 4.8: the CPU sets A and D with a locked access to the PTE in memory; x86 ptep_set_access_flags() never flushes",
+		"Arm ARM D8.5.1: an entry with AF=0 is never cached; arm64 __ptep_set_access_flags() flushes every CPU when it sets dirty (DBM)" },
+	[TLBPOL_WHY_UPGRADE] = {
+		"asm-generic pte_needs_flush() is always true; a stale entry is stricter and fixed by the spurious-fault path, so a local flush",
+		"Intel SDM 4.10.4.3: R/W 0->1 and NX 1->0 need no invalidation (the fault invalidates); hpa, seed 000 thread",
+		"Arm ARM: no invalidation on a fault, so the initiator flushes locally; other CPUs' stricter entries fault and flush themselves" },
+	[TLBPOL_WHY_AGING] = {
+		"no hardware A-bit handling assumed: the flush kept but let wait, as arm64 ptep_clear_flush_young()",
+		"seed 004; x86 ptep_clear_flush_young(): no flush, \"eventually flushed by a context switch or a VM operation\"",
+		"arm64 ptep_clear_flush_young(): flush_tlb_page_nosync(), completed by the next context switch's DSB" },
+	[TLBPOL_WHY_UNMAP] = CITE3(
+		"seed 001; include/asm-generic/tlb.h: mmu_gather flushes once, tlb_flush_mmu() before the pages are freed"),
+	[TLBPOL_WHY_RECLAIM_CLEAN] = CITE3(
+		"seed 003; Linux mm/rmap.c set_tlb_ubc_flush_pending(), try_to_unmap_flush() before shrink_folio_list() frees"),
+	[TLBPOL_WHY_RECLAIM_DIRTY] = CITE3(
+		"seed 003 v3; Linux mm/vmscan.c try_to_unmap_flush_dirty() before pageout()"),
+	[TLBPOL_WHY_MIGRATE_CLEAN] = {
+		"Linux mm/migrate.c migrate_pages_batch(): try_to_unmap_flush() before any copy",
+		"Linux mm/migrate.c migrate_pages_batch(): try_to_unmap_flush() before any copy",
+		"Linux mm/migrate.c migrate_pages_batch(); Arm ARM D8.16.1 break-before-make" },
+	[TLBPOL_WHY_MIGRATE_DIRTY] = CITE3(
+		"Linux mm/migrate.c migrate_pages_batch(): flushed before the copy, which would miss a write"),
+	[TLBPOL_WHY_PFN_CHANGE] = {
+		"Linux wp_page_copy(): ptep_clear_flush() before the new frame is relied on",
+		"Linux wp_page_copy(): ptep_clear_flush() before the new frame is relied on",
+		"Linux wp_page_copy(): ptep_clear_flush(); Arm ARM D8.14.1 break-before-make for an output-address change" },
+	[TLBPOL_WHY_DOWNGRADE] = {
+		"Linux change_protection() flushes before mprotect returns: a stale entry grants what the PTE no longer does",
+		"x86 pte_flags_need_flush(): _PAGE_RW, _PAGE_USER, _PAGE_NX, _PAGE_GLOBAL in flush_on_change; Intel SDM 4.10.4.3",
+		"Linux change_protection() flushes before mprotect returns; Arm ARM: EL0 access implies PXN, PAN" },
+	[TLBPOL_WHY_CLEAR_DIRTY] = {
+		"Linux page_mkclean_one(): ptep_clear_flush()",
+		"Intel SDM 4.8: D is set only when the cached entry lacks it; Linux page_mkclean_one(): ptep_clear_flush()",
+		"Linux page_mkclean_one(): ptep_clear_flush(); with DBM a cached writable entry writes without a fault" },
+	[TLBPOL_WHY_REMAP] = CITE3(
+		"Linux mm/mremap.c move_ptes(): the old range is flushed before the PTE lock is dropped"),
+	[TLBPOL_WHY_UNMAP_DIRTY] = CITE3(
+		"Linux zap_present_ptes(): force_flush for a dirty shared PTE, zap_pte_range() flushes before dropping the PTE lock"),
+	[TLBPOL_WHY_TABLES_FREED] = {
+		"Linux tlb_remove_table(): freed_tables flush before a page-table page is freed",
+		"Intel SDM 4.10.3: paging-structure caches; Linux tlb_remove_table() flushes with freed_tables first",
+		"Arm ARM: walk caches hold table entries; Linux tlb_remove_table() flushes with freed_tables first" },
+	[TLBPOL_WHY_DISCARD] = CITE3(
+		"Linux tlb_finish_mmu() before madvise() returns; 99baac21e458 \"mm: fix MADV_[FREE|DONTNEED] TLB flush miss problem\""),
+	[TLBPOL_WHY_ATTRS] = {
+		"a size, type or key change: x86 pte_flags_need_flush() and Arm ARM D8.16.1 both demand the flush",
+		"Intel SDM 4.10.2.3: either page size may be used after a size change; x86 pte_flags_need_flush(): _PAGE_PSE, _PAGE_PAT, pkeys",
+		"Arm ARM D8.16.1: break-before-make for a change of block size, memory type or contiguous bit" },
+	[TLBPOL_WHY_INSTALL] = {
+		"RISC-V priv. spec (Svvptc): an invalid PTE may stay cached; Linux riscv update_mmu_cache() -> local_flush_tlb_page()",
+		"Intel SDM 4.10.2.3: only translations of present entries are cached",
+		"Arm ARM D8.13: invalid descriptors are never cached in a TLB" },
+};
+
+const char *tlbpol_reason_cite(uint32_t reason, uint32_t arch)
+{
+	return reason < TLBPOL_WHY_MAX && arch < TLBPOL_ARCH_MAX ? reason_cites[reason][arch]
+								 : "unknown";
+}
+
 const char *tlbpol_action_str(uint32_t action)
 {
 	static const char *const names[] = { "none", "local", "shootdown" };
