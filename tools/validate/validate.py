@@ -366,6 +366,35 @@ def prep_tf2(work):
                         os.path.join(HERE, 'tlb_flush2.c')], check=True)
 
 
+def instrument_blind(work):
+    """None if the TLB row of /proc/interrupts sees this kernel's remote
+    flushes; else why not.  tlb_flush2 with 2 threads makes about one
+    remote flush per operation on any kernel that knows the other thread's
+    CPU may cache the address space (Linux 6.x measured 0.94-0.99 on an
+    Intel KVM guest).  Where remote flushes are not interrupts -- a
+    paravirtual hypercall (PVM's PVM_HC_FLUSH_TLB_MULTI, Hyper-V's
+    HvFlushVirtualAddressList), AMD INVLPGB broadcasts (Linux 6.15+) --
+    the row stays still, and every "measured" count would be 0."""
+    if ncpus() < 2:
+        return 'one CPU: no remote flush at all'
+    prep_tf2(work)
+    before = tlb_row()
+    r = subprocess.run([os.path.join(work, 'tlb_flush2'), '-t', '2', '-s', '1'],
+                       capture_output=True, text=True)
+    seen = tlb_row() - before
+    ops, _ = tf2_ops(r.stdout)
+    if not ops or seen * 100 >= ops:
+        return None
+    how = ''
+    for line in cmd_out(['dmesg'], '').splitlines():
+        if 'remote tlb flush' in line.lower() or 'invlpgb' in line.lower():
+            how = ' (the kernel says: %s)' % line.split(']', 1)[-1].strip()
+            break
+    return ('tlb_flush2 -t 2 did %d operations and the TLB row of /proc/interrupts moved '
+            'by %d: this kernel flushes other CPUs\' TLBs without interrupts%s, so the '
+            'row cannot count its shootdowns' % (ops, seen, how))
+
+
 def prep_java(work):
     d = os.path.join(work, 'java')
     if not os.path.exists(os.path.join(d, 'JavaWorkers.class')):
@@ -752,6 +781,11 @@ def measure(args):
     log('validate: %s, Linux %s, %s CPUs; perf: %s'
         % (mach['cpu'], mach['kernel'], mach['cpus'],
            '; '.join('%s %s' % (ev, flt) for _, ev, flt in evs) or 'not used'))
+    blind = instrument_blind(work)
+    if blind:
+        log('validate: %s.  Nothing measured; data/ holds the last machine\'s counts '
+            '(--replay-only replays them).' % blind)
+        return False
     conv, conv_note = converter(work, args.converter)
     progs = programs(work)
     if args.only:
