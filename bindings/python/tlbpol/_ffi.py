@@ -1,0 +1,255 @@
+# SPDX-License-Identifier: MIT
+"""ctypes mirrors of the public structures, and the shared library.
+
+The structures follow <tlbpol/tlbpol.h> field by field (fixed-width types
+only, LP64).  ``tests/python/test_layout.py`` checks the size of each and
+the offset and size of every field against the C compiler's view of the
+header (see :data:`STRUCTS`).
+
+The library is loaded on first use (:func:`lib`), looked for in this order:
+
+1. ``$TLBPOL_LIBRARY``: a path to ``libtlbpol.so.0`` (or a directory holding it);
+2. an in-tree build: this package at ``<src>/bindings/python/tlbpol``, and
+   ``<src>/build/libtlbpol.so.0``;
+3. the libdir the library was installed into with this package (written by
+   meson into ``_paths.py`` at install time);
+4. ``pkg-config --variable=libdir tlbpol``, then ``ctypes.util.find_library``;
+5. the plain soname ``libtlbpol.so.0`` (the dynamic loader's own search).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import os
+import shutil
+import subprocess
+import threading
+from ctypes import (CFUNCTYPE, POINTER, Structure, c_char_p, c_int, c_size_t,
+                    c_uint16, c_uint32, c_uint64, c_void_p)
+from typing import Any, Dict, List, Optional, Tuple, Type
+
+from ._constants import MAX_CPUS, WHY_MAX
+
+SONAME = "libtlbpol.so.0"
+ENV_LIBRARY = "TLBPOL_LIBRARY"
+
+
+class Range(Structure):
+    """struct tlbpol_range."""
+    _fields_ = [("va", c_uint64), ("nr_pages", c_uint64),
+                ("page_shift", c_uint32), ("pad", c_uint32)]
+
+
+class Flush(Structure):
+    """struct tlbpol_flush."""
+    _fields_ = [("as_tag", c_uint64), ("kind", c_uint32), ("flags", c_uint32),
+                ("nr_ranges", c_uint32), ("pad", c_uint32),
+                ("ranges", POINTER(Range))]
+
+
+class CpuSet(Structure):
+    """struct tlbpol_cpuset: bit c of bits[c / 64]."""
+    _fields_ = [("bits", c_uint64 * (MAX_CPUS // 64))]
+
+
+FLUSH_LOCAL_FN = CFUNCTYPE(None, c_void_p, c_uint32, POINTER(Flush))
+SEND_IPI_FN = CFUNCTYPE(None, c_void_p, c_uint32, POINTER(CpuSet))
+BROADCAST_FN = CFUNCTYPE(None, c_void_p, c_uint32, POINTER(Flush))
+RELAX_FN = CFUNCTYPE(None, c_void_p, c_uint32)
+VCPU_DEFER_FN = CFUNCTYPE(c_int, c_void_p, c_uint32)
+STUCK_FN = CFUNCTYPE(None, c_void_p, c_uint32, POINTER(CpuSet), c_uint64)
+DEFER_FREE_FN = CFUNCTYPE(None, c_void_p)
+
+
+class Ops(Structure):
+    """struct tlbpol_ops."""
+    _fields_ = [("size", c_uint32), ("pad", c_uint32),
+                ("flush_local", FLUSH_LOCAL_FN), ("send_ipi", SEND_IPI_FN),
+                ("broadcast", BROADCAST_FN), ("relax", RELAX_FN),
+                ("vcpu_defer", VCPU_DEFER_FN), ("stuck", STUCK_FN)]
+
+
+class Config(Structure):
+    """struct tlbpol_config."""
+    _fields_ = [("size", c_uint32), ("nr_cpus", c_uint32), ("arch", c_uint32),
+                ("max_as", c_uint32), ("rules", c_uint64),
+                ("flush_ceiling", c_uint32), ("batch_pages", c_uint32),
+                ("cpu_node", POINTER(c_uint16)), ("ops", POINTER(Ops)),
+                ("ops_ctx", c_void_p), ("flags", c_uint32),
+                ("cost_ipi_ns", c_uint32), ("cost_ipi_target_ns", c_uint32),
+                ("cost_ipi_remote_ns", c_uint32), ("cost_broadcast_ns", c_uint32),
+                ("cost_broadcast_page_ns", c_uint32), ("ipi_delay_spins", c_uint32),
+                ("reserved", c_uint32), ("wait_limit", c_uint32),
+                ("free_ticks", c_uint32)]
+
+
+class EventS(Structure):
+    """struct tlbpol_event."""
+    _fields_ = [("size", c_uint32), ("kind", c_uint32), ("flags", c_uint32),
+                ("page_shift", c_uint32), ("va", c_uint64), ("nr_pages", c_uint64),
+                ("old_pte", c_uint32), ("new_pte", c_uint32)]
+
+
+class DecisionS(Structure):
+    """struct tlbpol_decision."""
+    _fields_ = [("action", c_uint32), ("deadline", c_uint32),
+                ("reason", c_uint32), ("pad", c_uint32)]
+
+
+STATS_COUNTERS: Tuple[str, ...] = (
+    "events", "flushes_avoided", "local_flushes", "remote_flushes", "ipis_sent",
+    "broadcasts", "pages_flushed", "full_flushes", "coalesced", "gen_skipped",
+    "lazy_skipped", "deferred_frees")
+STATS_COUNTERS_0_2: Tuple[str, ...] = ("aged_flushes", "ipis_resent", "stuck_calls")
+
+
+class StatsS(Structure):
+    """struct tlbpol_stats."""
+    _fields_ = ([(n, c_uint64) for n in STATS_COUNTERS]
+                + [("by_reason", c_uint64 * WHY_MAX)]
+                + [(n, c_uint64) for n in STATS_COUNTERS_0_2])
+
+
+#: C struct name -> mirror, for the layout test.
+STRUCTS: Dict[str, Type[Structure]] = {
+    "tlbpol_range": Range, "tlbpol_flush": Flush, "tlbpol_cpuset": CpuSet,
+    "tlbpol_ops": Ops, "tlbpol_config": Config, "tlbpol_event": EventS,
+    "tlbpol_decision": DecisionS, "tlbpol_stats": StatsS,
+}
+
+_eng_p = c_void_p
+_as_p = c_void_p
+
+#: name -> (restype, argtypes).  Functions marked optional below may be
+#: missing from an older library; the others are required.
+PROTOTYPES: Dict[str, Tuple[Any, List[Any]]] = {
+    "tlbpol_version": (c_char_p, []),
+    "tlbpol_rule_str": (c_char_p, [c_uint64]),
+    "tlbpol_rules_parse": (c_int, [c_char_p, POINTER(c_uint64)]),
+    "tlbpol_reason_str": (c_char_p, [c_uint32]),
+    "tlbpol_action_str": (c_char_p, [c_uint32]),
+    "tlbpol_deadline_str": (c_char_p, [c_uint32]),
+    "tlbpol_reason_cite": (c_char_p, [c_uint32, c_uint32]),
+    "tlbpol_cpuset_next": (c_int, [POINTER(CpuSet), c_int]),
+    "tlbpol_config_init": (None, [POINTER(Config), c_uint32, c_uint32]),
+    "tlbpol_engine_size": (c_size_t, [POINTER(Config)]),
+    "tlbpol_engine_new": (c_int, [POINTER(Config), POINTER(_eng_p)]),
+    "tlbpol_engine_free": (None, [_eng_p]),
+    "tlbpol_engine_rules": (c_uint64, [_eng_p]),
+    "tlbpol_engine_topology": (c_int, [_eng_p, POINTER(c_uint16), c_uint32]),
+    "tlbpol_engine_set_rules": (c_int, [_eng_p, c_uint64]),
+    "tlbpol_engine_set_flush_ceiling": (c_int, [_eng_p, c_uint32]),
+    "tlbpol_engine_set_batch_pages": (c_int, [_eng_p, c_uint32]),
+    "tlbpol_engine_set_ipi_delay": (c_int, [_eng_p, c_uint32]),
+    "tlbpol_as_open": (c_int, [_eng_p, c_uint64, POINTER(_as_p)]),
+    "tlbpol_as_close": (c_int, [_eng_p, _as_p]),
+    "tlbpol_as_lookup": (_as_p, [_eng_p, c_uint64]),
+    "tlbpol_as_tag": (c_uint64, [_as_p]),
+    "tlbpol_switch": (c_int, [_eng_p, c_uint32, _as_p, POINTER(c_int)]),
+    "tlbpol_unload": (c_int, [_eng_p, c_uint32]),
+    "tlbpol_cpu_state": (c_int, [_eng_p, c_uint32, c_uint32]),
+    "tlbpol_tick": (c_int, [_eng_p, c_uint32]),
+    "tlbpol_decide": (c_int, [_eng_p, _as_p, c_uint32, POINTER(EventS), POINTER(DecisionS)]),
+    "tlbpol_submit": (c_int, [_eng_p, _as_p, c_uint32, POINTER(EventS), POINTER(DecisionS)]),
+    "tlbpol_flush": (c_int, [_eng_p, c_uint32, c_uint32]),
+    "tlbpol_defer_free": (c_int, [_eng_p, c_uint32, DEFER_FREE_FN, c_void_p]),
+    "tlbpol_frees_pending": (c_int, [_eng_p, c_uint32]),
+    "tlbpol_stamp": (c_int, [_eng_p, c_uint32, POINTER(c_uint64)]),
+    "tlbpol_stamp_settle": (c_int, [_eng_p, c_uint32, c_uint64]),
+    "tlbpol_stamp_pending": (c_int, [_eng_p, c_uint64]),
+    "tlbpol_handle_ipi": (c_int, [_eng_p, c_uint32]),
+    "tlbpol_stats_read": (c_int, [_eng_p, c_int, POINTER(StatsS)]),
+}
+#: Newer than the oldest library this package accepts (0.2): looked up but
+#: allowed to be missing.
+OPTIONAL = frozenset({"tlbpol_reason_cite"})
+
+_lock = threading.Lock()
+_lib: Optional[ctypes.CDLL] = None
+_lib_path: Optional[str] = None
+
+
+def _candidates() -> List[Tuple[str, str]]:
+    """(where, path-or-soname) in search order."""
+    out: List[Tuple[str, str]] = []
+    env = os.environ.get(ENV_LIBRARY)
+    if env:
+        out.append(("$" + ENV_LIBRARY, os.path.join(env, SONAME) if os.path.isdir(env) else env))
+        return out  # an explicit choice is never second-guessed
+    here = os.path.dirname(os.path.abspath(__file__))
+    src = os.path.dirname(os.path.dirname(os.path.dirname(here)))
+    if os.path.basename(os.path.dirname(here)) == "python" and \
+            os.path.isfile(os.path.join(src, "include", "tlbpol", "tlbpol.h")):
+        out.append(("in-tree build", os.path.join(src, "build", SONAME)))
+    try:
+        from . import _paths  # written by meson at install time
+        out.append(("install libdir", os.path.join(_paths.LIBDIR, SONAME)))
+    except ImportError:
+        pass
+    if shutil.which("pkg-config"):
+        try:
+            libdir = subprocess.run(["pkg-config", "--variable=libdir", "tlbpol"],
+                                    capture_output=True, text=True, timeout=10,
+                                    check=False).stdout.strip()
+        except (OSError, subprocess.SubprocessError):
+            libdir = ""
+        if libdir:
+            out.append(("pkg-config", os.path.join(libdir, SONAME)))
+    found = ctypes.util.find_library("tlbpol")
+    if found:
+        out.append(("ctypes.util.find_library", found))
+    out.append(("soname", SONAME))
+    return out
+
+
+def _bind(cdll: ctypes.CDLL) -> None:
+    for name, (restype, argtypes) in PROTOTYPES.items():
+        try:
+            fn = getattr(cdll, name)
+        except AttributeError:
+            if name in OPTIONAL:
+                continue
+            raise
+        fn.restype = restype
+        fn.argtypes = argtypes
+
+
+def lib() -> ctypes.CDLL:
+    """The loaded libtlbpol, with every prototype set; loads it on first use.
+
+    Raises OSError naming every place tried when none has the library.
+    """
+    global _lib, _lib_path
+    if _lib is not None:
+        return _lib
+    with _lock:
+        if _lib is not None:
+            return _lib
+        tried = []
+        for where, path in _candidates():
+            if os.sep in path and not os.path.exists(path):
+                tried.append("%s: %s (not found)" % (where, path))
+                continue
+            try:
+                cdll = ctypes.CDLL(path)
+                _bind(cdll)
+            except (OSError, AttributeError) as exc:
+                tried.append("%s: %s (%s)" % (where, path, exc))
+                continue
+            _lib, _lib_path = cdll, path
+            return cdll
+        raise OSError("libtlbpol: cannot load %s; tried:\n  %s\n(set %s to its path)"
+                      % (SONAME, "\n  ".join(tried), ENV_LIBRARY))
+
+
+def lib_path() -> str:
+    """Where the library was loaded from (loading it if needed)."""
+    lib()
+    assert _lib_path is not None
+    return _lib_path
+
+
+def has(name: str) -> bool:
+    """Does the loaded library export @name (e.g. tlbpol_reason_cite)?"""
+    return hasattr(lib(), name)
