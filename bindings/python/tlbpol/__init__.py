@@ -39,7 +39,9 @@ from ._constants import (ARCH_MAX, CONFIG_SIZE_0_1, DEFAULT_BATCH_PAGES,
 from ._engine import (AddressSpace, Decision, Engine, Event, Flush, Range,
                       Stats, TlbpolError, action_str, deadline_str,
                       has_reason_cite, parse_arch, parse_rules, reason_cite,
-                      reason_str, rule_str, version)
+                      quiescent, reason_str, rule_str, thread_offline,
+                      thread_online, thread_register, thread_unregister,
+                      version)
 from ._ffi import lib_path
 from ._pte import format_pte, parse_pte
 
@@ -49,7 +51,8 @@ __all__ = [
     "FlushFlag", "FlushKind", "Pte", "Range", "Reason", "Rule", "Stats",
     "TlbpolError", "action_str", "deadline_str", "format_pte",
     "has_reason_cite", "lib_path", "parse_arch", "parse_pte", "parse_rules",
-    "reason_cite", "reason_str", "rule_str", "version",
+    "reason_cite", "reason_str", "rule_str", "version", "thread_register",
+    "thread_unregister", "quiescent", "thread_offline", "thread_online",
     "ARCH_MAX", "CONFIG_SIZE_0_1", "DEFAULT_BATCH_PAGES",
     "DEFAULT_COST_BROADCAST_NS", "DEFAULT_COST_BROADCAST_PAGE_NS",
     "DEFAULT_COST_IPI_NS", "DEFAULT_COST_IPI_REMOTE_NS",

@@ -23,7 +23,8 @@ __all__ = [
     "TlbpolError", "version", "rule_str", "parse_rules", "reason_str",
     "action_str", "deadline_str", "reason_cite", "has_reason_cite",
     "parse_arch", "Range", "Flush", "Event", "Decision", "Stats",
-    "AddressSpace", "Engine",
+    "AddressSpace", "Engine", "thread_register", "thread_unregister",
+    "quiescent", "thread_offline", "thread_online",
 ]
 
 ArchLike = Union[Arch, int, str]
@@ -131,6 +132,32 @@ def _rules(rules: RulesLike) -> int:
     if isinstance(rules, str):
         return int(parse_rules(rules))
     return int(rules)
+
+
+def thread_register() -> None:
+    """tlbpol_thread_register(): the calling thread takes part in the grace
+    periods of live reconfiguration (Engine.set_rules() and the like)."""
+    _ffi.lib().tlbpol_thread_register()
+
+
+def thread_unregister() -> None:
+    """tlbpol_thread_unregister(): the calling thread leaves them."""
+    _ffi.lib().tlbpol_thread_unregister()
+
+
+def quiescent() -> None:
+    """tlbpol_quiescent(): the calling thread holds no engine configuration."""
+    _ffi.lib().tlbpol_quiescent()
+
+
+def thread_offline() -> None:
+    """tlbpol_thread_offline(): around a long block of a registered thread."""
+    _ffi.lib().tlbpol_thread_offline()
+
+
+def thread_online() -> None:
+    """tlbpol_thread_online(): back from thread_offline()."""
+    _ffi.lib().tlbpol_thread_online()
 
 
 # --------------------------------------------------------------------------
@@ -548,6 +575,18 @@ class Engine:
     def set_ipi_delay(self, spins: int) -> None:
         """tlbpol_engine_set_ipi_delay()."""
         self._call("tlbpol_engine_set_ipi_delay", self._h(), spins)
+
+    def set_cost_model(self, *, ipi_ns: int = 0, ipi_target_ns: int = 0,
+                       ipi_remote_ns: int = 0, broadcast_ns: int = 0,
+                       broadcast_page_ns: int = 0) -> None:
+        """tlbpol_engine_set_cost_model(): the broadcast cost model, in ns
+        (0 keeps a value)."""
+        cfg = _ffi.Config()
+        _ffi.lib().tlbpol_config_init(byref(cfg), 1, int(self.arch))
+        cfg.cost_ipi_ns, cfg.cost_ipi_target_ns = ipi_ns, ipi_target_ns
+        cfg.cost_ipi_remote_ns, cfg.cost_broadcast_ns = ipi_remote_ns, broadcast_ns
+        cfg.cost_broadcast_page_ns = broadcast_page_ns
+        self._call("tlbpol_engine_set_cost_model", self._h(), byref(cfg))
 
     def open_as(self, tag: int) -> AddressSpace:
         """tlbpol_as_open(): track the address space with @tag (PCID,

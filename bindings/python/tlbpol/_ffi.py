@@ -121,8 +121,9 @@ STRUCTS: Dict[str, Type[Structure]] = {
 _eng_p = c_void_p
 _as_p = c_void_p
 
-#: name -> (restype, argtypes).  Functions marked optional below may be
-#: missing from an older library; the others are required.
+#: name -> (restype, argtypes) of every function the header declares
+#: (tests/python/test_layout.py checks that none is missing).  Those in
+#: OPTIONAL may be missing from an older library; the others are required.
 PROTOTYPES: Dict[str, Tuple[Any, List[Any]]] = {
     "tlbpol_version": (c_char_p, []),
     "tlbpol_rule_str": (c_char_p, [c_uint64]),
@@ -131,9 +132,15 @@ PROTOTYPES: Dict[str, Tuple[Any, List[Any]]] = {
     "tlbpol_action_str": (c_char_p, [c_uint32]),
     "tlbpol_deadline_str": (c_char_p, [c_uint32]),
     "tlbpol_reason_cite": (c_char_p, [c_uint32, c_uint32]),
+    "tlbpol_cpuset_test": (c_int, [POINTER(CpuSet), c_uint32]),
+    "tlbpol_cpuset_count": (c_int, [POINTER(CpuSet)]),
     "tlbpol_cpuset_next": (c_int, [POINTER(CpuSet), c_int]),
+    "tlbpol_cpuset_zero": (None, [POINTER(CpuSet)]),
+    "tlbpol_cpuset_set": (None, [POINTER(CpuSet), c_uint32]),
+    "tlbpol_cpuset_clear": (None, [POINTER(CpuSet), c_uint32]),
     "tlbpol_config_init": (None, [POINTER(Config), c_uint32, c_uint32]),
     "tlbpol_engine_size": (c_size_t, [POINTER(Config)]),
+    "tlbpol_engine_init": (c_int, [POINTER(_eng_p), c_void_p, c_size_t, POINTER(Config)]),
     "tlbpol_engine_new": (c_int, [POINTER(Config), POINTER(_eng_p)]),
     "tlbpol_engine_free": (None, [_eng_p]),
     "tlbpol_engine_rules": (c_uint64, [_eng_p]),
@@ -142,6 +149,12 @@ PROTOTYPES: Dict[str, Tuple[Any, List[Any]]] = {
     "tlbpol_engine_set_flush_ceiling": (c_int, [_eng_p, c_uint32]),
     "tlbpol_engine_set_batch_pages": (c_int, [_eng_p, c_uint32]),
     "tlbpol_engine_set_ipi_delay": (c_int, [_eng_p, c_uint32]),
+    "tlbpol_engine_set_cost_model": (c_int, [_eng_p, POINTER(Config)]),
+    "tlbpol_thread_register": (None, []),
+    "tlbpol_thread_unregister": (None, []),
+    "tlbpol_quiescent": (None, []),
+    "tlbpol_thread_offline": (None, []),
+    "tlbpol_thread_online": (None, []),
     "tlbpol_as_open": (c_int, [_eng_p, c_uint64, POINTER(_as_p)]),
     "tlbpol_as_close": (c_int, [_eng_p, _as_p]),
     "tlbpol_as_lookup": (_as_p, [_eng_p, c_uint64]),
