@@ -59,6 +59,7 @@ fn main() {
     parse_header(&version_h, &mut api);
     parse_header(&header, &mut api);
     write_cite_rs(&out, &api);
+    write_internal_rs(&out, &api);
     write_checks(&root, &inc_out, &out, &cc, &api);
 
     if hosted {
@@ -162,6 +163,8 @@ fn write_if_changed(p: &Path, s: &str) {
 struct Api {
     /// Object-like macros: name, whether its value is a string literal.
     defines: Vec<(String, bool)>,
+    /// The internal sizes (`TLBPOL__*`) and their values as written.
+    internal: Vec<(String, String)>,
     enum_values: Vec<String>,
     /// Structures: name, fields.
     structs: Vec<(String, Vec<String>)>,
@@ -222,6 +225,9 @@ fn parse_header(text: &str, api: &mut Api) {
                 let guard = matches!(name, "TLBPOL_TLBPOL_H" | "TLBPOL_VERSION_H" | "TLBPOL_API");
                 if !rest.starts_with('(') && !guard && name.starts_with("TLBPOL") {
                     api.defines.push((name.to_string(), rest.trim().starts_with('"')));
+                    if name.starts_with("TLBPOL__") {
+                        api.internal.push((name.to_string(), rest.trim().to_string()));
+                    }
                 }
             }
             continue;
@@ -377,6 +383,20 @@ fn write_cite_rs(out: &Path, api: &Api) {
         body, declared
     );
     write_if_changed(&out.join("cite.rs"), &s);
+}
+
+fn write_internal_rs(out: &Path, api: &Api) {
+    // The internal sizes behind TLBPOL_ENGINE_SIZE() change whenever the
+    // core's structures do ("recompile, never store it"): taken from the
+    // header's text, not copied by hand.  The layout test still compares
+    // them, and TLBPOL_ENGINE_SIZE() over a grid, with the C compiler's.
+    let mut s = String::new();
+    for (name, value) in &api.internal {
+        let digits = value.trim_end_matches(|c| c == 'U' || c == 'L' || c == 'u' || c == 'l');
+        let v: u64 = digits.parse().unwrap_or_else(|_| panic!("tlbpol-sys: {} is not a number: {:?}", name, value));
+        s.push_str(&format!("/// `{}` of the header (an internal size of the core).\npub const {}: u64 = {};\n", name, name, v));
+    }
+    write_if_changed(&out.join("internal.rs"), &s);
 }
 
 /// Configurations for TLBPOL_ENGINE_SIZE(): (cpus, max_as, batch_pages, flush_ceiling, nodes).

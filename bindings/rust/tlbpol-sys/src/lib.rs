@@ -326,28 +326,9 @@ pub struct tlbpol_as {
     _marker: core::marker::PhantomData<(*mut u8, core::marker::PhantomPinned)>,
 }
 
-/// `TLBPOL__SZ_ENGINE` and the other internal sizes `TLBPOL_ENGINE_SIZE()` uses.
-pub const TLBPOL__SZ_ENGINE: u64 = 352;
-/// `TLBPOL__SZ_CPU`.
-pub const TLBPOL__SZ_CPU: u64 = 4992;
-/// `TLBPOL__SZ_AS`.
-pub const TLBPOL__SZ_AS: u64 = 64;
-/// `TLBPOL__SZ_PBOX`.
-pub const TLBPOL__SZ_PBOX: u64 = 24;
-/// `TLBPOL__SZ_PENDING`.
-pub const TLBPOL__SZ_PENDING: u64 = 32;
-/// `TLBPOL__SZ_REQ_FLUSH`.
-pub const TLBPOL__SZ_REQ_FLUSH: u64 = 64;
-/// `TLBPOL__SZ_RECV_AS`.
-pub const TLBPOL__SZ_RECV_AS: u64 = 48;
-/// `TLBPOL__SZ_RECV_RANGE`.
-pub const TLBPOL__SZ_RECV_RANGE: u64 = 24;
-/// `TLBPOL__SZ_RANGE`.
-pub const TLBPOL__SZ_RANGE: u64 = 24;
-/// `TLBPOL__SLOTS`.
-pub const TLBPOL__SLOTS: u64 = 5;
-/// `TLBPOL__PARTS_MAX`.
-pub const TLBPOL__PARTS_MAX: u64 = 16;
+// TLBPOL__SZ_ENGINE ... TLBPOL__PARTS_MAX: the internal sizes
+// TLBPOL_ENGINE_SIZE() uses, read from the header by build.rs.
+include!(concat!(env!("OUT_DIR"), "/internal.rs"));
 
 const fn al(b: u64) -> u64 {
     (b + 63) / 64 * 64

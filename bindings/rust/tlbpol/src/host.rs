@@ -1,0 +1,416 @@
+//! The host's side: the callbacks (`Host`), what they receive (`Flush`,
+//! `CpuSet`, `Here`), and the `extern "C"` trampolines the engine calls.
+
+use core::fmt;
+use core::marker::PhantomData;
+use core::sync::atomic::{AtomicPtr, Ordering};
+
+use tlbpol_sys as sys;
+use tlbpol_sys::c_void;
+
+use crate::types::{check, FlushKind, Result};
+
+/// A set of CPUs (`struct tlbpol_cpuset`): one bit per CPU, up to
+/// `TLBPOL_MAX_CPUS`.  What [`Host::send_ipi`] is asked to interrupt.
+#[derive(Clone, Copy, PartialEq, Eq)]
+#[repr(transparent)]
+pub struct CpuSet(sys::tlbpol_cpuset);
+
+impl CpuSet {
+    /// The empty set.
+    pub fn new() -> CpuSet {
+        CpuSet(sys::tlbpol_cpuset::default())
+    }
+
+    /// A view of the C structure.
+    pub fn from_raw(raw: &sys::tlbpol_cpuset) -> &CpuSet {
+        // repr(transparent): the same layout.
+        unsafe { &*(raw as *const sys::tlbpol_cpuset as *const CpuSet) }
+    }
+
+    /// The C structure.
+    pub fn raw(&self) -> &sys::tlbpol_cpuset {
+        &self.0
+    }
+
+    /// Whether `cpu` is in the set (false for `cpu >= TLBPOL_MAX_CPUS`).
+    pub fn contains(&self, cpu: u32) -> bool {
+        unsafe { sys::tlbpol_cpuset_test(&self.0, cpu) == 1 }
+    }
+
+    /// Adds `cpu` (ignored if `cpu >= TLBPOL_MAX_CPUS`).
+    pub fn insert(&mut self, cpu: u32) {
+        unsafe { sys::tlbpol_cpuset_set(&mut self.0, cpu) }
+    }
+
+    /// Removes `cpu`.
+    pub fn remove(&mut self, cpu: u32) {
+        unsafe { sys::tlbpol_cpuset_clear(&mut self.0, cpu) }
+    }
+
+    /// Removes every CPU.
+    pub fn clear(&mut self) {
+        unsafe { sys::tlbpol_cpuset_zero(&mut self.0) }
+    }
+
+    /// The number of CPUs in the set.
+    pub fn len(&self) -> usize {
+        unsafe { sys::tlbpol_cpuset_count(&self.0) as usize }
+    }
+
+    /// Whether the set is empty.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The CPUs in the set, lowest first.
+    pub fn iter(&self) -> CpuSetIter<'_> {
+        CpuSetIter { set: self, last: -1 }
+    }
+}
+
+impl Default for CpuSet {
+    fn default() -> CpuSet {
+        CpuSet::new()
+    }
+}
+
+impl fmt::Debug for CpuSet {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_set().entries(self.iter()).finish()
+    }
+}
+
+impl<'a> IntoIterator for &'a CpuSet {
+    type Item = u32;
+    type IntoIter = CpuSetIter<'a>;
+    fn into_iter(self) -> CpuSetIter<'a> {
+        self.iter()
+    }
+}
+
+/// The iterator of [`CpuSet::iter`].
+#[derive(Clone, Debug)]
+pub struct CpuSetIter<'a> {
+    set: &'a CpuSet,
+    last: sys::c_int,
+}
+
+impl<'a> Iterator for CpuSetIter<'a> {
+    type Item = u32;
+    fn next(&mut self) -> Option<u32> {
+        let n = unsafe { sys::tlbpol_cpuset_next(&self.set.0, self.last) };
+        if n < 0 {
+            // stay exhausted
+            self.last = sys::TLBPOL_MAX_CPUS as sys::c_int;
+            return None;
+        }
+        self.last = n;
+        Some(n as u32)
+    }
+}
+
+/// Pages `va .. va + nr_pages << page_shift` (`struct tlbpol_range`).
+#[derive(Clone, Copy, PartialEq, Eq)]
+#[repr(transparent)]
+pub struct Range(sys::tlbpol_range);
+
+impl Range {
+    /// First address.
+    pub fn va(&self) -> u64 {
+        self.0.va
+    }
+    /// Number of pages.
+    pub fn nr_pages(&self) -> u64 {
+        self.0.nr_pages
+    }
+    /// log2 of the page size.
+    pub fn page_shift(&self) -> u32 {
+        self.0.page_shift
+    }
+    /// The address of each page.
+    pub fn pages(&self) -> impl Iterator<Item = u64> {
+        let (va, shift) = (self.0.va, self.0.page_shift);
+        (0..self.0.nr_pages).map(move |i| va + (i << shift))
+    }
+}
+
+impl fmt::Debug for Range {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{:#x}+{}x{}", self.0.va, self.0.nr_pages, 1u64 << self.0.page_shift)
+    }
+}
+
+/// One flush to perform on one CPU (`struct tlbpol_flush`), valid during the
+/// callback that receives it.  See "Tagged flushes" in the header for which
+/// instruction does what.
+pub struct Flush<'a> {
+    raw: &'a sys::tlbpol_flush,
+}
+
+impl<'a> Flush<'a> {
+    /// A view of the C structure.
+    ///
+    /// # Safety
+    /// `raw.ranges` must point to `raw.nr_ranges` ranges valid for `'a`
+    /// (as the engine's are during a callback), or `nr_ranges` be 0.
+    pub unsafe fn from_raw(raw: &'a sys::tlbpol_flush) -> Flush<'a> {
+        Flush { raw }
+    }
+
+    /// The caller's tag of the address space (PCID, ASID, VMID...): compare
+    /// it with the current one; a different one is flushed by its tag.
+    pub fn as_tag(&self) -> u64 {
+        self.raw.as_tag
+    }
+
+    /// What the flush covers.  A kind these bindings do not know (a newer
+    /// library) reads as `FlushKind::All`: flushing more is always safe.
+    pub fn kind(&self) -> FlushKind {
+        FlushKind::from_raw(self.raw.kind).unwrap_or(FlushKind::All)
+    }
+
+    /// `TLBPOL_FLUSHF_TABLES`: paging-structure caches too.
+    pub fn tables(&self) -> bool {
+        self.raw.flags & sys::TLBPOL_FLUSHF_TABLES != 0
+    }
+
+    /// `TLBPOL_FLUSHF_GLOBAL`: the pages may be cached as global entries
+    /// (or, where invalid entries are cached, under any tag).
+    pub fn global(&self) -> bool {
+        self.raw.flags & sys::TLBPOL_FLUSHF_GLOBAL != 0
+    }
+
+    /// The ranges of a `FlushKind::Pages` flush (sorted, merged); empty for
+    /// the other kinds.
+    pub fn ranges(&self) -> &'a [Range] {
+        if self.raw.nr_ranges == 0 || self.raw.ranges.is_null() {
+            return &[];
+        }
+        // The engine's ranges live until the callback returns, which 'a
+        // cannot outlive; Range is repr(transparent).
+        unsafe { core::slice::from_raw_parts(self.raw.ranges as *const Range, self.raw.nr_ranges as usize) }
+    }
+
+    /// The C structure.
+    pub fn raw(&self) -> &'a sys::tlbpol_flush {
+        self.raw
+    }
+}
+
+impl fmt::Debug for Flush<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Flush")
+            .field("as_tag", &self.as_tag())
+            .field("kind", &self.kind())
+            .field("tables", &self.tables())
+            .field("global", &self.global())
+            .field("ranges", &self.ranges())
+            .finish()
+    }
+}
+
+/// The CPU a callback runs on, for the duration of the callback.
+///
+/// Besides the CPU's number it carries the one engine call a callback may
+/// make for its own CPU: [`Here::handle_ipi`] (a host that delivers
+/// interrupts by polling serves them from [`Host::relax`]).  It is neither
+/// `Send` nor `Sync`, and lives only as long as the callback's borrow: it
+/// cannot leave the CPU's thread or outlive the call.
+pub struct Here<'a> {
+    eng: *mut sys::tlbpol_engine,
+    cpu: u32,
+    _call: PhantomData<&'a ()>,
+}
+
+impl<'a> Here<'a> {
+    /// The CPU's number.
+    pub fn cpu(&self) -> u32 {
+        self.cpu
+    }
+
+    /// `tlbpol_handle_ipi()` for this CPU, nested in the engine call that
+    /// invoked the callback: serves what that call is not serving already.
+    /// Returns the number of requests served.
+    pub fn handle_ipi(&self) -> Result<u32> {
+        check(unsafe { sys::tlbpol_handle_ipi(self.eng, self.cpu) })
+    }
+}
+
+impl fmt::Debug for Here<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Here(cpu {})", self.cpu)
+    }
+}
+
+/// The host's hooks (`struct tlbpol_ops`): how the engine drives the
+/// hardware.
+///
+/// `Sync` because the engine calls them from every CPU at once.  They run
+/// inside engine calls made through a [`Cpu`](crate::Cpu) token, on that
+/// token's thread (`send_ipi` and `broadcast` on the initiator's,
+/// `flush_local` on the CPU being flushed, `relax` and `stuck` on the
+/// waiting one).  A callback must not call the engine for its own CPU
+/// except through [`Here::handle_ipi`] (the token is borrowed by the call
+/// in progress, and the engine would answer `Busy`).
+///
+/// Panics never cross into C: under `std` a panicking callback aborts the
+/// process (after the panic message); without `std`, a guard panics again
+/// while unwinding, which aborts, so build a `no_std` kernel with
+/// `panic = "abort"` or a panic handler that does not unwind.
+///
+/// The optional hooks are registered only when their `HAS_*` constant is
+/// true, since the engine behaves differently without them (no broadcast
+/// rule without `broadcast`).
+pub trait Host: Sync {
+    /// Flush this CPU's TLB as `flush` says (invlpg, INVPCID, a CR3 write,
+    /// TLBI ...).  Runs on `cpu` itself.  Required.
+    fn flush_local(&self, cpu: &Here<'_>, flush: &Flush<'_>);
+
+    /// Interrupt each CPU in `targets`; each one's interrupt handler then
+    /// calls [`Cpu::handle_ipi`](crate::Cpu::handle_ipi).  Runs on `from`,
+    /// the initiator.  Required.
+    fn send_ipi(&self, from: &Here<'_>, targets: &CpuSet);
+
+    /// Whether [`Host::broadcast`] is implemented (`ops->broadcast` is set).
+    const HAS_BROADCAST: bool = false;
+    /// A flush that reaches every CPU, the caller included, whatever they
+    /// run, without interrupts, complete on return (INVLPGB+TLBSYNC, TLBI
+    /// IS + DSB, a flush hypercall).  Used under `Rules::BROADCAST` when
+    /// the cost model prefers it; only if `HAS_BROADCAST`.
+    fn broadcast(&self, from: &Here<'_>, flush: &Flush<'_>) {
+        let _ = (from, flush);
+    }
+
+    /// Called while `cpu` waits for other CPUs: pause, yield, or take this
+    /// CPU's own interrupts through `cpu.handle_ipi()`.  Must return.  The
+    /// default is a spin-loop hint.
+    fn relax(&self, cpu: &Here<'_>) {
+        let _ = cpu;
+        core::hint::spin_loop();
+    }
+
+    /// Whether [`Host::vcpu_defer`] is implemented (`ops->vcpu_defer` is set).
+    const HAS_VCPU_DEFER: bool = false;
+    /// For an engine inside a guest, under `Rules::VCPU_DEFER`: may the
+    /// shootdown leave out vCPU `cpu` (not running, and the hypervisor
+    /// promised to flush it before it runs)?  Only if `HAS_VCPU_DEFER`.
+    fn vcpu_defer(&self, cpu: u32) -> bool {
+        let _ = cpu;
+        false
+    }
+
+    /// Whether [`Host::stuck`] is implemented (`ops->stuck` is set).
+    const HAS_STUCK: bool = false;
+    /// The watchdog (with `Config::wait_limit`): `cpu` has waited `turns`
+    /// turns for `waiting_for`, which the engine has just interrupted
+    /// again.  Log, re-send, or panic (which aborts); the engine keeps
+    /// waiting when this returns.  Only if `HAS_STUCK`.
+    fn stuck(&self, cpu: &Here<'_>, waiting_for: &CpuSet, turns: u64) {
+        let _ = (cpu, waiting_for, turns);
+    }
+}
+
+/// What `ops_ctx` points to: the host and, once built, the engine (for
+/// `Here::handle_ipi`).  It lives where the engine's memory is (caller
+/// memory) or in a box (an owned engine): never moves while the engine lives.
+pub(crate) struct Shim<H> {
+    pub(crate) host: *const H,
+    pub(crate) eng: AtomicPtr<sys::tlbpol_engine>,
+}
+
+/// Runs `f`, never letting a panic unwind out: the trampolines are called
+/// from C, and unwinding through C frames is undefined behaviour on the
+/// Rust versions this crate supports.
+#[cfg(feature = "std")]
+pub(crate) fn no_unwind<R>(f: impl FnOnce() -> R) -> R {
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)) {
+        Ok(r) => r,
+        Err(_) => {
+            // The panic hook has printed the message.
+            std::process::abort()
+        }
+    }
+}
+
+/// Runs `f`, never letting a panic unwind out (no_std: a panic while this
+/// guard is live panics again in its drop, and a panic during unwinding
+/// aborts; with `panic = "abort"` the guard never fires).
+#[cfg(not(feature = "std"))]
+pub(crate) fn no_unwind<R>(f: impl FnOnce() -> R) -> R {
+    struct Guard;
+    impl Drop for Guard {
+        fn drop(&mut self) {
+            panic!("tlbpol: a panic tried to unwind into the C engine");
+        }
+    }
+    let g = Guard;
+    let r = f();
+    core::mem::forget(g);
+    r
+}
+
+unsafe fn shim<'a, H>(ctx: *mut c_void) -> (&'a H, *mut sys::tlbpol_engine) {
+    let s = &*(ctx as *const Shim<H>);
+    (&*s.host, s.eng.load(Ordering::Acquire))
+}
+
+fn here<'a>(eng: *mut sys::tlbpol_engine, cpu: u32) -> Here<'a> {
+    Here { eng, cpu, _call: PhantomData }
+}
+
+unsafe extern "C" fn flush_local<H: Host>(ctx: *mut c_void, cpu: u32, f: *const sys::tlbpol_flush) {
+    no_unwind(|| {
+        let (host, eng) = shim::<H>(ctx);
+        host.flush_local(&here(eng, cpu), &Flush::from_raw(&*f));
+    })
+}
+
+unsafe extern "C" fn send_ipi<H: Host>(ctx: *mut c_void, from: u32, targets: *const sys::tlbpol_cpuset) {
+    no_unwind(|| {
+        let (host, eng) = shim::<H>(ctx);
+        host.send_ipi(&here(eng, from), CpuSet::from_raw(&*targets));
+    })
+}
+
+unsafe extern "C" fn broadcast<H: Host>(ctx: *mut c_void, from: u32, f: *const sys::tlbpol_flush) {
+    no_unwind(|| {
+        let (host, eng) = shim::<H>(ctx);
+        host.broadcast(&here(eng, from), &Flush::from_raw(&*f));
+    })
+}
+
+unsafe extern "C" fn relax<H: Host>(ctx: *mut c_void, cpu: u32) {
+    no_unwind(|| {
+        let (host, eng) = shim::<H>(ctx);
+        host.relax(&here(eng, cpu));
+    })
+}
+
+unsafe extern "C" fn vcpu_defer<H: Host>(ctx: *mut c_void, cpu: u32) -> sys::c_int {
+    no_unwind(|| {
+        let (host, _) = shim::<H>(ctx);
+        host.vcpu_defer(cpu) as sys::c_int
+    })
+}
+
+unsafe extern "C" fn stuck<H: Host>(ctx: *mut c_void, cpu: u32, waiting: *const sys::tlbpol_cpuset, turns: u64) {
+    no_unwind(|| {
+        let (host, eng) = shim::<H>(ctx);
+        host.stuck(&here(eng, cpu), CpuSet::from_raw(&*waiting), turns);
+    })
+}
+
+/// The `struct tlbpol_ops` of host type `H` (the engine copies it).
+pub(crate) fn ops<H: Host>() -> sys::tlbpol_ops {
+    sys::tlbpol_ops {
+        size: core::mem::size_of::<sys::tlbpol_ops>() as u32,
+        pad: 0,
+        flush_local: Some(flush_local::<H>),
+        send_ipi: Some(send_ipi::<H>),
+        broadcast: if H::HAS_BROADCAST { Some(broadcast::<H>) } else { None },
+        relax: Some(relax::<H>),
+        vcpu_defer: if H::HAS_VCPU_DEFER { Some(vcpu_defer::<H>) } else { None },
+        stuck: if H::HAS_STUCK { Some(stuck::<H>) } else { None },
+    }
+}

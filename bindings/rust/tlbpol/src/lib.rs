@@ -1,0 +1,160 @@
+//! libtlbpol from Rust: decide when TLBs must be flushed, and drive the
+//! shootdowns through your callbacks.
+//!
+//! A kernel, hypervisor or unikernel submits every page-table change as an
+//! [`Event`]; the engine answers with a [`Decision`] (an [`Action`], a
+//! [`Deadline`] and a [`Reason`]), flushes through the [`Host`] callbacks
+//! (`flush_local`, `send_ipi`, optionally `broadcast`), batches and merges
+//! what it can, and runs deferred frees only once no TLB can reach what
+//! they free.  The C header, `include/tlbpol/tlbpol.h`, is the reference for
+//! what each call does; each method here names the function it wraps.
+//!
+//! # Features
+//! - `std` (default): links the shared library (the hosted build); adds
+//!   [`Engine::new`], which owns its memory, closures as deferred frees
+//!   ([`Cpu::defer_free`]), live reconfiguration, and panics in callbacks
+//!   are caught and abort the process.
+//! - without it the crate is `#![no_std]`, allocates nothing, and links the
+//!   freestanding core that `tlbpol-sys` compiles from the repository's
+//!   `lib/core`: what a kernel links.  Build the kernel with
+//!   `panic = "abort"` (or a panic handler that does not unwind): a panic
+//!   inside a callback must not unwind into C, and the guard that prevents
+//!   it aborts by panicking again.
+//!
+//! # Who may call what
+//! The header's concurrency rule -- calls made *for* one CPU never run
+//! concurrently -- is carried by the types: those calls are methods of a
+//! per-CPU token, [`Cpu`], taking `&mut self`; [`Engine::take_cpus`] hands
+//! out one token per CPU, once; tokens are `Send` (a CPU's calls may move
+//! between threads) but not `Sync`.  Calls that may run anywhere are
+//! methods of [`Engine`], which is `Sync`.  Callbacks receive a [`Here`],
+//! through which the one call that may nest, `handle_ipi`, is made for
+//! their own CPU.  [`AddressSpace`] handles borrow their engine, so none
+//! outlives it.  What the types cannot say (interrupts off around
+//! `switch`, a token used on the CPU it names, the host's obligations to
+//! take interrupts and tick) is the host's, as in C.
+//!
+//! # Example
+//! One CPU, an engine in caller memory (what a `no_std` kernel does; with
+//! `std`, `Engine::new(&cfg, host)` also works), an unmap whose frame is
+//! freed only after the flush:
+//!
+//! ```
+//! use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+//! use tlbpol::*;
+//!
+//! struct Tlb {
+//!     flushes: AtomicU32,
+//! }
+//! impl Host for Tlb {
+//!     fn flush_local(&self, _cpu: &Here<'_>, f: &Flush<'_>) {
+//!         // invlpg each page of f.ranges(), or a CR3 write for FlushKind::As
+//!         self.flushes.fetch_add(1, Ordering::Relaxed);
+//!     }
+//!     fn send_ipi(&self, _from: &Here<'_>, _targets: &CpuSet) {
+//!         // one CPU: nobody to interrupt
+//!     }
+//! }
+//!
+//! struct Frame(AtomicBool);
+//! impl DeferredFree for Frame {
+//!     fn free(&self) {
+//!         self.0.store(true, Ordering::Relaxed); // back to the allocator
+//!     }
+//! }
+//!
+//! let host = Tlb { flushes: AtomicU32::new(0) };
+//! let cfg = Config::new(1, Arch::X86_64).rules(Rules::parse("default,-lazy-unmap")?);
+//! let mut mem = vec![0u8; Engine::<Tlb>::mem_size(&cfg)];
+//! let frame = Frame(AtomicBool::new(false));
+//! let eng = Engine::init(&cfg, &host, &mut mem)?;
+//! let space = eng.open_as(1)?;
+//! let mut cpu = eng.take_cpus()?.next().unwrap();
+//! cpu.switch(Some(&space))?;
+//!
+//! // The PTE was cleared (atomically, old bits read back); now:
+//! let ev = Event::new(EventKind::Unmap)
+//!     .va(0x7f00_0000_0000)
+//!     .old_pte(Pte::PRESENT | Pte::WRITE | Pte::USER | Pte::ACCESSED);
+//! let d = cpu.submit(&space, &ev)?;
+//! assert_eq!((d.action, d.deadline, d.reason), (Action::Shootdown, Deadline::Free, Reason::Unmap));
+//! assert_eq!(d.to_string(), "shootdown/free (unmap)");
+//!
+//! cpu.defer_free_ref(&frame)?; // queued behind the batched flush
+//! assert!(!frame.0.load(Ordering::Relaxed));
+//! cpu.flush(Deadline::Free)?; // the flush, then the free
+//! assert!(frame.0.load(Ordering::Relaxed));
+//! assert_eq!(host.flushes.load(Ordering::Relaxed), 1);
+//! # Ok::<(), tlbpol::Error>(())
+//! ```
+#![cfg_attr(not(feature = "std"), no_std)]
+#![warn(missing_docs)]
+
+mod engine;
+mod host;
+mod types;
+
+pub use engine::{
+    mem_size_for, AddressSpace, Config, Cpu, Cpus, DeferredFree, Engine, EngineMem, Stamp, Stats,
+};
+pub use host::{CpuSet, CpuSetIter, Flush, Here, Host, Range};
+pub use types::{
+    Action, Arch, CpuState, Deadline, Decision, Error, Event, EventFlags, EventKind, FlushKind, Pte, Reason,
+    Result, Rules,
+};
+
+/// The raw bindings, for what this crate does not wrap.
+pub use tlbpol_sys as sys;
+
+/// `tlbpol_version()`: the linked library's "MAJOR.MINOR.PATCH" (which may be
+/// newer than [`sys::TLBPOL_VERSION_STRING`], the header's).
+pub fn version() -> &'static str {
+    unsafe { static_str(sys::tlbpol_version()) }
+}
+
+/// A static NUL-terminated string from the library as `&str`.  (Not
+/// `core::ffi::CStr`: that needs Rust 1.64.)
+///
+/// # Safety
+/// `p` is NULL or a NUL-terminated string that lives forever.
+pub(crate) unsafe fn static_str(p: *const sys::c_char) -> &'static str {
+    if p.is_null() {
+        return "unknown";
+    }
+    let mut n = 0;
+    while *p.add(n) != 0 {
+        n += 1;
+    }
+    core::str::from_utf8(core::slice::from_raw_parts(p as *const u8, n)).unwrap_or("?")
+}
+
+/// Thread registration for live reconfiguration (hosted build,
+/// `tlbpol_thread_*`).  [`Engine::set_rules`] and its siblings take
+/// `&mut Engine`, so no call is in flight while they run and threads need
+/// not register for them; these are for programs that also reconfigure
+/// engines through the raw bindings while CPUs run.
+#[cfg(feature = "std")]
+pub mod thread {
+    use super::sys;
+
+    /// `tlbpol_thread_register()`: this thread takes part in grace periods.
+    pub fn register() {
+        unsafe { sys::tlbpol_thread_register() }
+    }
+    /// `tlbpol_thread_unregister()`.
+    pub fn unregister() {
+        unsafe { sys::tlbpol_thread_unregister() }
+    }
+    /// `tlbpol_quiescent()`: this thread holds no engine configuration now.
+    pub fn quiescent() {
+        unsafe { sys::tlbpol_quiescent() }
+    }
+    /// `tlbpol_thread_offline()`: around a long block.
+    pub fn offline() {
+        unsafe { sys::tlbpol_thread_offline() }
+    }
+    /// `tlbpol_thread_online()`.
+    pub fn online() {
+        unsafe { sys::tlbpol_thread_online() }
+    }
+}
