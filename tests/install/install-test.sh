@@ -21,7 +21,14 @@
 #    and carries a TLBPOL_* version, every function the installed header
 #    declares TLBPOL_API is exported, and nothing else is.
 #
-# 4. Runs the README's "Install and link" block word for word (between its
+# 4. Checks the installed Python package (bindings/python): with only its
+#    installed directory on PYTHONPATH (no TLBPOL_LIBRARY, LD_LIBRARY_PATH
+#    or PKG_CONFIG_PATH), `python3 -c 'import tlbpol'` works for each
+#    python3 (Debian's and the first on PATH), loads the library from the
+#    installed libdir, and `python3 -m tlbpol explain` prints decisions with
+#    their reasons and citations.
+#
+# 5. Runs the README's "Install and link" block word for word (between its
 #    install-and-link markers) in a copy of the source tree, with HOME in
 #    the temporary directory and app.c the consumer, under `sh -eu`.
 #
@@ -254,6 +261,50 @@ missing=$(comm -23 "$tmp/declared" "$tmp/exported")
 extra=$(comm -13 "$tmp/declared" "$tmp/exported")
 [ -z "$missing" ] || fail "declared TLBPOL_API but not exported: $(echo "$missing" | tr '\n' ' ')"
 [ -z "$extra" ] || fail "exported but not declared TLBPOL_API in the header: $(echo "$extra" | tr '\n' ' ')"
+
+# ---------------------------------------------------------------------------
+step "the installed Python package: import tlbpol, python3 -m tlbpol explain"
+pyinit=$(find "$prefix" -path '*/tlbpol/__init__.py' | head -n 1)
+if [ -z "$pyinit" ]; then
+	fail "the Python package tlbpol was not installed under $prefix"
+else
+	pysite=$(dirname "$(dirname "$pyinit")")
+	echo "package: ${pysite#"$prefix"/}/tlbpol"
+	for f in __main__.py _paths.py py.typed; do
+		[ -e "$pysite/tlbpol/$f" ] || fail "not installed: tlbpol/$f"
+	done
+	pythons=""
+	for py in /usr/bin/python3 "$(command -v python3 || true)"; do
+		[ -n "$py" ] && [ -x "$py" ] || continue
+		real=$(readlink -f "$py")
+		case " $pythons " in *" $real "*) continue ;; esac
+		pythons="$pythons $real"
+		# Run from $tmp, so that nothing of the source tree is importable.
+		pyenv() {
+			(cd "$tmp" && env -u TLBPOL_LIBRARY -u LD_LIBRARY_PATH -u PKG_CONFIG_PATH \
+				-u PKG_CONFIG_LIBDIR PYTHONPATH="$pysite" PYTHONDONTWRITEBYTECODE=1 "$@")
+		}
+		if ! pyenv "$py" -c 'import tlbpol'; then
+			fail "$py -c 'import tlbpol' failed after install"
+			continue
+		fi
+		where=$(pyenv "$py" -c 'import tlbpol; print(tlbpol.lib_path()); print(tlbpol.version())') ||
+			{ fail "$py: tlbpol cannot load the installed library"; continue; }
+		echo "$py: $(echo "$where" | tr '\n' ' ')"
+		case "$where" in
+		"$libdir/libtlbpol.so.0"*) ;;
+		*) fail "$py: tlbpol loaded $where, not the library in $libdir" ;;
+		esac
+		if out=$(pyenv "$py" -m tlbpol explain --arch arm64 --kind protect --old rw --new r 2>&1); then
+			echo "$out" | grep -Eq '^default +shootdown +now +downgrade$' ||
+				fail "$py -m tlbpol explain: no default/downgrade row: $out"
+			[ "$(echo "$out" | grep -c 'cite: ')" -eq 3 ] ||
+				fail "$py -m tlbpol explain: not one citation per row: $out"
+		else
+			fail "$py -m tlbpol explain failed: $out"
+		fi
+	done
+fi
 
 # ---------------------------------------------------------------------------
 step "the README's Install and link block, word for word"
