@@ -10,7 +10,6 @@ Needs PYTHONPATH=bindings/python and TLBPOL_LIBRARY=build/libtlbpol.so.0
 import errno
 import gc
 import os
-import re
 import subprocess
 import sys
 import unittest
@@ -496,6 +495,19 @@ class StatsAndFrees(unittest.TestCase):
             self.assertFalse(eng.stamp_pending(stamp))
             self.assertFalse(eng.stamp_settle(0, stamp))
             self.assertEqual(eng.stamp(0), 0)
+
+
+class Typing(unittest.TestCase):
+    def test_py_typed_and_mypy_strict(self):
+        pkg = os.path.dirname(tlbpol.__file__)
+        self.assertTrue(os.path.isfile(os.path.join(pkg, "py.typed")))
+        import importlib.util
+        if importlib.util.find_spec("mypy") is None:
+            self.skipTest("mypy is not installed (Debian: python3-mypy)")
+        r = subprocess.run([sys.executable, "-m", "mypy", "--strict", "--no-incremental",
+                            "--cache-dir", os.devnull, pkg],
+                           capture_output=True, text=True, timeout=300)
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
 
 
 if __name__ == "__main__":

@@ -185,7 +185,8 @@ def _explain_one(args: argparse.Namespace, arch: Arch, out: List[str]) -> None:
 def _bits(v: int) -> str:
     if not v:
         return "not present"
-    return "|".join(m.name.lower() for m in Pte if m is not Pte.ALL and v & m)  # type: ignore[operator]
+    return "|".join(name.lower() for name, m in Pte.__members__.items()
+                    if m is not Pte.ALL and v & m)
 
 
 def _explain_all(args: argparse.Namespace, arch: Arch, out: List[str]) -> None:

@@ -295,7 +295,7 @@ class Stats(Mapping[str, int]):
 
     def __getattr__(self, name: str) -> int:
         try:
-            return self.__dict__["_d"][name]
+            return int(self.__dict__["_d"][name])
         except KeyError:
             raise AttributeError(name) from None
 
@@ -403,9 +403,12 @@ class Engine:
 
         if not callable(flush_local) or not callable(send_ipi):
             raise TypeError("flush_local and send_ipi must be callables")
-        self._py = {"flush_local": flush_local, "send_ipi": send_ipi,
-                    "broadcast": broadcast, "relax": relax, "vcpu_defer": vcpu_defer,
-                    "stuck": stuck}
+        self._flush_local: FlushLocal = flush_local
+        self._send_ipi: SendIpi = send_ipi
+        self._broadcast: Optional[Broadcast] = broadcast
+        self._relax: Optional[Relax] = relax
+        self._vcpu_defer: Optional[VcpuDefer] = vcpu_defer
+        self._stuck: Optional[Stuck] = stuck
 
         # The CFUNCTYPE objects live as long as the engine: self._keep.
         ops = _ffi.Ops(size=sizeof(_ffi.Ops))
@@ -454,38 +457,42 @@ class Engine:
 
     def _cb_flush_local(self, ctx: Any, cpu: int, f: Any) -> None:
         try:
-            self._py["flush_local"](cpu, Flush._from_c(f))
+            self._flush_local(cpu, Flush._from_c(f))
         except BaseException as exc:  # noqa: B902 - recorded, re-raised later
             self._record(exc)
 
     def _cb_send_ipi(self, ctx: Any, cpu: int, targets: Any) -> None:
         try:
-            self._py["send_ipi"](cpu, _cpuset(targets))
+            self._send_ipi(cpu, _cpuset(targets))
         except BaseException as exc:
             self._record(exc)
 
     def _cb_broadcast(self, ctx: Any, cpu: int, f: Any) -> None:
         try:
-            self._py["broadcast"](cpu, Flush._from_c(f))
+            assert self._broadcast is not None
+            self._broadcast(cpu, Flush._from_c(f))
         except BaseException as exc:
             self._record(exc)
 
     def _cb_relax(self, ctx: Any, cpu: int) -> None:
         try:
-            self._py["relax"](cpu)
+            assert self._relax is not None
+            self._relax(cpu)
         except BaseException as exc:
             self._record(exc)
 
     def _cb_vcpu_defer(self, ctx: Any, cpu: int) -> int:
         try:
-            return 1 if self._py["vcpu_defer"](cpu) else 0
+            assert self._vcpu_defer is not None
+            return 1 if self._vcpu_defer(cpu) else 0
         except BaseException as exc:
             self._record(exc)
             return 0
 
     def _cb_stuck(self, ctx: Any, cpu: int, waiting: Any, turns: int) -> None:
         try:
-            self._py["stuck"](cpu, _cpuset(waiting), turns)
+            assert self._stuck is not None
+            self._stuck(cpu, _cpuset(waiting), turns)
         except BaseException as exc:
             self._record(exc)
 

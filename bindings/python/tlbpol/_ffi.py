@@ -27,7 +27,7 @@ import subprocess
 import threading
 from ctypes import (CFUNCTYPE, POINTER, Structure, c_char_p, c_int, c_size_t,
                     c_uint16, c_uint32, c_uint64, c_void_p)
-from typing import Any, Dict, List, Optional, Tuple, Type
+from typing import Any, Dict, Iterator, List, Optional, Tuple, Type
 
 from ._constants import MAX_CPUS, WHY_MAX
 
@@ -183,21 +183,21 @@ _lib: Optional[ctypes.CDLL] = None
 _lib_path: Optional[str] = None
 
 
-def _candidates() -> List[Tuple[str, str]]:
-    """(where, path-or-soname) in search order."""
-    out: List[Tuple[str, str]] = []
+def _candidates() -> Iterator[Tuple[str, str]]:
+    """(where, path-or-soname) in search order, each computed only when the
+    ones before it failed (pkg-config and find_library run programs)."""
     env = os.environ.get(ENV_LIBRARY)
     if env:
-        out.append(("$" + ENV_LIBRARY, os.path.join(env, SONAME) if os.path.isdir(env) else env))
-        return out  # an explicit choice is never second-guessed
+        yield ("$" + ENV_LIBRARY, os.path.join(env, SONAME) if os.path.isdir(env) else env)
+        return  # an explicit choice is never second-guessed
     here = os.path.dirname(os.path.abspath(__file__))
     src = os.path.dirname(os.path.dirname(os.path.dirname(here)))
     if os.path.basename(os.path.dirname(here)) == "python" and \
             os.path.isfile(os.path.join(src, "include", "tlbpol", "tlbpol.h")):
-        out.append(("in-tree build", os.path.join(src, "build", SONAME)))
+        yield ("in-tree build", os.path.join(src, "build", SONAME))
     try:
-        from . import _paths  # written by meson at install time
-        out.append(("install libdir", os.path.join(_paths.LIBDIR, SONAME)))
+        from . import _paths  # type: ignore[attr-defined]  # meson writes it at install
+        yield ("install libdir", os.path.join(_paths.LIBDIR, SONAME))
     except ImportError:
         pass
     if shutil.which("pkg-config"):
@@ -208,12 +208,11 @@ def _candidates() -> List[Tuple[str, str]]:
         except (OSError, subprocess.SubprocessError):
             libdir = ""
         if libdir:
-            out.append(("pkg-config", os.path.join(libdir, SONAME)))
+            yield ("pkg-config", os.path.join(libdir, SONAME))
     found = ctypes.util.find_library("tlbpol")
     if found:
-        out.append(("ctypes.util.find_library", found))
-    out.append(("soname", SONAME))
-    return out
+        yield ("ctypes.util.find_library", found)
+    yield ("soname", SONAME)
 
 
 def _bind(cdll: ctypes.CDLL) -> None:

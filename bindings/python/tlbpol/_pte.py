@@ -20,7 +20,7 @@ PTE_LETTERS: Dict[str, Pte] = {
     "d": Pte.DIRTY,
     "g": Pte.GLOBAL,
 }
-_NAMES = {m.name.lower(): m for m in Pte if m is not Pte.ALL}
+_NAMES = {name.lower(): m for name, m in Pte.__members__.items() if m is not Pte.ALL}
 
 
 def parse_pte(spec: Union[str, int, Pte]) -> Pte:
