@@ -497,6 +497,29 @@ class StatsAndFrees(unittest.TestCase):
             self.assertEqual(eng.stamp(0), 0)
 
 
+class Docs(unittest.TestCase):
+    def test_readme_example_runs(self):
+        readme = os.path.join(os.path.dirname(os.path.dirname(tlbpol.__file__)), "README.md")
+        if not os.path.exists(readme):
+            self.skipTest("no bindings/python/README.md next to the package")
+        with open(readme, encoding="utf-8") as f:
+            block = f.read().split("```python\n", 1)[1].split("```", 1)[0]
+        out = subprocess.run([sys.executable, "-c", block], capture_output=True, text=True,
+                             timeout=60)
+        self.assertEqual(out.returncode, 0, out.stderr)
+        self.assertIn("shootdown/now (downgrade) -- ", out.stdout)
+
+    def test_docstrings(self):
+        for name in tlbpol.__all__:
+            obj = getattr(tlbpol, name)
+            if callable(obj):
+                self.assertTrue(obj.__doc__, name)
+        for cls in (tlbpol.Engine, tlbpol.AddressSpace):
+            for name, member in vars(cls).items():
+                if not name.startswith("_") and callable(member):
+                    self.assertTrue(member.__doc__, "%s.%s" % (cls.__name__, name))
+
+
 class Typing(unittest.TestCase):
     def test_py_typed_and_mypy_strict(self):
         pkg = os.path.dirname(tlbpol.__file__)

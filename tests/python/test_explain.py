@@ -176,6 +176,9 @@ class Explain(unittest.TestCase):
         self.assertIn("[Errno 22] tlbpol_decide", r.stderr)
         r = run("explain", "--arch", "sparc", "--kind", "fault")
         self.assertEqual(r.returncode, 2)
+        r = run("explain", "--all-kinds", "--old", "rw")
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("go with --kind", r.stderr)
 
     def test_other_commands(self):
         r = run("rules")

@@ -237,6 +237,10 @@ def _cmd_explain(args: argparse.Namespace) -> int:
     arch = parse_arch(args.arch)
     if not args.all_kinds and not args.kind:
         args.parser.error("give --kind KIND (and --old/--new), or --all-kinds")
+    if args.all_kinds and (args.old is not None or args.new is not None or args.pages != 1
+                           or any(getattr(args, o[2:].replace("-", "_")) for o, _, _ in FLAG_OPTIONS)):
+        args.parser.error("--all-kinds uses its own PTEs, pages and flags: "
+                          "--old, --new, --pages and the event flags go with --kind")
     out: List[str] = []
     try:
         if args.all_kinds:

@@ -410,19 +410,25 @@ class Engine:
         self._vcpu_defer: Optional[VcpuDefer] = vcpu_defer
         self._stuck: Optional[Stuck] = stuck
 
-        # The CFUNCTYPE objects live as long as the engine: self._keep.
+        # The CFUNCTYPE objects must live as long as the engine: the C side
+        # holds raw pointers to their thunks until tlbpol_engine_free().
+        # self._keep holds them (ctypes also records them in ops._objects).
         ops = _ffi.Ops(size=sizeof(_ffi.Ops))
-        ops.flush_local = _ffi.FLUSH_LOCAL_FN(self._cb_flush_local)
-        ops.send_ipi = _ffi.SEND_IPI_FN(self._cb_send_ipi)
-        if broadcast is not None:
-            ops.broadcast = _ffi.BROADCAST_FN(self._cb_broadcast)
-        if relax is not None:
-            ops.relax = _ffi.RELAX_FN(self._cb_relax)
-        if vcpu_defer is not None:
-            ops.vcpu_defer = _ffi.VCPU_DEFER_FN(self._cb_vcpu_defer)
-        if stuck is not None:
-            ops.stuck = _ffi.STUCK_FN(self._cb_stuck)
+        self._keep: List[Any] = []
+        slots: List[Tuple[str, Any, Callable[..., Any], Optional[Callable[..., Any]]]] = [
+                ("flush_local", _ffi.FLUSH_LOCAL_FN, self._cb_flush_local, flush_local),
+                ("send_ipi", _ffi.SEND_IPI_FN, self._cb_send_ipi, send_ipi),
+                ("broadcast", _ffi.BROADCAST_FN, self._cb_broadcast, broadcast),
+                ("relax", _ffi.RELAX_FN, self._cb_relax, relax),
+                ("vcpu_defer", _ffi.VCPU_DEFER_FN, self._cb_vcpu_defer, vcpu_defer),
+                ("stuck", _ffi.STUCK_FN, self._cb_stuck, stuck)]
+        for field, proto, method, fn in slots:
+            if fn is not None:
+                thunk = proto(method)
+                setattr(ops, field, thunk)
+                self._keep.append(thunk)
         self._free_tramp = _ffi.DEFER_FREE_FN(self._cb_free)
+        self._keep.append(self._free_tramp)
         self._ops = ops
 
         cfg = _ffi.Config()
