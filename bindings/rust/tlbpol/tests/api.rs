@@ -1,0 +1,282 @@
+//! The callbacks' typed values, the optional hooks, stamps, names, owned
+//! engines and closures, and panics in callbacks.
+
+use std::sync::atomic::{AtomicBool, Ordering::*};
+use std::sync::Mutex;
+
+use tlbpol::*;
+
+const RW: Pte = Pte(Pte::PRESENT.0 | Pte::WRITE.0 | Pte::USER.0 | Pte::ACCESSED.0);
+
+#[derive(Debug, Clone, PartialEq)]
+enum Seen {
+    Flush { cpu: u32, tag: u64, kind: FlushKind, ranges: Vec<(u64, u64)> },
+    Ipi { from: u32, targets: Vec<u32> },
+    Broadcast { from: u32, kind: FlushKind },
+}
+
+#[derive(Default)]
+struct Recorder {
+    seen: Mutex<Vec<Seen>>,
+    pending: [AtomicBool; 2],
+}
+
+impl Recorder {
+    fn take(&self) -> Vec<Seen> {
+        std::mem::take(&mut *self.seen.lock().unwrap())
+    }
+    fn flush(&self, cpu: u32, f: &Flush<'_>) {
+        let ranges = f.ranges().iter().map(|r| (r.va(), r.nr_pages())).collect();
+        self.seen.lock().unwrap().push(Seen::Flush { cpu, tag: f.as_tag(), kind: f.kind(), ranges });
+    }
+    fn ipi(&self, from: u32, targets: &CpuSet) {
+        self.seen.lock().unwrap().push(Seen::Ipi { from, targets: targets.iter().collect() });
+        for c in targets {
+            self.pending[c as usize].store(true, SeqCst);
+        }
+    }
+}
+
+impl Host for Recorder {
+    fn flush_local(&self, cpu: &Here<'_>, f: &Flush<'_>) {
+        self.flush(cpu.cpu(), f)
+    }
+    fn send_ipi(&self, from: &Here<'_>, targets: &CpuSet) {
+        self.ipi(from.cpu(), targets)
+    }
+}
+
+/// The same, with a broadcast.
+#[derive(Default)]
+struct Broadcaster(Recorder);
+
+impl Host for Broadcaster {
+    fn flush_local(&self, cpu: &Here<'_>, f: &Flush<'_>) {
+        self.0.flush(cpu.cpu(), f)
+    }
+    fn send_ipi(&self, from: &Here<'_>, targets: &CpuSet) {
+        self.0.ipi(from.cpu(), targets)
+    }
+    const HAS_BROADCAST: bool = true;
+    fn broadcast(&self, from: &Here<'_>, f: &Flush<'_>) {
+        self.0.seen.lock().unwrap().push(Seen::Broadcast { from: from.cpu(), kind: f.kind() });
+    }
+}
+
+/// CPU 1 on its own thread, taking interrupts until `stop`.
+fn serve<'e>(pending: &AtomicBool, stop: &AtomicBool, mut cpu: Cpu<'e>) -> Cpu<'e> {
+    while !stop.load(SeqCst) {
+        if pending.swap(false, SeqCst) {
+            cpu.handle_ipi().unwrap();
+        }
+        std::thread::yield_now();
+    }
+    cpu
+}
+
+#[test]
+fn a_shootdown_reaches_the_callbacks_typed() {
+    let host = Recorder::default();
+    let cfg = Config::new(2, Arch::X86_64);
+    let mut mem = vec![0u8; Engine::<Recorder>::mem_size(&cfg)];
+    let eng = Engine::init(&cfg, &host, &mut mem).unwrap();
+    let space = eng.open_as(0x42).unwrap();
+    let mut cpus = eng.take_cpus().unwrap();
+    let (mut c0, mut c1) = (cpus.next().unwrap(), cpus.next().unwrap());
+    c0.switch(Some(&space)).unwrap();
+    c1.switch(Some(&space)).unwrap();
+    host.take();
+    let ceiling = sys::TLBPOL_DEFAULT_FLUSH_CEILING as u64;
+
+    // mprotect of 4 pages read-only: a shootdown before submit returns.
+    let stop = AtomicBool::new(false);
+    let ev = Event::new(EventKind::Protect).va(0x20_0000).pages(4).old_pte(RW).new_pte(Pte::PRESENT | Pte::USER);
+    let (d, c1) = std::thread::scope(|s| {
+        let t = s.spawn(|| serve(&host.pending[1], &stop, c1));
+        let d = c0.submit(&space, &ev).unwrap();
+        stop.store(true, SeqCst);
+        (d, t.join().unwrap())
+    });
+    assert_eq!((d.action, d.deadline, d.reason), (Action::Shootdown, Deadline::Now, Reason::Downgrade));
+    let mut seen = host.take();
+    seen.sort_by_key(|s| format!("{:?}", s));
+    let flush = |cpu| Seen::Flush { cpu, tag: 0x42, kind: FlushKind::Pages, ranges: vec![(0x20_0000, 4)] };
+    assert_eq!(seen, vec![flush(0), flush(1), Seen::Ipi { from: 0, targets: vec![1] }]);
+
+    // Past the flush ceiling: one whole-AS flush instead of the pages.
+    let ev = ev.pages(ceiling + 1);
+    std::thread::scope(|s| {
+        stop.store(false, SeqCst);
+        let t = s.spawn(|| serve(&host.pending[1], &stop, c1));
+        c0.submit(&space, &ev).unwrap();
+        stop.store(true, SeqCst);
+        t.join().unwrap();
+    });
+    let seen = host.take();
+    assert!(seen.contains(&Seen::Flush { cpu: 1, tag: 0x42, kind: FlushKind::As, ranges: vec![] }), "{:?}", seen);
+    let st = eng.stats(None).unwrap();
+    assert_eq!(st.events, 2);
+    assert_eq!(st.ipis_sent, 2);
+    assert_eq!(st.by_reason(Reason::Downgrade), 2);
+}
+
+#[test]
+fn broadcast_is_registered_only_when_the_host_has_it() {
+    let cfg = Config::new(2, Arch::Arm64).ipi_cost(100_000, 100_000, 0).broadcast_cost(1, 1);
+    let plain = Recorder::default();
+    let mut mem = vec![0u8; Engine::<Recorder>::mem_size(&cfg)];
+    let eng = Engine::init(&cfg, &plain, &mut mem).unwrap();
+    assert!(!eng.rules().contains(Rules::BROADCAST), "broadcast rule without a broadcast hook");
+
+    let host = Broadcaster::default();
+    let mut mem = vec![0u8; Engine::<Broadcaster>::mem_size(&cfg)];
+    let eng = Engine::init(&cfg, &host, &mut mem).unwrap();
+    assert!(eng.rules().contains(Rules::BROADCAST));
+    let space = eng.open_as(5).unwrap();
+    let mut cpus = eng.take_cpus().unwrap();
+    let (mut c0, mut c1) = (cpus.next().unwrap(), cpus.next().unwrap());
+    c0.switch(Some(&space)).unwrap();
+    c1.switch(Some(&space)).unwrap();
+    let ev = Event::new(EventKind::Protect).va(0x1000).old_pte(RW).new_pte(Pte::PRESENT | Pte::USER);
+    c0.submit(&space, &ev).unwrap();
+    let seen = host.0.take();
+    assert!(seen.iter().any(|s| matches!(s, Seen::Broadcast { from: 0, .. })), "{:?}", seen);
+    assert!(!seen.iter().any(|s| matches!(s, Seen::Ipi { .. })), "{:?}", seen);
+    assert_eq!(eng.stats(None).unwrap().broadcasts, 1);
+}
+
+#[test]
+fn stamps_settle_after_the_other_cpu_ticks() {
+    let host = Recorder::default();
+    let cfg = Config::new(2, Arch::X86_64);
+    let mut mem = vec![0u8; Engine::<Recorder>::mem_size(&cfg)];
+    let eng = Engine::init(&cfg, &host, &mut mem).unwrap();
+    let space = eng.open_as(1).unwrap();
+    let mut cpus = eng.take_cpus().unwrap();
+    let (mut c0, mut c1) = (cpus.next().unwrap(), cpus.next().unwrap());
+    c0.switch(Some(&space)).unwrap();
+    c1.switch(Some(&space)).unwrap();
+
+    let ev = Event::new(EventKind::Unmap).va(0x5000).old_pte(RW).flags(EventFlags::PRIVATE | EventFlags::STAMP);
+    let d = c0.submit(&space, &ev).unwrap();
+    assert_eq!(d.deadline, Deadline::Lazy);
+    let (n, stamp) = c0.stamp().unwrap();
+    assert_eq!(n, 1);
+    assert!(!stamp.is_none());
+    // Posted to CPU 1 without an interrupt: pending until it ticks.
+    assert_eq!(eng.stamp_pending(stamp), Ok(true));
+    assert!(!host.take().iter().any(|s| matches!(s, Seen::Ipi { .. })));
+    c1.tick().unwrap();
+    assert_eq!(eng.stamp_pending(stamp), Ok(false));
+    assert_eq!(c0.stamp_settle(stamp), Ok(false), "nothing left to wait for");
+    assert!(host.take().contains(&Seen::Flush { cpu: 1, tag: 1, kind: FlushKind::Pages, ranges: vec![(0x5000, 1)] }));
+}
+
+#[test]
+fn names_and_versions() {
+    assert_eq!(version(), sys::TLBPOL_VERSION_STRING);
+    assert_eq!(Reason::ALL.len(), sys::TLBPOL_WHY_MAX as usize);
+    for r in Reason::ALL {
+        assert_ne!(r.name(), "unknown", "{:?}", r);
+        assert_eq!(Reason::from_raw(r.raw()), Some(*r));
+        match r.cite(Arch::X86_64) {
+            Some(c) => assert!(sys::TLBPOL_HAVE_REASON_CITE && !c.is_empty()),
+            None => assert!(!sys::TLBPOL_HAVE_REASON_CITE),
+        }
+    }
+    assert_eq!(Reason::from_raw(sys::TLBPOL_WHY_MAX), None);
+    assert_eq!(Reason::ReclaimClean.name(), "reclaim-clean");
+    assert_eq!(Action::Shootdown.name(), "shootdown");
+    assert_eq!(Deadline::Writeback.name(), "writeback");
+    assert_eq!(EventKind::ALL.len(), sys::TLBPOL_EV_MAX as usize);
+    assert_eq!(Arch::ALL.len(), sys::TLBPOL_ARCH_MAX as usize);
+}
+
+#[test]
+fn cpu_sets() {
+    let mut s = CpuSet::new();
+    assert!(s.is_empty());
+    for c in [0, 63, 64, 4095, 4096] {
+        s.insert(c);
+    }
+    assert_eq!(s.len(), 4, "4096 is out of range and ignored");
+    assert_eq!(s.iter().collect::<Vec<_>>(), vec![0, 63, 64, 4095]);
+    assert!(s.contains(64) && !s.contains(65) && !s.contains(4096));
+    s.remove(63);
+    assert_eq!(format!("{:?}", s), "{0, 64, 4095}");
+    s.clear();
+    assert!(s.is_empty());
+}
+
+#[test]
+fn a_panicking_callback_aborts_instead_of_unwinding_into_c() {
+    if std::env::var_os("TLBPOL_PANIC_CHILD").is_some() {
+        struct Panics;
+        impl Host for Panics {
+            fn flush_local(&self, _: &Here<'_>, _: &Flush<'_>) {
+                panic!("flush_local panics");
+            }
+            fn send_ipi(&self, _: &Here<'_>, _: &CpuSet) {}
+        }
+        let cfg = Config::new(1, Arch::X86_64);
+        let mut mem = vec![0u8; Engine::<Panics>::mem_size(&cfg)];
+        let eng = Engine::init(&cfg, &Panics, &mut mem).unwrap();
+        let space = eng.open_as(1).unwrap();
+        let mut c0 = eng.take_cpus().unwrap().next().unwrap();
+        c0.switch(Some(&space)).unwrap();
+        let ev = Event::new(EventKind::Protect).va(0x1000).old_pte(RW).new_pte(Pte::PRESENT);
+        let _ = c0.submit(&space, &ev);
+        // Reached only if the panic was swallowed: exit "successfully" so
+        // the parent sees the wrong outcome.
+        std::process::exit(0);
+    }
+    use std::os::unix::process::ExitStatusExt;
+    let out = std::process::Command::new(std::env::current_exe().unwrap())
+        .args(["--exact", "a_panicking_callback_aborts_instead_of_unwinding_into_c", "--test-threads=1", "--nocapture"])
+        .env("TLBPOL_PANIC_CHILD", "1")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.signal(), Some(6), "expected SIGABRT: {:?}\n{}", out.status, stderr);
+    assert!(stderr.contains("flush_local panics"), "{}", stderr);
+}
+
+#[cfg(feature = "std")]
+#[test]
+fn owned_engine_closures_and_reconfiguration() {
+    use std::sync::atomic::AtomicU32;
+    let cfg = Config::new(1, Arch::X86_64).rules(Rules::LINUX);
+    let mut eng = Engine::new(&cfg, Recorder::default()).unwrap();
+    assert_eq!(eng.rules(), Rules::LINUX);
+    eng.set_rules(Rules::NONE).unwrap();
+    assert_eq!(eng.rules(), Rules::NONE);
+    assert_eq!(eng.set_rules(Rules(1 << 50)), Err(Error::Invalid));
+    assert_eq!(eng.set_flush_ceiling(0), Err(Error::Invalid));
+    assert_eq!(eng.set_batch_pages(1 << 20), Err(Error::Range));
+    eng.set_rules(Rules::DEFAULT).unwrap();
+    eng.set_ipi_delay(10).unwrap();
+    eng.set_cost_model(&Config::new(1, Arch::X86_64).ipi_cost(900, 0, 0)).unwrap();
+
+    let runs = AtomicU32::new(0);
+    {
+        let space = eng.open_as(3).unwrap();
+        let mut c0 = eng.take_cpus().unwrap().next().unwrap();
+        c0.switch(Some(&space)).unwrap();
+        c0.submit(&space, &Event::new(EventKind::Unmap).va(0x9000).old_pte(RW)).unwrap();
+        c0.defer_free(|| {
+            runs.fetch_add(1, SeqCst);
+        })
+        .unwrap();
+        assert_eq!(c0.frees_pending(), Ok(1));
+        assert_eq!(runs.load(SeqCst), 0, "ran before the flush");
+        assert_eq!(c0.flush(Deadline::Free), Ok(1));
+        assert_eq!(runs.load(SeqCst), 1);
+        // Nothing pending: runs at once.
+        c0.defer_free(|| {
+            runs.fetch_add(10, SeqCst);
+        })
+        .unwrap();
+        assert_eq!(runs.load(SeqCst), 11);
+    }
+    drop(eng);
+}
