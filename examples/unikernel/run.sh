@@ -36,7 +36,8 @@ linux and default rule masks, a stale-TLB check on the hardware, one table.
   --log FILE       keep the serial output in FILE too
   -h, --help       print this and exit
   KERNEL ARGS      key=value: rounds= iters= ring= reclaim= dgpages= tick=
-                   cpus= planted= ipidelay= pvflush= rules= idle=hlt;
+                   cpus= planted= ipidelay= pvflush= rules= stamplook=
+                   reuse= reusewin= idle=hlt;
                    defaults depend on the accelerator (README.md)
 
 Exit status: 0 pass (with --planted: the stale reads were caught);

@@ -27,6 +27,16 @@
  *              the CPU that takes it; the last CPU only reads the others'
  *              rings, and a read of a page unmapped and settled that does
  *              not fault is stale.
+ *  stamp_reuse flush stamps checked where a settle must wait: CPU 0 unmaps
+ *              pages every CPU has read (stamped), and maps the frames
+ *              again at other addresses, outside its pending span, so
+ *              only the settle stands between a frame's reuse and a stale
+ *              translation of it; each frame carries a tag naming the page
+ *              it backs.  The last CPU reads the old addresses with
+ *              interrupts off all the while, so a settle that waited for
+ *              every target waits for it: a read through an old address
+ *              that returns a new address's tag used a translation the
+ *              settle should have flushed first.
  *  reclaim     many pages mapped and cached on every CPU are reclaimed at
  *              once by one CPU (kswapd): RECLAIM events, then
  *              tlbpol_flush(BY_FREE) before the frames are freed.
@@ -70,6 +80,9 @@ static uint32_t p_ring = 16;    /* flush2_lazy addresses per CPU */
 static uint32_t p_reclaim = 64; /* pages per reclaim batch */
 static uint32_t p_dgpages = 8;  /* pages per mprotect */
 static uint32_t p_tick = 4;     /* iterations between ticks in the loops */
+static uint32_t p_reuse = 8;    /* stamp_reuse pages per round */
+static uint32_t p_reusewin = 200; /* stamp_reuse: the reader's interrupts-off
+				   * window, at most, in millions of TSC cycles */
 /* ipi_delay_spins of the default engine; UINT32_MAX: from the calibration
  * (an IPI round trip over one relax turn) */
 static uint32_t p_ipi_delay = UINT32_MAX;
@@ -150,6 +163,7 @@ void params_parse(const char *c)
 		{ "cpus=", &param_cpus, 1, UK_MAX_CPUS }, { "planted=", &param_planted, 0, 2 },
 		{ "ipidelay=", &p_ipi_delay, 0, 100000000 }, { "pvflush=", &param_pvflush, 0, 1 },
 		{ "stamplook=", &param_stamp_lookahead, 0, 64 },
+		{ "reuse=", &p_reuse, 1, 64 },          { "reusewin=", &p_reusewin, 1, 100000 },
 	};
 
 	while (*c) {
@@ -177,9 +191,9 @@ void params_parse(const char *c)
 void params_print(void)
 {
 	kprintf("params: rounds=%u iters=%u ring=%u reclaim=%u dgpages=%u tick=%u planted=%u idle=%s "
-		"stamplook=%u\n",
+		"stamplook=%u reuse=%u reusewin=%u\n",
 		p_rounds, p_iters, p_ring, p_reclaim, p_dgpages, p_tick, param_planted,
-		param_idle_hlt ? "hlt" : "spin", param_stamp_lookahead);
+		param_idle_hlt ? "hlt" : "spin", param_stamp_lookahead, p_reuse, p_reusewin);
 	if (nr_masks > NR_MASKS)
 		kprintf("rules=%s: mask %lx, run as \"custom\" after naive, linux and default\n",
 			p_rules_spec, masks[M_CUSTOM].rules);
@@ -201,16 +215,21 @@ void params_print(void)
 #define NR_GL 8
 #define IDX_F2L 64        /* ring per CPU: .. 319 */
 #define IDX_RC 320        /* .. 511 */
+/* stamp_reuse, between the others (each leaves its pages unmapped): the old
+ * addresses below the new ones, so that an install at a new address is
+ * outside the span of the old ones' pending unmaps. */
+#define IDX_SR_OLD IDX_F2L /* .. + reuse= */
+#define IDX_SR_NEW IDX_RC  /* .. + reuse= */
 
 enum { WL_SEED000, WL_FLUSH2, WL_FLUSH2_LAZY, WL_FLUSH2_STAMP, WL_RECLAIM, WL_RECLAIM_STAMP,
-       WL_DOWNGRADE, WL_GLOBAL, NR_WL };
+       WL_STAMP_REUSE, WL_DOWNGRADE, WL_GLOBAL, NR_WL };
 static const char *const wl_names[NR_WL] = {
 	"seed000", "tlb_flush2", "flush2_lazy", "flush2_stamp", "reclaim", "reclaim_stamp",
-	"downgrade", "global",
+	"stamp_reuse", "downgrade", "global",
 };
 static const char *const wl_units[NR_WL] = {
-	"write", "touch+unmap", "touch+unmap", "touch+unmap", "page", "page", "RO+RW pair",
-	"RO+RW pair",
+	"write", "touch+unmap", "touch+unmap", "touch+unmap", "page", "page", "page",
+	"RO+RW pair", "RO+RW pair",
 };
 /* flush2_stamp's settle latencies per mask: log2 buckets (mm.c). */
 static uint64_t stamp_hist[NR_MASKS + 1][SETTLE_BUCKETS];
@@ -704,6 +723,176 @@ static void wl_reclaim(uint32_t cpu, int m)
 	wl_reclaim_as(cpu, m, 0);
 }
 
+/*
+ * stamp_reuse: a stamped frame mapped again at another address, the old
+ * one still read by a CPU that has not flushed.  flush2_stamp and
+ * reclaim_stamp install a reused frame where (or near where) it was
+ * unmapped, inside the writer's pending span, so the install completes
+ * the flush everywhere before the PTE is stored and a settle that returned
+ * early goes unseen.  Here the settle is all there is:
+ *
+ *  1. CPU 0 (the writer) maps the old pages [IDX_SR_OLD, + reuse=) and
+ *     writes in each frame, at SR_TAG_OFF, a tag naming the page and the
+ *     round (sr_tag()); every CPU reads every tag (so every TLB holds the
+ *     old translations, and every CPU runs the address space: each is a
+ *     target of the flush).
+ *  2. The last CPU (the holder) disables interrupts and reads the old
+ *     addresses' tags in a loop; it makes no engine call, so it cannot
+ *     flush until its loop ends: when the writer says it is done, or after
+ *     reusewin= million TSC cycles.  The CPUs in between read them too,
+ *     with interrupts on (they flush when interrupted).
+ *  3. The writer unmaps the old pages with TLBPOL_EVF_STAMP, stamps
+ *     (munmap returns), and faults in the new pages [IDX_SR_NEW, + reuse=),
+ *     above the old ones: each fault takes the last freed frame, one of
+ *     the old pages', and settles its stamp (frame_alloc()), then the
+ *     writer writes the new page's tag in it.
+ *
+ * A settle that waits for every target waits for the holder's window to
+ * end, so the holder never sees a new tag: each read faults (after its
+ * flush) or returns the old page's tag.  A read through an old address
+ * that returns another tag went through a translation to a frame already
+ * handed out again: a settle returned while a CPU could still translate to
+ * the frame (mutant S1-settle-skips-one, S2-stamp-never-pending).  Under
+ * QEMU's TCG the holder's software TLB keeps the old entries until it
+ * flushes, so the read really happens.  Under masks without flush stamps
+ * (naive, linux) the stamp's flush is synchronous and waits for the
+ * holder's window in tlbpol_stamp(); the same check holds.
+ *
+ * Whether the writer finished while the holder still had interrupts off
+ * is counted (sr_early): 0 expected under TCG with the correct engine.
+ * Under KVM a preempted holder may legitimately be left to the
+ * hypervisor's flush (RULE_VCPU_DEFER), so only the tags decide.
+ */
+#define SR_TAG_OFF 2048 /* away from the identity word and the scratch words */
+static uint32_t sr_phase; /* 1: the holder's window is open; 2: the writer is done */
+static uint32_t sr_gen;
+static uint64_t sr_early[UK_MAX_MASKS], sr_windows[UK_MAX_MASKS], sr_caught[UK_MAX_MASKS];
+static uint32_t sr_caught_round; /* a stale read seen this round (any CPU) */
+
+static inline uint64_t sr_tag(uint32_t idx, uint32_t gen)
+{
+	return 0x7a90000000000000ULL | ((uint64_t)(gen & 0xffffffu) << 16) | idx;
+}
+
+/* Read old page @idx's tag: a fault or its own tag, nothing else. */
+static void sr_check(uint32_t cpu, int m, uint32_t idx, uint32_t gen)
+{
+	uint64_t v = probe_read((volatile uint64_t *)(uintptr_t)(TVA(idx) + SR_TAG_OFF));
+
+	if (v == PROBE_FAULT || v == sr_tag(idx, gen))
+		return;
+	__atomic_store_n(&sr_caught_round, 1u, __ATOMIC_RELAXED);
+	stale(cpu, WL_STAMP_REUSE, m, idx,
+	      (v >> 48) == 0x7a90 ? "read through the old address, a frame handed out again: tag "
+				    "(7a90, round, page, in hex)"
+				  : "read through the old address",
+	      v, __atomic_load_n(&test_pt[idx], __ATOMIC_RELAXED));
+}
+
+static void wl_stamp_reuse(uint32_t cpu, int m)
+{
+	uint32_t holder = nr_cpus - 1;
+
+	for (uint32_t r = 0; r < p_rounds; r++) {
+		uint32_t gen;
+
+		barrier(cpu);
+		if (cpu == 0) {
+			gen = ++sr_gen;
+			__atomic_store_n(&sr_phase, 0u, __ATOMIC_RELEASE);
+			__atomic_store_n(&sr_caught_round, 0u, __ATOMIC_RELAXED);
+			for (uint32_t i = 0; i < p_reuse; i++) {
+				uint32_t idx = IDX_SR_OLD + i;
+
+				touch_write(cpu, idx, gen);
+				((volatile uint64_t *)(uintptr_t)(TVA(idx) + SR_TAG_OFF))[0] =
+					sr_tag(idx, gen);
+			}
+		}
+		barrier(cpu);
+		gen = __atomic_load_n(&sr_gen, __ATOMIC_ACQUIRE);
+		for (uint32_t i = 0; i < p_reuse; i++) {
+			uint32_t idx = IDX_SR_OLD + i;
+			uint64_t v = probe_read((volatile uint64_t *)(uintptr_t)(TVA(idx) + SR_TAG_OFF));
+
+			check_touched(cpu, WL_STAMP_REUSE, m, idx);
+			if (v != sr_tag(idx, gen))
+				anomaly(cpu, WL_STAMP_REUSE, m, idx, "tag not written", v);
+		}
+		seg_begin(cpu);
+		if (nr_cpus > 1 && cpu == holder) {
+			uint64_t f = irq_save(), t0, lim = (uint64_t)p_reusewin * 1000000ULL;
+			int early = 0;
+
+			irq_disable();
+			__atomic_store_n(&sr_phase, 1u, __ATOMIC_RELEASE);
+			t0 = rdtsc();
+			for (;;) {
+				/* One more pass after the writer is done. */
+				int done = __atomic_load_n(&sr_phase, __ATOMIC_ACQUIRE) == 2;
+
+				for (uint32_t i = 0; i < p_reuse; i++)
+					sr_check(cpu, m, IDX_SR_OLD + i, gen);
+				if (done) {
+					early = 1;
+					break;
+				}
+				if (rdtsc() - t0 > lim)
+					break;
+			}
+			irq_restore(f);
+			sr_windows[m]++;
+			sr_early[m] += (uint64_t)early;
+		} else if (cpu) {
+			uint64_t n = 0;
+
+			while (__atomic_load_n(&sr_phase, __ATOMIC_ACQUIRE) != 2) {
+				for (uint32_t i = 0; i < p_reuse; i++)
+					sr_check(cpu, m, IDX_SR_OLD + i, gen);
+				if (++n % (16ULL * p_tick) == 0)
+					tlbpol_tick(g_eng, cpu);
+			}
+			for (uint32_t i = 0; i < p_reuse; i++)
+				sr_check(cpu, m, IDX_SR_OLD + i, gen);
+		} else {
+			uint64_t t;
+
+			if (nr_cpus > 1)
+				while (__atomic_load_n(&sr_phase, __ATOMIC_ACQUIRE) != 1)
+					cpu_pause();
+			/* Timed: the unmaps, the stamp and the faults that
+			 * settle, which wait for the reader's window under
+			 * every mask (by design: cyc/op is not a cost here). */
+			t = rdtsc();
+			for (uint32_t i = 0; i < p_reuse; i++)
+				mm_unmap_stamped(cpu, IDX_SR_OLD + i, TLBPOL_EV_UNMAP);
+			mm_stamp(cpu); /* munmap returns; the frames are in the pool */
+			for (uint32_t i = 0; i < p_reuse; i++) {
+				uint32_t idx = IDX_SR_NEW + i;
+
+				touch_write(cpu, idx, gen); /* the fault settles */
+				check_touched(cpu, WL_STAMP_REUSE, m, idx);
+				((volatile uint64_t *)(uintptr_t)(TVA(idx) + SR_TAG_OFF))[0] =
+					sr_tag(idx, gen);
+			}
+			counts[cpu].op_cyc += rdtsc() - t;
+			__atomic_store_n(&sr_phase, 2u, __ATOMIC_RELEASE);
+		}
+		seg_end(cpu, WL_STAMP_REUSE, m, p_reuse);
+		if (cpu == 0)
+			sr_caught[m] += __atomic_load_n(&sr_caught_round, __ATOMIC_RELAXED);
+		/* Complete: the old pages fault everywhere, the new ones read
+		 * their frames. */
+		check_range(cpu, WL_STAMP_REUSE, m, IDX_SR_OLD, p_reuse);
+		check_range(cpu, WL_STAMP_REUSE, m, IDX_SR_NEW, p_reuse);
+		teardown(cpu, WL_STAMP_REUSE, m, IDX_SR_NEW, p_reuse);
+	}
+	barrier(cpu);
+	if (cpu == 0)
+		mm_settle_pool(cpu);
+	barrier(cpu);
+}
+
 static void wl_downgrade(uint32_t cpu, int m)
 {
 	barrier(cpu);
@@ -882,6 +1071,10 @@ static void run_mask(uint32_t cpu, int m)
 	wl_end(cpu, WL_RECLAIM_STAMP, m);
 
 	wl_begin(cpu);
+	wl_stamp_reuse(cpu, m);
+	wl_end(cpu, WL_STAMP_REUSE, m);
+
+	wl_begin(cpu);
 	wl_downgrade(cpu, m);
 	wl_end(cpu, WL_DOWNGRADE, m);
 
@@ -1057,6 +1250,12 @@ static int print_table(void)
 				masks[m].name, r->hw.stamped, r->hw.settles, r->hw.settle_waits,
 				per_op(r->hw.settle_cyc, r->hw.settles), p50, p99, r->hw.ipi_sent);
 		}
+		kprintf("NOTE  stamp_reuse: rounds in which the writer finished while the reader "
+			"still had interrupts off / in which an old address reached a frame handed "
+			"out again (stale):");
+		for (int m = 0; m < nr_masks; m++)
+			kprintf(" %s %lu / %lu of %lu%s", masks[m].name, sr_early[m], sr_caught[m],
+				sr_windows[m], m + 1 < nr_masks ? "," : "\n");
 		claims_ok = c1 && c2 && c3;
 	}
 	/* Totals from the CPUs' counters: they include what was found outside
