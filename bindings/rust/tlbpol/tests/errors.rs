@@ -13,7 +13,7 @@ const RW: Pte = Pte(Pte::PRESENT.0 | Pte::WRITE.0 | Pte::USER.0 | Pte::ACCESSED.
 
 fn init_err(cfg: &Config<'_>) -> Error {
     // Plenty of memory, so that the configuration is what fails.
-    let mut mem = vec![0u8; 64 << 20];
+    let mut mem = vec![0u8; 4 << 20];
     Engine::init(cfg, &Quiet, &mut mem).map(drop).unwrap_err()
 }
 
