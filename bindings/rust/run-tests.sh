@@ -31,13 +31,16 @@ debian)
 	export RUSTC RUSTDOC
 	;;
 current)
-	cargo=$(command -v cargo || true)
-	for c in "${CARGO_HOME:-$HOME/.cargo}/bin/cargo"; do
-		if [ -z "$cargo" ] || [ "$(readlink -f "$cargo")" = "$(readlink -f /usr/bin/cargo)" ]; then
-			[ -x "$c" ] && cargo=$c
+	# The first cargo on PATH, or rustup's, that is not Debian's.
+	debian=$(readlink -f /usr/bin/cargo 2>/dev/null || echo /usr/bin/cargo)
+	cargo=
+	for c in "$(command -v cargo || true)" "${CARGO_HOME:-$HOME/.cargo}/bin/cargo"; do
+		if [ -n "$c" ] && [ -x "$c" ] && [ "$(readlink -f "$c")" != "$debian" ]; then
+			cargo=$c
+			break
 		fi
 	done
-	if [ -z "$cargo" ] || [ "$(readlink -f "$cargo")" = "$(readlink -f /usr/bin/cargo)" ]; then
+	if [ -z "$cargo" ]; then
 		echo "no cargo besides /usr/bin/cargo: skipped"
 		exit 77
 	fi

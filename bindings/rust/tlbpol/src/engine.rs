@@ -184,6 +184,12 @@ impl<const N: usize> EngineMem<N> {
     }
 }
 
+impl<const N: usize> Default for EngineMem<N> {
+    fn default() -> Self {
+        EngineMem::new()
+    }
+}
+
 /// Bytes [`Engine::init`] needs for an engine of `cpus` CPUs, `max_as`
 /// address spaces, `batch_pages`, `flush_ceiling` and `nodes` NUMA nodes (0
 /// without a node table), as a constant (`TLBPOL_ENGINE_SIZE()` plus this
