@@ -214,6 +214,51 @@ static void test_install_over_stamp(void **s)
 	tlbpol_engine_free(h.eng);
 }
 
+/*
+ * Installs that reuse no pending address cost nothing.  Another CPU's work
+ * that every target has acknowledged, but its owner has not yet released
+ * (it releases at its own next engine call), is complete: an install under
+ * its span interrupts nobody.  The installer's own lazy requests are
+ * completed only where they cover the address: one far away stays in
+ * flight, one over it is completed, and the new mapping is never reached
+ * through a stale entry.
+ */
+static void test_install_precise(void **s)
+{
+	struct harness h;
+	struct tlbpol_as *as = setup(&h, 4, DEF);
+	uint64_t st0, st1;
+
+	(void)s;
+	/* CPU 0's unmap, acknowledged by all (ticks), not released by 0. */
+	st0 = stamped_unmap(&h, as, 0, 0x10000, 8);
+	for (uint32_t c = 1; c < 4; c++)
+		assert_int_equal(tlbpol_tick(h.eng, c), 0);
+	assert_int_equal(tlbpol_stamp_pending(h.eng, st0), 0);
+	h_reset_log(&h);
+	submit(&h, as, 1, h_event(TLBPOL_EV_FAULT, TLBPOL_EVF_WRITE, 0x12000, 1, 0, RW));
+	assert_int_equal(h.ipi_calls, 0);
+	assert_int_equal(h.nr_log, 0);
+
+	/* CPU 1's own: one at 0x100000 in flight, one at 0x400000. */
+	(void)stamped_unmap(&h, as, 1, 0x100000, 4);
+	st1 = stamped_unmap(&h, as, 1, 0x400000, 4);
+	h_reset_log(&h);
+	/* An install between them reuses neither: nothing completes. */
+	submit(&h, as, 1, h_event(TLBPOL_EV_FAULT, TLBPOL_EVF_WRITE, 0x200000, 1, 0, RW));
+	assert_int_equal(h.ipi_calls, 0);
+	assert_int_equal(tlbpol_stamp_pending(h.eng, st1), 1);
+	/* One over the second completes it on every other CPU first (CPU 1
+	 * dropped its own entries when it unmapped; a target serves its
+	 * whole inbox, the first request with it, in one flush). */
+	submit(&h, as, 1, h_event(TLBPOL_EV_FAULT, TLBPOL_EVF_WRITE, 0x402000, 1, 0, RW));
+	assert_int_equal(h.ipi_calls, 1);
+	for (uint32_t c = 0; c < 4; c++)
+		assert_true(c == 1 || h.flushes_on[c] > 0);
+	assert_int_equal(tlbpol_stamp_pending(h.eng, st1), 0);
+	tlbpol_engine_free(h.eng);
+}
+
 /* A lazy CPU is not waited for (it flushes when it comes back, and is told
  * to); a CPU that joins after the stamp cannot hold the old entry. */
 static void test_lazy_cpu(void **s)
@@ -285,5 +330,6 @@ static void test_errors(void **s)
 
 H_TEST_MAIN(cmocka_unit_test(test_settled_by_ticks), cmocka_unit_test(test_settle_immediate_reuse),
 	    cmocka_unit_test(test_rule_off), cmocka_unit_test(test_not_relaxed),
-	    cmocka_unit_test(test_install_over_stamp), cmocka_unit_test(test_lazy_cpu),
+	    cmocka_unit_test(test_install_over_stamp), cmocka_unit_test(test_install_precise),
+	    cmocka_unit_test(test_lazy_cpu),
 	    cmocka_unit_test(test_order), cmocka_unit_test(test_errors));

@@ -633,9 +633,9 @@ TLBPOL_API size_t tlbpol_engine_size(const struct tlbpol_config *cfg);
 #define TLBPOL__SZ_ENGINE 352ULL
 #define TLBPOL__SZ_CPU 4992ULL
 #define TLBPOL__SZ_AS 64ULL
-#define TLBPOL__SZ_PBOX 24ULL
+#define TLBPOL__SZ_PBOX 32ULL
 #define TLBPOL__SZ_PENDING 32ULL
-#define TLBPOL__SZ_REQ_FLUSH 64ULL
+#define TLBPOL__SZ_REQ_FLUSH 80ULL
 #define TLBPOL__SZ_RECV_AS 48ULL
 #define TLBPOL__SZ_RECV_RANGE 24ULL
 #define TLBPOL__SZ_RANGE 24ULL

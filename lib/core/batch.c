@@ -41,6 +41,7 @@ static void init_part(struct req_flush *rf, const struct tlbpol_as *as)
 	rf->f.as_tag = as->tag;
 	rf->f.kind = TLBPOL_FLUSH_PAGES;
 	rf->as_index = as->index;
+	rf->lo = ~0ULL;
 }
 
 /* A one-event request in @s. */
@@ -134,6 +135,7 @@ static uint32_t build(struct tlbpol_engine *eng, const struct tlbpol_params *prm
 		rf = &s->flushes[c->as_slot[p->as_index] - 1];
 		rf->pages += p->nr_pages;
 		pages_in += p->nr_pages;
+		tlbpol__hull_add(p, &rf->lo, &rf->hi);
 		if (!rf->f.ranges)
 			continue;
 		r = (struct tlbpol_range *)&rf->f.ranges[rf->f.nr_ranges++];

@@ -37,6 +37,7 @@ static inline void span_add(struct tlbpol_engine *eng, uint32_t cpu, uint32_t as
 	if (new_entry) {
 		uint32_t n = prim_load_relaxed(&b->count);
 
+		prim_store_relaxed(&b->queued, prim_load_relaxed(&b->queued) + 1);
 		prim_store_release(&b->count, n + 1);
 		/* The address space learns of this CPU once, not per entry: a
 		 * locked add per page would cost every enqueue. */

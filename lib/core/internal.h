@@ -116,6 +116,16 @@ struct pending_span {
 	uint64_t lo, hi;  /* atomic: first and last byte */
 	uint32_t count;   /* atomic */
 	uint32_t global;  /* atomic: one of them was a global PTE */
+	/*
+	 * atomic: of `count`, the entries still in the owner's batch, not yet
+	 * in an armed request.  It drops (release) only after the request
+	 * that took them is armed, so a reader that finds it 0 (acquire)
+	 * sees every request that carries the rest: when none of those is in
+	 * flight either, all of it is complete, however long the owner takes
+	 * to notice and release it (submit.c, settle_reused_range()).
+	 */
+	uint32_t queued;
+	uint32_t pad;
 };
 
 struct dfree {
@@ -131,8 +141,14 @@ struct req_flush {
 	uint64_t pages;    /* distinct pages named (before escalation) */
 	uint32_t as_index;
 	uint32_t global;
-	uint32_t entries;  /* batch entries it carries (as->pending, span count) */
+	uint32_t entries;  /* batch entries it carries (as->pending, span count);
+			    * 0 again once they are released (pending.c) */
 	uint32_t wide;     /* one of them is wide: a whole-AS flush (struct pending) */
+	/* First and last byte of the entries it carries whose addresses may be
+	 * reused before they complete (as struct pending_span counts them:
+	 * not LAZY_OK; a wide one spans everything), lo > hi if none.  Kept
+	 * for the owner's narrowing of its span, pending.c. */
+	uint64_t lo, hi;
 };
 
 /*
@@ -346,6 +362,26 @@ static inline const struct tlbpol_params *params_of(const struct tlbpol_engine *
 static inline uint64_t range_last(uint64_t va, uint64_t nr, uint32_t shift)
 {
 	return va + ((nr - 1) << shift) + ((1ULL << shift) - 1);
+}
+
+/*
+ * Widen [*lo, *hi] by the addresses of batch entry @p that an install may
+ * reuse before it completes: none for LAZY_OK (its caller promised not to),
+ * the whole address space for a wide entry (its va names the first of the
+ * events merged into it only).
+ */
+static inline void tlbpol__hull_add(const struct pending *p, uint64_t *lo, uint64_t *hi)
+{
+	uint64_t first = p->va, last = range_last(p->va, p->nr_pages, p->page_shift);
+
+	if (p->ev_flags & TLBPOL_EVF_LAZY_OK)
+		return;
+	if (p->wide)
+		first = 0, last = ~0ULL;
+	if (first < *lo)
+		*lo = first;
+	if (last > *hi)
+		*hi = last;
 }
 
 /* Account a flush this CPU performed in @s. */
@@ -569,6 +605,8 @@ void tlbpol__post_lazy(struct tlbpol_engine *eng, const struct tlbpol_params *pr
 struct request *tlbpol__lazy_request(struct tlbpol_engine *eng, const struct tlbpol_params *prm,
 				     uint32_t cpu);
 void tlbpol__force_lazy(struct tlbpol_engine *eng, const struct tlbpol_params *prm, uint32_t cpu);
+void tlbpol__force_lazy_over(struct tlbpol_engine *eng, const struct tlbpol_params *prm,
+			     uint32_t cpu, uint32_t as_index, uint64_t first, uint64_t last);
 void tlbpol__reap(struct tlbpol_engine *eng, uint32_t cpu);
 /* Flush stamps: is lazy work of @owner that stamp sequence @seq covers still
  * in flight?  Complete it from @me (interrupting, waiting). */

@@ -11,13 +11,59 @@
  */
 #include "internal.h"
 
+/*
+ * The span of @as_index on @cpu, narrowed to what is still pending there: the
+ * hull of its batch entries and of the entries its requests still carry.
+ * Without it a span only grows until its count drops to 0, and a CPU that
+ * always has something in flight (stamped unmaps posted lazily, one after
+ * another) comes to span its whole heap: every install anywhere in the
+ * address space then looks like a reused address and costs a whole-AS
+ * shootdown (node's worker threads: 247 interrupts in a replay, none of
+ * them over an address still pending).
+ *
+ * Only the owner writes the bounds, so no reader sees them move but
+ * through here and span_add(); each store only narrows (the new hull is
+ * inside the old one, which covered every entry still pending), so a
+ * reader that mixes an old bound with a new one still covers every entry
+ * still pending: what the narrowing leaves out has completed, every target
+ * flushed.
+ */
+static void span_narrow(struct tlbpol_engine *eng, uint32_t cpu, uint32_t as_index,
+			struct pending_span *b)
+{
+	const struct tlbpol_cpu *c = cpu_of(eng, cpu);
+	uint64_t lo = ~0ULL, hi = 0;
+
+	for (uint32_t i = 0; i < c->nr_pending; i++)
+		if (c->pending[i].as_index == as_index)
+			tlbpol__hull_add(&c->pending[i], &lo, &hi);
+	/* Every request that took entries from the batch and has not released
+	 * them (whether armed yet or not): a part's entries drop to 0 only in
+	 * tlbpol__release_entries(). */
+	for (uint32_t r = 0; r < TLBPOL_REQS; r++)
+		for (uint32_t k = 0; k < c->reqs[r].nr_flushes; k++) {
+			const struct req_flush *rf = &c->reqs[r].flushes[k];
+
+			if (rf->entries && rf->as_index == as_index) {
+				lo = rf->lo < lo ? rf->lo : lo;
+				hi = rf->hi > hi ? rf->hi : hi;
+			}
+		}
+	if (lo > prim_load_relaxed(&b->lo))
+		prim_store_relaxed(&b->lo, lo);
+	if (hi < prim_load_relaxed(&b->hi))
+		prim_store_relaxed(&b->hi, hi);
+}
+
 static void span_sub(struct tlbpol_engine *eng, uint32_t cpu, uint32_t as_index, uint32_t n)
 {
 	struct pending_span *b = span_of(eng, cpu, as_index);
 	uint32_t left = prim_load_relaxed(&b->count) - n;
 
 	prim_store_release(&b->count, left);
-	if (!left) {
+	if (left) {
+		span_narrow(eng, cpu, as_index, b);
+	} else {
 		prim_store_relaxed(&b->lo, ~0ULL);
 		prim_store_relaxed(&b->hi, 0ULL);
 		if (prim_load_relaxed(&b->global)) {
@@ -31,9 +77,14 @@ static void span_sub(struct tlbpol_engine *eng, uint32_t cpu, uint32_t as_index,
 /* The entries of a completed request are no longer pending in their ASes. */
 void tlbpol__release_entries(struct tlbpol_engine *eng, uint32_t cpu, struct request *s)
 {
-	for (uint32_t k = 0; k < s->nr_flushes; k++)
-		if (s->flushes[k].entries)
-			span_sub(eng, cpu, s->flushes[k].as_index, s->flushes[k].entries);
+	for (uint32_t k = 0; k < s->nr_flushes; k++) {
+		uint32_t n = s->flushes[k].entries;
+
+		/* Released before the span is narrowed, which must leave them out. */
+		s->flushes[k].entries = 0;
+		if (n)
+			span_sub(eng, cpu, s->flushes[k].as_index, n);
+	}
 }
 
 /*

@@ -265,6 +265,25 @@ static void take_generations(struct tlbpol_engine *eng, struct request *s)
  * interrupt them.  The caller took the generations and chose the candidates
  * @t after them, and waits.
  */
+/*
+ * The batch entries @s took are no longer queued: it is armed (or its
+ * broadcast done), so from now on its acks say whether they are complete.
+ * Release: a reader that sees the drop sees that (pairs with the acquire in
+ * submit.c's settle_reused_range()).
+ */
+static void unqueue(struct tlbpol_engine *eng, uint32_t me, const struct request *s)
+{
+	for (uint32_t k = 0; k < s->nr_flushes; k++) {
+		const struct req_flush *rf = &s->flushes[k];
+		struct pending_span *b;
+
+		if (!rf->entries)
+			continue;
+		b = span_of(eng, me, rf->as_index);
+		prim_store_release(&b->queued, prim_load_relaxed(&b->queued) - rf->entries);
+	}
+}
+
 static void arm(struct tlbpol_engine *eng, const struct tlbpol_params *prm, uint32_t me,
 		struct request *s, struct tlbpol_cpuset *t, int lazy, uint32_t delay)
 {
@@ -303,6 +322,7 @@ static void arm(struct tlbpol_engine *eng, const struct tlbpol_params *prm, uint
 	for (uint32_t w = 0; w < eng->words; w++)
 		c->direct[w] = 0;
 	prim_store_seqcst(&s->acks, n);
+	unqueue(eng, me, s);
 	if (!n)
 		return;
 	/*
@@ -473,6 +493,7 @@ void tlbpol__shoot(struct tlbpol_engine *eng, const struct tlbpol_params *prm, u
 			eng->ops.broadcast(eng->ops_ctx, me, &s->flushes[k].f);
 			prim_count(&c->cnt.task.broadcasts, 1);
 		}
+		unqueue(eng, me, s);
 		return;
 	}
 	take_generations(eng, s);
@@ -512,9 +533,38 @@ void tlbpol__post_lazy(struct tlbpol_engine *eng, const struct tlbpol_params *pr
 	tlbpol__reap(eng, me);
 }
 
-/* Complete every lazy request in flight: interrupt whoever has not claimed
- * it yet, and wait (tlbpol_flush(.., BY_LAZY)). */
+/* Complete lazy request @s in flight: interrupt whoever has not claimed it
+ * yet, and wait. */
+static void force_one(struct tlbpol_engine *eng, const struct tlbpol_params *prm, uint32_t me,
+		      struct request *s)
+{
+	struct tlbpol_cpu *c = cpu_of(eng, me);
+
+	unclaimed(eng, s, &c->targets);
+	tlbpol__kick(eng, prm, me, &c->targets, &c->cnt.task);
+	wait_acks(eng, prm, me, s, NULL, 0);
+}
+
+/* Complete every lazy request in flight (tlbpol_flush(.., BY_LAZY)). */
 void tlbpol__force_lazy(struct tlbpol_engine *eng, const struct tlbpol_params *prm, uint32_t me)
+{
+	struct tlbpol_cpu *c = cpu_of(eng, me);
+
+	for (uint32_t i = 1; i < TLBPOL_REQS; i++)
+		if (req_busy(c, i))
+			force_one(eng, prm, me, &c->reqs[i]);
+	tlbpol__reap(eng, me);
+}
+
+/*
+ * Complete the lazy requests in flight that carry entries of @as_index
+ * whose addresses meet [@first, @last] (struct req_flush's lo and hi,
+ * which this CPU wrote): an install there must not be reached through
+ * another CPU's stale entry.  The others may go on completing at their
+ * targets' ticks.
+ */
+void tlbpol__force_lazy_over(struct tlbpol_engine *eng, const struct tlbpol_params *prm,
+			     uint32_t me, uint32_t as_index, uint64_t first, uint64_t last)
 {
 	struct tlbpol_cpu *c = cpu_of(eng, me);
 
@@ -523,9 +573,15 @@ void tlbpol__force_lazy(struct tlbpol_engine *eng, const struct tlbpol_params *p
 
 		if (!req_busy(c, i))
 			continue;
-		unclaimed(eng, s, &c->targets);
-		tlbpol__kick(eng, prm, me, &c->targets, &c->cnt.task);
-		wait_acks(eng, prm, me, s, NULL, 0);
+		for (uint32_t k = 0; k < s->nr_flushes; k++) {
+			const struct req_flush *rf = &s->flushes[k];
+
+			if (rf->entries && rf->as_index == as_index && rf->lo <= last &&
+			    first <= rf->hi) {
+				force_one(eng, prm, me, s);
+				break;
+			}
+		}
 	}
 	tlbpol__reap(eng, me);
 }

@@ -23,6 +23,37 @@
  * precisely.  Spans that do not overlap cost nothing: a server unmapping
  * buffers lazily does not pay for the buffers other threads map meanwhile.
  */
+/*
+ * Has @cpu a request in flight (armed, some target yet to acknowledge)?
+ * Acquire: pairs with the seqcst store that arms it.
+ */
+static int requests_in_flight(const struct tlbpol_engine *eng, uint32_t cpu)
+{
+	const struct tlbpol_cpu *c = cpu_of(eng, cpu);
+
+	for (uint32_t i = 0; i < TLBPOL_REQS; i++)
+		if (prim_load_acquire(&c->reqs[i].acks))
+			return 1;
+	return 0;
+}
+
+/* Has @c's batch an entry of @as_index whose addresses an install of
+ * [@first, @last] may reuse (tlbpol__hull_add())? */
+static int batch_meets(const struct tlbpol_cpu *c, uint32_t as_index, uint64_t first,
+		       uint64_t last)
+{
+	for (uint32_t i = 0; i < c->nr_pending; i++) {
+		uint64_t lo = ~0ULL, hi = 0;
+
+		if (c->pending[i].as_index != as_index)
+			continue;
+		tlbpol__hull_add(&c->pending[i], &lo, &hi);
+		if (lo <= last && first <= hi)
+			return 1;
+	}
+	return 0;
+}
+
 static void settle_reused_range(struct tlbpol_engine *eng, const struct tlbpol_params *prm,
 				struct tlbpol_as *as, uint32_t cpu, const struct tlbpol_event *ev)
 {
@@ -47,10 +78,33 @@ static void settle_reused_range(struct tlbpol_engine *eng, const struct tlbpol_p
 			continue;
 		if (prim_load_relaxed(&b->lo) > last || first > prim_load_relaxed(&b->hi))
 			continue;
+		/*
+		 * Another CPU's span counts what it has not released yet, and
+		 * it releases only at its own next engine call: entries whose
+		 * requests every target has acknowledged may still be counted
+		 * (a stamp settled by the allocator on this CPU, a lazy request
+		 * completed by the targets' ticks).  Nothing of it in its
+		 * batch and nothing of it in flight means all of it is
+		 * complete (struct pending_span, queued).  Not for global
+		 * entries: they are looked for in every address space.
+		 */
+		if (x != cpu && !prim_load_relaxed(&b->global) &&
+		    !prim_load_acquire(&b->queued) && !requests_in_flight(eng, x))
+			continue;
 		if (x == cpu) {
-			/* Our own: complete it now, lazy requests in flight too. */
-			tlbpol__force_lazy(eng, prm, cpu);
-			tlbpol__flush_batch(eng, prm, cpu, TLBPOL_BY_WRITEBACK, TLBPOL_BY_LAZY);
+			/* Our own: complete what of it may cover the address now:
+			 * the lazy requests in flight that do (each part knows
+			 * its addresses), and the batch if any entry does. */
+			if (prim_load_relaxed(&b->global)) {
+				tlbpol__force_lazy(eng, prm, cpu);
+				tlbpol__flush_batch(eng, prm, cpu, TLBPOL_BY_WRITEBACK,
+						    TLBPOL_BY_LAZY);
+				continue;
+			}
+			tlbpol__force_lazy_over(eng, prm, cpu, a, first, last);
+			if (batch_meets(cpu_of(eng, cpu), a, first, last))
+				tlbpol__flush_batch(eng, prm, cpu, TLBPOL_BY_WRITEBACK,
+						    TLBPOL_BY_LAZY);
 			continue;
 		}
 		others = 1;
