@@ -52,7 +52,7 @@ fn main() {
     write_version_h(&root, &inc_out, &version, hosted);
     write_version_rs(&out, &version);
 
-    let cc = Tool::from_env("CC", "cc");
+    let cc = Tool::for_target("CC", "cc");
     let header = read(&root.join("include/tlbpol/tlbpol.h"));
     let version_h = read(&inc_out.join("tlbpol/version.h"));
     let mut api = Api::default();
@@ -86,6 +86,18 @@ impl Tool {
         let mut words = s.split_whitespace().map(str::to_string);
         let prog = words.next().unwrap_or_else(|| default.to_string());
         Tool { prog, args: words.collect() }
+    }
+    /// `CC_<target>` / `TARGET_CC` / `CC` (and likewise for AR), the names
+    /// the `cc` crate reads, so a cross build finds its compiler as usual.
+    fn for_target(var: &str, default: &str) -> Tool {
+        let target = env::var("TARGET").unwrap_or_default().replace('-', "_");
+        for v in [format!("{}_{}", var, target), format!("TARGET_{}", var)] {
+            println!("cargo:rerun-if-env-changed={}", v);
+            if env::var_os(&v).is_some() {
+                return Tool::from_env(&v, default);
+            }
+        }
+        Tool::from_env(var, default)
     }
     fn cmd(&self) -> Command {
         let mut c = Command::new(&self.prog);
@@ -564,10 +576,12 @@ fn build_core(root: &Path, inc_out: &Path, out: &Path, cc: &Tool, meson: &str) {
         }
         rest = &list[1..];
     }
-    // A Rust binary is position-independent; the hosted C library's headers
-    // stay out of reach as in meson's kernel archive (-nostdinc: only the
-    // compiler's own stddef.h and stdint.h).
-    flags.push("-fPIC".into());
+    // Position-independent, as a Rust executable is (and as meson's
+    // code_model=pie, its default, builds the kernel archive).  The hosted C
+    // library's headers stay out of reach as in meson's kernel archive
+    // (-nostdinc: only the compiler's own stddef.h and stdint.h).
+    let bare_metal = env::var("CARGO_CFG_TARGET_OS").map_or(false, |os| os == "none");
+    flags.push(if bare_metal { "-fPIE" } else { "-fPIC" }.into());
     flags.push("-O2".into());
     flags.push("-std=c11".into());
     let cc_include = run({
@@ -578,6 +592,24 @@ fn build_core(root: &Path, inc_out: &Path, out: &Path, cc: &Tool, meson: &str) {
     flags.push("-nostdinc".into());
     flags.push("-idirafter".into());
     flags.push(cc_include.trim().to_string());
+    if bare_metal {
+        // A kernel target (x86_64-unknown-none ...): meson's ring-0 flags
+        // for the kernel archive (no FP/SIMD registers, no red zone, no
+        // stack protector, no unwind tables, atomics inline).
+        flags.extend(["-fno-stack-protector", "-fno-asynchronous-unwind-tables"].iter().map(|f| f.to_string()));
+        let arch = env::var("CARGO_CFG_TARGET_ARCH").unwrap_or_default();
+        let more: &[&str] = match arch.as_str() {
+            "x86_64" => &["-mno-red-zone", "-mgeneral-regs-only"],
+            "aarch64" => &["-mgeneral-regs-only", "-mno-outline-atomics"],
+            "riscv64" => &["-march=rv64imac_zicsr_zifencei", "-mabi=lp64", "-mcmodel=medany"],
+            _ => &[],
+        };
+        flags.extend(more.iter().map(|f| f.to_string()));
+    }
+    // The caller's last word (a cross compiler's -target, a code model).
+    if let Ok(extra) = env::var("CFLAGS") {
+        flags.extend(extra.split_whitespace().map(str::to_string));
+    }
 
     let obj_dir = out.join("core");
     fs::create_dir_all(&obj_dir).unwrap();
@@ -598,7 +630,7 @@ fn build_core(root: &Path, inc_out: &Path, out: &Path, cc: &Tool, meson: &str) {
     }
     let lib = out.join("libtlbpol_core.a");
     let _ = fs::remove_file(&lib);
-    let mut ar = Tool::from_env("AR", "ar").cmd();
+    let mut ar = Tool::for_target("AR", "ar").cmd();
     ar.arg("crs").arg(&lib).args(&objs);
     run(ar, "archiving the core");
     println!("cargo:rustc-link-search=native={}", out.display());

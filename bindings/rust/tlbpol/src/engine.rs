@@ -406,6 +406,17 @@ impl<H: Host> Engine<'static, H> {
         })
     }
 
+    /// `tlbpol_as_lookup()`: the open address space with `tag`, lock-free
+    /// (hosted build, engines from `Engine::new`).  The result cannot close
+    /// it: whoever opened it keeps that right.  Used after the owner closed
+    /// it, it is refused as closed (`Error::Invalid`) -- the engine keeps
+    /// its address spaces in its own memory -- or names the address space
+    /// that reused the slot.
+    pub fn lookup(&self, tag: u64) -> Option<SpaceRef<'_>> {
+        let a = NonNull::new(unsafe { sys::tlbpol_as_lookup(self.raw.as_ptr(), tag) })?;
+        Some(SpaceRef(AddressSpace { eng: self.raw, raw: a, _e: PhantomData }))
+    }
+
     /// `tlbpol_engine_set_rules()`.  Exclusive access (`&mut self`: no token
     /// or address space is borrowed, so no call is in progress), which makes
     /// the library's RCU grace period trivially safe whatever threads
@@ -700,6 +711,20 @@ impl<'e> AddressSpace<'e> {
 impl fmt::Debug for AddressSpace<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "AddressSpace(tag {:#x})", self.tag())
+    }
+}
+
+/// An address space found by [`Engine::lookup`]: usable as the
+/// [`AddressSpace`] it derefs to, but not closable through it.
+#[cfg(feature = "std")]
+#[derive(Debug)]
+pub struct SpaceRef<'e>(AddressSpace<'e>);
+
+#[cfg(feature = "std")]
+impl<'e> Deref for SpaceRef<'e> {
+    type Target = AddressSpace<'e>;
+    fn deref(&self) -> &AddressSpace<'e> {
+        &self.0
     }
 }
 

@@ -97,6 +97,8 @@ mod types;
 pub use engine::{
     mem_size_for, AddressSpace, Config, Cpu, Cpus, DeferredFree, Engine, EngineMem, Stamp, Stats,
 };
+#[cfg(feature = "std")]
+pub use engine::SpaceRef;
 pub use host::{CpuSet, CpuSetIter, Flush, Here, Host, Range};
 pub use types::{
     Action, Arch, CpuState, Deadline, Decision, Error, Event, EventFlags, EventKind, FlushKind, Pte, Reason,

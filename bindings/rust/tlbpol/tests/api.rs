@@ -260,6 +260,9 @@ fn owned_engine_closures_and_reconfiguration() {
     let runs = AtomicU32::new(0);
     {
         let space = eng.open_as(3).unwrap();
+        let found = eng.lookup(3).expect("tag 3 is open");
+        assert_eq!((found.tag(), found.raw()), (3, space.raw()));
+        assert!(eng.lookup(4).is_none());
         let mut c0 = eng.take_cpus().unwrap().next().unwrap();
         c0.switch(Some(&space)).unwrap();
         c0.submit(&space, &Event::new(EventKind::Unmap).va(0x9000).old_pte(RW)).unwrap();
