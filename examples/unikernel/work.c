@@ -821,10 +821,10 @@ static void wl_stamp_reuse(uint32_t cpu, int m)
 		}
 		seg_begin(cpu);
 		if (nr_cpus > 1 && cpu == holder) {
+			/* irq_save(): interrupts off from here to irq_restore(). */
 			uint64_t f = irq_save(), t0, lim = (uint64_t)p_reusewin * 1000000ULL;
 			int early = 0;
 
-			irq_disable();
 			__atomic_store_n(&sr_phase, 1u, __ATOMIC_RELEASE);
 			t0 = rdtsc();
 			for (;;) {
