@@ -631,7 +631,7 @@ TLBPOL_API size_t tlbpol_engine_size(const struct tlbpol_config *cfg);
 			   (unsigned long long)(a) : (unsigned long long)(b))
 /* Internal sizes, LP64 (lib/core/engine.c asserts each). */
 #define TLBPOL__SZ_ENGINE 352ULL
-#define TLBPOL__SZ_CPU 4992ULL
+#define TLBPOL__SZ_CPU 5248ULL
 #define TLBPOL__SZ_AS 64ULL
 #define TLBPOL__SZ_PBOX 32ULL
 #define TLBPOL__SZ_PENDING 32ULL
@@ -639,7 +639,7 @@ TLBPOL_API size_t tlbpol_engine_size(const struct tlbpol_config *cfg);
 #define TLBPOL__SZ_RECV_AS 48ULL
 #define TLBPOL__SZ_RECV_RANGE 24ULL
 #define TLBPOL__SZ_RANGE 24ULL
-#define TLBPOL__SLOTS 5ULL
+#define TLBPOL__SLOTS 9ULL
 #define TLBPOL__PARTS_MAX 16ULL
 #define TLBPOL__WORDS(c) (((unsigned long long)(c) + 63ULL) / 64ULL)
 #define TLBPOL__PARTS(bp, as) TLBPOL__MIN(TLBPOL__MIN((bp), (as)), TLBPOL__PARTS_MAX)
