@@ -459,6 +459,9 @@ static void frame_put(struct sim *s, uint32_t cpu, struct free_frame f)
 {
 	struct cpu_frames *fl = frames_of(s, cpu);
 
+	if (++s->cnt.free_frames > s->cnt.free_frames_peak)
+		s->cnt.free_frames_peak = s->cnt.free_frames;
+
 	if (fl->free.n < FRAMES_PER_CPU) {
 		frames_push(&fl->free, f);
 		return;
@@ -583,6 +586,19 @@ static uint32_t frame_new(struct sim *s, uint32_t cpu)
 			break;
 		}
 	}
+	/*
+	 * --stamp-spare: every frame looked at is still pending.  A kernel
+	 * with free memory takes one from the zone instead (LUF's frames wait
+	 * there with their flush pending too) and leaves these in the list,
+	 * where the next ticks settle them.  The model's zone never runs out:
+	 * free_frames_peak says how much the lists held meanwhile.
+	 */
+	if (s->cfg.stamp_spare && fl->free.v[fl->free.n - 1].stamp &&
+	    tlbpol_stamp_pending(s->eng, fl->free.v[fl->free.n - 1].stamp) == 1) {
+		s->cnt.spare_allocs++;
+		return s->next_frame++;
+	}
+	s->cnt.free_frames--;
 	f = fl->free.v[--fl->free.n];
 	if (f.stamp) {
 		struct sim_cpu *c = &s->cpus[cpu];
@@ -612,6 +628,7 @@ const char *const sim_cause_names[SIM_NR_CAUSES] = {
 	[CAUSE_MUNMAP] = "munmap",   [CAUSE_DONTNEED] = "dontneed", [CAUSE_MPROTECT] = "mprotect",
 	[CAUSE_MREMAP] = "mremap",   [CAUSE_FAULT] = "fault",       [CAUSE_RECLAIM] = "reclaim",
 	[CAUSE_EXIT] = "exit",       [CAUSE_FORWARD] = "forward",   [CAUSE_OTHER] = "other",
+	[CAUSE_INSTALL] = "install",
 };
 
 static uint32_t cause_of(uint32_t kind, uint32_t flags)
@@ -650,7 +667,10 @@ struct tlbpol_decision sim_change_range(struct sim *s, uint32_t cpu, uint32_t as
 	uint32_t harms = 0;
 	int pfn = !!(flags & TLBPOL_EVF_PFN_CHANGED) && (perms & SIM_P);
 
-	s->cpus[cpu].cause = cause_of(kind, flags);
+	/* An install needs no flush of its own on x86: what it sends
+	 * completes deferred work over the address. */
+	s->cpus[cpu].cause = kind == TLBPOL_EV_FAULT && !(old & SIM_P) ? CAUSE_INSTALL
+								 : cause_of(kind, flags);
 	for (uint64_t i = 0; i < n; i++) {
 		/* An unmap or an mprotect changes only what is present (and
 		 * does not populate): a long range of a sparse address space

@@ -45,6 +45,7 @@ enum {
 	OPT_PCID,
 	OPT_BLOCK,
 	OPT_STAMPS,
+	OPT_STAMP_SPARE,
 	OPT_STAMP_LOOKAHEAD,
 };
 
@@ -76,6 +77,7 @@ static const struct option longopts[] = {
 	{ "probe", no_argument, NULL, OPT_PROBE },
 	{ "pcid", no_argument, NULL, OPT_PCID },
 	{ "stamps", no_argument, NULL, OPT_STAMPS },
+	{ "stamp-spare", no_argument, NULL, OPT_STAMP_SPARE },
 	{ "stamp-lookahead", required_argument, NULL, OPT_STAMP_LOOKAHEAD },
 	{ "block-us", required_argument, NULL, OPT_BLOCK },
 	{ "help", no_argument, NULL, 'h' },
@@ -122,6 +124,9 @@ static void usage(FILE *f)
 		"                    each stamp settled then (flush stamps, TLBPOL_EVF_STAMP)\n"
 		"  --stamp-lookahead N  ... the allocator takes a settled frame among the N freed\n"
 		"                    last if there is one (tlbpol_stamp_pending(); default 0)\n"
+		"  --stamp-spare     ... and when none is, a spare frame (one nobody freed\n"
+		"                    lately: the zone's free memory) rather than settle one;\n"
+		"                    the pending ones wait in the list until they settle\n"
 		"  --probe           checking: after each step every CPU also reads a page\n"
 		"                    installed lately, so other CPUs' pages sit in its TLB\n"
 		"  --vm              a guest: IPIs cost vm_ipi_factor more (vcpu always is one)\n"
@@ -271,6 +276,7 @@ static int option(struct sim_options *o, int c, const char *name, const char *v)
 		{ OPT_PROBE, &cfg->probe },
 		{ OPT_PCID, &cfg->pcid },
 		{ OPT_STAMPS, &cfg->stamps },
+		{ OPT_STAMP_SPARE, &cfg->stamp_spare },
 	};
 
 	for (size_t i = 0; i < sizeof(flags) / sizeof(flags[0]); i++)

@@ -82,13 +82,15 @@ void print_table(FILE *f, const struct workload *wl, const struct result *r, int
 		if (!i)
 			fprintf(f, "  frames (--stamps): allocations, reused with a stamp, settles that "
 				   "waited (of allocations); settle p50/p99, of waits p50/p99 (ns); "
-				   "most pages held in deferred frees\n");
-		fprintf(f, "    %-8s %8llu %8llu %8llu (%5.2f%%)  %7.0f %7.0f  %7.0f %7.0f  %llu\n",
+				   "most pages held in deferred frees; spare frames taken, most frames "
+				   "in free lists\n");
+		fprintf(f, "    %-8s %8llu %8llu %8llu (%5.2f%%)  %7.0f %7.0f  %7.0f %7.0f  %llu  %llu %llu\n",
 			r[i].policy, (unsigned long long)k->frame_allocs,
 			(unsigned long long)k->frame_reuses, (unsigned long long)k->settles,
 			k->frame_allocs ? 100.0 * (double)k->settles / (double)k->frame_allocs : 0.0,
 			k->settle_p50, k->settle_p99, k->wait_p50, k->wait_p99,
-			(unsigned long long)k->dfree_pages_peak);
+			(unsigned long long)k->dfree_pages_peak, (unsigned long long)k->spare_allocs,
+			(unsigned long long)k->free_frames_peak);
 	}
 	fprintf(f, "  interrupts vs before: ");
 	for (int i = 0; i < n; i++)
@@ -109,7 +111,7 @@ void print_csv_header(FILE *f)
 	for (int c = 0; c < SIM_NR_CAUSES; c++)
 		fprintf(f, ",ipis_%s", sim_cause_names[c]);
 	fprintf(f, ",frame_allocs,stamped_reuses,settle_waits,settle_p50_ns,settle_p99_ns,"
-		   "wait_p50_ns,wait_p99_ns,dfree_pages_peak\n");
+		   "wait_p50_ns,wait_p99_ns,dfree_pages_peak,spare_allocs,free_frames_peak\n");
 }
 
 /*
@@ -160,12 +162,14 @@ void print_csv(FILE *f, const struct workload *wl, const struct result *r, int n
 			w.time_vs_before, w.ipis_vs_linux, w.time_vs_linux, w.broadcasts);
 		for (int c = 0; c < SIM_NR_CAUSES; c++)
 			fprintf(f, ",%llu", (unsigned long long)x->cnt.irq_by_cause[c]);
-		fprintf(f, ",%llu,%llu,%llu,%.0f,%.0f,%.0f,%.0f,%llu\n",
+		fprintf(f, ",%llu,%llu,%llu,%.0f,%.0f,%.0f,%.0f,%llu,%llu,%llu\n",
 			(unsigned long long)x->cnt.frame_allocs,
 			(unsigned long long)x->cnt.frame_reuses,
 			(unsigned long long)x->cnt.settles, x->cnt.settle_p50, x->cnt.settle_p99,
 			x->cnt.wait_p50, x->cnt.wait_p99,
-			(unsigned long long)x->cnt.dfree_pages_peak);
+			(unsigned long long)x->cnt.dfree_pages_peak,
+			(unsigned long long)x->cnt.spare_allocs,
+			(unsigned long long)x->cnt.free_frames_peak);
 	}
 }
 

@@ -138,9 +138,14 @@ struct sim_cpu {
 
 /* What an interrupt was sent for: the kind of change being flushed (exit:
  * an address space torn down at exit or exec, its tables freed; forward:
- * sent on by a handler, NUMA fan-out; other: from a tick). */
+ * sent on by a handler, NUMA fan-out; other: from a tick; install: a page
+ * installed where deferred flushes were pending, which completes them
+ * first, Linux's flush_tlb_batched_pending(): the unmap's or the
+ * reclaim's flush, paid at the reuse; fault: a fault that changed a
+ * present PTE, a copy-on-write break). */
 enum sim_cause { CAUSE_MUNMAP, CAUSE_DONTNEED, CAUSE_MPROTECT, CAUSE_MREMAP, CAUSE_FAULT,
-		 CAUSE_RECLAIM, CAUSE_EXIT, CAUSE_FORWARD, CAUSE_OTHER, SIM_NR_CAUSES };
+		 CAUSE_RECLAIM, CAUSE_EXIT, CAUSE_FORWARD, CAUSE_OTHER, CAUSE_INSTALL,
+		 SIM_NR_CAUSES };
 extern const char *const sim_cause_names[SIM_NR_CAUSES];
 
 struct sim_counters {
@@ -153,6 +158,10 @@ struct sim_counters {
 	 * still to settle, settles that had to interrupt or wait, and the
 	 * modelled time each settle took (every one, for percentiles). */
 	uint64_t frame_allocs, frame_reuses, settles;
+	/* --stamp-spare: allocations that took a spare frame because every
+	 * one looked at was still pending, and the most frames the free lists
+	 * held at once (what they held back, pending or not). */
+	uint64_t spare_allocs, free_frames, free_frames_peak;
 	/* Pages whose frames wait in deferred frees (tlbpol_defer_free()):
 	 * now, and the most at once (memory LAZY_OK holds back). */
 	uint64_t dfree_pages, dfree_pages_peak;
@@ -181,6 +190,7 @@ struct sim_config {
 	int pcid;         /* switches keep the old address space's entries (RETAIN_AS) */
 	int stamps;       /* private unmaps are stamped; freed frames are reused (issue 14) */
 	uint32_t stamp_lookahead; /* ... the allocator prefers a settled one of this many */
+	int stamp_spare;  /* ... and takes a spare frame rather than settle one */
 	int quiet;
 	struct sim_cost cost;
 };
