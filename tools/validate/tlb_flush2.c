@@ -9,9 +9,12 @@
  * is a TLB shootdown to that CPU (the address space is live there), even
  * though no other thread ever touched these pages.
  *
- *   tlb_flush2 [-t THREADS] [-s SECONDS | -n ITERATIONS]
+ *   tlb_flush2 [-a] [-t THREADS] [-s SECONDS | -n ITERATIONS]
  *
  * -s runs for a fixed time (default 2 s) and is what run.sh measures;
+ * -a puts each thread's buffer alone in a 2 MiB region (a page-table page,
+ * a PTE lock and a VMA of its own); without it the buffers are neighbours
+ * that share all three, as will-it-scale's threads do.
  * -n runs a fixed number of operations per thread (what run.sh records
  * under strace, where the timed loop would make a huge trace).  Prints one
  * line: "threads=T ops=N seconds=S ops_per_s=R".
@@ -32,6 +35,7 @@
 
 static atomic_int go, stop;
 static long iterations;		/* per thread, with -n; 0: until stop */
+static int apart;		/* -a: each buffer alone in its 2 MiB */
 
 struct worker {
 	pthread_t tid;
@@ -46,6 +50,20 @@ static void *loop(void *arg)
 			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	long n = 0;
 
+	if (apart && buf != MAP_FAILED) {
+		/* -a: the buffer at the start of a 2 MiB region of its own, in
+		 * a reservation of 4 MiB: its PTEs in a page-table page (and
+		 * under a PTE lock) no other thread's share, in a VMA of its
+		 * own.  Without it the threads' buffers are neighbours, and
+		 * the kernel merges them into one VMA under one PTE page. */
+		char *res = mmap(NULL, 4UL << 20, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		char *at = (char *)(((unsigned long)res + (2UL << 20) - 1) & ~((2UL << 20) - 1));
+
+		munmap(buf, PAGES * PAGE);
+		buf = res == MAP_FAILED ? MAP_FAILED
+			: mmap(at, PAGES * PAGE, PROT_READ | PROT_WRITE,
+			       MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
+	}
 	if (buf == MAP_FAILED) {
 		perror("tlb_flush2: mmap");
 		exit(1);
@@ -81,13 +99,14 @@ int main(int argc, char **argv)
 	int threads = 1, c;
 	long total = 0;
 
-	while ((c = getopt(argc, argv, "t:s:n:")) != -1) {
+	while ((c = getopt(argc, argv, "at:s:n:")) != -1) {
 		switch (c) {
+		case 'a': apart = 1; break;
 		case 't': threads = atoi(optarg); break;
 		case 's': seconds = atof(optarg); break;
 		case 'n': iterations = atol(optarg); break;
 		default:
-			fprintf(stderr, "usage: tlb_flush2 [-t THREADS] [-s SECONDS | -n ITERATIONS]\n");
+			fprintf(stderr, "usage: tlb_flush2 [-a] [-t THREADS] [-s SECONDS | -n ITERATIONS]\n");
 			return 2;
 		}
 	}
