@@ -325,6 +325,23 @@ impl<'m, H: Host> Engine<'m, H> {
         Cpu { eng: self.raw, id: cpu, _e: PhantomData }
     }
 
+    /// `tlbpol_handle_ipi()` for `cpu`, from its shootdown interrupt
+    /// handler, without its [`Cpu`] token.  The interrupt may land while the
+    /// code it interrupted holds that token inside another engine call (or
+    /// in a callback's [`Here`]): a `&mut Cpu` cannot be had there, and the
+    /// C engine allows exactly this one call to nest (it serves what the
+    /// interrupted call is not serving already, and the rest is served
+    /// before that call returns).  Returns the number of requests served.
+    ///
+    /// # Safety
+    /// Call it on `cpu` itself, in its interrupt handler or wherever the
+    /// host delivers the interrupt: the flushes it makes (`flush_local`
+    /// for `cpu`) must reach that CPU's TLB, and no other thread may be
+    /// making calls for `cpu` meanwhile.
+    pub unsafe fn handle_ipi_on(&self, cpu: u32) -> Result<u32> {
+        check(sys::tlbpol_handle_ipi(self.raw.as_ptr(), cpu))
+    }
+
     /// `tlbpol_as_open()`: start tracking an address space whose flushes
     /// carry `tag` (its PCID, ASID, VMID...).  `Error::Exists` if an open
     /// one has `tag`, `Error::NoMemory` if `max_as` are open.

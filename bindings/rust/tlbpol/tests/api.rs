@@ -364,3 +364,46 @@ fn the_watchdog_reports_a_cpu_that_does_not_serve() {
     let st = eng.stats(Some(0)).unwrap();
     assert!(st.stuck_calls >= 1 && st.ipis_resent >= 1, "{:?}", *st);
 }
+
+/// A kernel's interrupt handler has no `&mut Cpu` (the code it interrupted
+/// may hold it): `Engine::handle_ipi_on` serves the shootdown without it,
+/// here on a thread that stands for CPU 1's interrupt, while CPU 1's token
+/// stays with its owner.
+#[test]
+fn the_interrupt_handler_needs_no_token() {
+    let host = Recorder::default();
+    let cfg = Config::new(2, Arch::X86_64);
+    let mut mem = vec![0u8; Engine::<Recorder>::mem_size(&cfg)];
+    let eng = Engine::init(&cfg, &host, &mut mem).unwrap();
+    let space = eng.open_as(7).unwrap();
+    let mut cpus = eng.take_cpus().unwrap();
+    let (mut c0, mut c1) = (cpus.next().unwrap(), cpus.next().unwrap());
+    c0.switch(Some(&space)).unwrap();
+    c1.switch(Some(&space)).unwrap();
+    host.take();
+    let stop = AtomicBool::new(false);
+    let ev = Event::new(EventKind::Protect).va(0x40_0000).old_pte(RW).new_pte(Pte::PRESENT | Pte::USER);
+    let d = std::thread::scope(|s| {
+        let irq = s.spawn(|| {
+            let mut served = 0;
+            while !stop.load(SeqCst) {
+                if host.pending[1].swap(false, SeqCst) {
+                    // SAFETY: this thread is CPU 1's interrupt; no other
+                    // thread makes calls for CPU 1 meanwhile.
+                    served += unsafe { eng.handle_ipi_on(1) }.unwrap();
+                }
+                std::thread::yield_now();
+            }
+            served
+        });
+        let d = c0.submit(&space, &ev).unwrap();
+        stop.store(true, SeqCst);
+        assert_eq!(irq.join().unwrap(), 1);
+        d
+    });
+    assert_eq!((d.action, d.deadline), (Action::Shootdown, Deadline::Now));
+    let seen = host.take();
+    assert!(seen.contains(&Seen::Flush { cpu: 1, tag: 7, kind: FlushKind::Pages, ranges: vec![(0x40_0000, 1)] }),
+            "{:?}", seen);
+    c1.switch(None).unwrap(); // the token is still CPU 1's, and usable
+}
