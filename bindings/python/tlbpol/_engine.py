@@ -377,6 +377,10 @@ class Engine:
     from the engine call that made the callback, on that thread, once the
     library has returned.  The engine's state then is as if the callback
     had done its job: a flush_local that raised has still been counted.
+    Beware send_ipi: if it raises before it has interrupted every target,
+    the engine still waits for their acknowledgements, and an initiator
+    whose targets never call handle_ipi() waits for ever (give the engine
+    a watchdog, wait_limit with a stuck callback, to learn of it).
 
     Per-CPU calls follow the C rules: calls for one CPU must not run
     concurrently; calls for different CPUs may, from different threads.
