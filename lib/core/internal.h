@@ -365,23 +365,34 @@ static inline uint64_t range_last(uint64_t va, uint64_t nr, uint32_t shift)
 }
 
 /*
- * Widen [*lo, *hi] by the addresses of batch entry @p that an install may
- * reuse before it completes: none for LAZY_OK (its caller promised not to),
- * the whole address space for a wide entry (its va names the first of the
- * events merged into it only).
+ * hull_widen(): [*lo, *hi] grown to take [@first, @last] in.
+ * tlbpol__hull_add(): grown by the addresses of batch entry @p that an
+ * install may reuse before it completes: none for LAZY_OK (its caller
+ * promised not to), the whole address space for a wide entry (its va names
+ * the first of the events merged into it only).
  */
-static inline void tlbpol__hull_add(const struct pending *p, uint64_t *lo, uint64_t *hi)
+static inline void hull_widen(uint64_t *lo, uint64_t *hi, uint64_t first, uint64_t last)
 {
-	uint64_t first = p->va, last = range_last(p->va, p->nr_pages, p->page_shift);
-
-	if (p->ev_flags & TLBPOL_EVF_LAZY_OK)
-		return;
-	if (p->wide)
-		first = 0, last = ~0ULL;
 	if (first < *lo)
 		*lo = first;
 	if (last > *hi)
 		*hi = last;
+}
+
+static inline void tlbpol__hull_add(const struct pending *p, uint64_t *lo, uint64_t *hi)
+{
+	if (p->ev_flags & TLBPOL_EVF_LAZY_OK)
+		return;
+	if (p->wide)
+		hull_widen(lo, hi, 0, ~0ULL);
+	else
+		hull_widen(lo, hi, p->va, range_last(p->va, p->nr_pages, p->page_shift));
+}
+
+/* Do [@lo, @hi] and [@first, @last] share a byte?  (lo > hi: empty.) */
+static inline int hull_meets(uint64_t lo, uint64_t hi, uint64_t first, uint64_t last)
+{
+	return lo <= last && first <= hi;
 }
 
 /* Account a flush this CPU performed in @s. */

@@ -44,10 +44,8 @@ static void span_narrow(struct tlbpol_engine *eng, uint32_t cpu, uint32_t as_ind
 		for (uint32_t k = 0; k < c->reqs[r].nr_flushes; k++) {
 			const struct req_flush *rf = &c->reqs[r].flushes[k];
 
-			if (rf->entries && rf->as_index == as_index) {
-				lo = rf->lo < lo ? rf->lo : lo;
-				hi = rf->hi > hi ? rf->hi : hi;
-			}
+			if (rf->entries && rf->as_index == as_index)
+				hull_widen(&lo, &hi, rf->lo, rf->hi);
 		}
 	if (lo > prim_load_relaxed(&b->lo))
 		prim_store_relaxed(&b->lo, lo);

@@ -260,12 +260,6 @@ static void take_generations(struct tlbpol_engine *eng, struct request *s)
 }
 
 /*
- * Flush this CPU, choose and publish the targets, post to their inboxes, and
- * (unless @lazy, or @delay turns of the caller's wait are to pass first)
- * interrupt them.  The caller took the generations and chose the candidates
- * @t after them, and waits.
- */
-/*
  * The batch entries @s took are no longer queued: it is armed (or its
  * broadcast done), so from now on its acks say whether they are complete.
  * Release: a reader that sees the drop sees that (pairs with the acquire in
@@ -284,6 +278,12 @@ static void unqueue(struct tlbpol_engine *eng, uint32_t me, const struct request
 	}
 }
 
+/*
+ * Flush this CPU, choose and publish the targets, post to their inboxes, and
+ * (unless @lazy, or @delay turns of the caller's wait are to pass first)
+ * interrupt them.  The caller took the generations and chose the candidates
+ * @t after them, and waits.
+ */
 static void arm(struct tlbpol_engine *eng, const struct tlbpol_params *prm, uint32_t me,
 		struct request *s, struct tlbpol_cpuset *t, int lazy, uint32_t delay)
 {
@@ -576,8 +576,8 @@ void tlbpol__force_lazy_over(struct tlbpol_engine *eng, const struct tlbpol_para
 		for (uint32_t k = 0; k < s->nr_flushes; k++) {
 			const struct req_flush *rf = &s->flushes[k];
 
-			if (rf->entries && rf->as_index == as_index && rf->lo <= last &&
-			    first <= rf->hi) {
+			if (rf->entries && rf->as_index == as_index &&
+			    hull_meets(rf->lo, rf->hi, first, last)) {
 				force_one(eng, prm, me, s);
 				break;
 			}

@@ -7,23 +7,6 @@
 #include "enqueue.h"
 
 /*
- * An address is being reused (a PTE installed where none was) while
- * deferred flushes are pending in its address space.  A deferred entry may be
- * exactly this address's old translation: if a CPU still caches it, that CPU
- * would keep using the old frame after the new one is mapped, and writes
- * would land in a frame the owner considers gone.  Linux has the same race
- * between batched reclaim and a parallel mprotect/munmap/fault, closed by
- * flush_tlb_batched_pending() (mm/rmap.c, commit 3ea277194daa "mm,
- * mprotect: flush TLB if potentially racing with a parallel reclaim leaving
- * stale TLB entries"), which flushes the whole mm whenever any batched flush
- * is pending.  Here each CPU publishes the span of what it has pending per
- * address space (struct pending_span): this CPU completes its own work early if it
- * overlaps; if another CPU's span overlaps, one whole-AS shootdown (FLUSH_ALL
- * to every CPU if a global PTE is among it) covers what cannot be seen
- * precisely.  Spans that do not overlap cost nothing: a server unmapping
- * buffers lazily does not pay for the buffers other threads map meanwhile.
- */
-/*
  * Has @cpu a request in flight (armed, some target yet to acknowledge)?
  * Acquire: pairs with the seqcst store that arms it.
  */
@@ -48,12 +31,29 @@ static int batch_meets(const struct tlbpol_cpu *c, uint32_t as_index, uint64_t f
 		if (c->pending[i].as_index != as_index)
 			continue;
 		tlbpol__hull_add(&c->pending[i], &lo, &hi);
-		if (lo <= last && first <= hi)
+		if (hull_meets(lo, hi, first, last))
 			return 1;
 	}
 	return 0;
 }
 
+/*
+ * An address is being reused (a PTE installed where none was) while
+ * deferred flushes are pending in its address space.  A deferred entry may be
+ * exactly this address's old translation: if a CPU still caches it, that CPU
+ * would keep using the old frame after the new one is mapped, and writes
+ * would land in a frame the owner considers gone.  Linux has the same race
+ * between batched reclaim and a parallel mprotect/munmap/fault, closed by
+ * flush_tlb_batched_pending() (mm/rmap.c, commit 3ea277194daa "mm,
+ * mprotect: flush TLB if potentially racing with a parallel reclaim leaving
+ * stale TLB entries"), which flushes the whole mm whenever any batched flush
+ * is pending.  Here each CPU publishes the span of what it has pending per
+ * address space (struct pending_span): this CPU completes its own work early if it
+ * overlaps; if another CPU's span overlaps, one whole-AS shootdown (FLUSH_ALL
+ * to every CPU if a global PTE is among it) covers what cannot be seen
+ * precisely.  Spans that do not overlap cost nothing: a server unmapping
+ * buffers lazily does not pay for the buffers other threads map meanwhile.
+ */
 static void settle_reused_range(struct tlbpol_engine *eng, const struct tlbpol_params *prm,
 				struct tlbpol_as *as, uint32_t cpu, const struct tlbpol_event *ev)
 {
@@ -76,8 +76,24 @@ static void settle_reused_range(struct tlbpol_engine *eng, const struct tlbpol_p
 			continue;
 		if (a != as->index && !prim_load_relaxed(&b->global))
 			continue;
-		if (prim_load_relaxed(&b->lo) > last || first > prim_load_relaxed(&b->hi))
+		if (!hull_meets(prim_load_relaxed(&b->lo), prim_load_relaxed(&b->hi), first, last))
 			continue;
+		if (x == cpu) {
+			/* Our own: complete what of it may cover the address now:
+			 * the lazy requests in flight that do (each part knows
+			 * its addresses), and the batch if any entry does; all of
+			 * it where a global entry is among it. */
+			int all = (int)prim_load_relaxed(&b->global);
+
+			if (all)
+				tlbpol__force_lazy(eng, prm, cpu);
+			else
+				tlbpol__force_lazy_over(eng, prm, cpu, a, first, last);
+			if (all || batch_meets(cpu_of(eng, cpu), a, first, last))
+				tlbpol__flush_batch(eng, prm, cpu, TLBPOL_BY_WRITEBACK,
+						    TLBPOL_BY_LAZY);
+			continue;
+		}
 		/*
 		 * Another CPU's span counts what it has not released yet, and
 		 * it releases only at its own next engine call: entries whose
@@ -88,25 +104,9 @@ static void settle_reused_range(struct tlbpol_engine *eng, const struct tlbpol_p
 		 * complete (struct pending_span, queued).  Not for global
 		 * entries: they are looked for in every address space.
 		 */
-		if (x != cpu && !prim_load_relaxed(&b->global) &&
-		    !prim_load_acquire(&b->queued) && !requests_in_flight(eng, x))
+		if (!prim_load_relaxed(&b->global) && !prim_load_acquire(&b->queued) &&
+		    !requests_in_flight(eng, x))
 			continue;
-		if (x == cpu) {
-			/* Our own: complete what of it may cover the address now:
-			 * the lazy requests in flight that do (each part knows
-			 * its addresses), and the batch if any entry does. */
-			if (prim_load_relaxed(&b->global)) {
-				tlbpol__force_lazy(eng, prm, cpu);
-				tlbpol__flush_batch(eng, prm, cpu, TLBPOL_BY_WRITEBACK,
-						    TLBPOL_BY_LAZY);
-				continue;
-			}
-			tlbpol__force_lazy_over(eng, prm, cpu, a, first, last);
-			if (batch_meets(cpu_of(eng, cpu), a, first, last))
-				tlbpol__flush_batch(eng, prm, cpu, TLBPOL_BY_WRITEBACK,
-						    TLBPOL_BY_LAZY);
-			continue;
-		}
 		others = 1;
 		global |= (int)prim_load_relaxed(&b->global);
 	}
