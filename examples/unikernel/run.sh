@@ -107,10 +107,14 @@ if [ -z "$kernel" ]; then
 fi
 [ -f "$kernel" ] || { echo "run.sh: no kernel $kernel" >&2; exit 2; }
 
-# KVM when /dev/kvm opens read-write (it may exist without being usable).
+# KVM when /dev/kvm is a character device that opens read-write (it may
+# exist without being usable).  Test -c first: a bare `3<>/dev/kvm` on a
+# machine without it creates /dev/kvm as an empty regular file, which then
+# "opens" and sends every later run to a KVM that is not there.
+kvm_usable() { [ -c /dev/kvm ] && ( exec 3<>/dev/kvm ) 2>/dev/null; }
 if [ $accel = auto ]; then
-	if ( exec 3<>/dev/kvm ) 2>/dev/null; then accel=kvm; else accel=tcg; fi
-elif [ $accel = kvm ] && ! ( exec 3<>/dev/kvm ) 2>/dev/null; then
+	if kvm_usable; then accel=kvm; else accel=tcg; fi
+elif [ $accel = kvm ] && ! kvm_usable; then
 	echo "run.sh: --kvm, but /dev/kvm cannot be opened; skipping" >&2
 	exit 77
 fi
