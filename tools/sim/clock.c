@@ -189,6 +189,15 @@ static void serve_irq(struct sim *s, uint32_t cpu)
 	/* In a guest the exits come before the handler acknowledges (cost.h
 	 * [VMX]), so the initiator waits them out; the return is native. */
 	c->clock += half + (s->cfg.vm ? s->cfg.cost.vm_irq_exit_ns : 0);
+	/* The handler's acknowledgement is a store other CPUs see the moment
+	 * it is made, so make it only when this CPU is the earliest again,
+	 * at its clock past the entry and the exits.  Without this catch-up
+	 * the handler ran while the other CPUs' clocks were still at the
+	 * interrupt's arrival: an initiator polling meanwhile saw its
+	 * acknowledgement the entry and the exits early and ran ahead
+	 * (check_causality.sh). */
+	if (s->running == cpu && others_first(s, cpu, c->clock))
+		suspend_until(s, cpu, c->clock);
 	s->cnt.irq_received++;
 	c->cause = CAUSE_FORWARD; /* what a handler sends on (NUMA fan-out) */
 	tlbpol_handle_ipi(s->eng, cpu);
