@@ -59,6 +59,8 @@ refused spurious --cost no-such-cost=1
 refused all all all
 refused dontneed --threads -1
 refused dontneed --block-us abc
+refused dontneed --pages 0
+refused dontneed --pages 257
 refused dontneed --ipi-delay-spins soon
 refused trace tools/trace/samples/python-threads.trace --trace-cpu-ns -3
 refused trace tools/trace/samples/python-threads.trace --trace-compute-scale 0

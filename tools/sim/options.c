@@ -47,6 +47,7 @@ enum {
 	OPT_STAMPS,
 	OPT_STAMP_SPARE,
 	OPT_STAMP_LOOKAHEAD,
+	OPT_PAGES,
 };
 
 static const struct option longopts[] = {
@@ -80,6 +81,7 @@ static const struct option longopts[] = {
 	{ "stamp-spare", no_argument, NULL, OPT_STAMP_SPARE },
 	{ "stamp-lookahead", required_argument, NULL, OPT_STAMP_LOOKAHEAD },
 	{ "block-us", required_argument, NULL, OPT_BLOCK },
+	{ "pages", required_argument, NULL, OPT_PAGES },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -117,6 +119,8 @@ static void usage(FILE *f)
 		"  --threads T       dontneed: run T threads (default: one per CPU; more than CPUs\n"
 		"                    share them through the run queues)\n"
 		"  --block-us U      dontneed: each thread blocks U us after each operation\n"
+		"  --pages N         dontneed: pages written and dropped per operation (default\n"
+		"                    16, tlb_flush2's; 1 to 256; 1 is ipi_rtt -d's loop)\n"
 		"  --pcid            switches keep the old address space's TLB entries under\n"
 		"                    their tag (PCID/ASID: the engine's TLBPOL_CFGF_RETAIN_AS)\n"
 		"  --stamps          private unmaps end with tlbpol_stamp() and give their frames\n"
@@ -157,6 +161,7 @@ static int numeric_option(struct sim_config *cfg, int c, const char *name, const
 		{ OPT_L2, &cfg->l2_entries, NULL },
 		{ OPT_OVERCOMMIT, &cfg->overcommit, NULL },
 		{ OPT_THREADS, &cfg->threads, NULL },
+		{ OPT_PAGES, &cfg->pages, NULL },
 		{ OPT_STAMP_LOOKAHEAD, &cfg->stamp_lookahead, NULL },
 	};
 	const struct {
@@ -169,6 +174,9 @@ static int numeric_option(struct sim_config *cfg, int c, const char *name, const
 	};
 	const struct cli_number *num = cli_number_find(nums, sizeof(nums) / sizeof(nums[0]), c);
 	int bad = num && cli_number_set(num, v);
+
+	if (c == OPT_PAGES && !bad && (cfg->pages < 1 || cfg->pages > 256))
+		bad = 1; /* workloads.c: DN_PAGES_MAX */
 
 	for (size_t i = 0; i < sizeof(reals) / sizeof(reals[0]); i++)
 		if (reals[i].opt == c) {

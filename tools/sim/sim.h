@@ -185,6 +185,7 @@ struct sim_config {
 	double trace_compute_scale; /* trace replay: recorded computation times this */
 	double trace_cpu_ns; /* > 0: ... scaled to add up to this (the program's CPU time) */
 	uint32_t threads; /* dontneed: its threads (0: one per CPU) */
+	uint32_t pages;   /* dontneed: pages per operation (0: 16) */
 	double block_ns;  /* dontneed: each thread blocks this long after each operation */
 	int probe;        /* after each step a CPU reads a page installed lately (checking) */
 	int pcid;         /* switches keep the old address space's entries (RETAIN_AS) */

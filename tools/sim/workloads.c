@@ -407,7 +407,8 @@ static void swapout_finish(struct sim *s)
  * threads on T CPUs do T / that per second.  --block-us has each thread
  * block that long after each operation.                                  */
 
-#define DN_PAGES 16
+#define DN_PAGES 16 /* tlb_flush2's; --pages changes it */
+#define DN_PAGES_MAX 256 /* each thread's buffer at tag * 256 pages */
 
 static int dontneed_setup(struct sim *s)
 {
@@ -437,7 +438,8 @@ static int dontneed_step(struct sim *s, uint32_t cpu)
 {
 	struct sim_thread *me = sim_current(s, cpu);
 	struct wcpu *w = me->w;
-	uint64_t base = 0x100000 + (uint64_t)me->tag * 0x100;
+	uint64_t pages = s->cfg.pages ? s->cfg.pages : DN_PAGES;
+	uint64_t base = 0x100000 + (uint64_t)me->tag * DN_PAGES_MAX; /* options.c: pages <= 256 */
 	/* An operation runs from the end of the thread's last one: the
 	 * interrupts it served in between (at the end of its step, in
 	 * clock.c's sim_yield) are its CPU's time as surely as those served
@@ -446,11 +448,11 @@ static int dontneed_step(struct sim *s, uint32_t cpu)
 
 	if (w->i == w->n)
 		return 0;
-	for (uint64_t k = 0; k < DN_PAGES; k++)
+	for (uint64_t k = 0; k < pages; k++)
 		touch(s, cpu, 0, base + k, 1);
 	/* MADV_DONTNEED of private anonymous pages: the range stays mapped,
 	 * so the flush is complete when madvise() returns (STAYS_MAPPED). */
-	unmap_range(s, cpu, 0, base, DN_PAGES, TLBPOL_EVF_STAYS_MAPPED | TLBPOL_EVF_PRIVATE);
+	unmap_range(s, cpu, 0, base, pages, TLBPOL_EVF_STAYS_MAPPED | TLBPOL_EVF_PRIVATE);
 	s->cnt.busy_ns += s->cpus[cpu].clock - t;
 	s->cnt.busy_ops++;
 	w->i++;
