@@ -28,9 +28,11 @@ cpus_list=(2 4 8)
 arch_list=(x86 arm64 generic)
 # The normal mix without and with ASID retention, the switch-heavy mix with
 # retention (CPUs coming back to address spaces others changed), LAZY_OK work
-# in batches of 8 pages, and compute spells (the stall watchdog's ground).
+# in batches of 8 pages, and compute spells (the stall watchdog's ground),
+# also with waits served only by the interrupts relax takes (WAIT_IRQS).
 variant_list=("--profile normal" "--profile normal --retain" "--profile switch --retain"
-	      "--profile lazy --retain --batch 8" "--profile compute --ipi-delay 20")
+	      "--profile lazy --retain --batch 8" "--profile compute --ipi-delay 20"
+	      "--profile compute --wait-irqs")
 masks=33 # configurations in --rules all
 runs=$(( ${#cpus_list[@]} * ${#arch_list[@]} * ${#variant_list[@]} ))
 per_config=$(( (events + runs * masks - 1) / (runs * masks) ))

@@ -13,6 +13,9 @@
  *  - tlbpol_cpu_state() made by someone else for a CPU that cannot;
  *  - with interrupts off (no interrupt is ever taken) two CPUs that shoot
  *    each other down both finish: their waits serve their own inboxes;
+ *  - TLBPOL_CFGF_WAIT_IRQS: a waiting CPU serves only when interrupted
+ *    (unless it polls), needs ops->relax, and two CPUs that shoot each
+ *    other down with interrupts taken in relax both finish;
  *  - tlbpol_decide(), tlbpol_stats_read(), tlbpol_frees_pending(),
  *    tlbpol_as_open()/close() from another thread while the CPUs run.
  */
@@ -29,6 +32,8 @@ struct ob {
 	struct tlbpol_cpuset pending;
 	void (*in_relax)(struct ob *, uint32_t);
 	void (*in_flush)(struct ob *, uint32_t);
+	int hold; /* relax turns during which raised interrupts stay pending */
+	uint32_t relax_flushes0; /* flushes_on[0] when relax was last called */
 	int ret[24];
 	int nret;
 };
@@ -61,11 +66,16 @@ static void ob_relax(void *ctx, uint32_t cpu)
 {
 	struct ob *o = ctx;
 
+	o->relax_flushes0 = o->h.flushes_on[0];
 	if (o->in_relax) {
 		void (*fn)(struct ob *, uint32_t) = o->in_relax;
 
 		o->in_relax = NULL;
 		fn(o, cpu);
+	}
+	if (o->hold) {
+		o->hold--;
+		return;
 	}
 	for (int c = tlbpol_cpuset_next(&o->pending, -1); c >= 0;
 	     c = tlbpol_cpuset_next(&o->pending, c)) {
@@ -81,7 +91,7 @@ static const struct tlbpol_ops ob_ops = {
 	.relax = ob_relax,
 };
 
-static void ob_init(struct ob *o)
+static void ob_init_with(struct ob *o, uint64_t rules, uint32_t flags)
 {
 	struct tlbpol_config cfg;
 
@@ -89,12 +99,18 @@ static void ob_init(struct ob *o)
 	h_config(&o->h, &cfg, 3, TLBPOL_ARCH_X86_64);
 	cfg.ops = &ob_ops;
 	cfg.ops_ctx = o;
-	cfg.rules = TLBPOL_RULES_DEFAULT & ~TLBPOL_RULE_BROADCAST;
+	cfg.rules = rules;
+	cfg.flags = flags;
 	assert_int_equal(tlbpol_engine_new(&cfg, &o->h.eng), 0);
 	assert_int_equal(tlbpol_as_open(o->h.eng, 1, &o->as), 0);
 	for (uint32_t c = 0; c < 3; c++)
 		assert_int_equal(tlbpol_switch(o->h.eng, c, o->as, NULL), 0);
 	h_reset_log(&o->h);
+}
+
+static void ob_init(struct ob *o)
+{
+	ob_init_with(o, TLBPOL_RULES_DEFAULT & ~TLBPOL_RULE_BROADCAST, 0);
 }
 
 /* CPU 0 write-protects a page: a shootdown now at CPUs 1 and 2. */
@@ -279,6 +295,93 @@ static void test_cpu_state_for_another(void **state)
 	tlbpol_engine_free(o.h.eng);
 }
 
+/*
+ * TLBPOL_CFGF_WAIT_IRQS: a CPU waiting for the acknowledgements of its own
+ * shootdown serves what others post to it only when interrupted.  While
+ * CPU 0 waits, CPU 1 posts a lazy request (no interrupt) that CPU 0 is a
+ * target of, and the waits' interrupts are held one turn so that CPU 0's
+ * loop turns again: without the flag that turn serves the request (CPU 0
+ * has flushed twice by its last relax); with it the request waits for CPU
+ * 0's next interrupt, nothing lost; under RULE_POLLING_CPUS (a polling CPU
+ * is not interrupted) the loop serves it whatever the flag, not only the
+ * serve after the loop (its initiator would wait for this CPU's own wait).
+ */
+static void cpu1_posts_lazy(struct ob *o, uint32_t cpu)
+{
+	struct tlbpol_decision d;
+	struct tlbpol_event lz = h_event(TLBPOL_EV_UNMAP, TLBPOL_EVF_LAZY_OK | TLBPOL_EVF_PRIVATE,
+					 0x8000, 1, P | W | U | A, 0);
+
+	(void)cpu;
+	record(o, tlbpol_submit(o->h.eng, o->as, 1, &lz, &d));
+	record(o, (int)d.deadline);
+	record(o, tlbpol_tick(o->h.eng, 1));
+	o->hold = 1;
+}
+
+/* CPU 0's flushes by the last turn of its wait for a shootdown of its own,
+ * CPU 1 posting meanwhile; @served_after: CPU 0's next interrupt's return. */
+static uint32_t wait_irqs_flushes(uint64_t rules, uint32_t flags, int *served_after)
+{
+	struct ob o;
+	struct tlbpol_decision d;
+	struct tlbpol_event ev = h_event(TLBPOL_EV_PROTECT, 0, 0x1000, 1, P | W | U | A, P | U | A);
+	uint32_t n;
+
+	ob_init_with(&o, rules, flags);
+	o.in_relax = cpu1_posts_lazy;
+	assert_int_equal(tlbpol_submit(o.h.eng, o.as, 0, &ev, &d), 0);
+	assert_int_equal(d.action, TLBPOL_ACT_SHOOTDOWN);
+	assert_int_equal(o.nret, 3);
+	assert_int_equal(o.ret[0], 0);
+	assert_int_equal(o.ret[1], TLBPOL_BY_LAZY);
+	assert_int_equal(o.ret[2], 0);
+	n = o.relax_flushes0;
+	assert_int_equal(o.h.flushes_on[0], n); /* nothing after the last turn */
+	/* CPU 0's next interrupt serves whatever is left. */
+	*served_after = tlbpol_handle_ipi(o.h.eng, 0);
+	assert_int_equal(o.h.flushes_on[0], 2);
+	tlbpol_engine_free(o.h.eng);
+	return n;
+}
+
+static void test_wait_irqs(void **state)
+{
+	const uint64_t base = TLBPOL_RULES_DEFAULT & ~TLBPOL_RULE_BROADCAST;
+	const uint64_t nopoll = base & ~TLBPOL_RULE_POLLING_CPUS;
+	int after;
+
+	(void)state;
+	assert_int_equal(wait_irqs_flushes(nopoll, 0, &after), 2);
+	assert_int_equal(after, 0);
+	assert_int_equal(wait_irqs_flushes(nopoll, TLBPOL_CFGF_WAIT_IRQS, &after), 1);
+	assert_int_equal(after, 1);
+	assert_int_equal(wait_irqs_flushes(base, TLBPOL_CFGF_WAIT_IRQS, &after), 2);
+	assert_int_equal(after, 0);
+	assert_int_equal(wait_irqs_flushes(nopoll, TLBPOL_CFGF_WAIT_IRQS | TLBPOL_CFGF_RETAIN_AS,
+					   &after), 1);
+}
+
+/* The promise needs a relax to keep it; unknown flag bits are refused. */
+static void test_wait_irqs_config(void **state)
+{
+	struct harness h;
+	struct tlbpol_config cfg;
+	struct tlbpol_engine *eng = NULL;
+
+	(void)state;
+	h_config(&h, &cfg, 2, TLBPOL_ARCH_X86_64); /* h_ops: no relax */
+	cfg.flags = TLBPOL_CFGF_WAIT_IRQS;
+	assert_int_equal(tlbpol_engine_new(&cfg, &eng), -EINVAL);
+	assert_int_equal(tlbpol_engine_size(&cfg), 0);
+	cfg.ops = &ob_ops;
+	assert_int_equal(tlbpol_engine_new(&cfg, &eng), 0);
+	tlbpol_engine_free(eng);
+	eng = NULL;
+	cfg.flags = TLBPOL_CFGF_ALL + 1;
+	assert_int_equal(tlbpol_engine_new(&cfg, &eng), -EINVAL);
+}
+
 /* --- threads ------------------------------------------------------------ */
 
 static struct tlbpol_engine *teng;
@@ -324,6 +427,105 @@ static void *shooter(void *arg)
 	while (atomic_load(&tdone) < 2)
 		assert_int_equal(tlbpol_tick(teng, cpu), 0);
 	return NULL;
+}
+
+/*
+ * TLBPOL_CFGF_WAIT_IRQS with its promise kept: interrupts are flags that
+ * relax takes (and the CPU between its calls), and two CPUs that shoot
+ * each other down both finish, with RULE_POLLING_CPUS (a polling CPU is
+ * not interrupted: its loop must serve) and without.  The watchdog fails
+ * the test where a wait would last for ever.
+ */
+static atomic_int tirq[2];
+
+static void ti_send_ipi(void *ctx, uint32_t from, const struct tlbpol_cpuset *t)
+{
+	(void)ctx;
+	(void)from;
+	for (int c = tlbpol_cpuset_next(t, -1); c >= 0; c = tlbpol_cpuset_next(t, c))
+		atomic_store(&tirq[c], 1); /* after the engine's publication */
+}
+
+static void ti_take(uint32_t cpu)
+{
+	if (atomic_exchange(&tirq[cpu], 0))
+		assert_true(tlbpol_handle_ipi(teng, cpu) >= 0);
+}
+
+static void ti_relax(void *ctx, uint32_t cpu)
+{
+	(void)ctx;
+	ti_take(cpu);
+	sched_yield();
+}
+
+#define TI_STUCK_TURNS 2000000U
+
+static void ti_stuck(void *ctx, uint32_t cpu, const struct tlbpol_cpuset *waiting, uint64_t turns)
+{
+	(void)ctx;
+	(void)waiting;
+	if (turns >= TI_STUCK_TURNS)
+		fail_msg("cpu %u waited %llu turns", cpu, (unsigned long long)turns);
+}
+
+static void *irq_shooter(void *arg)
+{
+	uint32_t cpu = (uint32_t)(uintptr_t)arg;
+
+	for (uint64_t i = 0; i < 500; i++) {
+		struct tlbpol_event ev = h_event(TLBPOL_EV_PROTECT, 0,
+						 ((uint64_t)cpu << 20) + (i % 32) * 0x1000, 1,
+						 P | W | U | A, P | U | A);
+
+		assert_int_equal(tlbpol_submit(teng, tas, cpu, &ev, NULL), 0);
+		ti_take(cpu); /* interrupts on between calls too */
+	}
+	atomic_fetch_add(&tdone, 1);
+	while (atomic_load(&tdone) < 2) {
+		ti_take(cpu);
+		sched_yield();
+	}
+	return NULL;
+}
+
+static void test_wait_irqs_mutual(void **state)
+{
+	static const struct tlbpol_ops ops = {
+		.size = sizeof(struct tlbpol_ops),
+		.flush_local = t_flush,
+		.send_ipi = ti_send_ipi,
+		.relax = ti_relax,
+		.stuck = ti_stuck,
+	};
+	const uint64_t base = TLBPOL_RULES_DEFAULT & ~TLBPOL_RULE_BROADCAST;
+	struct tlbpol_config cfg;
+	struct tlbpol_stats st;
+	pthread_t s[2];
+
+	(void)state;
+	for (int polling = 0; polling < 2; polling++) {
+		tlbpol_config_init(&cfg, 2, TLBPOL_ARCH_X86_64);
+		cfg.ops = &ops;
+		cfg.flags = TLBPOL_CFGF_WAIT_IRQS;
+		cfg.rules = polling ? base : base & ~TLBPOL_RULE_POLLING_CPUS;
+		cfg.wait_limit = TI_STUCK_TURNS / 4;
+		assert_int_equal(tlbpol_engine_new(&cfg, &teng), 0);
+		assert_int_equal(tlbpol_as_open(teng, 1, &tas), 0);
+		assert_int_equal(tlbpol_switch(teng, 0, tas, NULL), 0);
+		assert_int_equal(tlbpol_switch(teng, 1, tas, NULL), 0);
+		atomic_store(&tdone, 0);
+		atomic_store(&tirq[0], 0);
+		atomic_store(&tirq[1], 0);
+		for (uintptr_t c = 0; c < 2; c++)
+			assert_int_equal(pthread_create(&s[c], NULL, irq_shooter, (void *)c), 0);
+		for (int c = 0; c < 2; c++)
+			pthread_join(s[c], NULL);
+		assert_int_equal(tlbpol_stats_read(teng, -1, &st), 0);
+		assert_int_equal(st.events, 1000);
+		assert_int_equal(st.stuck_calls, 0);
+		tlbpol_engine_free(teng);
+	}
 }
 
 static void *reader(void *arg)
@@ -382,4 +584,7 @@ H_TEST_MAIN(
 	cmocka_unit_test(test_tick_inside_submit),
 	cmocka_unit_test(test_every_call_nested),
 	cmocka_unit_test(test_cpu_state_for_another),
-	cmocka_unit_test(test_interrupts_off_mutual));
+	cmocka_unit_test(test_wait_irqs),
+	cmocka_unit_test(test_wait_irqs_config),
+	cmocka_unit_test(test_interrupts_off_mutual),
+	cmocka_unit_test(test_wait_irqs_mutual));

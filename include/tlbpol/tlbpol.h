@@ -29,13 +29,15 @@
  *    with interrupts on or off, but a call that may wait for other CPUs
  *    (tlbpol_submit(), tlbpol_flush(), tlbpol_defer_free(), tlbpol_tick())
  *    keeps serving this CPU's own requests while it waits, so the host
- *    need not take the interrupt for that.  A CPU must not spin with
+ *    need not take the interrupt for that (unless the host promises, with
+ *    TLBPOL_CFGF_WAIT_IRQS, that ops->relax takes them).  A CPU must not spin with
  *    interrupts off on anything another CPU may hold while it waits inside
  *    the engine (a page-table lock): that CPU waits for this one's
  *    acknowledgement.
  *  - The engine never blocks on a lock it does not own; where it waits for
  *    other CPUs it spins on ops->relax and keeps serving the waiting CPU's own
- *    incoming requests, so two CPUs that shoot each other down cannot
+ *    incoming requests (or, with TLBPOL_CFGF_WAIT_IRQS, ops->relax does, by
+ *    taking the interrupts), so two CPUs that shoot each other down cannot
  *    deadlock.  Callbacks are never invoked with an engine lock held.
  *  - Structures passed in begin with a `size` field: set it to sizeof.
  *
@@ -493,9 +495,24 @@ struct tlbpol_ops {
  * were skipped must flush it (tlbpol_switch() reports need_flush).  Without
  * it, a switch to another address space drops the old one's entries (a CR3
  * write without PCID), and no flush is needed at switch-in.
+ * TLBPOL_CFGF_WAIT_IRQS (release 0.2): the host promises that every wait
+ * inside the engine takes this CPU's interrupts: ops->relax is set, and
+ * while a CPU waits in it, an interrupt sent to that CPU by ops->send_ipi
+ * runs tlbpol_handle_ipi() for it (a kernel whose waits run with
+ * interrupts on, as Linux's csd_lock_wait() does).  A CPU waiting for the
+ * acknowledgements of its own shootdown then serves what others post to it
+ * only when interrupted, as Linux does, and not also from its wait loop
+ * (under TLBPOL_RULE_POLLING_CPUS, where a waiting CPU is not interrupted,
+ * it still serves from the loop).  Serving from the loop is cheaper (no
+ * interrupt), so a host sets this flag only to reproduce a kernel that
+ * does not, as tlbpol-sim does for its Linux policies.  Without the
+ * promise kept, two CPUs that shoot each other down wait for each other
+ * for ever; tlbpol_engine_new() and tlbpol_engine_init() refuse the flag
+ * without ops->relax (-EINVAL).
  */
 #define TLBPOL_CFGF_RETAIN_AS (1U << 0)
-#define TLBPOL_CFGF_ALL 0x1U
+#define TLBPOL_CFGF_WAIT_IRQS (1U << 1)
+#define TLBPOL_CFGF_ALL 0x3U
 #define TLBPOL_DEFAULT_BATCH_PAGES 512
 #define TLBPOL_DEFAULT_MAX_AS 64
 #define TLBPOL_MAX_BATCH_PAGES 65536
@@ -675,8 +692,9 @@ TLBPOL_API size_t tlbpol_engine_size(const struct tlbpol_config *cfg);
  * This is the freestanding constructor: it allocates nothing.
  * Context: any; no other thread may use @mem meanwhile.
  * Return: 0; -EINVAL for a NULL argument, cfg->size too small, an unknown
- * arch or rule bit, missing ops->flush_local or ops->send_ipi, a zero
- * flush_ceiling or misaligned @mem; -ERANGE for nr_cpus, max_as, batch_pages
+ * arch, rule or config flag bit, missing ops->flush_local or ops->send_ipi,
+ * TLBPOL_CFGF_WAIT_IRQS without ops->relax, a zero flush_ceiling or
+ * misaligned @mem; -ERANGE for nr_cpus, max_as, batch_pages
  * or a cpu_node entry out of range; -ENOMEM if @len is too small.
  */
 TLBPOL_API int tlbpol_engine_init(struct tlbpol_engine **out, void *mem, size_t len,

@@ -93,6 +93,9 @@ static int config_check(const struct tlbpol_config *cfg)
 	    (cfg->ops->size != TLBPOL_OPS_SIZE_0_1 && cfg->ops->size < sizeof(struct tlbpol_ops)) ||
 	    !cfg->ops->flush_local || !cfg->ops->send_ipi)
 		return -E_INVAL;
+	/* WAIT_IRQS leans on ops->relax to take the interrupts (tlbpol.h). */
+	if ((cfg->flags & TLBPOL_CFGF_WAIT_IRQS) && !cfg->ops->relax)
+		return -E_INVAL;
 	if (cfg->flush_ceiling == 0 || cfg->reserved)
 		return -E_INVAL;
 	if (cfg->nr_cpus == 0 || cfg->nr_cpus > TLBPOL_MAX_CPUS)

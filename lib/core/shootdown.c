@@ -434,11 +434,22 @@ static void wait_acks(struct tlbpol_engine *eng, const struct tlbpol_params *prm
 	int poll = prim_load_acquire(&s->acks) &&
 		   (prm->rules & TLBPOL_RULE_POLLING_CPUS) &&
 		   !prim_load_relaxed(&c->in_serve);
+	/*
+	 * Who serves what others post to this CPU while it waits: this loop,
+	 * or (TLBPOL_CFGF_WAIT_IRQS) the interrupt ops->relax takes, as in
+	 * Linux, whose csd_lock_wait() spins with interrupts on and never
+	 * looks at its own call_single_queue.  A polling CPU is not sent the
+	 * interrupt (kick() leaves it out), so it still serves here: not for
+	 * liveness (kick()'s pairing interrupts one of two CPUs that wait for
+	 * each other), but because its initiator would otherwise wait until our own wait ends.
+	 */
+	int serve = poll || !(eng->flags & TLBPOL_CFGF_WAIT_IRQS);
 
 	if (poll)
 		prim_store_seqcst(&c->polling, 1u);
 	for (uint32_t turn = 1; prim_load_acquire(&s->acks); turn++) {
-		tlbpol__serve(eng, prm, me);
+		if (serve)
+			tlbpol__serve(eng, prm, me);
 		if (unkicked && turn >= delay) {
 			kick_unclaimed(eng, prm, me, s, unkicked);
 			unkicked = NULL;

@@ -100,7 +100,7 @@ static _Noreturn void help(FILE *f, int rc)
 {
 	fprintf(f,
 		"usage: stress --cpus N --events M --rules SPEC --arch x86|arm64|generic --seed S\n"
-		"              [--retain] [--profile normal|switch|planted|lazy|wide|compute]\n"
+		"              [--retain] [--wait-irqs] [--profile normal|switch|planted|lazy|wide|compute]\n"
 		"              [--expect-violations] [--no-broadcast] [--ipi-delay SPINS] [--as K]\n"
 		"              [--batch PAGES] [--pages PER_AS] [--kernel-pages N] [--store-first] [--quiet] [--verbose]\n"
 		"  SPEC: comma list of all, default-RULE, or a mask tlbpol_rules_parse() reads\n"
@@ -175,6 +175,7 @@ void stress_options(struct opts *o, int argc, char **argv)
 		{ "as", required_argument, NULL, OPT_AS },
 		{ "ipi-delay", required_argument, NULL, OPT_IPI_DELAY },
 		{ "retain", no_argument, &o->retain, 1 },
+		{ "wait-irqs", no_argument, &o->wait_irqs, 1 },
 		{ "expect-violations", no_argument, &o->expect, 1 },
 		{ "store-first", no_argument, &o->store_first, 1 },
 		{ "no-broadcast", no_argument, &o->broadcast, 0 },

@@ -6,7 +6,7 @@
  * found.
  *
  *   stress --cpus N --events M --rules SPEC --arch x86|arm64|generic
- *          --seed S [--retain] [--profile normal|switch|planted|lazy|wide|compute]
+ *          --seed S [--retain] [--wait-irqs] [--profile normal|switch|planted|lazy|wide|compute]
  *          [--expect-violations] [--no-broadcast] [--ipi-delay SPINS] [--as K] [--quiet]
  *
  * --events is the number of workload steps per configuration, over all
@@ -62,7 +62,9 @@ static int run_one(const struct opts *o, uint64_t mask, const char *mask_name, s
 
 	orc_config_init(&cfg, o->cpus, o->arch, mask);
 	cfg.nr_as = o->nr_as ? o->nr_as : o->prof->nr_as;
-	cfg.flags = o->retain ? TLBPOL_CFGF_RETAIN_AS : 0;
+	cfg.flags = (o->retain ? TLBPOL_CFGF_RETAIN_AS : 0) |
+		    /* cb_relax() polls the mailbox: the promise is kept. */
+		    (o->wait_irqs ? TLBPOL_CFGF_WAIT_IRQS : 0);
 	cfg.broadcast = o->broadcast;
 	cfg.ipi_delay_spins = o->ipi_delay;
 	cfg.batch_pages = o->batch;
@@ -131,9 +133,10 @@ static int run_one(const struct opts *o, uint64_t mask, const char *mask_name, s
 			if (res->v[k])
 				printf(" %s=%" PRIu64, orc_vkind_name((enum orc_vkind)k), res->v[k]);
 		printf("\n  reproduce (ORC_TRACE=1 also prints the last events): stress --cpus %u --events %" PRIu64
-		       " --rules %#" PRIx64 " --arch %s --seed %" PRIu64 "%s --profile %s\n",
+		       " --rules %#" PRIx64 " --arch %s --seed %" PRIu64 "%s%s --profile %s\n",
 		       o->cpus, o->events, mask, orc_arch_name(o->arch), o->seed,
-		       o->retain ? " --retain" : "", o->prof->name);
+		       o->retain ? " --retain" : "", o->wait_irqs ? " --wait-irqs" : "",
+		       o->prof->name);
 	}
 	fflush(stdout);
 	orc_world_free(w);

@@ -44,7 +44,7 @@ struct opts {
 	uint64_t events;
 	uint32_t arch;
 	uint64_t seed;
-	int retain, expect, broadcast, quiet, verbose, store_first;
+	int retain, wait_irqs, expect, broadcast, quiet, verbose, store_first;
 	uint32_t batch, kernel_pages, pages;
 	uint32_t nr_as;
 	uint32_t ipi_delay;

@@ -75,9 +75,12 @@ class FlushFlag(enum.IntFlag):
 
 
 class ConfigFlag(enum.IntFlag):
-    """TLBPOL_CFGF_*: RETAIN_AS (PCID/ASID keep a switched-away AS's entries)."""
+    """TLBPOL_CFGF_*: RETAIN_AS (PCID/ASID keep a switched-away AS's entries);
+    WAIT_IRQS (the host's relax takes this CPU's interrupts, and waits are
+    served only by them, as Linux's csd_lock_wait())."""
     RETAIN_AS = 1 << 0
-    ALL = 0x1
+    WAIT_IRQS = 1 << 1
+    ALL = 0x3
 
 
 class CpuState(enum.IntEnum):

@@ -248,8 +248,12 @@ pub const TLBPOL_DEFAULT_COST_BROADCAST_NS: u32 = 1500;
 pub const TLBPOL_DEFAULT_COST_BROADCAST_PAGE_NS: u32 = 40;
 /// `TLBPOL_CFGF_RETAIN_AS`: switching away keeps the address space's entries.
 pub const TLBPOL_CFGF_RETAIN_AS: u32 = 1 << 0;
+/// `TLBPOL_CFGF_WAIT_IRQS`: the host's `relax` takes this CPU's interrupts,
+/// and a CPU waiting for its own shootdown serves others' requests only
+/// from them (as Linux's `csd_lock_wait()`); needs `relax`.
+pub const TLBPOL_CFGF_WAIT_IRQS: u32 = 1 << 1;
 /// `TLBPOL_CFGF_ALL`: every config flag.
-pub const TLBPOL_CFGF_ALL: u32 = 0x1;
+pub const TLBPOL_CFGF_ALL: u32 = 0x3;
 /// `TLBPOL_DEFAULT_BATCH_PAGES`.
 pub const TLBPOL_DEFAULT_BATCH_PAGES: u32 = 512;
 /// `TLBPOL_DEFAULT_MAX_AS`.

@@ -69,6 +69,24 @@ impl<'n> Config<'n> {
         }
         self
     }
+    /// `TLBPOL_CFGF_WAIT_IRQS`: the host promises that [`Host::relax`]
+    /// takes this CPU's interrupts (calls `handle_ipi` for an interrupt
+    /// [`Host::send_ipi`] raised), and a CPU waiting for its own shootdown
+    /// then serves other CPUs' requests only from them, as Linux's
+    /// `csd_lock_wait()` does.  Without the promise kept, two CPUs that
+    /// shoot each other down wait for ever.  For reproducing such a
+    /// kernel; serving from the wait loop (the default) is cheaper.
+    ///
+    /// [`Host::relax`]: crate::Host::relax
+    /// [`Host::send_ipi`]: crate::Host::send_ipi
+    pub fn wait_irqs(mut self, on: bool) -> Self {
+        if on {
+            self.raw.flags |= sys::TLBPOL_CFGF_WAIT_IRQS;
+        } else {
+            self.raw.flags &= !sys::TLBPOL_CFGF_WAIT_IRQS;
+        }
+        self
+    }
     /// The NUMA node of each CPU (at least `nr_cpus` entries, copied).
     pub fn cpu_node<'m>(self, nodes: &'m [u16]) -> Config<'m> {
         Config { raw: self.raw, nodes: Some(nodes) }

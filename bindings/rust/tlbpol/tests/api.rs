@@ -407,3 +407,62 @@ fn the_interrupt_handler_needs_no_token() {
             "{:?}", seen);
     c1.switch(None).unwrap(); // the token is still CPU 1's, and usable
 }
+
+/// A host whose `relax` takes its CPU's interrupts, as a kernel waiting
+/// with interrupts on does.
+#[derive(Default)]
+struct IrqsInRelax(Recorder);
+
+impl Host for IrqsInRelax {
+    fn flush_local(&self, cpu: &Here<'_>, f: &Flush<'_>) {
+        self.0.flush(cpu.cpu(), f)
+    }
+    fn send_ipi(&self, from: &Here<'_>, targets: &CpuSet) {
+        self.0.ipi(from.cpu(), targets)
+    }
+    fn relax(&self, cpu: &Here<'_>) {
+        if self.0.pending[cpu.cpu() as usize].swap(false, SeqCst) {
+            cpu.handle_ipi().unwrap();
+        }
+        std::thread::yield_now();
+    }
+}
+
+/// `Config::wait_irqs`: with the promise kept (`relax` takes the
+/// interrupts), two CPUs that shoot each other down both finish, every
+/// request served by an interrupt.
+#[test]
+fn wait_irqs_mutual_shootdowns_finish_when_relax_takes_interrupts() {
+    let host = IrqsInRelax::default();
+    let cfg = Config::new(2, Arch::X86_64).rules(Rules::DEFAULT - Rules::POLLING_CPUS).wait_irqs(true);
+    let mut mem = vec![0u8; Engine::<IrqsInRelax>::mem_size(&cfg)];
+    let eng = Engine::init(&cfg, &host, &mut mem).unwrap();
+    let space = eng.open_as(3).unwrap();
+    let mut cpus = eng.take_cpus().unwrap();
+    let (mut c0, mut c1) = (cpus.next().unwrap(), cpus.next().unwrap());
+    c0.switch(Some(&space)).unwrap();
+    c1.switch(Some(&space)).unwrap();
+    let done = std::sync::atomic::AtomicU32::new(0);
+    let run = |cpu: &mut Cpu<'_>, n: u32| {
+        for i in 0..200u64 {
+            let va = (u64::from(n) << 20) + (i % 32) * 0x1000;
+            let ev = Event::new(EventKind::Protect).va(va).old_pte(RW).new_pte(Pte::PRESENT | Pte::USER);
+            cpu.submit(&space, &ev).unwrap();
+        }
+        done.fetch_add(1, SeqCst);
+        // Interrupts still on: the other CPU may be waiting for this one.
+        while done.load(SeqCst) < 2 {
+            if host.0.pending[n as usize].swap(false, SeqCst) {
+                cpu.handle_ipi().unwrap();
+            }
+            std::thread::yield_now();
+        }
+    };
+    std::thread::scope(|s| {
+        s.spawn(|| run(&mut c1, 1));
+        run(&mut c0, 0);
+    });
+    let st = eng.stats(None).unwrap();
+    assert_eq!(st.events, 400);
+    assert_eq!(st.stuck_calls, 0);
+}
