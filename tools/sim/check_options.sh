@@ -62,6 +62,8 @@ refused dontneed --block-us abc
 refused dontneed --pages 0
 refused dontneed --pages 257
 refused dontneed --ipi-delay-spins soon
+refused dontneed --wait-irqs maybe
+refused dontneed --wait-irqs
 refused trace tools/trace/samples/python-threads.trace --trace-cpu-ns -3
 refused trace tools/trace/samples/python-threads.trace --trace-compute-scale 0
 refused dontneed --pcid=1
@@ -77,6 +79,28 @@ printf 'fault_ns=1234.5  # measured\n' >"$tmp"
 a=$("$sim" $short --cost-file "$tmp" --csv) b=$("$sim" $short --cost fault_ns=1234.5 --csv)
 [ "$a" = "$b" ] || say "--cost-file differs from the same --cost"
 rm -f "$tmp"
+
+# --wait-irqs reaches the engine: auto is yes for naive, before and linux
+# and no for default and custom; yes and no change what a mutual-shootdown
+# run does (dontneed, 2 CPUs: each CPU waits while the other's request is
+# posted) unless the CPUs poll (RULE_POLLING_CPUS: the loop serves then).
+dn="dontneed --cpus 2 --nodes 1 --events 200 --csv"
+for p in linux default custom; do
+	# shellcheck disable=SC2086
+	a=$("$sim" $dn --policy $p --rules default,-polling-cpus)
+	# shellcheck disable=SC2086
+	y=$("$sim" $dn --policy $p --rules default,-polling-cpus --wait-irqs yes)
+	# shellcheck disable=SC2086
+	n=$("$sim" $dn --policy $p --rules default,-polling-cpus --wait-irqs no)
+	case $p in
+	linux) [ "$a" = "$y" ] || say "--wait-irqs auto is not yes for linux" ;;
+	*) [ "$a" = "$n" ] || say "--wait-irqs auto is not no for $p" ;;
+	esac
+	case $p in
+	default) [ "$y" = "$n" ] || say "--wait-irqs changed default, whose CPUs poll" ;;
+	*) [ "$y" != "$n" ] || say "--wait-irqs yes and no agree for $p" ;;
+	esac
+done
 
 [ "$fail" -eq 0 ] && echo "ok: tlbpol-sim options"
 exit $fail

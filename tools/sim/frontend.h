@@ -23,6 +23,7 @@ extern const char *const sim_policy_names[SIM_NR_POLICIES];
 struct policy {
 	const char *name;
 	uint64_t rules;
+	int wait_irqs; /* TLBPOL_CFGF_WAIT_IRQS: waits served only by interrupts */
 };
 
 /* --- the command line (options.c) --- */
@@ -40,6 +41,7 @@ struct sim_options {
 	int have_custom;      /* --rules was given */
 	uint64_t custom_rules;
 	int only;             /* --policy: a POL_*, or -1 for all of them */
+	int wait_irqs;        /* --wait-irqs: -1 auto (the Linux policies), 0 no, 1 yes */
 	const struct workload *scale; /* --scale SCENARIO */
 	const char *trace;    /* trace FILE */
 };

@@ -179,6 +179,8 @@ int sim_init(struct sim *s, const struct sim_config *cfg, const struct workload 
 	ec.ops = cfg->broadcast ? &ops_bc : &ops;
 	if (cfg->pcid)
 		ec.flags |= TLBPOL_CFGF_RETAIN_AS;
+	if (cfg->wait_irqs) /* cb_relax() takes this CPU's interrupts */
+		ec.flags |= TLBPOL_CFGF_WAIT_IRQS;
 	ec.ops_ctx = s;
 	ec.cpu_node = cfg->nnodes > 1 ? s->node : NULL;
 	ec.cost_ipi_ns = (uint32_t)(cfg->cost.ipi_first_ns * (cfg->vm ? cfg->cost.vm_ipi_factor : 1));

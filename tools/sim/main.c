@@ -17,8 +17,16 @@ const char *const sim_policy_names[SIM_NR_POLICIES] = {
 	[POL_DEFAULT] = "default", [POL_CUSTOM] = "custom",
 };
 
-/* The policies as they run under @wl; @custom is the --rules mask. */
-static void policies(const struct workload *wl, uint64_t custom,
+/*
+ * The policies as they run under @wl; @custom is the --rules mask.  The
+ * Linux policies (naive, before, linux) wait as Linux's csd_lock_wait()
+ * does: it spins with interrupts on and never looks at its own queue, so
+ * a CPU waiting for its own shootdown serves another's request only when
+ * that request's interrupt arrives (TLBPOL_CFGF_WAIT_IRQS).  default and
+ * custom serve their inbox from the wait loop, as the library does unless
+ * told otherwise.  @wait_irqs (--wait-irqs): -1 so, 0 none, 1 all.
+ */
+static void policies(const struct workload *wl, uint64_t custom, int wait_irqs,
 		     struct policy pols[SIM_NR_POLICIES])
 {
 	const uint64_t rules[SIM_NR_POLICIES] = {
@@ -30,7 +38,8 @@ static void policies(const struct workload *wl, uint64_t custom,
 	};
 
 	for (int p = 0; p < SIM_NR_POLICIES; p++)
-		pols[p] = (struct policy){ sim_policy_names[p], rules[p] };
+		pols[p] = (struct policy){ sim_policy_names[p], rules[p],
+					   wait_irqs < 0 ? p <= POL_LINUX : wait_irqs };
 }
 
 static double now_s(void)
@@ -63,6 +72,7 @@ static int run_one(const struct sim_config *base, const struct workload *wl, con
 
 	cfg.arch = wl->arch;
 	cfg.rules = pol->rules;
+	cfg.wait_irqs = pol->wait_irqs;
 	cfg.broadcast = base->broadcast || wl->broadcast;
 	cfg.vm = wl->vm || base->vm;
 	if (cfg.broadcast && pol->rules != TLBPOL_RULES_NONE)
@@ -100,7 +110,7 @@ static int run_scale(const struct sim_options *o, int tty)
 	struct policy pols[SIM_NR_POLICIES];
 	uint64_t unsafe = 0;
 
-	policies(wl, 0, pols);
+	policies(wl, 0, o->wait_irqs, pols);
 	printf("%s: interrupts sent and modelled time (ms) by CPU count\n", wl->name);
 	printf("%6s", "cpus");
 	for (int p = 0; p < POL_CUSTOM; p++) {
@@ -160,7 +170,7 @@ static int run_scenarios(const struct sim_options *o, int tty)
 		/* A policy run alone has its ratios to itself. */
 		int b = o->only < 0 ? POL_BEFORE : 0, l = o->only < 0 ? POL_LINUX : 0;
 
-		policies(wl, o->custom_rules, pols);
+		policies(wl, o->custom_rules, o->wait_irqs, pols);
 		if (o->only >= 0) {
 			pols[0] = pols[o->only];
 			np = 1;

@@ -48,6 +48,7 @@ enum {
 	OPT_STAMP_SPARE,
 	OPT_STAMP_LOOKAHEAD,
 	OPT_PAGES,
+	OPT_WAIT_IRQS,
 };
 
 static const struct option longopts[] = {
@@ -82,6 +83,7 @@ static const struct option longopts[] = {
 	{ "stamp-lookahead", required_argument, NULL, OPT_STAMP_LOOKAHEAD },
 	{ "block-us", required_argument, NULL, OPT_BLOCK },
 	{ "pages", required_argument, NULL, OPT_PAGES },
+	{ "wait-irqs", required_argument, NULL, OPT_WAIT_IRQS },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -121,6 +123,10 @@ static void usage(FILE *f)
 		"  --block-us U      dontneed: each thread blocks U us after each operation\n"
 		"  --pages N         dontneed: pages written and dropped per operation (default\n"
 		"                    16, tlb_flush2's; 1 to 256; 1 is ipi_rtt -d's loop)\n"
+		"  --wait-irqs auto|yes|no  whose waits take other CPUs' requests only from\n"
+		"                    their interrupts, as Linux's csd_lock_wait() (the engine's\n"
+		"                    TLBPOL_CFGF_WAIT_IRQS); the rest serve them from the wait\n"
+		"                    loop (default auto: naive, before and linux)\n"
 		"  --pcid            switches keep the old address space's TLB entries under\n"
 		"                    their tag (PCID/ASID: the engine's TLBPOL_CFGF_RETAIN_AS)\n"
 		"  --stamps          private unmaps end with tlbpol_stamp() and give their frames\n"
@@ -300,6 +306,13 @@ static int option(struct sim_options *o, int c, const char *name, const char *v)
 		}
 		o->have_custom = 1;
 		return 0;
+	case OPT_WAIT_IRQS:
+		if (!strcmp(v, "auto") || !strcmp(v, "yes") || !strcmp(v, "no")) {
+			o->wait_irqs = !strcmp(v, "auto") ? -1 : !strcmp(v, "yes");
+			return 0;
+		}
+		fprintf(stderr, "tlbpol-sim: --wait-irqs takes auto, yes or no, not %s\n", v);
+		return -1;
 	case OPT_POLICY:
 		o->only = policy_index(v);
 		if (o->only < 0) {
@@ -373,6 +386,7 @@ int sim_parse_options(int argc, char **argv, struct sim_options *o)
 
 	memset(o, 0, sizeof(*o));
 	o->only = -1;
+	o->wait_irqs = -1;
 	cfg->ncpus = 64;
 	cfg->nnodes = 4;
 	cfg->l1_entries = 64;

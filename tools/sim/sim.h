@@ -189,6 +189,7 @@ struct sim_config {
 	double block_ns;  /* dontneed: each thread blocks this long after each operation */
 	int probe;        /* after each step a CPU reads a page installed lately (checking) */
 	int pcid;         /* switches keep the old address space's entries (RETAIN_AS) */
+	int wait_irqs;    /* waits are served only by interrupts (CFGF_WAIT_IRQS) */
 	int stamps;       /* private unmaps are stamped; freed frames are reused (issue 14) */
 	uint32_t stamp_lookahead; /* ... the allocator prefers a settled one of this many */
 	int stamp_spare;  /* ... and takes a spare frame rather than settle one */
