@@ -111,6 +111,9 @@ def checkers(args):
         # process group of its own, out of reach of the kill on a hang).
         ("threads", "oracle", ["sh", "-c", "tests/test_threads && tests/test_machinery_threads"],
          120),
+        # The calls' contexts and who serves a waiting CPU (TLBPOL_CFGF_WAIT_IRQS):
+        # in the concurrency suite, which "unit" leaves out.
+        ("obligations", "assert", ["tests/test_obligations"], 120),
         ("stress-x86", "oracle", st + ["--cpus", "4", "--arch", "x86", "--events", ev,
                                        "--rules", "all"], 300),
         ("stress-switch", "oracle", st + ["--cpus", "4", "--arch", "x86", "--events", ev,
