@@ -29,11 +29,11 @@
  *    with interrupts on or off, but a call that may wait for other CPUs
  *    (tlbpol_submit(), tlbpol_flush(), tlbpol_defer_free(), tlbpol_tick())
  *    keeps serving this CPU's own requests while it waits, so the host
- *    need not take the interrupt for that (unless the host promises, with
- *    TLBPOL_CFGF_WAIT_IRQS, that ops->relax takes them).  A CPU must not spin with
- *    interrupts off on anything another CPU may hold while it waits inside
- *    the engine (a page-table lock): that CPU waits for this one's
- *    acknowledgement.
+ *    need not take the interrupt for that (unless it promises, with
+ *    TLBPOL_CFGF_WAIT_IRQS, that ops->relax takes them).  A CPU must not
+ *    spin with interrupts off on anything another CPU may hold while it
+ *    waits inside the engine (a page-table lock): that CPU waits for this
+ *    one's acknowledgement.
  *  - The engine never blocks on a lock it does not own; where it waits for
  *    other CPUs it spins on ops->relax and keeps serving the waiting CPU's own
  *    incoming requests (or, with TLBPOL_CFGF_WAIT_IRQS, ops->relax does, by

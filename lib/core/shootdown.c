@@ -441,7 +441,8 @@ static void wait_acks(struct tlbpol_engine *eng, const struct tlbpol_params *prm
 	 * looks at its own call_single_queue.  A polling CPU is not sent the
 	 * interrupt (kick() leaves it out), so it still serves here: not for
 	 * liveness (kick()'s pairing interrupts one of two CPUs that wait for
-	 * each other), but because its initiator would otherwise wait until our own wait ends.
+	 * each other), but because its initiator, which skipped the
+	 * interrupt, would otherwise wait until our own wait ends.
 	 */
 	int serve = poll || !(eng->flags & TLBPOL_CFGF_WAIT_IRQS);
 
