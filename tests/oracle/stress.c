@@ -98,12 +98,14 @@ static int run_one(const struct opts *o, uint64_t mask, const char *mask_name, s
 	res->viol = orc_violations(w);
 	tlbpol_stats_read(orc_engine(w), -1, &st);
 	if (!o->quiet || res->viol)
-		printf("cpus=%u arch=%s retain=%d profile=%s rules=%#06" PRIx64 "(%s) events=%" PRIu64
+		printf("cpus=%u arch=%s retain=%d wait_irqs=%d profile=%s rules=%#06" PRIx64
+		       "(%s) events=%" PRIu64
 		       " ipis=%" PRIu64 " flushes=%" PRIu64 " broadcasts=%" PRIu64
 		       " catchups=%" PRIu64 " lazy_skipped=%" PRIu64 " checks=%" PRIu64
 		       " excused=%" PRIu64 " violations=%" PRIu64 " frees=%" PRIu64 "/%" PRIu64
 		       " time=%.2fs\n",
-		       o->cpus, orc_arch_name(o->arch), o->retain, o->prof->name, mask, mask_name,
+		       o->cpus, orc_arch_name(o->arch), o->retain, o->wait_irqs, o->prof->name, mask,
+		       mask_name,
 		       res->c[ORC_C_EVENTS], res->c[ORC_C_IPIS], res->c[ORC_C_FLUSHES],
 		       res->c[ORC_C_BROADCASTS], res->c[ORC_C_CATCHUPS], st.lazy_skipped,
 		       res->c[ORC_C_CHECKS], res->c[ORC_C_EXCUSED], res->viol,
@@ -164,10 +166,12 @@ int main(int argc, char **argv)
 		if (r.c[ORC_C_FREES_RUN] != r.c[ORC_C_FREES_REG])
 			lost++;
 	}
-	printf("total: cpus=%u arch=%s retain=%d configs=%u events=%" PRIu64 " ipis=%" PRIu64
+	printf("total: cpus=%u arch=%s retain=%d wait_irqs=%d configs=%u events=%" PRIu64
+	       " ipis=%" PRIu64
 	       " flushes=%" PRIu64 " violations=%" PRIu64 " frees=%" PRIu64 "/%" PRIu64
 	       " time=%.2fs\n",
-	       o.cpus, orc_arch_name(o.arch), o.retain, o.nmasks, events, tot.c[ORC_C_IPIS],
+	       o.cpus, orc_arch_name(o.arch), o.retain, o.wait_irqs, o.nmasks, events,
+	       tot.c[ORC_C_IPIS],
 	       tot.c[ORC_C_FLUSHES], tot.viol, tot.c[ORC_C_FREES_RUN], tot.c[ORC_C_FREES_REG],
 	       now_s() - t0);
 	if (o.expect) {
