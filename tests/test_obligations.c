@@ -410,32 +410,12 @@ static void t_relax(void *ctx, uint32_t cpu)
 	sched_yield();
 }
 
-static void *shooter(void *arg)
-{
-	uint32_t cpu = (uint32_t)(uintptr_t)arg;
-
-	for (uint64_t i = 0; i < 500; i++) {
-		struct tlbpol_event ev = h_event(TLBPOL_EV_PROTECT, 0,
-						 ((uint64_t)cpu << 20) + (i % 32) * 0x1000, 1,
-						 P | W | U | A, P | U | A);
-
-		assert_int_equal(tlbpol_submit(teng, tas, cpu, &ev, NULL), 0);
-	}
-	atomic_fetch_add(&tdone, 1);
-	/* Interrupts still off: the other may wait for us.  A call that
-	 * serves (tick) is how a CPU with interrupts off gets its requests. */
-	while (atomic_load(&tdone) < 2)
-		assert_int_equal(tlbpol_tick(teng, cpu), 0);
-	return NULL;
-}
-
 /*
- * TLBPOL_CFGF_WAIT_IRQS with its promise kept: interrupts are flags that
- * relax takes (and the CPU between its calls), and two CPUs that shoot
- * each other down both finish, with RULE_POLLING_CPUS (a polling CPU is
- * not interrupted: its loop must serve) and without.  The watchdog fails
- * the test where a wait would last for ever.
+ * Interrupts on (TLBPOL_CFGF_WAIT_IRQS's tests): an interrupt is a flag that
+ * ti_take() turns into tlbpol_handle_ipi(), in relax and between calls.
+ * Interrupts off (tirqs_on 0): never taken; t_send_ipi() raises nothing.
  */
+static int tirqs_on;
 static atomic_int tirq[2];
 
 static void ti_send_ipi(void *ctx, uint32_t from, const struct tlbpol_cpuset *t)
@@ -469,7 +449,8 @@ static void ti_stuck(void *ctx, uint32_t cpu, const struct tlbpol_cpuset *waitin
 		fail_msg("cpu %u waited %llu turns", cpu, (unsigned long long)turns);
 }
 
-static void *irq_shooter(void *arg)
+/* CPU @arg write-protects pages of its own, each a shootdown at the other. */
+static void *shooter(void *arg)
 {
 	uint32_t cpu = (uint32_t)(uintptr_t)arg;
 
@@ -479,16 +460,52 @@ static void *irq_shooter(void *arg)
 						 P | W | U | A, P | U | A);
 
 		assert_int_equal(tlbpol_submit(teng, tas, cpu, &ev, NULL), 0);
-		ti_take(cpu); /* interrupts on between calls too */
+		if (tirqs_on)
+			ti_take(cpu);
 	}
 	atomic_fetch_add(&tdone, 1);
+	/* The other may still wait for us.  With interrupts off, a call that
+	 * serves (tick) is how a CPU gets its requests. */
 	while (atomic_load(&tdone) < 2) {
-		ti_take(cpu);
-		sched_yield();
+		if (tirqs_on) {
+			ti_take(cpu);
+			sched_yield();
+		} else {
+			assert_int_equal(tlbpol_tick(teng, cpu), 0);
+		}
 	}
 	return NULL;
 }
 
+/* An engine of 2 CPUs from @cfg, both running one address space. */
+static void two_cpus(const struct tlbpol_config *cfg)
+{
+	assert_int_equal(tlbpol_engine_new(cfg, &teng), 0);
+	assert_int_equal(tlbpol_as_open(teng, 1, &tas), 0);
+	assert_int_equal(tlbpol_switch(teng, 0, tas, NULL), 0);
+	assert_int_equal(tlbpol_switch(teng, 1, tas, NULL), 0);
+	atomic_store(&tdone, 0);
+	atomic_store(&tirq[0], 0);
+	atomic_store(&tirq[1], 0);
+}
+
+/* Both CPUs shoot each other down, one thread each, until both are done. */
+static void two_shooters(void)
+{
+	pthread_t s[2];
+
+	for (uintptr_t c = 0; c < 2; c++)
+		assert_int_equal(pthread_create(&s[c], NULL, shooter, (void *)c), 0);
+	for (int c = 0; c < 2; c++)
+		pthread_join(s[c], NULL);
+}
+
+/*
+ * TLBPOL_CFGF_WAIT_IRQS with its promise kept (relax takes the interrupts):
+ * two CPUs that shoot each other down both finish, with RULE_POLLING_CPUS
+ * (a polling CPU is not interrupted: its loop must serve) and without.  The
+ * watchdog fails the test where a wait would last for ever.
+ */
 static void test_wait_irqs_mutual(void **state)
 {
 	static const struct tlbpol_ops ops = {
@@ -501,26 +518,17 @@ static void test_wait_irqs_mutual(void **state)
 	const uint64_t base = TLBPOL_RULES_DEFAULT & ~TLBPOL_RULE_BROADCAST;
 	struct tlbpol_config cfg;
 	struct tlbpol_stats st;
-	pthread_t s[2];
 
 	(void)state;
+	tirqs_on = 1;
 	for (int polling = 0; polling < 2; polling++) {
 		tlbpol_config_init(&cfg, 2, TLBPOL_ARCH_X86_64);
 		cfg.ops = &ops;
 		cfg.flags = TLBPOL_CFGF_WAIT_IRQS;
 		cfg.rules = polling ? base : base & ~TLBPOL_RULE_POLLING_CPUS;
 		cfg.wait_limit = TI_STUCK_TURNS / 4;
-		assert_int_equal(tlbpol_engine_new(&cfg, &teng), 0);
-		assert_int_equal(tlbpol_as_open(teng, 1, &tas), 0);
-		assert_int_equal(tlbpol_switch(teng, 0, tas, NULL), 0);
-		assert_int_equal(tlbpol_switch(teng, 1, tas, NULL), 0);
-		atomic_store(&tdone, 0);
-		atomic_store(&tirq[0], 0);
-		atomic_store(&tirq[1], 0);
-		for (uintptr_t c = 0; c < 2; c++)
-			assert_int_equal(pthread_create(&s[c], NULL, irq_shooter, (void *)c), 0);
-		for (int c = 0; c < 2; c++)
-			pthread_join(s[c], NULL);
+		two_cpus(&cfg);
+		two_shooters();
 		assert_int_equal(tlbpol_stats_read(teng, -1, &st), 0);
 		assert_int_equal(st.events, 1000);
 		assert_int_equal(st.stuck_calls, 0);
@@ -557,23 +565,17 @@ static void test_interrupts_off_mutual(void **state)
 		.relax = t_relax,
 	};
 	struct tlbpol_config cfg;
-	pthread_t s[2], r;
+	pthread_t r;
 
 	(void)state;
+	tirqs_on = 0;
 	tlbpol_config_init(&cfg, 2, TLBPOL_ARCH_X86_64);
 	cfg.ops = &ops;
 	cfg.rules = TLBPOL_RULES_DEFAULT & ~TLBPOL_RULE_POLLING_CPUS;
-	assert_int_equal(tlbpol_engine_new(&cfg, &teng), 0);
-	assert_int_equal(tlbpol_as_open(teng, 1, &tas), 0);
-	assert_int_equal(tlbpol_switch(teng, 0, tas, NULL), 0);
-	assert_int_equal(tlbpol_switch(teng, 1, tas, NULL), 0);
-	atomic_store(&tdone, 0);
+	two_cpus(&cfg);
 	atomic_store(&treaders_stop, 0);
 	assert_int_equal(pthread_create(&r, NULL, reader, NULL), 0);
-	for (uintptr_t c = 0; c < 2; c++)
-		assert_int_equal(pthread_create(&s[c], NULL, shooter, (void *)c), 0);
-	for (int c = 0; c < 2; c++)
-		pthread_join(s[c], NULL);
+	two_shooters();
 	atomic_store(&treaders_stop, 1);
 	pthread_join(r, NULL);
 	tlbpol_engine_free(teng);
