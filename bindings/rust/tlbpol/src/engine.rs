@@ -61,13 +61,8 @@ impl<'n> Config<'n> {
     }
     /// `TLBPOL_CFGF_RETAIN_AS`: switching away keeps an address space's
     /// entries under their tag (PCID, ASID).
-    pub fn retain_as(mut self, on: bool) -> Self {
-        if on {
-            self.raw.flags |= sys::TLBPOL_CFGF_RETAIN_AS;
-        } else {
-            self.raw.flags &= !sys::TLBPOL_CFGF_RETAIN_AS;
-        }
-        self
+    pub fn retain_as(self, on: bool) -> Self {
+        self.config_flag(sys::TLBPOL_CFGF_RETAIN_AS, on)
     }
     /// `TLBPOL_CFGF_WAIT_IRQS`: the host promises that [`Host::relax`]
     /// takes this CPU's interrupts (calls `handle_ipi` for an interrupt
@@ -79,11 +74,15 @@ impl<'n> Config<'n> {
     ///
     /// [`Host::relax`]: crate::Host::relax
     /// [`Host::send_ipi`]: crate::Host::send_ipi
-    pub fn wait_irqs(mut self, on: bool) -> Self {
+    pub fn wait_irqs(self, on: bool) -> Self {
+        self.config_flag(sys::TLBPOL_CFGF_WAIT_IRQS, on)
+    }
+    /// Sets or clears one `TLBPOL_CFGF_*` bit.
+    fn config_flag(mut self, bit: u32, on: bool) -> Self {
         if on {
-            self.raw.flags |= sys::TLBPOL_CFGF_WAIT_IRQS;
+            self.raw.flags |= bit;
         } else {
-            self.raw.flags &= !sys::TLBPOL_CFGF_WAIT_IRQS;
+            self.raw.flags &= !bit;
         }
         self
     }
