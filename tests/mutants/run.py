@@ -127,6 +127,10 @@ def checkers(args):
         ("stress-compute", "oracle", st + ["--cpus", "4", "--arch", "x86", "--events", ev,
                                            "--rules", "all", "--profile", "compute",
                                            "--ipi-delay", "20"], 300),
+        # Waits served only by the interrupts relax takes (TLBPOL_CFGF_WAIT_IRQS).
+        ("stress-waitirqs", "oracle", st + ["--cpus", "4", "--arch", "x86", "--events", ev,
+                                            "--rules", "all", "--retain", "--wait-irqs",
+                                            "--profile", "compute"], 300),
         ("stress-planted", "oracle", st + ["--cpus", "4", "--arch", "x86", "--events", "6000",
                                            "--rules", "linux,default", "--profile",
                                            "planted"], 300),
