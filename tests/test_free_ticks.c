@@ -4,7 +4,10 @@
  * (it only ticks) still runs its deferred frees, within free_ticks ticks,
  * after the one shootdown that makes them safe; TLBPOL_FREE_TICKS_NEVER
  * keeps release 0.1's behaviour (they wait for tlbpol_flush()); a batch
- * flushed by other means restarts the age; lazy work is not forced.
+ * flushed by other means restarts the age; lazy requests age too, without
+ * interrupting targets that tick or that went idle.  A fresh engine's tick
+ * count is UINT32_MAX, so every test here queues its first work at the
+ * last tick before the count wraps.
  */
 #include <errno.h>
 
@@ -180,24 +183,130 @@ static void test_writeback_flushed_by_host(void **state)
 	tlbpol_engine_free(h.eng);
 }
 
-/* Lazy work is posted at each tick without interrupts, as before: aging
- * forces only what is due by a free. */
-static void test_lazy_not_forced(void **state)
+/* One lazy unmap by CPU 0 (LAZY_OK: no flush due before a free), and a
+ * deferred free queued behind it; the log reset. */
+static void lazy_unmap(struct harness *h, struct tlbpol_as *as)
 {
-	struct harness h;
-	struct tlbpol_as *as;
 	struct tlbpol_decision d;
 	struct tlbpol_event ev = h_event(TLBPOL_EV_UNMAP, TLBPOL_EVF_LAZY_OK | TLBPOL_EVF_PRIVATE,
 					 0x700000, 1, P | W | U | A, 0);
 
+	freed = 0;
+	assert_int_equal(tlbpol_submit(h->eng, as, 0, &ev, &d), 0);
+	assert_int_equal(d.deadline, TLBPOL_BY_LAZY);
+	assert_int_equal(tlbpol_defer_free(h->eng, 0, h_count_free, &freed), 0);
+	h_reset_log(h);
+}
+
+/* Lazy work is posted at a tick without interrupts, and a target that
+ * ticks too takes it without one (LATR). */
+static void test_lazy_taken_by_ticks(void **state)
+{
+	struct harness h;
+	struct tlbpol_as *as;
+
 	(void)state;
 	as = two_cpus(&h, 1);
-	assert_int_equal(tlbpol_submit(h.eng, as, 0, &ev, &d), 0);
-	assert_int_equal(d.deadline, TLBPOL_BY_LAZY);
-	h_reset_log(&h);
-	for (uint32_t t = 0; t < 5; t++)
+	lazy_unmap(&h, as);
+	for (uint32_t t = 0; t < 5; t++) {
+		assert_int_equal(tlbpol_tick(h.eng, 0), 0);
+		assert_int_equal(tlbpol_tick(h.eng, 1), 0);
+	}
+	assert_int_equal(h.ipi_calls, 0);
+	assert_int_equal(h.flushes_on[1], 1);
+	assert_int_equal(freed, 1);
+	tlbpol_engine_free(h.eng);
+}
+
+/*
+ * A target that runs but does not tick (a tickless CPU) holds the lazy
+ * request: after free_ticks of the initiator's ticks it is interrupted,
+ * and the free behind the request runs; not before, and never with
+ * TLBPOL_FREE_TICKS_NEVER.
+ */
+static void test_lazy_aged(void **state)
+{
+	struct harness h;
+	struct tlbpol_as *as;
+
+	(void)state;
+	for (uint32_t ft = 1; ft <= 4; ft++) {
+		as = two_cpus(&h, ft);
+		lazy_unmap(&h, as);
+		assert_int_equal(tlbpol_tick(h.eng, 0), 0); /* posts it */
+		for (uint32_t t = 1; t < ft; t++)
+			assert_int_equal(tlbpol_tick(h.eng, 0), 0);
+		assert_int_equal(h.ipi_calls, 0);
+		assert_int_equal(freed, 0);
+		assert_int_equal(tlbpol_tick(h.eng, 0), 0); /* interrupts CPU 1 */
+		assert_int_equal(h.ipi_calls, 1);
+		assert_int_equal(h.flushes_on[1], 1);
+		assert_int_equal(tlbpol_tick(h.eng, 0), 0); /* reaps, frees */
+		assert_int_equal(freed, 1);
+		tlbpol_engine_free(h.eng);
+	}
+	as = two_cpus(&h, TLBPOL_FREE_TICKS_NEVER);
+	lazy_unmap(&h, as);
+	for (uint32_t t = 0; t < 1000; t++)
 		assert_int_equal(tlbpol_tick(h.eng, 0), 0);
 	assert_int_equal(h.ipi_calls, 0);
+	assert_int_equal(freed, 0);
+	tlbpol_engine_free(h.eng);
+}
+
+/*
+ * A target that goes IDLE after the post (without ticking again) is taken
+ * back, not interrupted: an idle CPU does not use user addresses, and it
+ * catches up when it runs again (its return to RUNNING asks for the flush).
+ * The request completes, the free behind it runs, and a stamp covering it
+ * would no longer be pending.
+ */
+static void test_lazy_idle_target(void **state)
+{
+	struct harness h;
+	struct tlbpol_as *as;
+
+	(void)state;
+	as = two_cpus(&h, 2);
+	lazy_unmap(&h, as);
+	assert_int_equal(tlbpol_tick(h.eng, 0), 0); /* posts it */
+	assert_int_equal(tlbpol_cpu_state(h.eng, 1, TLBPOL_CPU_IDLE), 0);
+	for (uint32_t t = 0; t < 3; t++)
+		assert_int_equal(tlbpol_tick(h.eng, 0), 0);
+	assert_int_equal(h.ipi_calls, 0);
+	assert_int_equal(h.flushes_on[1], 0);
+	assert_int_equal(freed, 1);
+	assert_int_equal(tlbpol_cpu_state(h.eng, 1, TLBPOL_CPU_RUNNING), 1);
+	tlbpol_engine_free(h.eng);
+}
+
+/*
+ * Writeback work completed by the host's flush leaves the work due by the
+ * free behind it still ageing: a tlbpol_flush(BY_WRITEBACK) must not restart
+ * (or stop) the age of what it did not take.
+ */
+static void test_writeback_then_free_ages(void **state)
+{
+	struct harness h;
+	struct tlbpol_as *as;
+	struct tlbpol_decision d;
+	struct tlbpol_event dirty = h_event(TLBPOL_EV_RECLAIM, 0, 0x600000, 1,
+					    P | W | U | A | D, 0);
+	struct tlbpol_event clean = h_event(TLBPOL_EV_RECLAIM, 0, 0x680000, 1, P | W | U | A, 0);
+
+	(void)state;
+	as = two_cpus(&h, 2);
+	freed = 0;
+	assert_int_equal(tlbpol_submit(h.eng, as, 0, &dirty, &d), 0);
+	assert_int_equal(d.deadline, TLBPOL_BY_WRITEBACK);
+	assert_int_equal(tlbpol_submit(h.eng, as, 0, &clean, &d), 0);
+	assert_int_equal(d.deadline, TLBPOL_BY_FREE);
+	assert_int_equal(tlbpol_defer_free(h.eng, 0, h_count_free, &freed), 0);
+	assert_int_equal(tlbpol_flush(h.eng, 0, TLBPOL_BY_WRITEBACK), 1);
+	assert_int_equal(freed, 0);
+	assert_int_equal(tlbpol_tick(h.eng, 0), 0);
+	assert_int_equal(tlbpol_tick(h.eng, 0), 0);
+	assert_int_equal(freed, 1);
 	tlbpol_engine_free(h.eng);
 }
 
@@ -208,4 +317,7 @@ H_TEST_MAIN(
 	cmocka_unit_test(test_never),
 	cmocka_unit_test(test_age_restarts),
 	cmocka_unit_test(test_writeback_flushed_by_host),
-	cmocka_unit_test(test_lazy_not_forced));
+	cmocka_unit_test(test_lazy_taken_by_ticks),
+	cmocka_unit_test(test_lazy_aged),
+	cmocka_unit_test(test_lazy_idle_target),
+	cmocka_unit_test(test_writeback_then_free_ages));

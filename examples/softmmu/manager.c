@@ -154,7 +154,12 @@ static void reclaim_stamped(struct mgr *m, const uint32_t *dframe, uint32_t nd)
 	uint32_t kept = 0;
 
 	m->df = NULL;
-	chk(tlbpol_stamp(w->eng, m->me, &stamp), "tlbpol_stamp");
+	/* A pass that found no mapped page stamped nothing: tlbpol_stamp()
+	 * says so (-ENOENT), and a flush completes the rest. */
+	if (df->nframes)
+		chk(tlbpol_stamp(w->eng, m->me, &stamp), "tlbpol_stamp");
+	else
+		chk(tlbpol_flush(w->eng, m->me, TLBPOL_BY_FREE), "tlbpol_flush");
 	for (uint32_t i = 0; i < df->nchanges; i++) {
 		if (df->changes[i].deadline <= TLBPOL_BY_FREE || !stamp)
 			cv_raise(w, df->changes[i].vpn, df->changes[i].word);

@@ -336,6 +336,13 @@ void mm_stamp(uint32_t cpu)
 {
 	uint64_t stamp = 0;
 
+	/* Nothing stamped on this CPU (no page was mapped): tlbpol_stamp()
+	 * would say so (-ENOENT); a flush completes the rest. */
+	if (!stash[cpu].n) {
+		if (tlbpol_flush(g_eng, cpu, TLBPOL_BY_FREE) < 0)
+			panic("CPU %u: tlbpol_flush failed", cpu);
+		return;
+	}
 	if (tlbpol_stamp(g_eng, cpu, &stamp) < 0)
 		panic("CPU %u: tlbpol_stamp failed", cpu);
 	for (uint32_t i = 0; i < stash[cpu].n; i++) {

@@ -10,7 +10,9 @@
  *  - Functions returning int return 0 (or a count >= 0) on success and a
  *    negative errno value on failure: -EINVAL for a bad argument, -ERANGE for a
  *    CPU, address or size out of range, -ENOMEM for too little memory, -EBUSY
- *    for an object still in use, -EEXIST for a duplicate.  A failed call
+ *    for an object still in use, -EEXIST for a duplicate, -E2BIG for a
+ *    structure larger than this library knows with a field set past it
+ *    (see `size` below).  A failed call
  *    changes nothing: no pending flush is lost and no counter moves.
  *  - A CPU is an index 0 .. nr_cpus-1.  Calls made *for* one CPU (those taking
  *    a `cpu` argument, except tlbpol_decide() and tlbpol_stats_read()) must not
@@ -30,7 +32,11 @@
  *    (tlbpol_submit(), tlbpol_flush(), tlbpol_defer_free(), tlbpol_tick())
  *    keeps serving this CPU's own requests while it waits, so the host
  *    need not take the interrupt for that (unless it promises, with
- *    TLBPOL_CFGF_WAIT_IRQS, that ops->relax takes them).  A CPU must not
+ *    TLBPOL_CFGF_WAIT_IRQS, that ops->relax takes them: then a call that
+ *    waits with interrupts off, a tick from the timer interrupt, is served
+ *    from the wait only after TLBPOL_WAIT_IRQS_FALLBACK_TURNS turns without
+ *    an acknowledgement, or cfg->wait_limit: make such calls with
+ *    interrupts on where the wait's latency matters).  A CPU must not
  *    spin with interrupts off on anything another CPU may hold while it
  *    waits inside the engine (a page-table lock): that CPU waits for this
  *    one's acknowledgement.
@@ -39,7 +45,12 @@
  *    incoming requests (or, with TLBPOL_CFGF_WAIT_IRQS, ops->relax does, by
  *    taking the interrupts), so two CPUs that shoot each other down cannot
  *    deadlock.  Callbacks are never invoked with an engine lock held.
- *  - Structures passed in begin with a `size` field: set it to sizeof.
+ *  - Structures passed in begin with a `size` field: set it to sizeof.  A
+ *    size larger than this library's structure (a caller built against a
+ *    newer header) is accepted only when every byte past what this library
+ *    knows is zero, and at most 4096; otherwise the call fails with -E2BIG
+ *    (as Linux's copy_struct_from_user()): a field it would ignore is never
+ *    ignored silently.
  *
  * Where each call may run.  "CPU": a call for @cpu, made on @cpu (or, for
  * tlbpol_cpu_state(), by whoever acts for it while it cannot run); "any":
@@ -513,6 +524,16 @@ struct tlbpol_ops {
 #define TLBPOL_CFGF_RETAIN_AS (1U << 0)
 #define TLBPOL_CFGF_WAIT_IRQS (1U << 1)
 #define TLBPOL_CFGF_ALL 0x3U
+/*
+ * TLBPOL_WAIT_IRQS_FALLBACK_TURNS (release 0.3): under TLBPOL_CFGF_WAIT_IRQS
+ * a wait that has seen no acknowledgement for cfg->wait_limit turns, or
+ * this many without a wait_limit, serves its CPU's inbox from its loop
+ * after all, for the rest of that wait.  The promise cannot hold where the
+ * header lets a waiting call run with interrupts off (tlbpol_tick() from
+ * the timer interrupt): two CPUs ticking at once would otherwise wait for
+ * each other for ever.  Late, never stuck.
+ */
+#define TLBPOL_WAIT_IRQS_FALLBACK_TURNS 4096
 #define TLBPOL_DEFAULT_BATCH_PAGES 512
 #define TLBPOL_DEFAULT_MAX_AS 64
 #define TLBPOL_MAX_BATCH_PAGES 65536
@@ -695,7 +716,9 @@ TLBPOL_API size_t tlbpol_engine_size(const struct tlbpol_config *cfg);
  * arch, rule or config flag bit, missing ops->flush_local or ops->send_ipi,
  * TLBPOL_CFGF_WAIT_IRQS without ops->relax, a zero flush_ceiling or
  * misaligned @mem; -ERANGE for nr_cpus, max_as, batch_pages
- * or a cpu_node entry out of range; -ENOMEM if @len is too small.
+ * or a cpu_node entry out of range; -ENOMEM if @len is too small; -E2BIG
+ * for cfg->size or cfg->ops->size larger than this library's structure
+ * with a nonzero byte past it (release 0.3).
  */
 TLBPOL_API int tlbpol_engine_init(struct tlbpol_engine **out, void *mem, size_t len,
 				  const struct tlbpol_config *cfg);
@@ -948,17 +971,24 @@ enum tlbpol_cpu_state {
  * 1 when it must first flush its current address space (kind AS, paging-
  * structure caches included, e.g. a CR3 write) -- for a PREEMPTED CPU that
  * is lazy, the address space it keeps loaded, whose tables its MMU may walk
- * as soon as it runs -- as tlbpol_switch() reports need_flush.  Do that
- * flush before any other engine call for @cpu: the engine counts the CPU as
- * caught up from its next call on.
+ * as soon as it runs -- as tlbpol_switch() reports need_flush.  A PREEMPTED
+ * CPU that goes IDLE (release 0.3) catches up the same way, for an idle CPU
+ * executes too (its idle loop, interrupts) and its MMU may walk the tables
+ * that were freed while it was preempted: that call may return 1 as well.
+ * Do that flush before any other engine call for @cpu and before the CPU
+ * executes anything: the engine counts the CPU as caught up from its next
+ * call on.  Every other transition returns 0: RUNNING or IDLE to anything,
+ * PREEMPTED to PREEMPTED or OFFLINE, and OFFLINE to anything (the call that
+ * brings a CPU back from OFFLINE flushes it itself).
  *
  * Going OFFLINE serves every request already posted to @cpu first (so nobody
  * waits on it) and requires no pending deferred work on @cpu (flush it
  * first).
  * Context: for @cpu (the CPU itself, or whoever acts for it while it cannot,
  * e.g. the hypervisor for a preempted vCPU).
- * Return: 0, or 1 when the CPU must flush its current address space before
- * it uses it; -EINVAL for NULL @eng or an unknown @state; -ERANGE for @cpu;
+ * Return: 0, or 1 when the CPU must flush its current address space (or the
+ * one it keeps loaded) before it executes anything; -EINVAL for NULL @eng or
+ * an unknown @state; -ERANGE for @cpu;
  * -EBUSY when going OFFLINE with deferred work or deferred frees pending, or
  * nested in another engine call for @cpu.
  */
@@ -969,9 +999,15 @@ TLBPOL_API int tlbpol_cpu_state(struct tlbpol_engine *eng, uint32_t cpu, uint32_
  * (including lazy ones posted without an interrupt), completes its
  * BY_WRITEBACK / BY_FREE work once that has waited cfg->free_ticks ticks
  * (one shootdown for the batch), posts its own BY_LAZY work to its targets
- * without interrupting them, and runs deferred frees that are due.  Lazy work completes only as CPUs tick or switch: call it
- * periodically on every CPU (a timer tick), or force completion with
- * tlbpol_flush(.., TLBPOL_BY_LAZY).
+ * without interrupting them, and runs deferred frees that are due.  Lazy
+ * work completes as CPUs tick or switch: call it periodically on every CPU
+ * (a timer tick), or force completion with tlbpol_flush(.., TLBPOL_BY_LAZY).
+ * A lazy request of @cpu's that some target has not taken after
+ * cfg->free_ticks of @cpu's ticks (release 0.3: a target that idles without
+ * ticking) is not waited for: the targets that may catch up by themselves
+ * (idle, lazy or preempted since the post) are left to, the others are
+ * interrupted, again every free_ticks ticks (none with
+ * TLBPOL_FREE_TICKS_NEVER).
  * Context: for @cpu; from a timer interrupt too (one that lands inside
  * another engine call for @cpu gets -EBUSY: tick at the next one).
  * Return: 0; -EINVAL for NULL @eng; -ERANGE for @cpu; -EBUSY nested in
@@ -1233,7 +1269,9 @@ struct tlbpol_decision {
  * Return: 0 and *@out filled; -EINVAL for a NULL argument, ev->size too small,
  * an unknown kind or flag, an unknown PTE bit, nr_pages 0, a page_shift the
  * arch does not have, va not aligned to it, or a closed/foreign @as; -ERANGE
- * for @cpu out of range or a range that wraps past 2^64.
+ * for @cpu out of range or a range that wraps past 2^64; -E2BIG for
+ * ev->size larger than this library's structure with a nonzero byte past it
+ * (release 0.3).
  */
 TLBPOL_API int tlbpol_decide(const struct tlbpol_engine *eng, const struct tlbpol_as *as,
 			     uint32_t cpu, const struct tlbpol_event *ev,
@@ -1401,7 +1439,14 @@ TLBPOL_API int tlbpol_frees_pending(const struct tlbpol_engine *eng, uint32_t cp
  * @stamp: receives the stamp (0: nothing is left in flight).
  *
  * Call it after the events of an unmap or reclaim pass (TLBPOL_EVF_STAMP),
- * before their frames go back to the allocator.  What of @cpu's batch is due
+ * before their frames go back to the allocator, on the CPU that submitted
+ * them: from the first event to this call the task must not migrate (Linux
+ * holds the mmu_gather on one CPU likewise).  A stamp covers only what
+ * @cpu submitted; on another CPU it would say "nothing to settle" of frames
+ * other CPUs may still translate to, so a call on a CPU where no stamped
+ * event was submitted since its previous tlbpol_stamp() fails with -ENOENT
+ * and does nothing (release 0.3).  A pass that stamped nothing completes
+ * its other work with tlbpol_flush(.., TLBPOL_BY_FREE) instead.  What of @cpu's batch is due
  * by a free (TLBPOL_BY_WRITEBACK, TLBPOL_BY_FREE: events without the flag,
  * freed page tables, the rule off) completes first, as tlbpol_flush(..,
  * TLBPOL_BY_FREE) does; what the rule deferred (TLBPOL_BY_LAZY) is posted to
@@ -1410,8 +1455,9 @@ TLBPOL_API int tlbpol_frees_pending(const struct tlbpol_engine *eng, uint32_t cp
  * Context: for @cpu.  May call every callback (the BY_FREE part waits for
  * other CPUs).
  * Return: the number of deferred events completed or posted; -EINVAL for
- * NULL @eng or @stamp; -ERANGE for @cpu; -EBUSY nested in another engine
- * call for @cpu.
+ * NULL @eng or @stamp; -ERANGE for @cpu; -ENOENT when no event with
+ * TLBPOL_EVF_STAMP was submitted on @cpu since its previous tlbpol_stamp()
+ * (*@stamp is not written); -EBUSY nested in another engine call for @cpu.
  */
 TLBPOL_API int tlbpol_stamp(struct tlbpol_engine *eng, uint32_t cpu, uint64_t *stamp);
 
@@ -1423,7 +1469,10 @@ TLBPOL_API int tlbpol_stamp(struct tlbpol_engine *eng, uint32_t cpu, uint64_t *s
  * If every target of the stamp's flushes has done them (through a tick, a
  * switch, a whole-AS flush or a later request it served), this returns 0 at
  * once.  Otherwise it interrupts the targets that have not taken them yet
- * and waits for all of them, serving @cpu's own inbox meanwhile.
+ * and waits for all of them, serving @cpu's own inbox meanwhile -- but for
+ * a target that went preempted, idle or lazy after the flushes were posted:
+ * it flushes before it uses the address space again, and is not waited for
+ * (release 0.3).  cfg->wait_limit's watchdog applies to the wait.
  * Context: for @cpu, the allocating CPU (any CPU: a stamp from another CPU
  * is settled with that CPU's requests).  May call every callback and wait
  * for other CPUs.

@@ -184,7 +184,7 @@ int tlbpol__flush_batch(struct tlbpol_engine *eng, const struct tlbpol_params *p
 	/* Nothing due by the free is left waiting: the age restarts with
 	 * the next such entry (tlbpol_tick(), cfg->free_ticks). */
 	if (from <= TLBPOL_BY_WRITEBACK && to >= TLBPOL_BY_FREE)
-		cpu_of(eng, cpu)->free_since = 0;
+		cpu_of(eng, cpu)->free_aging = 0;
 	tlbpol__run_dfrees(eng, cpu);
 	return (int)total;
 }

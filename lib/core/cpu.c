@@ -263,12 +263,19 @@ int tlbpol_cpu_state(struct tlbpol_engine *eng, uint32_t cpu, uint32_t state)
 	 * lazy one catches up on its loaded one when it switches back).  A
 	 * PREEMPTED one was spared everything, freed tables too (it executed
 	 * nothing), so it catches up on what its MMU may walk as soon as it
-	 * runs: the current address space, or the one it keeps loaded while
-	 * lazy.
+	 * executes anything, whether it runs or idles: the current address
+	 * space, or the one it keeps loaded while lazy.  An idle CPU executes
+	 * too (its idle loop, interrupts), and its MMU walks the loaded tables
+	 * speculatively; as IDLE it would not be told later (a lazy one's
+	 * return to RUNNING has no current address space to catch up on), so
+	 * the catch-up cannot wait for RUNNING (SDM vol. 3A 4.10.3: the walk
+	 * caches hold entries of freed tables until invalidated).  Going
+	 * OFFLINE needs none: coming back from it flushes everything.
 	 */
 	if (state == TLBPOL_CPU_RUNNING && old == TLBPOL_CPU_IDLE)
 		back = c->current;
-	else if (state == TLBPOL_CPU_RUNNING && old == TLBPOL_CPU_PREEMPTED)
+	else if (old == TLBPOL_CPU_PREEMPTED &&
+		 (state == TLBPOL_CPU_RUNNING || state == TLBPOL_CPU_IDLE))
 		back = c->current ? c->current : c->loaded;
 	if (back)
 		ret = catch_up(eng, cpu, back);
@@ -294,12 +301,15 @@ int tlbpol_tick(struct tlbpol_engine *eng, uint32_t cpu)
 	 * free_ticks ticks, complete it here (one shootdown for the batch).
 	 */
 	c->ticks++;
-	if (c->free_since && eng->free_ticks != TLBPOL_FREE_TICKS_NEVER &&
-	    c->ticks - (c->free_since - 1) >= eng->free_ticks) {
+	if (c->free_aging && eng->free_ticks != TLBPOL_FREE_TICKS_NEVER &&
+	    c->ticks - c->free_since >= eng->free_ticks) {
 		/* (Nothing left if tlbpol_flush(BY_WRITEBACK) took it all.) */
 		if (tlbpol__flush_batch(eng, prm, cpu, TLBPOL_BY_WRITEBACK, TLBPOL_BY_FREE) > 0)
 			prim_count(&c->cnt.task.aged_flushes, 1);
 	}
+	/* Lazy requests age too: a target that idles without ticking would
+	 * hold them, and what waits behind them, for as long as it idles. */
+	tlbpol__age_lazy(eng, prm, cpu);
 	tlbpol__post_lazy_batch(eng, prm, cpu);
 	tlbpol__run_dfrees(eng, cpu);
 	call_leave(c);

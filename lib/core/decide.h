@@ -416,10 +416,12 @@ static inline int stamp_allowed(const struct tlbpol_event *ev)
 	       (ev->flags & (TLBPOL_EVF_PRIVATE | TLBPOL_EVF_STAYS_MAPPED)) == TLBPOL_EVF_PRIVATE;
 }
 
-/* The fields every event must have valid, whatever its size. */
+/* The fields every event must have valid, whatever its size; in one
+ * branch, for the common case of this release's size (validate_event()
+ * looks at a larger one). */
 static inline int valid_fields(const struct tlbpol_event *ev)
 {
-	return ev->size >= sizeof(*ev) && ev->kind < TLBPOL_EV_MAX &&
+	return ev->size == sizeof(*ev) && ev->kind < TLBPOL_EV_MAX &&
 	       ((ev->flags & ~TLBPOL_EVF_ALL) | ((ev->old_pte | ev->new_pte) & ~TLBPOL_PTE_ALL)) == 0 &&
 	       (!(ev->flags & TLBPOL_EVF_STAMP) || stamp_allowed(ev));
 }
@@ -439,6 +441,17 @@ static inline int validate_event(const struct tlbpol_engine *eng, const struct t
 	/* The common case first: nearly every submit is one 4 KiB page. */
 	if (valid_one_page(ev))
 		return 0;
+	if (ev->size > sizeof(*ev)) {
+		/* A newer caller's event: this release's part of it, if it
+		 * set nothing past that (tail_zero()). */
+		struct tlbpol_event known;
+
+		if (!tail_zero(ev, ev->size, sizeof(*ev)))
+			return -E_2BIG;
+		prim_copy(&known, ev, sizeof(known));
+		known.size = sizeof(known);
+		return validate_event(eng, &known);
+	}
 	if (!valid_fields(ev))
 		return -E_INVAL;
 	if (ev->page_shift >= 64 || !((arch_page_shifts(eng->arch) >> ev->page_shift) & 1))

@@ -46,6 +46,8 @@ int tlbpol__config_copy(const struct tlbpol_config *in, struct tlbpol_config *ou
 	/* One of the releases' sizes: a size that cuts a field is a bug. */
 	if (!in || (in->size != TLBPOL_CONFIG_SIZE_0_1 && in->size < sizeof(*out)))
 		return -E_INVAL;
+	if (!tail_zero(in, in->size, sizeof(*out)))
+		return -E_2BIG;
 	prim_zero(out, sizeof(*out));
 	prim_copy(out, in, in->size < sizeof(*out) ? in->size : sizeof(*out));
 	out->size = sizeof(*out);
@@ -93,6 +95,8 @@ static int config_check(const struct tlbpol_config *cfg)
 	    (cfg->ops->size != TLBPOL_OPS_SIZE_0_1 && cfg->ops->size < sizeof(struct tlbpol_ops)) ||
 	    !cfg->ops->flush_local || !cfg->ops->send_ipi)
 		return -E_INVAL;
+	if (!tail_zero(cfg->ops, cfg->ops->size, sizeof(struct tlbpol_ops)))
+		return -E_2BIG;
 	/* WAIT_IRQS leans on ops->relax to take the interrupts (tlbpol.h). */
 	if ((cfg->flags & TLBPOL_CFGF_WAIT_IRQS) && !cfg->ops->relax)
 		return -E_INVAL;
@@ -238,6 +242,7 @@ static size_t layout(const struct tlbpol_config *cfg, struct tlbpol_engine *eng,
 			c->range_cap = range_cap;
 			c->entry_cap = entry_cap;
 			c->last.rules = ~0ULL; /* no decision cached */
+			c->ticks = TLBPOL_TICKS_INITIAL;
 #ifdef TLBPOL_TEST_ENTRY_CAP
 			/* tests/oracle: a copy of the engine whose batches
 			 * overflow their entries all the time, for the oracle to

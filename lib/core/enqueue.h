@@ -46,6 +46,16 @@ static inline void span_add(struct tlbpol_engine *eng, uint32_t cpu, uint32_t as
 	}
 }
 
+/* Work due by a free begins to wait in @c's batch: its age counts from this
+ * tick, unless older work of the kind already waits (tlbpol_tick()). */
+static inline void free_age_start(struct tlbpol_cpu *c)
+{
+	if (!c->free_aging) {
+		c->free_aging = 1;
+		c->free_since = c->ticks;
+	}
+}
+
 /* The event bits and the PTE bit an entry's key keeps, as they are. */
 #define KEY_EV_FLAGS (TLBPOL_EVF_TABLES_FREED | TLBPOL_EVF_LAZY_OK)
 _Static_assert(KEY_EV_FLAGS <= 0xff && TLBPOL_PTE_GLOBAL <= 0xff,
@@ -110,8 +120,8 @@ enqueue(struct tlbpol_engine *eng, const struct tlbpol_params *prm, struct tlbpo
 				   (ev->old_pte | ev->new_pte) & TLBPOL_PTE_GLOBAL);
 	struct pending *p;
 
-	if (deadline != TLBPOL_BY_LAZY && !c->free_since)
-		c->free_since = c->ticks + 1;
+	if (deadline != TLBPOL_BY_LAZY)
+		free_age_start(c);
 	/*
 	 * The common case of an unmap walking a range page by page: the page
 	 * right after the last one queued, same address space, size, deadline
@@ -135,8 +145,8 @@ enqueue(struct tlbpol_engine *eng, const struct tlbpol_params *prm, struct tlbpo
 		/* No entry may take it: complete the batch, then queue it. */
 		tlbpol__flush_batch(eng, prm, cpu, TLBPOL_BY_WRITEBACK, TLBPOL_BY_FREE);
 		tlbpol__post_lazy_batch(eng, prm, cpu);
-		if (deadline != TLBPOL_BY_LAZY && !c->free_since)
-			c->free_since = c->ticks + 1;
+		if (deadline != TLBPOL_BY_LAZY)
+			free_age_start(c);
 	}
 	p = &c->pending[c->nr_pending++];
 	p->va = ev->va;

@@ -11,8 +11,10 @@
 
 /*
  * Linux errno values.  The core cannot include <errno.h> (a hosted header);
- * tests check that these match the host's.
+ * lib/hosted/engine_new.c checks that these match the host's.
  */
+#define E_NOENT 2
+#define E_2BIG 7
 #define E_NOMEM 12
 #define E_BUSY 16
 #define E_EXIST 17
@@ -21,12 +23,23 @@
 
 #define TLBPOL_DFREE_SLOTS 64 /* deferred frees queued per CPU */
 /*
+ * A CPU's tick count starts at the last value before it wraps, so that the
+ * first tick of every run crosses the wrap: Linux starts jiffies five
+ * minutes before theirs (INITIAL_JIFFIES, include/linux/jiffies.h) for the
+ * same reason, to make wrap bugs show at once rather than after 49 days.
+ */
+#define TLBPOL_TICKS_INITIAL 0xffffffffu
+/*
  * Requests one initiator may have in flight: request 0 is the synchronous one
  * (the initiator waits for it), the others carry lazy work posted without an
  * interrupt, completed as targets tick or switch.
  */
 #define TLBPOL_REQS ((uint32_t)TLBPOL__SLOTS) /* in the header, for TLBPOL_ENGINE_SIZE() */
 #define REQ_SYNC 0
+/* struct request's shape. */
+#define REQ_LAZY 1u
+#define REQ_TABLES 2u
+#define REQ_GLOBAL 4u
 /* Turns of its wait (after the IPI delay) before an initiator stops relying
  * on its NUMA fan-out leaders and interrupts their nodes itself: about ten
  * times what a running leader takes to take the interrupt and forward it. */
@@ -161,13 +174,24 @@ struct req_flush {
  */
 struct request {
 	uint32_t acks;        /* atomic: claimed-or-not targets still to ack */
-	uint32_t lazy;        /* owner: posted without interrupts */
+	/*
+	 * atomic: REQ_LAZY (posted without interrupts), REQ_TABLES and
+	 * REQ_GLOBAL (a part's flush has TLBPOL_FLUSHF_TABLES, _GLOBAL): what
+	 * decides which targets may be left to catch up (skippable()).  The
+	 * owner writes it before it arms the request; a settler on another CPU
+	 * reads it while `acks` is not 0 (tlbpol__stamp_settle()).
+	 */
+	uint32_t shape;
 	uint32_t fanout;      /* leaders forward to their node (NUMA_FANOUT) */
 	uint32_t nr_flushes;
 	/* atomic: a lazy request's number among its initiator's lazy posts
 	 * (tlbpol_stamp()), written before `acks` arms it; others read it
 	 * while `acks` is not 0, when it cannot change. */
 	uint32_t stamp_seq;
+	/* owner: a lazy request's initiator's tick count when it was posted,
+	 * or last interrupted its unclaimed targets (lazy requests age: see
+	 * tlbpol__age_lazy()). */
+	uint32_t aged_from;
 	uint64_t min_seq;     /* oldest batch entry carried (~0: none) */
 	uint64_t *targets;    /* atomic words: targets that have not claimed */
 	uint64_t *leaders;    /* words: the CPU of each remote node that forwards */
@@ -236,10 +260,18 @@ struct tlbpol_cpu {
 	uint32_t busy; /* bit i: reqs[i] armed, not yet reaped (request 0: not yet waited for) */
 	uint32_t nr_pending;
 	uint32_t pending_pages;
-	/* Ticks this CPU has taken, and the tick at which BY_WRITEBACK or
-	 * BY_FREE work began to wait in its batch (+ 1; 0: none waits). */
-	uint32_t ticks, free_since;
+	/*
+	 * Ticks this CPU has taken (from TLBPOL_TICKS_INITIAL, so that the
+	 * count wraps at the first tick), and, while free_aging is set, the
+	 * tick at which BY_WRITEBACK or BY_FREE work began to wait in its
+	 * batch.  A flag of its own, not a tick + 1 with 0 for none: that
+	 * wrapped to "none" for work queued at tick UINT32_MAX.
+	 */
+	uint32_t ticks, free_since, free_aging;
 	uint32_t stamp_next;       /* the stamp_seq of its last lazy request */
+	/* An event with TLBPOL_EVF_STAMP was submitted since the last
+	 * tlbpol_stamp(): one that finds none was made on the wrong CPU. */
+	uint32_t stamp_owed;
 	/* Read-only after init, by the receiving side too: */
 	uint32_t flush_cap;        /* entries in request flushes[] and in recv_as[] */
 	uint32_t range_cap;        /* entries in each request's ranges[], recv_ranges[], recv_out[] */
@@ -356,6 +388,30 @@ static inline const struct tlbpol_params *params_of(const struct tlbpol_engine *
 }
 
 #define TLBPOL_MAGIC 0x746c6270u /* "tlbp" */
+
+/*
+ * A structure the caller passed with @size bytes, of which this release
+ * knows @known: may the bytes past them be ignored?  Only when they are
+ * all zero (a newer caller left the fields it knows of unset); a field set
+ * there is one this release would silently ignore -- a flag the caller
+ * relies on, say -- so the call fails with -E2BIG instead.  As Linux's
+ * copy_struct_from_user() (include/linux/uaccess.h) and libbpf's
+ * OPTS_VALID() do.  Past a page the size is taken for garbage and not read,
+ * as the kernel's bpf_check_uarg_tail_zero() refuses it.
+ */
+#define TLBPOL_STRUCT_MAX 4096u
+
+static inline int tail_zero(const void *p, uint32_t size, uint32_t known)
+{
+	const unsigned char *b = (const unsigned char *)p;
+
+	if (size > TLBPOL_STRUCT_MAX)
+		return 0;
+	for (uint32_t i = known; i < size; i++)
+		if (b[i])
+			return 0;
+	return 1;
+}
 
 /* Last byte (inclusive) of @nr pages of 1 << @shift from @va: validated
  * events never wrap, but may end exactly at 2^64. */
@@ -619,6 +675,9 @@ void tlbpol__force_lazy(struct tlbpol_engine *eng, const struct tlbpol_params *p
 void tlbpol__force_lazy_over(struct tlbpol_engine *eng, const struct tlbpol_params *prm,
 			     uint32_t cpu, uint32_t as_index, uint64_t first, uint64_t last);
 void tlbpol__reap(struct tlbpol_engine *eng, uint32_t cpu);
+/* Interrupt the unclaimed targets of @cpu's lazy requests in flight for
+ * cfg->free_ticks of its ticks (or take them back); no wait. */
+void tlbpol__age_lazy(struct tlbpol_engine *eng, const struct tlbpol_params *prm, uint32_t cpu);
 /* Flush stamps: is lazy work of @owner that stamp sequence @seq covers still
  * in flight?  Complete it from @me (interrupting, waiting). */
 int tlbpol__stamp_pending(const struct tlbpol_engine *eng, uint32_t owner, uint32_t seq);

@@ -79,18 +79,27 @@ static uint32_t candidates(struct tlbpol_engine *eng, const struct tlbpol_params
 
 enum skip { SKIP_NO, SKIP_OFFLINE, SKIP_LAZY, SKIP_GEN };
 
+/* What decides whom request @s may leave out (struct request's shape). */
+static uint32_t shape_of(const struct request *s, int lazy)
+{
+	return (lazy ? REQ_LAZY : 0) | (any_part(s, TLBPOL_FLUSHF_TABLES) ? REQ_TABLES : 0) |
+	       (any_part(s, TLBPOL_FLUSHF_GLOBAL) ? REQ_GLOBAL : 0);
+}
+
 /*
- * May @x be left out and catch up by itself?  Called after the request's
- * generations were taken: a CPU leaving a lazy or preempted state stores its
- * new state and then reads the generation, so either we see it awake here or
- * it sees our generation and flushes (the Dekker pattern of Linux's
- * cpu_tlbstate_shared.is_lazy and switch_mm_irqs_off()).
+ * May @x be left out of a request of @shape and catch up by itself?  Called
+ * after the request's generations were taken: a CPU leaving a lazy or
+ * preempted state stores its new state and then reads the generation, so
+ * either we see it awake here or it sees our generation and flushes (the
+ * Dekker pattern of Linux's cpu_tlbstate_shared.is_lazy and
+ * switch_mm_irqs_off()).  @s: the request, for @check_gen only (its
+ * generations, which its owner alone may read before arming).
  */
 static enum skip skippable(const struct tlbpol_engine *eng, const struct tlbpol_params *prm,
-			   uint32_t x, const struct request *s, int tables, int global,
-			   int check_gen)
+			   uint32_t x, const struct request *s, uint32_t shape, int check_gen)
 {
 	uint32_t st = prim_load_seqcst(&cpu_of(eng, x)->state);
+	int lazy = (shape & REQ_LAZY) != 0, tables = (shape & REQ_TABLES) != 0;
 
 	if (st == TLBPOL_CPU_OFFLINE)
 		return SKIP_OFFLINE;
@@ -102,8 +111,8 @@ static enum skip skippable(const struct tlbpol_engine *eng, const struct tlbpol_
 	 * flush_tlb_kernel_range() likewise interrupts every CPU, with no
 	 * lazy skip and no tlb_gen.
 	 */
-	if (global) {
-		if ((prm->rules & TLBPOL_RULE_VCPU_DEFER) && !s->lazy &&
+	if (shape & REQ_GLOBAL) {
+		if ((prm->rules & TLBPOL_RULE_VCPU_DEFER) && !lazy &&
 		    eng->ops.vcpu_defer && eng->ops.vcpu_defer(eng->ops_ctx, x))
 			return SKIP_LAZY;
 		return SKIP_NO;
@@ -118,7 +127,7 @@ static enum skip skippable(const struct tlbpol_engine *eng, const struct tlbpol_
 	 */
 	if ((prm->rules & TLBPOL_RULE_VCPU_DEFER) &&
 	    (st == TLBPOL_CPU_PREEMPTED ||
-	     (!s->lazy && eng->ops.vcpu_defer && eng->ops.vcpu_defer(eng->ops_ctx, x))))
+	     (!lazy && eng->ops.vcpu_defer && eng->ops.vcpu_defer(eng->ops_ctx, x))))
 		return SKIP_LAZY;
 	/*
 	 * A lazy CPU does not touch user addresses until it switches back, but
@@ -289,8 +298,7 @@ static void arm(struct tlbpol_engine *eng, const struct tlbpol_params *prm, uint
 {
 	struct tlbpol_cpu *c = cpu_of(eng, me);
 	uint64_t mybit = 1ULL << (me % 64);
-	int tables = any_part(s, TLBPOL_FLUSHF_TABLES), global = any_part(s, TLBPOL_FLUSHF_GLOBAL);
-	uint32_t n = 0;
+	uint32_t n = 0, shape = shape_of(s, lazy);
 
 	/*
 	 * Lazy work was flushed here already when it was submitted, but only
@@ -306,9 +314,10 @@ static void arm(struct tlbpol_engine *eng, const struct tlbpol_params *prm, uint
 		tlbpol__flush_on(eng, me, &rf->f, rf->as_index, rf->gen, &c->cnt.task);
 		prim_count(&c->cnt.task.local_flushes, 1);
 	}
-	s->lazy = (uint32_t)lazy;
+	prim_store_relaxed(&s->shape, shape);
+	s->aged_from = c->ticks;
 	for_each_target(i, t, eng) {
-		enum skip why = skippable(eng, prm, (uint32_t)i, s, tables, global, 1);
+		enum skip why = skippable(eng, prm, (uint32_t)i, s, shape, 1);
 
 		if (why != SKIP_NO) {
 			t->bits[i / 64] &= ~(1ULL << (i % 64));
@@ -349,7 +358,7 @@ static void arm(struct tlbpol_engine *eng, const struct tlbpol_params *prm, uint
 		 * looked.  Take our request back if it has not claimed it; if
 		 * it has, it flushes and acknowledges as usual.
 		 */
-		why = skippable(eng, prm, (uint32_t)i, s, tables, global, 0);
+		why = skippable(eng, prm, (uint32_t)i, s, shape, 0);
 		if (why != SKIP_NO && (prim_fetch_and(&s->targets[i / 64], ~xbit) & xbit)) {
 			t->bits[i / 64] &= ~xbit;
 			prim_fetch_sub_release(&s->acks, 1u);
@@ -413,6 +422,26 @@ static void watchdog(struct tlbpol_engine *eng, uint32_t me, struct request *s, 
 		eng->ops.stuck(eng->ops_ctx, me, &c->fwd_wait, turn);
 }
 
+/* A wait's progress: the acknowledgements it last saw, and the turns since
+ * they last moved. */
+struct stall {
+	uint32_t acks, turns;
+};
+
+/* Has a wait under TLBPOL_CFGF_WAIT_IRQS gone cfg->wait_limit turns (or
+ * TLBPOL_WAIT_IRQS_FALLBACK_TURNS without one) with no acknowledgement? */
+static int stalled(const struct tlbpol_engine *eng, struct stall *st, uint32_t acks)
+{
+	uint32_t limit = eng->wait_limit ? eng->wait_limit : TLBPOL_WAIT_IRQS_FALLBACK_TURNS;
+
+	if (acks != st->acks) {
+		st->acks = acks;
+		st->turns = 0;
+		return 0;
+	}
+	return ++st->turns >= limit;
+}
+
 /*
  * Wait for the targets of @s, serving our own inbox meanwhile (two CPUs
  * shooting at each other must not wait for each other).  With
@@ -445,10 +474,25 @@ static void wait_acks(struct tlbpol_engine *eng, const struct tlbpol_params *prm
 	 * interrupt, would otherwise wait until our own wait ends.
 	 */
 	int serve = poll || !(eng->flags & TLBPOL_CFGF_WAIT_IRQS);
+	struct stall st = { 0, 0 };
 
 	if (poll)
 		prim_store_seqcst(&c->polling, 1u);
-	for (uint32_t turn = 1; prim_load_acquire(&s->acks); turn++) {
+	for (uint32_t turn = 1, acks; (acks = prim_load_acquire(&s->acks)); turn++) {
+		/*
+		 * The flag's promise cannot hold in every context: the header
+		 * lets tlbpol_tick() and the other waiting calls run with
+		 * interrupts off (a timer interrupt), where relax takes none,
+		 * and two CPUs ticking at once would each wait for the other
+		 * for ever.  The engine cannot ask whether interrupts are on,
+		 * so a wait that has seen no acknowledgement for a while serves
+		 * from the loop after all: late, never stuck.  (Linux avoids
+		 * the case instead: smp_call_function_many_cond() warns when
+		 * called with interrupts off, "can deadlock", and the tick
+		 * never shoots down.)
+		 */
+		if (!serve && stalled(eng, &st, acks))
+			serve = 1;
 		if (serve)
 			tlbpol__serve(eng, prm, me);
 		if (unkicked && turn >= delay) {
@@ -625,13 +669,96 @@ int tlbpol__stamp_pending(const struct tlbpol_engine *eng, uint32_t owner, uint3
 }
 
 /*
+ * Take back, from @me's own request @s, the targets that have not claimed it
+ * and that may now be left to catch up by themselves: a vCPU preempted, a
+ * CPU gone idle or lazy since the post (arm() looked once, at the post).
+ * They flush before they next run or use the address space
+ * (tlbpol_cpu_state(), tlbpol_switch()), as those arm() left out do.  Only
+ * the owner takes back: it alone knows the request cannot be completed and
+ * armed anew under it.  Returns the targets left unclaimed, in @t.
+ */
+static uint32_t take_back(struct tlbpol_engine *eng, const struct tlbpol_params *prm, uint32_t me,
+			  struct request *s, struct tlbpol_cpuset *t)
+{
+	uint32_t n = unclaimed(eng, s, t), shape = prim_load_relaxed(&s->shape);
+
+	for_each_target(i, t, eng) {
+		uint64_t xbit = 1ULL << (i % 64);
+		enum skip why = skippable(eng, prm, (uint32_t)i, s, shape, 0);
+
+		if (why != SKIP_NO && (prim_fetch_and(&s->targets[i / 64], ~xbit) & xbit)) {
+			t->bits[i / 64] &= ~xbit;
+			n--;
+			prim_fetch_sub_release(&s->acks, 1u);
+			count_skip(cpu_of(eng, me), why);
+		}
+	}
+	return n;
+}
+
+/*
+ * Lazy requests age as work due by a free does (tlbpol_tick()): one in
+ * flight for cfg->free_ticks of @me's ticks has its unclaimed targets taken
+ * back if they may catch up by themselves, and the others interrupted
+ * (again every free_ticks ticks).  A target that goes idle without ticking
+ * would otherwise hold the request, the deferred frees queued behind it and
+ * its stamp for as long as it idles.  No wait: the interrupts are served
+ * as they are, and a later reap finds the request complete.
+ */
+void tlbpol__age_lazy(struct tlbpol_engine *eng, const struct tlbpol_params *prm, uint32_t me)
+{
+	struct tlbpol_cpu *c = cpu_of(eng, me);
+
+	if (eng->free_ticks == TLBPOL_FREE_TICKS_NEVER)
+		return;
+	for (uint32_t i = 1; i < TLBPOL_REQS; i++) {
+		struct request *s = &c->reqs[i];
+
+		if (!req_busy(c, i) || !prim_load_acquire(&s->acks) ||
+		    c->ticks - s->aged_from < eng->free_ticks)
+			continue;
+		s->aged_from = c->ticks;
+		if (take_back(eng, prm, me, s, &c->targets))
+			tlbpol__kick(eng, prm, me, &c->targets, &c->cnt.task);
+	}
+	tlbpol__reap(eng, me);
+}
+
+/*
+ * Another CPU's request @s, still the one numbered @q: are all its targets
+ * that have not acknowledged yet unclaimed, and each one that may catch up
+ * by itself?  Then a settler need not wait for them (it may not take them
+ * back: see take_back()).  The shape and the targets are read first and
+ * then the request is found still armed under @q: the owner writes both
+ * only after its acks reached 0, and numbers the next request before arming
+ * it, so what was read is the request's own (a seqlock's read side, with
+ * the arming as the sequence).
+ */
+static int only_catchups_left(const struct tlbpol_engine *eng, const struct tlbpol_params *prm,
+			      const struct request *s, uint32_t q, struct tlbpol_cpuset *t)
+{
+	uint32_t shape = prim_load_acquire(&s->shape), n = unclaimed(eng, s, t);
+
+	for_each_target(i, t, eng)
+		if (skippable(eng, prm, (uint32_t)i, s, shape, 0) == SKIP_NO)
+			return 0;
+	prim_fence();
+	return prim_load_acquire(&s->acks) == n && prim_load_acquire(&s->stamp_seq) == q;
+}
+
+/*
  * Complete, from CPU @me, the lazy requests of @owner that stamp @seq
  * covers: interrupt their targets that have not claimed them (a lazy
  * request was posted without interrupts), then wait for every
  * acknowledgement, serving our own inbox (we may be a target, and a target
- * may be waiting for us).  The owner's state is not touched: it reaps them
- * at its next call.  A request that completes and is replaced by the owner
- * meanwhile (its stamp_seq changes) is no longer waited for.
+ * may be waiting for us).  A target that went preempted, idle or lazy after
+ * the post catches up by itself before it uses the address space again, and
+ * is not waited for: the owner takes it back, another settler stops waiting
+ * once only such targets are left (the owner reaps the request at its
+ * next call; until it completes, tlbpol_stamp_pending() still answers 1).
+ * The watchdog (cfg->wait_limit) applies as in any wait.  A request that
+ * completes and is replaced by the owner meanwhile (its stamp_seq changes)
+ * is no longer waited for.
  */
 void tlbpol__stamp_settle(struct tlbpol_engine *eng, const struct tlbpol_params *prm,
 			  uint32_t me, uint32_t owner, uint32_t seq)
@@ -645,11 +772,21 @@ void tlbpol__stamp_settle(struct tlbpol_engine *eng, const struct tlbpol_params 
 		if (!stamp_covers(s, seq))
 			continue;
 		/* We serve our own inbox below; the others are interrupted. */
-		unclaimed(eng, s, &c->targets);
+		if (me == owner)
+			take_back(eng, prm, me, s, &c->targets);
+		else
+			unclaimed(eng, s, &c->targets);
 		c->targets.bits[me / 64] &= ~(1ULL << (me % 64));
 		tlbpol__kick(eng, prm, me, &c->targets, &c->cnt.task);
-		while (prim_load_acquire(&s->acks) && prim_load_acquire(&s->stamp_seq) == q) {
+		for (uint64_t turn = 1;
+		     prim_load_acquire(&s->acks) && prim_load_acquire(&s->stamp_seq) == q; turn++) {
 			tlbpol__serve(eng, prm, me);
+			if (me == owner)
+				take_back(eng, prm, me, s, &c->targets);
+			else if (only_catchups_left(eng, prm, s, q, &c->targets))
+				break;
+			if (eng->wait_limit && turn % eng->wait_limit == 0)
+				watchdog(eng, me, s, turn);
 			if (eng->ops.relax)
 				eng->ops.relax(eng->ops_ctx, me);
 			else

@@ -53,6 +53,18 @@ int tlbpol_stamp(struct tlbpol_engine *eng, uint32_t cpu, uint64_t *stamp)
 
 	if (n)
 		return n;
+	/*
+	 * Nothing stamped was submitted here since the last stamp: the events
+	 * were submitted on another CPU (a task that migrated between its
+	 * unmap and this call), whose batch and lazy requests this stamp would
+	 * not cover.  A stamp of 0 would say "nothing to settle" of frames
+	 * other CPUs may still translate to.
+	 */
+	if (!c->stamp_owed) {
+		call_leave(c);
+		return -E_NOENT;
+	}
+	c->stamp_owed = 0;
 	prm = params_of(eng);
 	tlbpol__serve(eng, prm, cpu);
 	tlbpol__reap(eng, cpu);

@@ -293,6 +293,8 @@ static __attribute__((noinline)) int submit_event(struct tlbpol_engine *eng, str
 	/* call_enter(), with its settle out of line. */
 	if (call_guard(c))
 		return -E_BUSY;
+	if (ev->flags & TLBPOL_EVF_STAMP)
+		c->stamp_owed = 1;
 	if (call_owes_settle(c))
 		return submit_slow(eng, as, cpu, ev, out, 1);
 	prm = params_of(eng);

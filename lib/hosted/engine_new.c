@@ -15,6 +15,12 @@
 
 #include "hosted.h"
 
+/* The core returns Linux's errno values without <errno.h> (internal.h):
+ * they are the host's. */
+_Static_assert(E_NOENT == ENOENT && E_2BIG == E2BIG && E_NOMEM == ENOMEM && E_BUSY == EBUSY &&
+		       E_EXIST == EEXIST && E_INVAL == EINVAL && E_RANGE == ERANGE,
+	       "the core's errno values are the host's");
+
 /*
  * The node of each engine CPU, from libnuma; NULL where NUMA is unavailable
  * or the machine has one node (the engine then assumes one node).  Engine

@@ -17,6 +17,7 @@
  */
 #include "sim.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -839,7 +840,12 @@ void sim_unmap_done(struct sim *s, uint32_t cpu)
 	/* tlbpol_stamp() completes what is due by the free, as
 	 * sim_flush(BY_FREE) does, and posts the rest. */
 	flush_inflight(s, cpu, TLBPOL_BY_FREE, 1);
+	fl = frames_of(s, cpu);
 	r = tlbpol_stamp(s->eng, cpu, &stamp);
+	/* Nothing stamped on this CPU: right if the unmap freed no frame
+	 * (what it did is then completed as by a free), a bug otherwise. */
+	if (r == -ENOENT && !fl->cleared.n)
+		r = tlbpol_flush(s->eng, cpu, TLBPOL_BY_FREE);
 	flush_inflight(s, cpu, TLBPOL_BY_FREE, -1);
 	engine_return(s, cpu);
 	if (r < 0) {
@@ -850,7 +856,6 @@ void sim_unmap_done(struct sim *s, uint32_t cpu)
 	upto = pending_of(s, cpu)->seq;
 	if (!stamp) /* nothing in flight: all of it is complete */
 		complete_due(s, cpu, TLBPOL_BY_LAZY, upto);
-	fl = frames_of(s, cpu);
 	for (uint32_t i = 0; i < fl->cleared.n; i++) {
 		struct free_frame f = fl->cleared.v[i];
 
