@@ -494,7 +494,11 @@ class StatsAndFrees(unittest.TestCase):
             eng.tick(0)
             self.assertFalse(eng.stamp_pending(stamp))
             self.assertFalse(eng.stamp_settle(0, stamp))
-            self.assertEqual(eng.stamp(0), 0)
+            # Nothing stamped since the last stamp: ENOENT, not stamp 0
+            # (which would say "nothing to settle" on the wrong CPU).
+            with self.assertRaises(OSError) as ctx:
+                eng.stamp(0)
+            self.assertEqual(ctx.exception.errno, errno.ENOENT)
 
 
 class Docs(unittest.TestCase):

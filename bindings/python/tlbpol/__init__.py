@@ -33,7 +33,8 @@ from ._constants import (ARCH_MAX, CONFIG_SIZE_0_1, DEFAULT_BATCH_PAGES,
                          DEFAULT_COST_IPI_TARGET_NS, DEFAULT_FLUSH_CEILING,
                          DEFAULT_FREE_TICKS, DEFAULT_MAX_AS, EV_MAX,
                          FREE_TICKS_NEVER, MAX_AS, MAX_BATCH_PAGES, MAX_CPUS,
-                         OPS_SIZE_0_1, WHY_MAX, Action, Arch, ConfigFlag,
+                         OPS_SIZE_0_1, WAIT_IRQS_FALLBACK_TURNS, WHY_MAX,
+                         Action, Arch, ConfigFlag,
                          CpuState, Deadline, EventFlag, EventKind, FlushFlag,
                          FlushKind, Pte, Reason, Rule)
 from ._engine import (AddressSpace, Decision, Engine, Event, Flush, Range,
@@ -58,6 +59,7 @@ __all__ = [
     "DEFAULT_COST_IPI_NS", "DEFAULT_COST_IPI_REMOTE_NS",
     "DEFAULT_COST_IPI_TARGET_NS", "DEFAULT_FLUSH_CEILING",
     "DEFAULT_FREE_TICKS", "DEFAULT_MAX_AS", "EV_MAX", "FREE_TICKS_NEVER",
-    "MAX_AS", "MAX_BATCH_PAGES", "MAX_CPUS", "OPS_SIZE_0_1", "WHY_MAX",
+    "MAX_AS", "MAX_BATCH_PAGES", "MAX_CPUS", "OPS_SIZE_0_1",
+    "WAIT_IRQS_FALLBACK_TURNS", "WHY_MAX",
 ]
 __version__ = "0.2.0"

@@ -11,9 +11,9 @@ from __future__ import annotations
 import argparse
 import sys
 import textwrap
-from typing import Dict, List, NamedTuple, Optional, Sequence, Tuple
+from typing import Callable, Dict, List, NamedTuple, Optional, Sequence, Tuple
 
-from . import _engine
+from . import _engine, _ffi
 from ._constants import Arch, EventFlag, EventKind, Pte, Reason, Rule
 from ._engine import (AddressSpace, Decision, Engine, Event, TlbpolError,
                       has_reason_cite, parse_arch, parse_rules, reason_cite,
@@ -280,6 +280,28 @@ def _cmd_version(args: argparse.Namespace) -> int:
     return 0
 
 
+def _event_field(field: str, base: int) -> Callable[[str], int]:
+    """An argparse type for struct tlbpol_event's @field: a number that must
+    fit the field (argparse reports the OverflowError as the option's)."""
+    ctype = _ffi.field_types(_ffi.EventS)[field]
+
+    def parse(text: str) -> int:
+        try:
+            return _ffi.check_int("tlbpol_event." + field, int(text, base), ctype)
+        except OverflowError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
+    parse.__name__ = "int"  # argparse: "invalid int value: 'x'"
+    return parse
+
+
+def _pte_arg(text: str) -> Pte:
+    """An argparse type for --old / --new: parse_pte(), errors as the option's."""
+    try:
+        return parse_pte(text)
+    except (ValueError, OverflowError) as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="python3 -m tlbpol",
@@ -322,19 +344,22 @@ def _parser() -> argparse.ArgumentParser:
                       help="the event: " + kinds)
     what.add_argument("--all-kinds", action="store_true",
                       help="the whole table for --arch: every kind, representative PTEs")
-    ex.add_argument("--old", metavar="PTE", help="the PTE before the change (e.g. rwua)")
-    ex.add_argument("--new", metavar="PTE", help="the PTE after it (e.g. rua, or 0)")
+    ex.add_argument("--old", metavar="PTE", type=_pte_arg,
+                    help="the PTE before the change (e.g. rwua)")
+    ex.add_argument("--new", metavar="PTE", type=_pte_arg,
+                    help="the PTE after it (e.g. rua, or 0)")
     ex.add_argument("--rules", metavar="SPEC", action="append",
                     help="a further rule set, as tlbpol_rules_parse() reads it "
                          "(\"default,-lazy-unmap\", \"linux+receiver-merge\", \"0x1ff\"); "
                          "repeatable; naming naive/linux/default replaces that row")
     ex.add_argument("--rules-only", action="store_true",
                     help="show only the --rules sets, not naive, linux and default")
-    ex.add_argument("--pages", type=int, default=1, metavar="N",
+    # Each number must fit its field of struct tlbpol_event (exit 2 if not).
+    ex.add_argument("--pages", type=_event_field("nr_pages", 10), default=1, metavar="N",
                     help="pages in the range (default 1)")
-    ex.add_argument("--page-shift", type=int, default=12, metavar="S",
-                    help="log2 of the page size: 12, 21, 30 ... (default 12)")
-    ex.add_argument("--va", type=lambda s: int(s, 0), default=0x7F0000000000,
+    ex.add_argument("--page-shift", type=_event_field("page_shift", 10), default=12,
+                    metavar="S", help="log2 of the page size: 12, 21, 30 ... (default 12)")
+    ex.add_argument("--va", type=_event_field("va", 0), default=0x7F0000000000,
                     help="first address (default 0x7f0000000000)")
     flags = ex.add_argument_group("event flags (TLBPOL_EVF_*)")
     for opt, _, help_text in FLAG_OPTIONS:
@@ -354,7 +379,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     args = parser.parse_args(argv)
     try:
         return int(args.func(args))
-    except ValueError as exc:  # a PTE spelling, an arch name
+    except (ValueError, OverflowError) as exc:  # a PTE spelling, an arch name, a number
         parser.exit(2, "python3 -m tlbpol: error: %s\n" % exc)
     except OSError as exc:  # rules parse, or the library cannot be loaded
         parser.exit(2 if isinstance(exc, TlbpolError) else 1,

@@ -66,34 +66,35 @@ def version() -> str:
 
 def rule_str(rule: Union[Rule, int]) -> str:
     """The name of one rule bit ("lazy-unmap"); "unknown" for 0 or several bits."""
-    return _s(_ffi.lib().tlbpol_rule_str(int(rule)))
+    return _s(_ffi.call("tlbpol_rule_str", rule=rule))
 
 
 def parse_rules(spec: str) -> Rule:
     """A rule mask from names, as tlbpol_rules_parse() reads them:
     "default,-lazy-unmap", "linux+receiver-merge", "none", "0x1ff".
 
-    Raises TlbpolError (EINVAL) for an empty spec or an unknown name.
+    Raises TlbpolError (EINVAL) for an empty spec or an unknown name,
+    TypeError if @spec is not a str, ValueError if it holds a NUL.
     """
     out = c_uint64()
-    _check("tlbpol_rules_parse", _ffi.lib().tlbpol_rules_parse(spec.encode(), byref(out)),
+    _check("tlbpol_rules_parse", _ffi.call("tlbpol_rules_parse", spec=spec, out=byref(out)),
            repr(spec))
     return Rule(out.value)
 
 
 def reason_str(reason: Union[Reason, int]) -> str:
     """The short name of a reason ("downgrade"); "unknown" out of range."""
-    return _s(_ffi.lib().tlbpol_reason_str(int(reason)))
+    return _s(_ffi.call("tlbpol_reason_str", reason=reason))
 
 
 def action_str(action: Union[Action, int]) -> str:
     """The name of an action ("none", "local", "shootdown")."""
-    return _s(_ffi.lib().tlbpol_action_str(int(action)))
+    return _s(_ffi.call("tlbpol_action_str", action=action))
 
 
 def deadline_str(deadline: Union[Deadline, int]) -> str:
     """The name of a deadline ("now", "writeback", "free", "lazy")."""
-    return _s(_ffi.lib().tlbpol_deadline_str(int(deadline)))
+    return _s(_ffi.call("tlbpol_deadline_str", deadline=deadline))
 
 
 def has_reason_cite() -> bool:
@@ -105,11 +106,10 @@ def reason_cite(reason: Union[Reason, int], arch: ArchLike) -> str:
     """The hardware rule or kernel source the decision table cites for
     @reason on @arch (tlbpol_reason_cite()); "unknown" for an unknown reason
     or arch.  Raises NotImplementedError if the library predates it."""
-    cdll = _ffi.lib()
-    if not hasattr(cdll, "tlbpol_reason_cite"):
+    if not _ffi.has("tlbpol_reason_cite"):
         raise NotImplementedError("libtlbpol %s at %s has no tlbpol_reason_cite() "
                                   "(release 0.3)" % (version(), _ffi.lib_path()))
-    return _s(cdll.tlbpol_reason_cite(int(reason), int(parse_arch(arch))))
+    return _s(_ffi.call("tlbpol_reason_cite", reason=reason, arch=parse_arch(arch)))
 
 
 _ARCH_NAMES = {"generic": Arch.GENERIC, "x86_64": Arch.X86_64, "x86-64": Arch.X86_64,
@@ -119,19 +119,25 @@ _ARCH_NAMES = {"generic": Arch.GENERIC, "x86_64": Arch.X86_64, "x86-64": Arch.X8
 
 def parse_arch(arch: ArchLike) -> Arch:
     """An Arch from the enum, its value, or a name: "x86_64" (or "x86-64",
-    "amd64"), "arm64" (or "aarch64"), "generic".  ValueError otherwise."""
+    "amd64"), "arm64" (or "aarch64"), "generic".  ValueError for another
+    name or value; TypeError and OverflowError as for every integer."""
     if isinstance(arch, str):
         try:
             return _ARCH_NAMES[arch.strip().lower()]
         except KeyError:
             raise ValueError("unknown arch %r (x86_64, arm64, generic)" % arch) from None
-    return Arch(int(arch))
+    value = _ffi.check_int("arch", arch, _ffi.field_types(_ffi.Config)["arch"])
+    try:
+        return Arch(value)
+    except ValueError:
+        raise ValueError("unknown arch %d (x86_64, arm64, generic)" % value) from None
 
 
-def _rules(rules: RulesLike) -> int:
+def _rules(rules: RulesLike) -> Union[Rule, int]:
+    """A rule mask from a spec, or @rules itself, checked where it reaches C."""
     if isinstance(rules, str):
-        return int(parse_rules(rules))
-    return int(rules)
+        return parse_rules(rules)
+    return rules
 
 
 def thread_register() -> None:
@@ -209,13 +215,27 @@ def _cpuset(p: Any) -> FrozenSet[int]:
     return frozenset(out)
 
 
+def _event_kind(kind: Union[EventKind, int, str]) -> Union[EventKind, int]:
+    """An EventKind from its name ("clear-young"); any other value as it is."""
+    if not isinstance(kind, str):
+        return kind
+    try:
+        return EventKind[kind.strip().upper().replace("-", "_")]
+    except KeyError:
+        raise ValueError("unknown event kind %r (%s)" % (
+            kind, ", ".join(k.name.lower() for k in EventKind))) from None
+
+
 @dataclass
 class Event:
     """One page-table change (struct tlbpol_event).
 
     kind: an EventKind (or its name, "protect"); old_pte / new_pte: Pte bits
     before and after; flags: EventFlag bits; va aligned to 1 << page_shift;
-    nr_pages >= 1.
+    nr_pages >= 1.  Each number must fit its C field (uint64_t va and
+    nr_pages, uint32_t the rest): TypeError or OverflowError naming the field
+    ("tlbpol_event.va") when the event is made, and again when it is handed
+    to C (after a field was changed).
     """
     kind: Union[EventKind, int, str]
     old_pte: Union[Pte, int] = 0
@@ -226,18 +246,14 @@ class Event:
     page_shift: int = 12
 
     def __post_init__(self) -> None:
-        if isinstance(self.kind, str):
-            try:
-                self.kind = EventKind[self.kind.strip().upper().replace("-", "_")]
-            except KeyError:
-                raise ValueError("unknown event kind %r (%s)" % (
-                    self.kind, ", ".join(k.name.lower() for k in EventKind))) from None
+        self.kind = _event_kind(self.kind)
+        self._to_c()  # every field checked now, not first at the engine call
 
     def _to_c(self) -> _ffi.EventS:
-        return _ffi.EventS(size=sizeof(_ffi.EventS), kind=int(self.kind), flags=int(self.flags),
-                           page_shift=int(self.page_shift), va=int(self.va),
-                           nr_pages=int(self.nr_pages), old_pte=int(self.old_pte),
-                           new_pte=int(self.new_pte))
+        """struct tlbpol_event: each field checked as it is stored."""
+        return _ffi.EventS(size=sizeof(_ffi.EventS), kind=_event_kind(self.kind),
+                           flags=self.flags, page_shift=self.page_shift, va=self.va,
+                           nr_pages=self.nr_pages, old_pte=self.old_pte, new_pte=self.new_pte)
 
 
 @dataclass(frozen=True)
@@ -305,6 +321,35 @@ class Stats(Mapping[str, int]):
 
 # --------------------------------------------------------------------------
 # Engine
+
+def _cpu_nodes(cpu_node: Sequence[int], cpus: int) -> Any:
+    """cfg->cpu_node: an array of the field's element type (uint16_t), each
+    entry checked ("tlbpol_config.cpu_node[3]"), at least @cpus of them."""
+    elem = _ffi.field_types(_ffi.Config)["cpu_node"]._type_
+    try:
+        nodes = list(cpu_node)
+    except TypeError:
+        raise TypeError("cpu_node must be a sequence of ints, not %s"
+                        % type(cpu_node).__name__) from None
+    if len(nodes) < cpus:
+        raise ValueError("cpu_node needs one entry per CPU")
+    return (elem * len(nodes))(*[_ffi.check_int("tlbpol_config.cpu_node[%d]" % i, node, elem)
+                                 for i, node in enumerate(nodes)])
+
+
+def _space_handle(space: Any) -> c_void_p:
+    """The handle of an open AddressSpace; TypeError for anything else."""
+    if not isinstance(space, AddressSpace):
+        raise TypeError("space must be a tlbpol.AddressSpace, not %s" % type(space).__name__)
+    return space._h()
+
+
+def _event_c(event: Any) -> _ffi.EventS:
+    """struct tlbpol_event of an Event; TypeError for anything else."""
+    if not isinstance(event, Event):
+        raise TypeError("event must be a tlbpol.Event, not %s" % type(event).__name__)
+    return event._to_c()
+
 
 FlushLocal = Callable[[int, Flush], Any]
 SendIpi = Callable[[int, FrozenSet[int]], Any]
@@ -385,7 +430,10 @@ class Engine:
     Per-CPU calls follow the C rules: calls for one CPU must not run
     concurrently; calls for different CPUs may, from different threads.
     Errors are raised as TlbpolError, an OSError with the errno and the C
-    function's name.
+    function's name.  Before that, every number is checked against its C
+    type (a cpu is a uint32_t, a tag or a stamp a uint64_t...): TypeError
+    for a value that is not an int (a bool neither), OverflowError naming
+    the argument or field for one that does not fit; nothing is truncated.
     """
 
     def __init__(self, *, arch: ArchLike = Arch.X86_64, rules: RulesLike = Rule.DEFAULT,
@@ -401,12 +449,9 @@ class Engine:
         self._spaces: Dict[int, AddressSpace] = {}
         self._frees: Dict[int, Callable[[], Any]] = {}
         self._free_ids = itertools.count(1)
-        cdll = _ffi.lib()
         self.arch = parse_arch(arch)
         rule_mask = _rules(rules)
 
-        if not callable(flush_local) or not callable(send_ipi):
-            raise TypeError("flush_local and send_ipi must be callables")
         self._flush_local: FlushLocal = flush_local
         self._send_ipi: SendIpi = send_ipi
         self._broadcast: Optional[Broadcast] = broadcast
@@ -427,35 +472,38 @@ class Engine:
                 ("vcpu_defer", _ffi.VCPU_DEFER_FN, self._cb_vcpu_defer, vcpu_defer),
                 ("stuck", _ffi.STUCK_FN, self._cb_stuck, stuck)]
         for field, proto, method, fn in slots:
-            if fn is not None:
-                thunk = proto(method)
-                setattr(ops, field, thunk)
-                self._keep.append(thunk)
+            if fn is None and field not in ("flush_local", "send_ipi"):
+                continue
+            if not callable(fn):
+                raise TypeError("%s must be callable, not %s" % (field, type(fn).__name__))
+            thunk = proto(method)
+            setattr(ops, field, thunk)
+            self._keep.append(thunk)
         self._free_tramp = _ffi.DEFER_FREE_FN(self._cb_free)
         self._keep.append(self._free_tramp)
         self._ops = ops
 
+        # Every integer is checked as it is stored (_ffi.CheckedStructure,
+        # _ffi.call): nothing out of range reaches the library truncated.
         cfg = _ffi.Config()
-        cdll.tlbpol_config_init(byref(cfg), int(cpus) & 0xFFFFFFFF, int(self.arch))
+        _ffi.call("tlbpol_config_init", byref(cfg), cpus=cpus, arch=self.arch)
         cfg.rules = rule_mask
         cfg.ops = ctypes.pointer(ops)
-        cfg.flags = int(flags)
+        cfg.flags = flags
         for name, value in (("max_as", max_as), ("flush_ceiling", flush_ceiling),
                             ("batch_pages", batch_pages), ("ipi_delay_spins", ipi_delay_spins),
                             ("wait_limit", wait_limit), ("free_ticks", free_ticks)):
             if value is not None:
-                setattr(cfg, name, int(value))
+                setattr(cfg, name, value)
         self._cpu_node = None
         if cpu_node is not None:
-            self._cpu_node = (c_uint16 * len(cpu_node))(*cpu_node)
-            if len(cpu_node) < cpus:
-                raise ValueError("cpu_node needs one entry per CPU")
+            self._cpu_node = _cpu_nodes(cpu_node, cfg.nr_cpus)
             cfg.cpu_node = ctypes.cast(self._cpu_node, ctypes.POINTER(c_uint16))
         self._cfg = cfg
         eng = c_void_p()
-        _check("tlbpol_engine_new", cdll.tlbpol_engine_new(byref(cfg), byref(eng)))
+        _check("tlbpol_engine_new", _ffi.call("tlbpol_engine_new", byref(cfg), byref(eng)))
         self._handle = eng
-        self.cpus = int(cpus)
+        self.cpus: int = cfg.nr_cpus
 
     # -- callbacks: never let an exception into C --------------------------
     def _record(self, exc: BaseException) -> None:
@@ -526,8 +574,13 @@ class Engine:
             raise ValueError("engine is closed")
         return self._handle
 
-    def _call(self, name: str, *args: Any) -> int:
-        rc = getattr(_ffi.lib(), name)(*args)
+    def _call(self, name: str, *args: Any, **named: Any) -> int:
+        """C @name on @args then @named (checked, see _ffi.c_args); raises
+        what a callback raised, then TlbpolError for a negative errno."""
+        return self._run(name, _ffi.c_args(name, args, named))
+
+    def _run(self, name: str, values: List[Any]) -> int:
+        rc = getattr(_ffi.lib(), name)(*values)
         exc = getattr(self._tls, "exc", None)
         if exc is not None:
             self._tls.exc = None
@@ -573,25 +626,25 @@ class Engine:
     def topology(self) -> List[int]:
         """The NUMA node of each CPU, as the engine uses it."""
         arr = (c_uint16 * self.cpus)()
-        self._call("tlbpol_engine_topology", self._h(), arr, self.cpus)
+        self._call("tlbpol_engine_topology", self._h(), arr, n=self.cpus)
         return list(arr)
 
     def set_rules(self, rules: RulesLike) -> None:
         """tlbpol_engine_set_rules(): replace the rule mask while CPUs run
         (waits for a grace period; not from a callback)."""
-        self._call("tlbpol_engine_set_rules", self._h(), _rules(rules))
+        self._call("tlbpol_engine_set_rules", self._h(), rules=_rules(rules))
 
     def set_flush_ceiling(self, pages: int) -> None:
         """tlbpol_engine_set_flush_ceiling()."""
-        self._call("tlbpol_engine_set_flush_ceiling", self._h(), pages)
+        self._call("tlbpol_engine_set_flush_ceiling", self._h(), pages=pages)
 
     def set_batch_pages(self, pages: int) -> None:
         """tlbpol_engine_set_batch_pages()."""
-        self._call("tlbpol_engine_set_batch_pages", self._h(), pages)
+        self._call("tlbpol_engine_set_batch_pages", self._h(), pages=pages)
 
     def set_ipi_delay(self, spins: int) -> None:
         """tlbpol_engine_set_ipi_delay()."""
-        self._call("tlbpol_engine_set_ipi_delay", self._h(), spins)
+        self._call("tlbpol_engine_set_ipi_delay", self._h(), spins=spins)
 
     def set_cost_model(self, *, ipi_ns: int = 0, ipi_target_ns: int = 0,
                        ipi_remote_ns: int = 0, broadcast_ns: int = 0,
@@ -599,7 +652,7 @@ class Engine:
         """tlbpol_engine_set_cost_model(): the broadcast cost model, in ns
         (0 keeps a value)."""
         cfg = _ffi.Config()
-        _ffi.lib().tlbpol_config_init(byref(cfg), 1, int(self.arch))
+        _ffi.call("tlbpol_config_init", byref(cfg), cpus=1, arch=self.arch)
         cfg.cost_ipi_ns, cfg.cost_ipi_target_ns = ipi_ns, ipi_target_ns
         cfg.cost_ipi_remote_ns, cfg.cost_broadcast_ns = ipi_remote_ns, broadcast_ns
         cfg.cost_broadcast_page_ns = broadcast_page_ns
@@ -609,9 +662,9 @@ class Engine:
         """tlbpol_as_open(): track the address space with @tag (PCID,
         ASID...).  EEXIST if one with @tag is open; ENOMEM past max_as."""
         out = c_void_p()
-        self._call("tlbpol_as_open", self._h(), tag, byref(out))
-        space = AddressSpace(self, out, tag)
-        self._spaces[tag] = space
+        self._call("tlbpol_as_open", self._h(), tag=tag, out=byref(out))
+        space = AddressSpace(self, out, _ffi.lib().tlbpol_as_tag(out))
+        self._spaces[space.tag] = space
         return space
 
     def lookup(self, tag: int) -> Optional[AddressSpace]:
@@ -619,93 +672,97 @@ class Engine:
         space = self._spaces.get(tag)
         return space if space is not None and not space.closed else None
 
-    @staticmethod
-    def _as(space: Optional[AddressSpace]) -> Optional[c_void_p]:
-        return None if space is None else space._h()
-
     def decide(self, space: AddressSpace, cpu: int, event: Event) -> Decision:
         """tlbpol_decide(): what @event needs.  Pure: changes and counts nothing."""
         d = _ffi.DecisionS()
-        ev = event._to_c()
-        self._call("tlbpol_decide", self._h(), space._h(), cpu, byref(ev), byref(d))
+        ev = _event_c(event)
+        self._call("tlbpol_decide", self._h(), _space_handle(space), cpu=cpu, ev=byref(ev),
+                   out=byref(d))
         return Decision._from_c(d)
 
     def submit(self, space: AddressSpace, cpu: int, event: Event) -> Decision:
         """tlbpol_submit(): decide and act for @cpu (may call every
         callback and wait for other CPUs)."""
         d = _ffi.DecisionS()
-        ev = event._to_c()
-        self._call("tlbpol_submit", self._h(), space._h(), cpu, byref(ev), byref(d))
+        ev = _event_c(event)
+        self._call("tlbpol_submit", self._h(), _space_handle(space), cpu=cpu, ev=byref(ev),
+                   out=byref(d))
         return Decision._from_c(d)
 
     def flush(self, cpu: int, by: Union[Deadline, int] = Deadline.BY_LAZY) -> int:
         """tlbpol_flush(): complete @cpu's pending flushes due by @by, run
         the deferred frees that are due; returns the events completed."""
-        return self._call("tlbpol_flush", self._h(), cpu, int(by))
+        return self._call("tlbpol_flush", self._h(), cpu=cpu, by=by)
 
     def tick(self, cpu: int) -> None:
         """tlbpol_tick(): @cpu's periodic work."""
-        self._call("tlbpol_tick", self._h(), cpu)
+        self._call("tlbpol_tick", self._h(), cpu=cpu)
 
     def switch(self, cpu: int, space: Optional[AddressSpace]) -> bool:
         """tlbpol_switch(): @cpu now runs @space (None: idle/lazy).
         Returns True when the CPU must flush @space whole first."""
         need = c_int(0)
-        self._call("tlbpol_switch", self._h(), cpu, self._as(space), byref(need))
+        handle = None if space is None else _space_handle(space)
+        self._call("tlbpol_switch", self._h(), cpu=cpu, next=handle, need_flush=byref(need))
         return bool(need.value)
 
     def unload(self, cpu: int) -> None:
         """tlbpol_unload(): a lazy @cpu drops the address space it keeps loaded."""
-        self._call("tlbpol_unload", self._h(), cpu)
+        self._call("tlbpol_unload", self._h(), cpu=cpu)
 
     def cpu_state(self, cpu: int, state: Union[CpuState, int]) -> bool:
         """tlbpol_cpu_state(): record what @cpu does.  True when it must
         flush its current address space before using it."""
-        return bool(self._call("tlbpol_cpu_state", self._h(), cpu, int(state)))
+        return bool(self._call("tlbpol_cpu_state", self._h(), cpu=cpu, state=state))
 
     def handle_ipi(self, cpu: int) -> int:
         """tlbpol_handle_ipi(): @cpu's shootdown interrupt handler; returns
         the requests served."""
-        return self._call("tlbpol_handle_ipi", self._h(), cpu)
+        return self._call("tlbpol_handle_ipi", self._h(), cpu=cpu)
 
     def defer_free(self, cpu: int, fn: Callable[[], Any]) -> None:
         """tlbpol_defer_free(): call fn() once every flush pending on @cpu
         now has completed on every CPU it targets (at once if none is).
         @fn must not call the engine for @cpu."""
         if not callable(fn):
-            raise TypeError("fn must be callable")
+            raise TypeError("fn must be callable, not %s" % type(fn).__name__)
         key = next(self._free_ids)
-        self._frees[key] = fn
+        args = _ffi.c_args("tlbpol_defer_free", (self._h(),),
+                           dict(cpu=cpu, fn=self._free_tramp, arg=c_void_p(key)))
+        self._frees[key] = fn  # the library may call it at once
         try:
-            self._call("tlbpol_defer_free", self._h(), cpu, self._free_tramp, c_void_p(key))
+            self._run("tlbpol_defer_free", args)
         except TlbpolError:
             self._frees.pop(key, None)
             raise
 
     def frees_pending(self, cpu: int) -> int:
         """tlbpol_frees_pending(): deferred frees of @cpu not run yet."""
-        return self._call("tlbpol_frees_pending", self._h(), cpu)
+        return self._call("tlbpol_frees_pending", self._h(), cpu=cpu)
 
     def stamp(self, cpu: int) -> int:
         """tlbpol_stamp(): complete @cpu's flushes due by a free, post its
-        stamped ones lazily; returns the stamp (0: nothing in flight)."""
+        stamped ones lazily; returns the stamp (0: nothing in flight).
+        Release 0.3: ENOENT when no stamped event was submitted on @cpu
+        since its previous stamp()."""
         out = c_uint64()
-        self._call("tlbpol_stamp", self._h(), cpu, byref(out))
+        self._call("tlbpol_stamp", self._h(), cpu=cpu, stamp=byref(out))
         return out.value
 
     def stamp_settle(self, cpu: int, stamp: int) -> bool:
         """tlbpol_stamp_settle(): make frames freed under @stamp safe to
         reuse.  True if it had to interrupt or wait."""
-        return bool(self._call("tlbpol_stamp_settle", self._h(), cpu, stamp))
+        return bool(self._call("tlbpol_stamp_settle", self._h(), cpu=cpu, stamp=stamp))
 
     def stamp_pending(self, stamp: int) -> bool:
         """tlbpol_stamp_pending(): would settling @stamp wait now?"""
-        return bool(self._call("tlbpol_stamp_pending", self._h(), stamp))
+        return bool(self._call("tlbpol_stamp_pending", self._h(), stamp=stamp))
 
     def stats(self, cpu: Optional[int] = None) -> Stats:
-        """tlbpol_stats_read(): @cpu's counters, or the sum over CPUs."""
+        """tlbpol_stats_read(): @cpu's counters, or the sum over CPUs (None,
+        or -1 as in C: this argument is a C int, the others uint32_t)."""
         s = _ffi.StatsS()
-        self._call("tlbpol_stats_read", self._h(), -1 if cpu is None else cpu, byref(s))
+        self._call("tlbpol_stats_read", self._h(), cpu=-1 if cpu is None else cpu, out=byref(s))
         return Stats(s)
 
 

@@ -15,40 +15,143 @@ The library is loaded on first use (:func:`lib`), looked for in this order:
    meson into ``_paths.py`` at install time);
 4. ``pkg-config --variable=libdir tlbpol``, then ``ctypes.util.find_library``;
 5. the plain soname ``libtlbpol.so.0`` (the dynamic loader's own search).
+
+Integers are checked before they reach C.  ctypes keeps the low bits of an
+int that does not fit a field or an argument (``va=2**64 + 0x5000`` would
+become 0x5000), so every mirror is a :class:`CheckedStructure`, whose integer
+fields go through :func:`check_int` when they are assigned, and every call
+the package makes goes through :func:`call` (or :func:`c_args`), which
+passes each integer argument through it against the prototype's argtype.
+The width and signedness come from the ctypes type of the field or the
+argument, never from a number written here.
 """
 
 from __future__ import annotations
 
 import ctypes
 import ctypes.util
+import functools
+import operator
 import os
 import shutil
 import subprocess
 import threading
 from ctypes import (CFUNCTYPE, POINTER, Structure, c_char_p, c_int, c_size_t,
                     c_uint16, c_uint32, c_uint64, c_void_p)
-from typing import Any, Dict, Iterator, List, Optional, Tuple, Type
+from typing import (Any, Dict, Iterator, List, Mapping, Optional, Sequence,
+                    Tuple, Type)
 
 from ._constants import MAX_CPUS, WHY_MAX
 
 SONAME = "libtlbpol.so.0"
 ENV_LIBRARY = "TLBPOL_LIBRARY"
 
+# ctypes type codes of the C integer types (c_int8 .. c_uint64, c_size_t).
+_INT_CODES = "bBhHiIlLqQ"
 
-class Range(Structure):
+
+def is_int_type(ctype: Any) -> bool:
+    """Is @ctype a ctypes integer type (c_uint32, c_int, c_size_t...)?"""
+    return (isinstance(ctype, type) and issubclass(ctype, ctypes._SimpleCData)
+            and getattr(ctype, "_type_", "") in _INT_CODES)
+
+
+@functools.lru_cache(maxsize=None)
+def int_range(ctype: Any) -> Tuple[int, int]:
+    """(lowest, highest) value the ctypes integer type @ctype holds: from
+    its size (ctypes.sizeof) and signedness."""
+    bits = 8 * ctypes.sizeof(ctype)
+    if ctype(-1).value < 0:
+        return -(1 << (bits - 1)), (1 << (bits - 1)) - 1
+    return 0, (1 << bits) - 1
+
+
+def check_int(name: str, value: Any, ctype: Any) -> int:
+    """@value as a plain int, checked to fit the C integer type @ctype.
+
+    Accepted: an int, or any object with ``__index__`` (IntEnum and
+    IntFlag members, numpy integers).  bool is refused: a truth value where
+    a CPU, an address or a count is wanted is a mistake, not a 0 or 1.
+    Raises TypeError for anything else and OverflowError for a value
+    outside @ctype's range, each naming @name; never truncates.
+    """
+    if type(value) is int:
+        number = value
+    elif isinstance(value, bool):
+        raise TypeError("%s must be an int, not bool" % name)
+    else:
+        try:
+            number = operator.index(value)
+        except TypeError:
+            raise TypeError("%s must be an int, not %s"
+                            % (name, type(value).__name__)) from None
+    low, high = int_range(ctype)
+    if not low <= number <= high:
+        raise OverflowError("%s: %d does not fit in %sint%d_t (%d .. %d)" % (
+            name, number, "" if low < 0 else "u", 8 * ctypes.sizeof(ctype), low, high))
+    return number
+
+
+def check_str(name: str, value: Any) -> bytes:
+    """@value (str, UTF-8 encoded, or bytes) as a C string: TypeError for
+    anything else, ValueError for a NUL, which would end the C string early."""
+    if isinstance(value, str):
+        value = value.encode("utf-8")
+    if not isinstance(value, bytes):
+        raise TypeError("%s must be a str, not %s" % (name, type(value).__name__))
+    if b"\0" in value:
+        raise ValueError("%s: embedded NUL character" % name)
+    return value
+
+
+@functools.lru_cache(maxsize=None)
+def field_types(struct: Any) -> Dict[str, Any]:
+    """Field name -> ctypes type of the Structure class @struct."""
+    return {f[0]: f[1] for f in struct._fields_}
+
+
+def c_name(struct: Any) -> str:
+    """The C name of a mirror ("tlbpol_event"), or its Python name."""
+    for name, cls in STRUCTS.items():
+        if cls is struct:
+            return name
+    return str(struct.__name__)
+
+
+@functools.lru_cache(maxsize=None)
+def int_fields(struct: Any) -> Dict[str, Tuple[str, Any]]:
+    """Integer field -> (its name for errors, "tlbpol_event.va"; its ctypes
+    type) of the Structure class @struct."""
+    return {name: ("%s.%s" % (c_name(struct), name), ctype)
+            for name, ctype in field_types(struct).items() if is_int_type(ctype)}
+
+
+class CheckedStructure(Structure):
+    """A Structure whose integer fields refuse what they cannot hold:
+    every assignment (keyword arguments of the constructor included) goes
+    through :func:`check_int`, named "tlbpol_event.va" and so on."""
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        spec = int_fields(type(self)).get(name)
+        if spec is not None:
+            value = check_int(spec[0], value, spec[1])
+        Structure.__setattr__(self, name, value)
+
+
+class Range(CheckedStructure):
     """struct tlbpol_range."""
     _fields_ = [("va", c_uint64), ("nr_pages", c_uint64),
                 ("page_shift", c_uint32), ("pad", c_uint32)]
 
 
-class Flush(Structure):
+class Flush(CheckedStructure):
     """struct tlbpol_flush."""
     _fields_ = [("as_tag", c_uint64), ("kind", c_uint32), ("flags", c_uint32),
                 ("nr_ranges", c_uint32), ("pad", c_uint32),
                 ("ranges", POINTER(Range))]
 
 
-class CpuSet(Structure):
+class CpuSet(CheckedStructure):
     """struct tlbpol_cpuset: bit c of bits[c / 64]."""
     _fields_ = [("bits", c_uint64 * (MAX_CPUS // 64))]
 
@@ -62,7 +165,7 @@ STUCK_FN = CFUNCTYPE(None, c_void_p, c_uint32, POINTER(CpuSet), c_uint64)
 DEFER_FREE_FN = CFUNCTYPE(None, c_void_p)
 
 
-class Ops(Structure):
+class Ops(CheckedStructure):
     """struct tlbpol_ops."""
     _fields_ = [("size", c_uint32), ("pad", c_uint32),
                 ("flush_local", FLUSH_LOCAL_FN), ("send_ipi", SEND_IPI_FN),
@@ -70,7 +173,7 @@ class Ops(Structure):
                 ("vcpu_defer", VCPU_DEFER_FN), ("stuck", STUCK_FN)]
 
 
-class Config(Structure):
+class Config(CheckedStructure):
     """struct tlbpol_config."""
     _fields_ = [("size", c_uint32), ("nr_cpus", c_uint32), ("arch", c_uint32),
                 ("max_as", c_uint32), ("rules", c_uint64),
@@ -84,14 +187,14 @@ class Config(Structure):
                 ("free_ticks", c_uint32)]
 
 
-class EventS(Structure):
+class EventS(CheckedStructure):
     """struct tlbpol_event."""
     _fields_ = [("size", c_uint32), ("kind", c_uint32), ("flags", c_uint32),
                 ("page_shift", c_uint32), ("va", c_uint64), ("nr_pages", c_uint64),
                 ("old_pte", c_uint32), ("new_pte", c_uint32)]
 
 
-class DecisionS(Structure):
+class DecisionS(CheckedStructure):
     """struct tlbpol_decision."""
     _fields_ = [("action", c_uint32), ("deadline", c_uint32),
                 ("reason", c_uint32), ("pad", c_uint32)]
@@ -104,7 +207,7 @@ STATS_COUNTERS: Tuple[str, ...] = (
 STATS_COUNTERS_0_2: Tuple[str, ...] = ("aged_flushes", "ipis_resent", "stuck_calls")
 
 
-class StatsS(Structure):
+class StatsS(CheckedStructure):
     """struct tlbpol_stats."""
     _fields_ = ([(n, c_uint64) for n in STATS_COUNTERS]
                 + [("by_reason", c_uint64 * WHY_MAX)]
@@ -253,6 +356,39 @@ def lib() -> ctypes.CDLL:
             return cdll
         raise OSError("libtlbpol: cannot load %s; tried:\n  %s\n(set %s to its path)"
                       % (SONAME, "\n  ".join(tried), ENV_LIBRARY))
+
+
+@functools.lru_cache(maxsize=None)
+def _arg_checks(function: str) -> Tuple[Tuple[int, Any], ...]:
+    """(position, ctypes type) of each argument of @function that is checked:
+    the integers and the C strings."""
+    return tuple((i, ctype) for i, ctype in enumerate(PROTOTYPES[function][1])
+                 if is_int_type(ctype) or ctype is c_char_p)
+
+
+def c_args(function: str, args: Sequence[Any], named: Mapping[str, Any]) -> List[Any]:
+    """The arguments of C @function, @args then the values of @named in
+    order, each checked against its argtype in PROTOTYPES: an integer by
+    :func:`check_int`, a C string by :func:`check_str`, named
+    "tlbpol_tick(cpu)" after its keyword (or its position)."""
+    values = list(args) + list(named.values())
+    if len(values) != len(PROTOTYPES[function][1]):
+        raise TypeError("%s takes %d arguments, not %d"
+                        % (function, len(PROTOTYPES[function][1]), len(values)))
+    names = list(named)
+    for i, ctype in _arg_checks(function):
+        j = i - len(args)
+        label = "%s(%s)" % (function, names[j] if j >= 0 else "argument %d" % (i + 1))
+        if ctype is c_char_p:
+            values[i] = check_str(label, values[i])
+        else:
+            values[i] = check_int(label, values[i], ctype)
+    return values
+
+
+def call(function: str, *args: Any, **named: Any) -> Any:
+    """C @function on :func:`c_args`: nothing reaches it unchecked."""
+    return getattr(lib(), function)(*c_args(function, args, named))
 
 
 def lib_path() -> str:

@@ -3,8 +3,9 @@
 
 from __future__ import annotations
 
-from typing import Dict, Union
+from typing import Any, Dict, Union
 
+from . import _ffi
 from ._constants import Pte
 
 __all__ = ["PTE_LETTERS", "parse_pte", "format_pte"]
@@ -31,19 +32,22 @@ def parse_pte(spec: Union[str, int, Pte]) -> Pte:
       present: "rw" is PRESENT|WRITE, "wd" is PRESENT|WRITE|DIRTY;
     - "0", "none", "-" or "": not present;
     - names joined by "|", "," or "+": "present|write|user";
-    - a number: "0x13", "19".
+    - a number: "0x13", "19" (or an int), which must fit the uint32_t of
+      old_pte / new_pte: OverflowError otherwise (Pte(-1) would be ALL).
 
-    ValueError for anything else.
+    ValueError for anything else; TypeError for neither a str nor an int.
     """
-    if isinstance(spec, int):
-        return Pte(spec)
+    if not isinstance(spec, str):
+        return _pte_number(spec, spec)
     s = spec.strip().lower()
     if s in ("", "0", "-", "none", "np", "not-present"):
         return Pte(0)
     try:
-        return Pte(int(s, 0))
+        number = int(s, 0)
     except ValueError:
         pass
+    else:
+        return _pte_number(spec, number)
     for sep in ("|", ",", "+"):
         if sep in s or s in _NAMES:
             bits = Pte(0)
@@ -59,6 +63,12 @@ def parse_pte(spec: Union[str, int, Pte]) -> Pte:
                              % (ch, spec, "".join(PTE_LETTERS)))
         bits |= PTE_LETTERS[ch]
     return bits
+
+
+def _pte_number(spec: Any, number: Any) -> Pte:
+    """Pte(@number), checked to fit struct tlbpol_event's old_pte first."""
+    ctype = _ffi.field_types(_ffi.EventS)["old_pte"]
+    return Pte(_ffi.check_int("PTE %r" % (spec,), number, ctype))
 
 
 def format_pte(bits: Union[int, Pte]) -> str:
