@@ -382,7 +382,9 @@ fn write_cite_rs(out: &Path, api: &Api) {
     // so that a library that predates it still links.
     let declared = api.functions.iter().any(|f| f.0 == "tlbpol_reason_cite");
     let body = if declared {
-        "Some(unsafe { tlbpol_reason_cite(reason, arch) })"
+        "// SAFETY: the header declares tlbpol_reason_cite(), so the library\n    \
+         // has it; it takes any reason and arch and returns a static string.\n    \
+         Some(unsafe { tlbpol_reason_cite(reason, arch) })"
     } else {
         "let _ = (reason, arch);\n    None"
     };

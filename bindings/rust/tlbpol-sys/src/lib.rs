@@ -254,6 +254,11 @@ pub const TLBPOL_CFGF_RETAIN_AS: u32 = 1 << 0;
 pub const TLBPOL_CFGF_WAIT_IRQS: u32 = 1 << 1;
 /// `TLBPOL_CFGF_ALL`: every config flag.
 pub const TLBPOL_CFGF_ALL: u32 = 0x3;
+/// `TLBPOL_WAIT_IRQS_FALLBACK_TURNS` (release 0.3): under
+/// `TLBPOL_CFGF_WAIT_IRQS`, a wait that has seen no acknowledgement for
+/// `wait_limit` turns, or this many without one, serves its CPU's inbox
+/// from its own loop for the rest of that wait.
+pub const TLBPOL_WAIT_IRQS_FALLBACK_TURNS: u32 = 4096;
 /// `TLBPOL_DEFAULT_BATCH_PAGES`.
 pub const TLBPOL_DEFAULT_BATCH_PAGES: u32 = 512;
 /// `TLBPOL_DEFAULT_MAX_AS`.

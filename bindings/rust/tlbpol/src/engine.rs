@@ -30,10 +30,17 @@ impl Config<'static> {
     /// pages, the default cost model, no NUMA table.
     pub fn new(nr_cpus: u32, arch: Arch) -> Config<'static> {
         let mut raw = core::mem::MaybeUninit::<sys::tlbpol_config>::zeroed();
-        // SAFETY: tlbpol_config_init() writes the whole structure; zeroed
-        // first anyway, so every field is initialised whatever it does.
-        unsafe { sys::tlbpol_config_init(raw.as_mut_ptr(), nr_cpus, arch as u32) };
-        Config { raw: unsafe { raw.assume_init() }, nodes: None }
+        // SAFETY: raw is a writable, aligned tlbpol_config of this header's
+        // size, which is what tlbpol_config_init() writes (the layout test
+        // checks the sizes agree; programs built against 0.1's smaller
+        // structure bind the 0.1 symbol).  It takes any nr_cpus and arch (the
+        // engine checks them later) and may run anywhere.
+        unsafe { sys::tlbpol_config_init(raw.as_mut_ptr(), nr_cpus, arch.raw()) };
+        // SAFETY: zeroed above, so every field is initialised whatever the
+        // call wrote; tlbpol_config is plain integers and nullable pointers
+        // (cpu_node, ops, ops_ctx), for which all-zero bytes are valid.
+        let raw = unsafe { raw.assume_init() };
+        Config { raw, nodes: None }
     }
 }
 
@@ -135,7 +142,9 @@ impl<'n> Config<'n> {
     fn complete(&self, ops: *const sys::tlbpol_ops, ctx: *mut c_void) -> Result<sys::tlbpol_config> {
         let mut raw = self.raw;
         if let Some(n) = self.nodes {
-            if n.len() < raw.nr_cpus as usize {
+            // A count past usize (16-bit targets) is longer than any slice.
+            let need = usize::try_from(raw.nr_cpus).map_err(|_| Error::Invalid)?;
+            if n.len() < need {
                 return Err(Error::Invalid);
             }
             raw.cpu_node = n.as_ptr();
@@ -152,6 +161,11 @@ impl<'n> Config<'n> {
         // Any ops will do for sizing; the engine only checks they are set.
         let o = ops::<NoHost>();
         match self.complete(&o, ptr::null_mut()) {
+            // SAFETY: raw is a whole configuration of this header's size, and
+            // complete() checked its node table holds nr_cpus entries (the
+            // call reads them); it and o outlive the call, which only reads
+            // them, may run anywhere, and calls no callback (ops and a NULL
+            // ops_ctx are only checked for being set).
             Ok(raw) => unsafe { sys::tlbpol_engine_size(&raw) },
             Err(_) => 0,
         }
@@ -170,6 +184,16 @@ impl fmt::Debug for Config<'_> {
             .field("flags", &self.raw.flags)
             .finish()
     }
+}
+
+/// The capacity of a buffer of `len` entries as C's `uint32_t n` of
+/// "fill up to n entries": `len`, or `u32::MAX` for a longer buffer.  Not an
+/// error: C writes min(n, nr_cpus) entries and nr_cpus <= `TLBPOL_MAX_CPUS`,
+/// so a clamped capacity gets exactly what the whole buffer would; a
+/// truncating `as` would tell C a smaller capacity than the caller has
+/// (2^32 + 3 entries as 3).
+fn capacity_u32(len: usize) -> u32 {
+    u32::try_from(len).unwrap_or(u32::MAX)
 }
 
 /// A host that is never called: only to size a configuration.
@@ -212,11 +236,32 @@ impl<const N: usize> Default for EngineMem<N> {
 /// without a node table), as a constant (`TLBPOL_ENGINE_SIZE()` plus this
 /// crate's callback context and alignment slack).  LP64; it changes with
 /// each release of the library: recompile, never store it.
+///
+/// # Panics
+/// If the size does not fit in `usize` (a 32-bit target and an engine of
+/// 4 GiB or more): in a constant, such as `EngineMem<{ mem_size_for(..) }>`,
+/// that is a compile error.  Never a truncated size.
 pub const fn mem_size_for(cpus: u32, max_as: u32, batch_pages: u32, flush_ceiling: u32, nodes: u32) -> usize {
-    sys::TLBPOL_ENGINE_SIZE(cpus as u64, max_as as u64, batch_pages as u64, flush_ceiling as u64, nodes as u64)
-        as usize
-        + SHIM_SPACE
-        + ALIGN_SLACK
+    // u32 to u64 widens, exactly (`u64::from` is not `const` on Rust 1.63).
+    #[allow(clippy::cast_lossless)]
+    let n = sys::TLBPOL_ENGINE_SIZE(cpus as u64, max_as as u64, batch_pages as u64, flush_ceiling as u64, nodes as u64);
+    mem_total(n)
+}
+
+/// `engine + SHIM_SPACE + ALIGN_SLACK` bytes as a `usize`, or a panic
+/// (a compile error in a constant) if that many bytes cannot be addressed.
+const fn mem_total(engine: u64) -> usize {
+    // `as` because `usize::try_from` is not `const` on Rust 1.63; the round
+    // trip proves it exact, and anything else panics.
+    #[allow(clippy::cast_possible_truncation)]
+    let n = engine as usize;
+    if n as u64 != engine {
+        panic!("tlbpol: the engine size does not fit in usize");
+    }
+    match n.checked_add(SHIM_SPACE + ALIGN_SLACK) {
+        Some(total) => total,
+        None => panic!("tlbpol: the engine size does not fit in usize"),
+    }
 }
 
 /// A TLB-flush policy engine driving host `H`.
@@ -256,10 +301,17 @@ struct Owned<H> {
     _host: Box<H>,
 }
 
-// SAFETY: see "Send and Sync" above.  The raw pointer is the engine's
-// memory, used only through calls the header declares thread-safe or
-// through a CPU's unique token.
+// SAFETY: see "Send and Sync" above.  Through &Engine the raw pointer reaches
+// only calls the header marks "any" (thread-safe, the engine synchronises
+// internally) and take_cpus(), whose atomic flag hands each CPU's token out
+// once; the per-CPU calls need that token (&mut Cpu). Callbacks may then run
+// on every thread at once with &H: H: Host is Sync. `owned` (the boxed host
+// and shim) is only dropped, by Drop, with &mut.
 unsafe impl<'m, H: Host> Sync for Engine<'m, H> {}
+// SAFETY: the engine keeps no per-thread state (C's or this crate's): its
+// memory is the caller's buffer or the library's allocation, freed by
+// tlbpol_engine_free() from any thread; an owned host moves with it, hence H:
+// Send; a borrowed one is &H, Send because H: Sync.
 unsafe impl<'m, H: Host + Send> Send for Engine<'m, H> {}
 
 impl<'m, H: Host> Engine<'m, H> {
@@ -289,18 +341,34 @@ impl<'m, H: Host> Engine<'m, H> {
         if skip == usize::MAX || mem.len() < skip + SHIM_SPACE {
             return Err(Error::NoMemory);
         }
-        let shim_ptr = unsafe { start.add(skip) } as *mut Shim<H>;
-        let eng_mem = unsafe { start.add(skip + SHIM_SPACE) };
+        // SAFETY: skip + SHIM_SPACE <= mem.len() (checked above), so both
+        // offsets stay inside mem (the second at most one past its end).
+        let (shim_ptr, eng_mem) = unsafe { (start.add(skip).cast::<Shim<H>>(), start.add(skip + SHIM_SPACE)) };
         let eng_len = mem.len() - skip - SHIM_SPACE;
         // The shim fits: two pointers in a 64-byte, 64-aligned slot.
         debug_assert!(core::mem::size_of::<Shim<H>>() <= SHIM_SPACE);
+        debug_assert!(core::mem::align_of::<Shim<H>>() <= 64);
+        // SAFETY: shim_ptr is 64-aligned (skip is start's offset to 64) and
+        // has SHIM_SPACE bytes of mem behind it, more than a Shim (two
+        // pointers, whatever H); mem is ours, exclusively, for 'm, and nothing
+        // is overwritten that needed dropping (bytes).
         unsafe {
             ptr::write(shim_ptr, Shim { host: host as *const H, eng: AtomicPtr::new(ptr::null_mut()) });
         }
         let o = ops::<H>();
-        let raw_cfg = cfg.complete(&o, shim_ptr as *mut c_void)?;
+        let raw_cfg = cfg.complete(&o, shim_ptr.cast::<c_void>())?;
         let mut eng = ptr::null_mut();
-        check(unsafe { sys::tlbpol_engine_init(&mut eng, eng_mem as *mut c_void, eng_len, &raw_cfg) })?;
+        // SAFETY: eng_mem is 64-aligned with eng_len bytes of mem behind it,
+        // which the engine borrows for 'm (the header's "stay valid and
+        // untouched until the engine is no longer used": the Engine holds the
+        // &'m mut, the shim in front of it is ours and outside it). raw_cfg is
+        // a whole configuration whose node table complete() checked, whose ops
+        // are this H's trampolines and whose ops_ctx is the shim just written,
+        // which lives as long as mem (the trampolines' contract); the call
+        // copies cfg and ops, and calls no callback.
+        check(unsafe { sys::tlbpol_engine_init(&mut eng, eng_mem.cast::<c_void>(), eng_len, &raw_cfg) })?;
+        // SAFETY: the shim written above, in mem that we still borrow; the
+        // engine only reads it, and eng is an atomic.
         unsafe { (*shim_ptr).eng.store(eng, Ordering::Release) };
         Ok(Engine {
             raw: NonNull::new(eng).ok_or(Error::Invalid)?,
@@ -356,7 +424,10 @@ impl<'m, H: Host> Engine<'m, H> {
     /// for `cpu`) must reach that CPU's TLB, and no other thread may be
     /// making calls for `cpu` meanwhile.
     pub unsafe fn handle_ipi_on(&self, cpu: u32) -> Result<u32> {
-        check(sys::tlbpol_handle_ipi(self.raw.as_ptr(), cpu))
+        // SAFETY: the engine is live (borrowed); the caller's contract makes
+        // this a call on cpu that is either alone for it or nested, as the
+        // header allows for tlbpol_handle_ipi() (and only it); C checks cpu.
+        check(unsafe { sys::tlbpol_handle_ipi(self.raw.as_ptr(), cpu) })
     }
 
     /// `tlbpol_as_open()`: start tracking an address space whose flushes
@@ -364,6 +435,8 @@ impl<'m, H: Host> Engine<'m, H> {
     /// one has `tag`, `Error::NoMemory` if `max_as` are open.
     pub fn open_as(&self, tag: u64) -> Result<AddressSpace<'_>> {
         let mut a = ptr::null_mut();
+        // SAFETY: the engine is live for &self; tlbpol_as_open() is
+        // thread-safe ("any") and writes only *out, a local here.
         check(unsafe { sys::tlbpol_as_open(self.raw.as_ptr(), tag, &mut a) })?;
         Ok(AddressSpace { eng: self.raw, raw: NonNull::new(a).ok_or(Error::Invalid)?, _e: PhantomData })
     }
@@ -372,34 +445,52 @@ impl<'m, H: Host> Engine<'m, H> {
     /// this engine's arch and rules.  Pure: changes nothing.
     pub fn decide(&self, space: &AddressSpace<'_>, cpu: u32, ev: &Event) -> Result<Decision> {
         let mut d = sys::tlbpol_decision::default();
-        check(unsafe { sys::tlbpol_decide(self.raw.as_ptr(), space.raw.as_ptr(), cpu, ev.raw(), &mut d) })?;
+        let ev = ev.for_c()?;
+        // SAFETY: the engine is live for &self and space for its borrow (of
+        // this engine or another live one: C refuses a foreign one);
+        // tlbpol_decide() is pure and may run anywhere.  ev is a whole event
+        // whose size claims no byte past it (for_c()); C checks every field
+        // and cpu, and writes only d, a local.
+        check(unsafe { sys::tlbpol_decide(self.raw.as_ptr(), space.raw.as_ptr(), cpu, ev, &mut d) })?;
         Decision::from_raw(&d)
     }
 
     /// `tlbpol_engine_rules()`: the rules in force (the configured mask less
     /// those this arch or these callbacks cannot use).
     pub fn rules(&self) -> Rules {
+        // SAFETY: the engine is live for &self; a read that may run anywhere.
         Rules(unsafe { sys::tlbpol_engine_rules(self.raw.as_ptr()) })
     }
 
     /// `tlbpol_engine_topology()`: fills `cpu_node` with the node of each CPU
     /// (up to its length) and returns the number of nodes.
     pub fn topology(&self, cpu_node: &mut [u16]) -> Result<u32> {
-        let n = core::cmp::min(cpu_node.len(), u32::MAX as usize) as u32;
+        let n = capacity_u32(cpu_node.len());
         let mut dummy = 0u16;
         let p = if n == 0 { &mut dummy as *mut u16 } else { cpu_node.as_mut_ptr() };
+        // SAFETY: the engine is live for &self (a read that may run anywhere);
+        // C writes min(n, nr_cpus) entries at p, and n <= cpu_node.len()
+        // (capacity_u32), so only cpu_node, borrowed exclusively for the call,
+        // is written (or nothing, at dummy).
         check(unsafe { sys::tlbpol_engine_topology(self.raw.as_ptr(), p, n) })
     }
 
     /// `tlbpol_stats_read()`: the counters of `cpu`, or summed over every
     /// CPU for `None`.
+    ///
+    /// The C parameter is an `int`, in which -1 means every CPU: a `cpu`
+    /// above `i32::MAX` has no `int` (wrapped, `u32::MAX` would be -1) and
+    /// is `Error::Range` without calling C; below, C says whether the
+    /// engine has it (`Error::Range` too if not).
     pub fn stats(&self, cpu: Option<u32>) -> Result<Stats> {
-        let c = match cpu {
-            Some(c) if c > i32::MAX as u32 => return Err(Error::Range),
-            Some(c) => c as sys::c_int,
+        let c: sys::c_int = match cpu {
+            Some(c) => sys::c_int::try_from(c).map_err(|_| Error::Range)?,
             None => -1,
         };
         let mut s = sys::tlbpol_stats::default();
+        // SAFETY: the engine is live for &self; a read that may run anywhere,
+        // writing only s, a whole tlbpol_stats of this header's size (what the
+        // symbol this crate links writes; layout test).
         check(unsafe { sys::tlbpol_stats_read(self.raw.as_ptr(), c, &mut s) })?;
         Ok(Stats(s))
     }
@@ -407,12 +498,16 @@ impl<'m, H: Host> Engine<'m, H> {
     /// `tlbpol_frees_pending()`: deferred frees registered on `cpu` that have
     /// not run yet (exact only on `cpu` itself).
     pub fn frees_pending(&self, cpu: u32) -> Result<u32> {
+        // SAFETY: the engine is live for &self; a read that may run anywhere
+        // ("any"); C checks cpu.
         check(unsafe { sys::tlbpol_frees_pending(self.raw.as_ptr(), cpu) })
     }
 
     /// `tlbpol_stamp_pending()`: would settling `stamp` have to interrupt or
     /// wait now?  (`false` stays false; `true` may turn false any moment.)
     pub fn stamp_pending(&self, stamp: Stamp) -> Result<bool> {
+        // SAFETY: the engine is live for &self; a read that may run anywhere;
+        // C checks the stamp (any u64 is allowed).
         check(unsafe { sys::tlbpol_stamp_pending(self.raw.as_ptr(), stamp.0) }).map(|r| r != 0)
     }
 }
@@ -429,6 +524,12 @@ impl<H: Host> Engine<'static, H> {
         let o = ops::<H>();
         let raw_cfg = cfg.complete(&o, &*shim as *const Shim<H> as *mut c_void)?;
         let mut eng = ptr::null_mut();
+        // SAFETY: raw_cfg is a whole configuration whose node table complete()
+        // checked; its ops_ctx is the boxed shim, which with the boxed host it
+        // points to is kept in the Engine and dropped only after
+        // tlbpol_engine_free() (Owned's field order; heap addresses do not
+        // move with the Engine).  The call copies cfg and ops, calls no
+        // callback, and writes only eng, a local.
         check(unsafe { sys::tlbpol_engine_new(&raw_cfg, &mut eng) })?;
         shim.eng.store(eng, Ordering::Release);
         Ok(Engine {
@@ -447,6 +548,14 @@ impl<H: Host> Engine<'static, H> {
     /// its address spaces in its own memory -- or names the address space
     /// that reused the slot.
     pub fn lookup(&self, tag: u64) -> Option<SpaceRef<'_>> {
+        // SAFETY: the engine is live for &self, so is its tag table, whose
+        // nodes sit in an array the engine frees only in tlbpol_engine_free()
+        // (Drop, &mut self).  The call is a QSBR read-side lookup
+        // (lib/hosted/lookup.c) that neither allocates nor waits, the reasons
+        // the header's table keeps the hosted calls out of callbacks; NULL
+        // (and so None) for an engine without the table. The handle points
+        // into the engine's memory, and a stale one is refused as closed by
+        // every call that takes it.
         let a = NonNull::new(unsafe { sys::tlbpol_as_lookup(self.raw.as_ptr(), tag) })?;
         Some(SpaceRef(AddressSpace { eng: self.raw, raw: a, _e: PhantomData }))
     }
@@ -456,26 +565,57 @@ impl<H: Host> Engine<'static, H> {
     /// the library's RCU grace period trivially safe whatever threads
     /// called before.
     pub fn set_rules(&mut self, rules: Rules) -> Result<()> {
+        // SAFETY: the engine is live, and &mut self means no token, address
+        // space or other borrow of it is alive, so no call on it is in
+        // flight: nothing holds the configuration this replaces, and the RCU
+        // grace period the call waits for waits on no call of this engine.
+        // (The header's "not from a callback" is for that wait: a callback of
+        // this engine cannot get &mut of it, its call borrows the engine.)
         check(unsafe { sys::tlbpol_engine_set_rules(self.raw.as_ptr(), rules.0) }).map(drop)
     }
 
     /// `tlbpol_engine_set_flush_ceiling()` (see [`Engine::set_rules`]).
     pub fn set_flush_ceiling(&mut self, pages: u32) -> Result<()> {
+        // SAFETY: the engine is live, and &mut self means no token, address
+        // space or other borrow of it is alive, so no call on it is in
+        // flight: nothing holds the configuration this replaces, and the RCU
+        // grace period the call waits for waits on no call of this engine.
+        // (The header's "not from a callback" is for that wait: a callback of
+        // this engine cannot get &mut of it, its call borrows the engine.)
         check(unsafe { sys::tlbpol_engine_set_flush_ceiling(self.raw.as_ptr(), pages) }).map(drop)
     }
 
     /// `tlbpol_engine_set_batch_pages()`: 1 ..= the creation size.
     pub fn set_batch_pages(&mut self, pages: u32) -> Result<()> {
+        // SAFETY: the engine is live, and &mut self means no token, address
+        // space or other borrow of it is alive, so no call on it is in
+        // flight: nothing holds the configuration this replaces, and the RCU
+        // grace period the call waits for waits on no call of this engine.
+        // (The header's "not from a callback" is for that wait: a callback of
+        // this engine cannot get &mut of it, its call borrows the engine.)
         check(unsafe { sys::tlbpol_engine_set_batch_pages(self.raw.as_ptr(), pages) }).map(drop)
     }
 
     /// `tlbpol_engine_set_cost_model()`: the cost fields of `cfg` (0 keeps one).
     pub fn set_cost_model(&mut self, cfg: &Config<'_>) -> Result<()> {
+        // SAFETY: the engine is live, and &mut self means no token, address
+        // space or other borrow of it is alive, so no call on it is in
+        // flight: nothing holds the configuration this replaces, and the RCU
+        // grace period the call waits for waits on no call of this engine.
+        // (The header's "not from a callback" is for that wait: a callback of
+        // this engine cannot get &mut of it, its call borrows the engine.) cfg.raw() is a whole
+        // configuration, only read (its cost fields).
         check(unsafe { sys::tlbpol_engine_set_cost_model(self.raw.as_ptr(), cfg.raw()) }).map(drop)
     }
 
     /// `tlbpol_engine_set_ipi_delay()`.
     pub fn set_ipi_delay(&mut self, spins: u32) -> Result<()> {
+        // SAFETY: the engine is live, and &mut self means no token, address
+        // space or other borrow of it is alive, so no call on it is in
+        // flight: nothing holds the configuration this replaces, and the RCU
+        // grace period the call waits for waits on no call of this engine.
+        // (The header's "not from a callback" is for that wait: a callback of
+        // this engine cannot get &mut of it, its call borrows the engine.)
         check(unsafe { sys::tlbpol_engine_set_ipi_delay(self.raw.as_ptr(), spins) }).map(drop)
     }
 }
@@ -487,6 +627,11 @@ impl<'m, H: Host> Drop for Engine<'m, H> {
         // be alive: they borrow the engine).
         #[cfg(feature = "std")]
         if self.owned.is_some() {
+            // SAFETY: the engine came from tlbpol_engine_new() (owned is set
+            // only there) and is freed once, here; &mut self means no token,
+            // address space or call is alive (they borrow the engine), as the
+            // header's "no other call may be running" needs.  The host and
+            // shim it calls are dropped after this.
             unsafe { sys::tlbpol_engine_free(self.raw.as_ptr()) };
         }
     }
@@ -552,7 +697,12 @@ pub struct Cpu<'e> {
     _e: PhantomData<Cell<&'e ()>>,
 }
 
-// SAFETY: see "Send and Sync" above; !Sync comes from the Cell.
+// SAFETY: see "Send and Sync" above: the engine keeps no per-thread state for
+// a CPU, so its calls may come from another thread as long as they do not
+// overlap, which the one token per CPU and &mut self ensure (the token moves,
+// it is not shared: !Sync comes from the Cell).  Deferred frees it registered
+// are DeferredFree: Sync, or closures: Send, so running them on the thread the
+// token moved to is sound.
 unsafe impl<'e> Send for Cpu<'e> {}
 
 impl fmt::Debug for Cpu<'_> {
@@ -572,14 +722,29 @@ pub trait DeferredFree: Sync {
     fn free(&self);
 }
 
+/// The deferred free of [`Cpu::defer_free_ref`].
+///
+/// # Safety
+/// `arg` is the `&'e T` that `defer_free_ref` registered, still alive.
 unsafe extern "C" fn run_ref<T: DeferredFree>(arg: *mut c_void) {
-    no_unwind(|| (*(arg as *const T)).free())
+    // SAFETY: arg is the &'e T defer_free_ref() registered; the engine runs it
+    // only from a call for the registering CPU, made through a token that
+    // borrows the engine for 'e, so the T is still borrowed and alive.
+    let item = unsafe { &*arg.cast::<T>() };
+    no_unwind(|| item.free())
 }
 
+/// The deferred free of [`Cpu::defer_free`].
+///
+/// # Safety
+/// `arg` is the `Box<F>` that `defer_free` leaked, not run before.
 #[cfg(feature = "std")]
 unsafe extern "C" fn run_box<F: FnOnce() + Send>(arg: *mut c_void) {
     no_unwind(|| {
-        let f = Box::from_raw(arg as *mut F);
+        // SAFETY: arg came from Box::into_raw(Box<F>) in defer_free(), and the
+        // engine runs a deferred free exactly once, so the box is taken back
+        // once.
+        let f = unsafe { Box::from_raw(arg.cast::<F>()) };
         f()
     })
 }
@@ -600,7 +765,16 @@ impl<'e> Cpu<'e> {
     /// is stored.  May call every callback and wait for other CPUs.
     pub fn submit(&mut self, space: &AddressSpace<'_>, ev: &Event) -> Result<Decision> {
         let mut d = sys::tlbpol_decision::default();
-        check(unsafe { sys::tlbpol_submit(self.eng(), space.raw.as_ptr(), self.id, ev.raw(), &mut d) })?;
+        let ev = ev.for_c()?;
+        // SAFETY: the engine is live for 'e; &mut self on this CPU's one token
+        // makes this the only call for self.id in progress (the header's
+        // per-CPU rule; a nested one is answered -EBUSY, never run).  space is
+        // live for its borrow (C refuses a foreign or closed one); ev is a
+        // whole event whose size claims no byte past it (for_c()); C writes
+        // only d, a local.  Callbacks get this H's trampolines and shim, live
+        // as long as the engine; deferred frees it runs are valid to run, as
+        // in flush.
+        check(unsafe { sys::tlbpol_submit(self.eng(), space.raw.as_ptr(), self.id, ev, &mut d) })?;
         Decision::from_raw(&d)
     }
 
@@ -608,11 +782,20 @@ impl<'e> Cpu<'e> {
     /// `by` (`Deadline::Lazy`: everything), then run the deferred frees that
     /// are due.  Returns the number of deferred events completed.
     pub fn flush(&mut self, by: Deadline) -> Result<u32> {
-        check(unsafe { sys::tlbpol_flush(self.eng(), self.id, by as u32) })
+        // SAFETY: the engine is live for 'e; &mut self on this CPU's one token
+        // makes this the only call for self.id in progress (the header's
+        // per-CPU rule; a nested one is answered -EBUSY, never run).  Deferred
+        // frees it may run were registered through this CPU's token and are
+        // valid to run (defer_free_ref/defer_free).
+        check(unsafe { sys::tlbpol_flush(self.eng(), self.id, by.raw()) })
     }
 
     /// `tlbpol_tick()`: the periodic work of this CPU (its timer tick).
     pub fn tick(&mut self) -> Result<()> {
+        // SAFETY: the engine is live for 'e; &mut self on this CPU's one token
+        // makes this the only call for self.id in progress (the header's
+        // per-CPU rule; a nested one is answered -EBUSY, never run); deferred
+        // frees it runs are valid to run, as in flush.
         check(unsafe { sys::tlbpol_tick(self.eng(), self.id) }).map(drop)
     }
 
@@ -623,6 +806,14 @@ impl<'e> Cpu<'e> {
     pub fn switch(&mut self, next: Option<&AddressSpace<'_>>) -> Result<bool> {
         let mut need = 0;
         let n = next.map_or(ptr::null_mut(), |a| a.raw.as_ptr());
+        // SAFETY: the engine is live for 'e; &mut self on this CPU's one token
+        // makes this the only call for self.id in progress (the header's
+        // per-CPU rule; a nested one is answered -EBUSY, never run).  n is
+        // NULL or a live address space (C refuses a foreign or closed one); C
+        // writes only need, a local; deferred frees it runs are valid to run,
+        // as in flush.  Interrupts off around it is the host's part, as the
+        // type docs say: it decides when the TLB is right, not what memory is
+        // valid.
         check(unsafe { sys::tlbpol_switch(self.eng(), self.id, n, &mut need) })?;
         Ok(need != 0)
     }
@@ -630,6 +821,9 @@ impl<'e> Cpu<'e> {
     /// `tlbpol_unload()`: drop the address space kept loaded while lazy
     /// (after `switch(None)`), e.g. before it is closed.  Interrupts off.
     pub fn unload(&mut self) -> Result<()> {
+        // SAFETY: the engine is live for 'e; &mut self on this CPU's one token
+        // makes this the only call for self.id in progress (the header's
+        // per-CPU rule; a nested one is answered -EBUSY, never run).
         check(unsafe { sys::tlbpol_unload(self.eng(), self.id) }).map(drop)
     }
 
@@ -637,21 +831,35 @@ impl<'e> Cpu<'e> {
     /// when, coming back to `Running`, it must flush its current address
     /// space before using it (do that before any other call for it).
     pub fn set_state(&mut self, state: CpuState) -> Result<bool> {
-        check(unsafe { sys::tlbpol_cpu_state(self.eng(), self.id, state as u32) }).map(|r| r == 1)
+        // SAFETY: the engine is live for 'e; &mut self on this CPU's one token
+        // makes this the only call for self.id in progress (the header's
+        // per-CPU rule; a nested one is answered -EBUSY, never run); state is
+        // one of the enum's codes.
+        check(unsafe { sys::tlbpol_cpu_state(self.eng(), self.id, state.raw()) }).map(|r| r == 1)
     }
 
     /// `tlbpol_handle_ipi()`: this CPU's shootdown interrupt handler.
     /// Returns the number of requests served.
     pub fn handle_ipi(&mut self) -> Result<u32> {
+        // SAFETY: the engine is live for 'e; &mut self on this CPU's one token
+        // makes this the only call for self.id in progress (the header's
+        // per-CPU rule; a nested one is answered -EBUSY, never run).
         check(unsafe { sys::tlbpol_handle_ipi(self.eng(), self.id) })
     }
 
     /// `tlbpol_stamp()`: complete this CPU's flushes due by a free, post its
     /// stamped ones (`EventFlags::STAMP`) lazily, and return how many
     /// deferred events were completed or posted, and the stamp to keep with
-    /// the freed frames.
+    /// the freed frames.  On a CPU where no stamped event was submitted
+    /// since its previous `stamp()`, release 0.3 answers `-ENOENT`
+    /// (`Error::Other(2)`) and does nothing: end such a pass with
+    /// `flush(Deadline::Free)` instead.
     pub fn stamp(&mut self) -> Result<(u32, Stamp)> {
         let mut s = 0u64;
+        // SAFETY: the engine is live for 'e; &mut self on this CPU's one token
+        // makes this the only call for self.id in progress (the header's
+        // per-CPU rule; a nested one is answered -EBUSY, never run); C writes
+        // only s, a local.
         let n = check(unsafe { sys::tlbpol_stamp(self.eng(), self.id, &mut s) })?;
         Ok((n, Stamp(s)))
     }
@@ -659,6 +867,10 @@ impl<'e> Cpu<'e> {
     /// `tlbpol_stamp_settle()`: make frames freed under `stamp` safe to hand
     /// out again.  Returns whether it had to interrupt or wait.
     pub fn stamp_settle(&mut self, stamp: Stamp) -> Result<bool> {
+        // SAFETY: the engine is live for 'e; &mut self on this CPU's one token
+        // makes this the only call for self.id in progress (the header's
+        // per-CPU rule; a nested one is answered -EBUSY, never run); C checks
+        // the stamp (any u64 is allowed).
         check(unsafe { sys::tlbpol_stamp_settle(self.eng(), self.id, stamp.0) }).map(|r| r != 0)
     }
 
@@ -667,8 +879,15 @@ impl<'e> Cpu<'e> {
     /// at once if nothing is pending, else from a later `flush`, `submit`,
     /// `tick` or `switch` of this CPU.  Allocates nothing.
     pub fn defer_free_ref<T: DeferredFree>(&mut self, item: &'e T) -> Result<()> {
-        check(unsafe { sys::tlbpol_defer_free(self.eng(), self.id, Some(run_ref::<T>), item as *const T as *mut c_void) })
-            .map(drop)
+        let arg = item as *const T as *mut c_void;
+        // SAFETY: the engine is live for 'e; &mut self on this CPU's one token
+        // makes this the only call for self.id in progress (the header's
+        // per-CPU rule; a nested one is answered -EBUSY, never run).
+        // run_ref::<T>(arg) runs once, now or from a later call for this CPU:
+        // through this token, which borrows the engine for 'e, the lifetime of
+        // item, so item is alive then (run_ref's contract); C never writes
+        // through arg.
+        check(unsafe { sys::tlbpol_defer_free(self.eng(), self.id, Some(run_ref::<T>), arg) }).map(drop)
     }
 
     /// `tlbpol_defer_free()` with a closure (boxed), run as
@@ -677,9 +896,17 @@ impl<'e> Cpu<'e> {
     #[cfg(feature = "std")]
     pub fn defer_free<F: FnOnce() + Send + 'e>(&mut self, f: F) -> Result<()> {
         let arg = Box::into_raw(Box::new(f));
-        let r = check(unsafe { sys::tlbpol_defer_free(self.eng(), self.id, Some(run_box::<F>), arg as *mut c_void) });
+        // SAFETY: the engine is live for 'e; &mut self on this CPU's one token
+        // makes this the only call for self.id in progress (the header's
+        // per-CPU rule; a nested one is answered -EBUSY, never run).
+        // run_box::<F> takes the box back exactly once when it runs (run_box's
+        // contract), on the thread holding this token, which F: Send allows;
+        // F: 'e keeps what it borrows alive for as long as a call for this CPU
+        // can run it.
+        let r = check(unsafe { sys::tlbpol_defer_free(self.eng(), self.id, Some(run_box::<F>), arg.cast::<c_void>()) });
         if r.is_err() {
-            // Not registered: it will never run, so it is ours to drop.
+            // SAFETY: not registered (an error changes nothing), so it will
+            // never run: the box from into_raw above is ours to drop, once.
             drop(unsafe { Box::from_raw(arg) });
         }
         r.map(drop)
@@ -691,11 +918,16 @@ impl<'e> Cpu<'e> {
     /// `f(arg)` must be sound to run once, on this CPU's thread at the time,
     /// from a later call for this CPU (or never, if the engine goes first).
     pub unsafe fn defer_free_raw(&mut self, f: unsafe extern "C" fn(*mut c_void), arg: *mut c_void) -> Result<()> {
-        check(sys::tlbpol_defer_free(self.eng(), self.id, Some(f), arg)).map(drop)
+        // SAFETY: the engine is live for 'e; &mut self on this CPU's one token
+        // makes this the only call for self.id in progress (the header's
+        // per-CPU rule; a nested one is answered -EBUSY, never run).  That
+        // f(arg) is sound to run then is the caller's contract.
+        check(unsafe { sys::tlbpol_defer_free(self.eng(), self.id, Some(f), arg) }).map(drop)
     }
 
     /// `tlbpol_frees_pending()` for this CPU (exact, since it is called for it).
     pub fn frees_pending(&self) -> Result<u32> {
+        // SAFETY: the engine is live for 'e; a read that may run anywhere.
         check(unsafe { sys::tlbpol_frees_pending(self.eng(), self.id) })
     }
 }
@@ -716,13 +948,21 @@ pub struct AddressSpace<'e> {
     _e: PhantomData<&'e ()>,
 }
 
-// SAFETY: see "Send and Sync" above.
+// SAFETY: see "Send and Sync" above: the handle is two pointers into a live
+// engine (borrowed for 'e) that every call only passes to C, whose
+// address-space calls are thread-safe ("any") or made through a CPU's token;
+// nothing about it is tied to a thread.
 unsafe impl<'e> Send for AddressSpace<'e> {}
+// SAFETY: as for Send: &AddressSpace only reads the handle; close(), the one
+// call that ends it, takes it by value.
 unsafe impl<'e> Sync for AddressSpace<'e> {}
 
 impl<'e> AddressSpace<'e> {
     /// The tag it was opened with.
     pub fn tag(&self) -> u64 {
+        // SAFETY: self.raw came from tlbpol_as_open() or _lookup() of an
+        // engine live for 'e, and points into its memory even once closed; a
+        // read that may run anywhere.
         unsafe { sys::tlbpol_as_tag(self.raw.as_ptr()) }
     }
 
@@ -735,6 +975,9 @@ impl<'e> AddressSpace<'e> {
     /// lazily (`switch` away, `unload`); otherwise, or while flushes are
     /// pending for it, `Error::Busy` comes back with the handle.
     pub fn close(self) -> core::result::Result<(), (Error, AddressSpace<'e>)> {
+        // SAFETY: the engine is live for 'e and the handle is its (or, from
+        // another engine, refused); tlbpol_as_close() is thread-safe.  A
+        // SpaceRef cannot get here (it derefs to &AddressSpace only).
         match check(unsafe { sys::tlbpol_as_close(self.eng.as_ptr(), self.raw.as_ptr()) }) {
             Ok(_) => Ok(()),
             Err(e) => Err((e, self)),
@@ -784,7 +1027,10 @@ pub struct Stats(pub sys::tlbpol_stats);
 impl Stats {
     /// Events submitted with `reason`.
     pub fn by_reason(&self, reason: Reason) -> u64 {
-        self.0.by_reason[reason as usize]
+        // Every Reason is below TLBPOL_WHY_MAX, the array's length; a reason
+        // the counters do not have would have counted nothing.
+        let i = usize::try_from(reason.raw()).unwrap_or(usize::MAX);
+        self.0.by_reason.get(i).copied().unwrap_or(0)
     }
 }
 
@@ -792,5 +1038,48 @@ impl Deref for Stats {
     type Target = sys::tlbpol_stats;
     fn deref(&self) -> &sys::tlbpol_stats {
         &self.0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn capacity_is_clamped_never_truncated() {
+        assert_eq!(capacity_u32(0), 0);
+        assert_eq!(capacity_u32(4096), 4096);
+        let max = usize::try_from(u32::MAX).unwrap();
+        assert_eq!(capacity_u32(max), u32::MAX, "the largest u32 is passed as is");
+        #[cfg(target_pointer_width = "64")]
+        {
+            assert_eq!(capacity_u32(max + 1), u32::MAX, "one past: clamped, not 0");
+            assert_eq!(capacity_u32((1 << 32) + 3), u32::MAX, "not 3");
+            assert_eq!(capacity_u32(usize::MAX), u32::MAX);
+        }
+    }
+
+    #[test]
+    fn mem_total_at_the_largest_size() {
+        assert_eq!(mem_total(0), SHIM_SPACE + ALIGN_SLACK);
+        let max = u64::try_from(usize::MAX).unwrap();
+        let largest = max - u64::try_from(SHIM_SPACE + ALIGN_SLACK).unwrap();
+        assert_eq!(mem_total(largest), usize::MAX);
+    }
+
+    #[test]
+    #[should_panic(expected = "tlbpol: the engine size does not fit in usize")]
+    fn mem_total_one_past_the_largest_size_panics() {
+        let max = u64::try_from(usize::MAX).unwrap();
+        mem_total(max - u64::try_from(SHIM_SPACE + ALIGN_SLACK).unwrap() + 1);
+    }
+
+    // Where usize is 32 bits, a u64 size above 4 GiB must not wrap to a
+    // small buffer size.
+    #[cfg(target_pointer_width = "32")]
+    #[test]
+    #[should_panic(expected = "tlbpol: the engine size does not fit in usize")]
+    fn mem_total_past_usize_panics() {
+        mem_total(1 << 32);
     }
 }

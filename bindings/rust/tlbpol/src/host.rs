@@ -8,7 +8,7 @@ use core::sync::atomic::{AtomicPtr, Ordering};
 use tlbpol_sys as sys;
 use tlbpol_sys::c_void;
 
-use crate::types::{check, FlushKind, Result};
+use crate::types::{check, size_field, FlushKind, Result};
 
 /// A set of CPUs (`struct tlbpol_cpuset`): one bit per CPU, up to
 /// `TLBPOL_MAX_CPUS`.  What [`Host::send_ipi`] is asked to interrupt.
@@ -24,8 +24,10 @@ impl CpuSet {
 
     /// A view of the C structure.
     pub fn from_raw(raw: &sys::tlbpol_cpuset) -> &CpuSet {
-        // repr(transparent): the same layout.
-        unsafe { &*(raw as *const sys::tlbpol_cpuset as *const CpuSet) }
+        // SAFETY: CpuSet is repr(transparent) over tlbpol_cpuset, so the
+        // pointer is a valid, aligned CpuSet; the result has raw's lifetime
+        // and is shared, as raw is.
+        unsafe { &*(raw as *const sys::tlbpol_cpuset).cast::<CpuSet>() }
     }
 
     /// The C structure.
@@ -35,27 +37,36 @@ impl CpuSet {
 
     /// Whether `cpu` is in the set (false for `cpu >= TLBPOL_MAX_CPUS`).
     pub fn contains(&self, cpu: u32) -> bool {
+        // SAFETY: &self.0 is a valid set for the call, which only reads it and
+        // takes any cpu (false past TLBPOL_MAX_CPUS).
         unsafe { sys::tlbpol_cpuset_test(&self.0, cpu) == 1 }
     }
 
     /// Adds `cpu` (ignored if `cpu >= TLBPOL_MAX_CPUS`).
     pub fn insert(&mut self, cpu: u32) {
+        // SAFETY: &mut self.0 is a valid set, ours alone for the call, which
+        // writes only inside it (ignoring cpu >= TLBPOL_MAX_CPUS).
         unsafe { sys::tlbpol_cpuset_set(&mut self.0, cpu) }
     }
 
     /// Removes `cpu`.
     pub fn remove(&mut self, cpu: u32) {
+        // SAFETY: as in insert: an exclusive, valid set; any cpu is allowed.
         unsafe { sys::tlbpol_cpuset_clear(&mut self.0, cpu) }
     }
 
     /// Removes every CPU.
     pub fn clear(&mut self) {
+        // SAFETY: an exclusive, valid set, which the call zeroes in place.
         unsafe { sys::tlbpol_cpuset_zero(&mut self.0) }
     }
 
     /// The number of CPUs in the set.
     pub fn len(&self) -> usize {
-        unsafe { sys::tlbpol_cpuset_count(&self.0) as usize }
+        // SAFETY: &self.0 is a valid set for the call, which only reads it.
+        let n = unsafe { sys::tlbpol_cpuset_count(&self.0) };
+        // 0 ..= TLBPOL_MAX_CPUS (never negative for a non-NULL set).
+        usize::try_from(n).unwrap_or(0)
     }
 
     /// Whether the set is empty.
@@ -99,14 +110,22 @@ pub struct CpuSetIter<'a> {
 impl<'a> Iterator for CpuSetIter<'a> {
     type Item = u32;
     fn next(&mut self) -> Option<u32> {
+        // SAFETY: the set is borrowed for the iterator's life and only read;
+        // self.last is -1 or a CPU the call returned (or, exhausted, one past
+        // every CPU), all values it takes.
         let n = unsafe { sys::tlbpol_cpuset_next(&self.set.0, self.last) };
-        if n < 0 {
-            // stay exhausted
-            self.last = sys::TLBPOL_MAX_CPUS as sys::c_int;
-            return None;
+        match u32::try_from(n) {
+            Ok(cpu) => {
+                self.last = n;
+                Some(cpu)
+            }
+            Err(_) => {
+                // -1: none left; stay exhausted (any start at or past
+                // TLBPOL_MAX_CPUS finds nothing).
+                self.last = sys::c_int::try_from(sys::TLBPOL_MAX_CPUS).unwrap_or(sys::c_int::MAX);
+                None
+            }
         }
-        self.last = n;
-        Some(n as u32)
     }
 }
 
@@ -184,12 +203,17 @@ impl<'a> Flush<'a> {
     /// The ranges of a `FlushKind::Pages` flush (sorted, merged); empty for
     /// the other kinds.
     pub fn ranges(&self) -> &'a [Range] {
-        if self.raw.nr_ranges == 0 || self.raw.ranges.is_null() {
-            return &[];
-        }
-        // The engine's ranges live until the callback returns, which 'a
-        // cannot outlive; Range is repr(transparent).
-        unsafe { core::slice::from_raw_parts(self.raw.ranges as *const Range, self.raw.nr_ranges as usize) }
+        // A count no slice can have here (a u32 past usize: 16-bit targets
+        // only) reads as none rather than as fewer ranges than there are.
+        let n = match usize::try_from(self.raw.nr_ranges) {
+            Ok(n) if n != 0 && !self.raw.ranges.is_null() => n,
+            _ => return &[],
+        };
+        // SAFETY: from_raw's contract: ranges points to nr_ranges ranges valid
+        // for 'a (the engine's, until the callback returns, which 'a cannot
+        // outlive), which nobody writes meanwhile; Range is repr(transparent)
+        // over tlbpol_range.
+        unsafe { core::slice::from_raw_parts(self.raw.ranges.cast::<Range>(), n) }
     }
 
     /// The C structure.
@@ -233,6 +257,10 @@ impl<'a> Here<'a> {
     /// invoked the callback: serves what that call is not serving already.
     /// Returns the number of requests served.
     pub fn handle_ipi(&self) -> Result<u32> {
+        // SAFETY: a Here exists only inside a callback the engine made for
+        // self.cpu, on that CPU's thread (it is neither Send nor Sync and
+        // cannot outlive the callback), so eng is live and the call is the one
+        // nested call the header allows for a CPU from its callbacks.
         check(unsafe { sys::tlbpol_handle_ipi(self.eng, self.cpu) })
     }
 }
@@ -350,61 +378,119 @@ pub(crate) fn no_unwind<R>(f: impl FnOnce() -> R) -> R {
     r
 }
 
+/// The host and engine of a callback's `ctx`.
+///
+/// # Safety
+/// `ctx` is the `ops_ctx` an engine of host type `H` was built with (a
+/// `Shim<H>` that outlives the engine, whose `host` outlives it too), and
+/// `'a` does not outlast the callback.
 unsafe fn shim<'a, H>(ctx: *mut c_void) -> (&'a H, *mut sys::tlbpol_engine) {
-    let s = &*(ctx as *const Shim<H>);
-    (&*s.host, s.eng.load(Ordering::Acquire))
+    // SAFETY: the caller's contract: ctx points to a live Shim<H>, written
+    // once before the engine was built and only read (its atomic aside) from
+    // then on.
+    let s = unsafe { &*ctx.cast::<Shim<H>>() };
+    // SAFETY: s.host is the host the engine was built with, borrowed for
+    // (Engine::init) or owned by (Engine::new) the engine, so live for 'a.
+    (unsafe { &*s.host }, s.eng.load(Ordering::Acquire))
 }
 
 fn here<'a>(eng: *mut sys::tlbpol_engine, cpu: u32) -> Here<'a> {
     Here { eng, cpu, _call: PhantomData }
 }
 
+/// # Safety
+/// Called by the engine only, as `struct tlbpol_ops` says: `ctx` is the
+/// engine's `ops_ctx` (see `shim`), and pointer arguments are valid for
+/// the call.
 unsafe extern "C" fn flush_local<H: Host>(ctx: *mut c_void, cpu: u32, f: *const sys::tlbpol_flush) {
     no_unwind(|| {
-        let (host, eng) = shim::<H>(ctx);
-        host.flush_local(&here(eng, cpu), &Flush::from_raw(&*f));
+        // SAFETY: the engine calls this with its own ctx (this function's
+        // contract), and the borrows end with the callback.
+        let (host, eng) = unsafe { shim::<H>(ctx) };
+        // SAFETY: f is the engine's flush, valid and unchanged until the
+        // callback returns, with ranges/nr_ranges as the header describes:
+        // Flush::from_raw's contract, for a borrow that ends here.
+        let f = unsafe { Flush::from_raw(&*f) };
+        host.flush_local(&here(eng, cpu), &f);
     })
 }
 
+/// # Safety
+/// Called by the engine only, as `struct tlbpol_ops` says: `ctx` is the
+/// engine's `ops_ctx` (see `shim`), and pointer arguments are valid for
+/// the call.
 unsafe extern "C" fn send_ipi<H: Host>(ctx: *mut c_void, from: u32, targets: *const sys::tlbpol_cpuset) {
     no_unwind(|| {
-        let (host, eng) = shim::<H>(ctx);
-        host.send_ipi(&here(eng, from), CpuSet::from_raw(&*targets));
+        // SAFETY: the engine calls this with its own ctx.
+        let (host, eng) = unsafe { shim::<H>(ctx) };
+        // SAFETY: targets is the engine's set, valid and unchanged for the
+        // callback, which the borrow does not outlive.
+        let targets = unsafe { &*targets };
+        host.send_ipi(&here(eng, from), CpuSet::from_raw(targets));
     })
 }
 
+/// # Safety
+/// Called by the engine only, as `struct tlbpol_ops` says: `ctx` is the
+/// engine's `ops_ctx` (see `shim`), and pointer arguments are valid for
+/// the call.
 unsafe extern "C" fn broadcast<H: Host>(ctx: *mut c_void, from: u32, f: *const sys::tlbpol_flush) {
     no_unwind(|| {
-        let (host, eng) = shim::<H>(ctx);
-        host.broadcast(&here(eng, from), &Flush::from_raw(&*f));
+        // SAFETY: the engine calls this with its own ctx.
+        let (host, eng) = unsafe { shim::<H>(ctx) };
+        // SAFETY: as in flush_local: the engine's flush, valid for the
+        // callback, which the borrow does not outlive.
+        let f = unsafe { Flush::from_raw(&*f) };
+        host.broadcast(&here(eng, from), &f);
     })
 }
 
+/// # Safety
+/// Called by the engine only, as `struct tlbpol_ops` says: `ctx` is the
+/// engine's `ops_ctx` (see `shim`), and pointer arguments are valid for
+/// the call.
 unsafe extern "C" fn relax<H: Host>(ctx: *mut c_void, cpu: u32) {
     no_unwind(|| {
-        let (host, eng) = shim::<H>(ctx);
+        // SAFETY: the engine calls this with its own ctx.
+        let (host, eng) = unsafe { shim::<H>(ctx) };
         host.relax(&here(eng, cpu));
     })
 }
 
+/// # Safety
+/// Called by the engine only, as `struct tlbpol_ops` says: `ctx` is the
+/// engine's `ops_ctx` (see `shim`), and pointer arguments are valid for
+/// the call.
 unsafe extern "C" fn vcpu_defer<H: Host>(ctx: *mut c_void, cpu: u32) -> sys::c_int {
     no_unwind(|| {
-        let (host, _) = shim::<H>(ctx);
-        host.vcpu_defer(cpu) as sys::c_int
+        // SAFETY: the engine calls this with its own ctx.
+        let (host, _) = unsafe { shim::<H>(ctx) };
+        sys::c_int::from(host.vcpu_defer(cpu))
     })
 }
 
+/// # Safety
+/// Called by the engine only, as `struct tlbpol_ops` says: `ctx` is the
+/// engine's `ops_ctx` (see `shim`), and pointer arguments are valid for
+/// the call.
 unsafe extern "C" fn stuck<H: Host>(ctx: *mut c_void, cpu: u32, waiting: *const sys::tlbpol_cpuset, turns: u64) {
     no_unwind(|| {
-        let (host, eng) = shim::<H>(ctx);
-        host.stuck(&here(eng, cpu), CpuSet::from_raw(&*waiting), turns);
+        // SAFETY: the engine calls this with its own ctx.
+        let (host, eng) = unsafe { shim::<H>(ctx) };
+        // SAFETY: waiting is the engine's set, valid for the callback, which
+        // the borrow does not outlive.
+        let waiting = unsafe { &*waiting };
+        host.stuck(&here(eng, cpu), CpuSet::from_raw(waiting), turns);
     })
 }
+
+/// `sizeof(struct tlbpol_ops)` as its `size` field says it.
+const OPS_SIZE: u32 = size_field(core::mem::size_of::<sys::tlbpol_ops>());
 
 /// The `struct tlbpol_ops` of host type `H` (the engine copies it).
 pub(crate) fn ops<H: Host>() -> sys::tlbpol_ops {
     sys::tlbpol_ops {
-        size: core::mem::size_of::<sys::tlbpol_ops>() as u32,
+        size: OPS_SIZE,
         pad: 0,
         flush_local: Some(flush_local::<H>),
         send_ipi: Some(send_ipi::<H>),

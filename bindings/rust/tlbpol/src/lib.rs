@@ -89,6 +89,24 @@
 //! ```
 #![cfg_attr(not(feature = "std"), no_std)]
 #![warn(missing_docs)]
+// Every unsafe operation sits in an `unsafe` block, also inside an `unsafe
+// fn`, and each block and `unsafe impl` has a `// SAFETY:` comment right
+// above it saying why it holds: `tests/safety_comments.rs` checks that
+// with any toolchain, and clippy (where installed) with the lint below.
+#![deny(unsafe_op_in_unsafe_fn)]
+#![deny(clippy::undocumented_unsafe_blocks)]
+// No `as` that can change a value: conversions that can fail are checked
+// (`TryFrom`, an `Error::Range` before anything reaches C), lossless ones
+// are `From`.  The numeric `as` left (an enum's discriminant, and in `const
+// fn`s, where Rust 1.63 has no `From`/`TryFrom`, round-trip-checked ones)
+// say why where they stand; the pointer `as` only add `*mut` to a `*const`
+// (`cast_mut` needs Rust 1.65) or turn a reference into a pointer.
+#![deny(
+    clippy::cast_possible_truncation,
+    clippy::cast_possible_wrap,
+    clippy::cast_sign_loss,
+    clippy::cast_lossless
+)]
 
 mod engine;
 mod host;
@@ -111,6 +129,8 @@ pub use tlbpol_sys as sys;
 /// `tlbpol_version()`: the linked library's "MAJOR.MINOR.PATCH" (which may be
 /// newer than [`sys::TLBPOL_VERSION_STRING`], the header's).
 pub fn version() -> &'static str {
+    // SAFETY: tlbpol_version() takes nothing, may run anywhere, and returns a
+    // static NUL-terminated string, never NULL: what static_str() needs.
     unsafe { static_str(sys::tlbpol_version()) }
 }
 
@@ -123,11 +143,17 @@ pub(crate) unsafe fn static_str(p: *const sys::c_char) -> &'static str {
     if p.is_null() {
         return "unknown";
     }
+    let p = p.cast::<u8>(); // c_char is i8 or u8: the same bytes
     let mut n = 0;
-    while *p.add(n) != 0 {
+    // SAFETY: p is a NUL-terminated string (the caller's promise), so every
+    // byte up to and including the NUL is readable: the loop stops at it.
+    while unsafe { *p.add(n) } != 0 {
         n += 1;
     }
-    core::str::from_utf8(core::slice::from_raw_parts(p as *const u8, n)).unwrap_or("?")
+    // SAFETY: the n bytes before the NUL were just read one by one; the string
+    // lives forever and the library never writes it, so a shared 'static slice
+    // of them is sound.
+    core::str::from_utf8(unsafe { core::slice::from_raw_parts(p, n) }).unwrap_or("?")
 }
 
 /// Thread registration for live reconfiguration (hosted build,
@@ -141,22 +167,52 @@ pub mod thread {
 
     /// `tlbpol_thread_register()`: this thread takes part in grace periods.
     pub fn register() {
+        // SAFETY: no argument; it changes only this thread's liburcu state
+        // (lib/hosted/reconfig.c: idempotent, a no-op for an unregistered
+        // thread).  A grace period can only be waiting on it for a
+        // reconfiguration, which this crate makes only through `&mut Engine`,
+        // with no call in flight; raw reconfiguration, which the header's "not
+        // from a callback" is about, is the raw caller's `unsafe` to justify.
         unsafe { sys::tlbpol_thread_register() }
     }
     /// `tlbpol_thread_unregister()`.
     pub fn unregister() {
+        // SAFETY: no argument; it changes only this thread's liburcu state
+        // (lib/hosted/reconfig.c: idempotent, a no-op for an unregistered
+        // thread).  A grace period can only be waiting on it for a
+        // reconfiguration, which this crate makes only through `&mut Engine`,
+        // with no call in flight; raw reconfiguration, which the header's "not
+        // from a callback" is about, is the raw caller's `unsafe` to justify.
         unsafe { sys::tlbpol_thread_unregister() }
     }
     /// `tlbpol_quiescent()`: this thread holds no engine configuration now.
     pub fn quiescent() {
+        // SAFETY: no argument; it changes only this thread's liburcu state
+        // (lib/hosted/reconfig.c: idempotent, a no-op for an unregistered
+        // thread).  A grace period can only be waiting on it for a
+        // reconfiguration, which this crate makes only through `&mut Engine`,
+        // with no call in flight; raw reconfiguration, which the header's "not
+        // from a callback" is about, is the raw caller's `unsafe` to justify.
         unsafe { sys::tlbpol_quiescent() }
     }
     /// `tlbpol_thread_offline()`: around a long block.
     pub fn offline() {
+        // SAFETY: no argument; it changes only this thread's liburcu state
+        // (lib/hosted/reconfig.c: idempotent, a no-op for an unregistered
+        // thread).  A grace period can only be waiting on it for a
+        // reconfiguration, which this crate makes only through `&mut Engine`,
+        // with no call in flight; raw reconfiguration, which the header's "not
+        // from a callback" is about, is the raw caller's `unsafe` to justify.
         unsafe { sys::tlbpol_thread_offline() }
     }
     /// `tlbpol_thread_online()`.
     pub fn online() {
+        // SAFETY: no argument; it changes only this thread's liburcu state
+        // (lib/hosted/reconfig.c: idempotent, a no-op for an unregistered
+        // thread).  A grace period can only be waiting on it for a
+        // reconfiguration, which this crate makes only through `&mut Engine`,
+        // with no call in flight; raw reconfiguration, which the header's "not
+        // from a callback" is about, is the raw caller's `unsafe` to justify.
         unsafe { sys::tlbpol_thread_online() }
     }
 }

@@ -12,12 +12,24 @@ use crate::static_str;
 /// A failed call changes nothing (no pending flush is lost, no counter
 /// moves), so every variant can be retried after fixing its cause; `Busy`
 /// from a nested call just means "call again later".
+///
+/// Besides the library's own answers, these bindings answer two things
+/// themselves, before anything reaches C, so that C is never passed a value
+/// other than the caller's:
+/// - `Range` for a number the C parameter's type cannot hold (a CPU above
+///   `i32::MAX` for [`Engine::stats`](crate::Engine::stats), whose C
+///   parameter is an `int` in which `u32::MAX` would read as -1, "every
+///   CPU");
+/// - `Invalid` for an [`Event`] whose `size` field claims more bytes than
+///   its structure has (set through [`Event::from_raw`]): C would read the
+///   bytes past the structure that the size claims.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Error {
     /// `-EINVAL`: a bad argument (an unknown kind, flag, PTE bit or rule, a
     /// page size the arch does not have, a closed or foreign address space).
     Invalid,
-    /// `-ERANGE`: a CPU, address or size out of range.
+    /// `-ERANGE`: a CPU, address or size out of range; also a value that
+    /// the C parameter's type cannot hold (refused here, not passed to C).
     Range,
     /// `-ENOMEM`: too little memory, or `max_as` address spaces open.
     NoMemory,
@@ -33,7 +45,8 @@ pub enum Error {
 impl Error {
     /// The error of a negative return value (`-errno`).
     pub fn from_errno(ret: i32) -> Error {
-        match -ret {
+        // wrapping: -i32::MIN has no i32 (it stays i32::MIN, an Other).
+        match ret.wrapping_neg() {
             sys::errno::EINVAL => Error::Invalid,
             sys::errno::ERANGE => Error::Range,
             sys::errno::ENOMEM => Error::NoMemory,
@@ -75,13 +88,22 @@ impl std::error::Error for Error {}
 /// The result of every fallible call.
 pub type Result<T> = core::result::Result<T, Error>;
 
-/// A count (`>= 0`) or an error, from an `int` return value.
+/// A count (`>= 0`) or an error, from an `int` return value: every
+/// non-negative `int` is a `u32` exactly, every negative one is `-errno`.
 pub(crate) fn check(ret: sys::c_int) -> Result<u32> {
-    if ret < 0 {
-        Err(Error::from_errno(ret))
-    } else {
-        Ok(ret as u32)
-    }
+    u32::try_from(ret).map_err(|_| Error::from_errno(ret))
+}
+
+/// A structure's size for its `u32` `size` field, as a constant: a size
+/// that does not fit (or changes in the conversion, on any target) fails
+/// to compile, since const evaluation panics.
+pub(crate) const fn size_field(n: usize) -> u32 {
+    // `as` because `TryFrom` is not `const` on Rust 1.63; the round trip
+    // proves it exact.
+    #[allow(clippy::cast_possible_truncation)]
+    let m = n as u32;
+    assert!(m as usize == n, "a structure size does not fit its u32 size field");
+    m
 }
 
 macro_rules! c_enum {
@@ -104,6 +126,8 @@ macro_rules! c_enum {
             }
             /// The C code.
             pub fn raw(self) -> u32 {
+                // The discriminant of a `#[repr(u32)]` enum, each the C
+                // constant itself: exact (the one cast an enum allows).
                 self as u32
             }
         }
@@ -251,28 +275,41 @@ c_enum! {
 impl Action {
     /// The library's name: "none", "local", "shootdown".
     pub fn name(self) -> &'static str {
-        unsafe { static_str(sys::tlbpol_action_str(self as u32)) }
+        // SAFETY: tlbpol_action_str() takes a number (any value is allowed: an
+        // unknown one names "unknown"), may run anywhere, and returns a static
+        // NUL-terminated string, never NULL.
+        unsafe { static_str(sys::tlbpol_action_str(self.raw())) }
     }
 }
 
 impl Deadline {
     /// The library's name: "now", "writeback", "free", "lazy".
     pub fn name(self) -> &'static str {
-        unsafe { static_str(sys::tlbpol_deadline_str(self as u32)) }
+        // SAFETY: tlbpol_deadline_str() takes a number (any value is allowed:
+        // an unknown one names "unknown"), may run anywhere, and returns a
+        // static NUL-terminated string, never NULL.
+        unsafe { static_str(sys::tlbpol_deadline_str(self.raw())) }
     }
 }
 
 impl Reason {
     /// The library's short name ("reclaim-clean", "spurious-fault" ...).
     pub fn name(self) -> &'static str {
-        unsafe { static_str(sys::tlbpol_reason_str(self as u32)) }
+        // SAFETY: tlbpol_reason_str() takes a number (any value is allowed: an
+        // unknown one names "unknown"), may run anywhere, and returns a static
+        // NUL-terminated string, never NULL.
+        unsafe { static_str(sys::tlbpol_reason_str(self.raw())) }
     }
 
     /// The hardware rule or kernel source the decision table cites for this
     /// reason under `arch` (`tlbpol_reason_cite()`); `None` when the
     /// library these bindings were built against predates that function.
     pub fn cite(self, arch: Arch) -> Option<&'static str> {
-        sys::tlbpol_reason_cite_checked(self as u32, arch as u32).map(|p| unsafe { static_str(p) })
+        sys::tlbpol_reason_cite_checked(self.raw(), arch.raw()).map(|p| {
+            // SAFETY: tlbpol_reason_cite() returns a static NUL-terminated
+            // string, never NULL ("unknown" for an unknown reason or arch).
+            unsafe { static_str(p) }
+        })
     }
 }
 
@@ -484,13 +521,18 @@ impl Rules {
         }
         buf[..b.len()].copy_from_slice(b);
         let mut out = 0u64;
-        check(unsafe { sys::tlbpol_rules_parse(buf.as_ptr() as *const sys::c_char, &mut out) })?;
+        // SAFETY: buf is NUL-terminated (spec is shorter than buf, which is
+        // zeroed past it, and has no NUL of its own) and outlives the call,
+        // which only reads it; out is a valid u64 the call may write.
+        check(unsafe { sys::tlbpol_rules_parse(buf.as_ptr().cast::<sys::c_char>(), &mut out) })?;
         Ok(Rules(out))
     }
 
     /// The library's name of a single rule bit ("lazy-unmap"); "unknown"
     /// for no bit, several bits or a bit no rule has.
     pub fn name(self) -> &'static str {
+        // SAFETY: tlbpol_rule_str() takes any mask, may run anywhere, and
+        // returns a static NUL-terminated string, never NULL.
         unsafe { static_str(sys::tlbpol_rule_str(self.0)) }
     }
 
@@ -533,18 +575,24 @@ impl fmt::Display for Rules {
 ///
 /// Nothing is checked here: the engine checks every field when the event is
 /// decided or submitted, and a bad one is `Error::Invalid` or `Error::Range`.
+/// (These bindings check one thing first: a `size` larger than the
+/// structure, possible through [`Event::from_raw`], is `Error::Invalid`.)
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Event {
     raw: sys::tlbpol_event,
 }
+
+/// `sizeof(struct tlbpol_event)` as its `size` field says it
+/// (`tests/layout.rs` of tlbpol-sys checks the Rust structure against C's).
+pub(crate) const EVENT_SIZE: u32 = size_field(core::mem::size_of::<sys::tlbpol_event>());
 
 impl Event {
     /// An event of `kind`: one 4 KiB page at address 0, both PTEs 0, no flags.
     pub fn new(kind: EventKind) -> Event {
         Event {
             raw: sys::tlbpol_event {
-                size: core::mem::size_of::<sys::tlbpol_event>() as u32,
-                kind: kind as u32,
+                size: EVENT_SIZE,
+                kind: kind.raw(),
                 flags: 0,
                 page_shift: 12,
                 va: 0,
@@ -600,5 +648,48 @@ impl Event {
     /// The C structure.
     pub fn raw(&self) -> &sys::tlbpol_event {
         &self.raw
+    }
+
+    /// The C structure to pass to the library: `Error::Invalid` if its
+    /// `size` claims more than `size_of::<tlbpol_event>()` bytes (possible
+    /// only through [`Event::from_raw`]).  The library reads `size` bytes
+    /// (since release 0.3 it checks that those past the structure it knows
+    /// are zero, -E2BIG otherwise), and those past this structure are not
+    /// this event's: refusing is the one answer that reads nothing it
+    /// should not.  A smaller size is passed on for the library to refuse.
+    pub(crate) fn for_c(&self) -> Result<&sys::tlbpol_event> {
+        if self.raw.size > EVENT_SIZE {
+            return Err(Error::Invalid);
+        }
+        Ok(&self.raw)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn check_keeps_every_count_and_every_errno() {
+        assert_eq!(check(0), Ok(0));
+        assert_eq!(check(i32::MAX), Ok(2_147_483_647), "the largest count, as is");
+        assert_eq!(check(-1), Err(Error::Other(1)), "one below: an errno, not a count of 4294967295");
+        assert_eq!(check(-sys::errno::ERANGE), Err(Error::Range));
+        assert_eq!(check(i32::MIN), Err(Error::Other(i32::MIN)), "no overflow negating it");
+    }
+
+    #[test]
+    fn size_field_at_the_largest_u32() {
+        assert_eq!(size_field(0), 0);
+        assert_eq!(size_field(usize::try_from(u32::MAX).unwrap()), u32::MAX);
+        assert_eq!(usize::try_from(EVENT_SIZE).unwrap(), core::mem::size_of::<sys::tlbpol_event>());
+    }
+
+    #[cfg(target_pointer_width = "64")]
+    #[test]
+    #[should_panic(expected = "a structure size does not fit its u32 size field")]
+    fn size_field_one_past_the_largest_u32_panics() {
+        // At run time here; in the constants it is a compile error.
+        size_field(usize::try_from(u32::MAX).unwrap() + 1);
     }
 }
