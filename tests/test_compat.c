@@ -5,7 +5,8 @@
  * nothing is written past it; one linked against this release gets the
  * whole structure.  Its tlbpol_config_init writes 0.1's configuration,
  * which the engine accepts with 0.1's ops.  Binds the old symbol versions
- * explicitly, as a binary built against 0.1 does.
+ * explicitly, as a binary built against 0.1 does.  A caller built against
+ * a newer header is accepted only if it set nothing this release ignores.
  */
 #include <errno.h>
 
@@ -153,7 +154,93 @@ static void test_stats_0_1(void **state)
 	tlbpol_engine_free(h.eng);
 }
 
+/*
+ * A caller built against a newer header passes larger structures.  The
+ * bytes past what this release knows are fields it would ignore: accepted
+ * when they are all zero (nothing set there), refused with -E2BIG when one
+ * is set, and a size past a page is refused unread; a refused call changes
+ * nothing.  For the event (tlbpol_decide(), tlbpol_submit()), the
+ * configuration and the ops.
+ */
+struct newer_event {
+	struct tlbpol_event ev;
+	uint64_t future;
+};
+
+struct newer_config {
+	struct tlbpol_config cfg;
+	uint64_t future;
+};
+
+struct newer_ops {
+	struct tlbpol_ops ops;
+	void *future;
+};
+
+static void test_newer_event(void **state)
+{
+	struct harness h;
+	struct tlbpol_as *as;
+	struct tlbpol_decision d;
+	struct tlbpol_stats st;
+	struct newer_event n = { h_event(TLBPOL_EV_PROTECT, 0, 0x3000, 1, P | W | U | A, P | U | A),
+				 0 };
+
+	(void)state;
+	h_engine(&h, 2, TLBPOL_ARCH_X86_64, TLBPOL_RULES_DEFAULT);
+	assert_int_equal(tlbpol_as_open(h.eng, 1, &as), 0);
+	assert_int_equal(tlbpol_switch(h.eng, 0, as, NULL), 0);
+	n.ev.size = sizeof(n);
+	assert_int_equal(tlbpol_decide(h.eng, as, 0, &n.ev, &d), 0);
+	assert_int_equal(tlbpol_submit(h.eng, as, 0, &n.ev, &d), 0);
+	assert_int_equal(d.reason, TLBPOL_WHY_DOWNGRADE);
+	for (uint32_t byte = 0; byte < sizeof(n.future); byte++) {
+		n.future = 1ULL << (8 * byte);
+		assert_int_equal(tlbpol_decide(h.eng, as, 0, &n.ev, &d), -E2BIG);
+		assert_int_equal(tlbpol_submit(h.eng, as, 0, &n.ev, &d), -E2BIG);
+	}
+	n.future = 0;
+	n.ev.size = 4097;
+	assert_int_equal(tlbpol_submit(h.eng, as, 0, &n.ev, &d), -E2BIG);
+	/* The event's own fields are still checked in a larger one. */
+	n.ev.size = sizeof(n);
+	n.ev.nr_pages = 0;
+	assert_int_equal(tlbpol_submit(h.eng, as, 0, &n.ev, &d), -EINVAL);
+	assert_int_equal(tlbpol_stats_read(h.eng, -1, &st), 0);
+	assert_int_equal(st.events, 1);
+	tlbpol_engine_free(h.eng);
+}
+
+static void test_newer_config_ops(void **state)
+{
+	struct harness h;
+	struct newer_config c;
+	struct newer_ops o = { h_ops, 0 };
+	struct tlbpol_engine *eng;
+
+	(void)state;
+	h_config(&h, &c.cfg, 2, TLBPOL_ARCH_X86_64);
+	c.future = 0;
+	c.cfg.size = sizeof(c);
+	o.ops.size = sizeof(o);
+	c.cfg.ops = &o.ops;
+	assert_int_equal(tlbpol_engine_new(&c.cfg, &eng), 0);
+	tlbpol_engine_free(eng);
+	c.future = 1;
+	assert_int_equal(tlbpol_engine_new(&c.cfg, &eng), -E2BIG);
+	assert_int_equal(tlbpol_engine_size(&c.cfg), 0);
+	c.future = 0;
+	o.future = (void *)&o;
+	assert_int_equal(tlbpol_engine_new(&c.cfg, &eng), -E2BIG);
+	assert_int_equal(tlbpol_engine_size(&c.cfg), 0);
+	o.future = 0;
+	c.cfg.size = 5000;
+	assert_int_equal(tlbpol_engine_size(&c.cfg), 0);
+}
+
 H_TEST_MAIN(
 	cmocka_unit_test(test_stats_0_1),
 	cmocka_unit_test(test_config_0_1),
-	cmocka_unit_test(test_config_0_2));
+	cmocka_unit_test(test_config_0_2),
+	cmocka_unit_test(test_newer_event),
+	cmocka_unit_test(test_newer_config_ops));

@@ -310,6 +310,55 @@ static void test_order(void **s)
 	tlbpol_engine_free(h.eng);
 }
 
+/*
+ * A target preempted after the post is not waited for: it flushes before it
+ * runs again (its return asks for the catch-up).  Settled by the owner, the
+ * preempted vCPU is taken back, never interrupted, and the stamp completes;
+ * settled by another CPU, the wait ends once only it is left.
+ */
+static void test_settle_preempted_target(void **s)
+{
+	struct harness h;
+	struct tlbpol_as *as = setup(&h, 3, DEF);
+	uint64_t st;
+
+	(void)s;
+	for (uint32_t settler = 0; settler < 3; settler += 2) {
+		st = stamped_unmap(&h, as, 0, 0x10000 + settler * 0x10000, 1);
+		assert_int_equal(tlbpol_cpu_state(h.eng, 1, TLBPOL_CPU_PREEMPTED), 0);
+		h_reset_log(&h);
+		assert_int_equal(tlbpol_stamp_settle(h.eng, settler, st), 1);
+		assert_int_equal(h.flushes_on[1], 0);
+		assert_false(tlbpol_cpuset_test(&h.last_targets, 1));
+		if (settler == 0)
+			assert_int_equal(tlbpol_stamp_pending(h.eng, st), 0);
+		assert_int_equal(tlbpol_cpu_state(h.eng, 1, TLBPOL_CPU_RUNNING), 1);
+		assert_int_equal(tlbpol_tick(h.eng, 1), 0);
+		assert_int_equal(tlbpol_tick(h.eng, 0), 0);
+		assert_int_equal(tlbpol_stamp_pending(h.eng, st), 0);
+	}
+	tlbpol_engine_free(h.eng);
+}
+
+/* A stamp asked on a CPU other than the one that submitted the stamped
+ * events (a task that migrated) is refused: -ENOENT, not the stamp 0 that
+ * would say "nothing to settle"; the submitting CPU's stamp is intact. */
+static void test_stamp_wrong_cpu(void **s)
+{
+	struct harness h;
+	struct tlbpol_as *as = setup(&h, 2, DEF);
+	uint64_t st = 42;
+
+	(void)s;
+	submit(&h, as, 0, h_event(TLBPOL_EV_UNMAP, STAMP, 0x10000, 1, RW, 0));
+	assert_int_equal(tlbpol_stamp(h.eng, 1, &st), -ENOENT);
+	assert_int_equal(st, 42);
+	assert_int_equal(tlbpol_stamp(h.eng, 0, &st), 1);
+	assert_true(st != 0);
+	assert_int_equal(tlbpol_stamp_pending(h.eng, st), 1);
+	tlbpol_engine_free(h.eng);
+}
+
 static void test_errors(void **s)
 {
 	struct harness h;
@@ -335,4 +384,5 @@ H_TEST_MAIN(cmocka_unit_test(test_settled_by_ticks), cmocka_unit_test(test_settl
 	    cmocka_unit_test(test_rule_off), cmocka_unit_test(test_not_relaxed),
 	    cmocka_unit_test(test_install_over_stamp), cmocka_unit_test(test_install_precise),
 	    cmocka_unit_test(test_lazy_cpu),
-	    cmocka_unit_test(test_order), cmocka_unit_test(test_errors));
+	    cmocka_unit_test(test_order), cmocka_unit_test(test_settle_preempted_target),
+	    cmocka_unit_test(test_stamp_wrong_cpu), cmocka_unit_test(test_errors));

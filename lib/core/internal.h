@@ -568,6 +568,7 @@ static inline int lazy_in_flight(const struct tlbpol_cpu *c)
  *	engine.c   submit.c   cpu.c      the public calls for a host
  *	stamp.c                          (flush stamps, the same layer)
  *	             batch.c             a CPU's deferred work into requests
+ *	             lazy.c              lazy requests in flight: force, age, settle
  *	           shootdown.c           send a request, wait for its acks
  *	            receive.c            claim, flush, acknowledge; deliver
  *	            pending.c            entries and frees still owed
@@ -665,16 +666,33 @@ void tlbpol__kick(struct tlbpol_engine *eng, const struct tlbpol_params *prm, ui
 		  struct tlbpol_cpuset *t, struct tlbpol_stats *cnt);
 
 /* shootdown.c */
+enum skip { SKIP_NO, SKIP_OFFLINE, SKIP_LAZY, SKIP_GEN };
+/* The targets of @s that have not claimed it yet, into @t; how many. */
+uint32_t tlbpol__unclaimed(const struct tlbpol_engine *eng, const struct request *s,
+			   struct tlbpol_cpuset *t);
+/* May @x be left out of request @s of @shape (struct request) and catch up
+ * by itself?  @check_gen: by its generation too (@s's owner, before arming). */
+enum skip tlbpol__skippable(const struct tlbpol_engine *eng, const struct tlbpol_params *prm,
+			    uint32_t x, const struct request *s, uint32_t shape, int check_gen);
+void tlbpol__count_skip(struct tlbpol_cpu *c, enum skip why);
+/* Wait for @s's acknowledgements, serving @me's inbox as the rules say;
+ * @unkicked: targets to interrupt after @delay turns, or NULL. */
+void tlbpol__wait_acks(struct tlbpol_engine *eng, const struct tlbpol_params *prm, uint32_t me,
+		       struct request *s, struct tlbpol_cpuset *unkicked, uint32_t delay);
+/* cfg->wait_limit turns of a wait for @s passed: interrupt again, report. */
+void tlbpol__watchdog(struct tlbpol_engine *eng, uint32_t me, struct request *s, uint64_t turn);
 void tlbpol__shoot(struct tlbpol_engine *eng, const struct tlbpol_params *prm, uint32_t cpu,
 		   struct request *s);
 void tlbpol__post_lazy(struct tlbpol_engine *eng, const struct tlbpol_params *prm, uint32_t cpu,
 		       struct request *s);
+void tlbpol__reap(struct tlbpol_engine *eng, uint32_t cpu);
+
+/* lazy.c */
 struct request *tlbpol__lazy_request(struct tlbpol_engine *eng, const struct tlbpol_params *prm,
 				     uint32_t cpu);
 void tlbpol__force_lazy(struct tlbpol_engine *eng, const struct tlbpol_params *prm, uint32_t cpu);
 void tlbpol__force_lazy_over(struct tlbpol_engine *eng, const struct tlbpol_params *prm,
 			     uint32_t cpu, uint32_t as_index, uint64_t first, uint64_t last);
-void tlbpol__reap(struct tlbpol_engine *eng, uint32_t cpu);
 /* Interrupt the unclaimed targets of @cpu's lazy requests in flight for
  * cfg->free_ticks of its ticks (or take them back); no wait. */
 void tlbpol__age_lazy(struct tlbpol_engine *eng, const struct tlbpol_params *prm, uint32_t cpu);
