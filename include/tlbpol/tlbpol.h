@@ -82,28 +82,38 @@
  * (tlbpol_as_open() and tlbpol_as_close() take a spinlock for an instant:
  * not from an interrupt that may land on a CPU holding it.  A call that
  * waits and runs with interrupts off relies on the engine serving its own
- * requests, which it does; see the rule on page-table locks above.)
+ * requests, which it does; see the rule on page-table locks above.  Under
+ * TLBPOL_CFGF_WAIT_IRQS it does so only once a wait has seen no
+ * acknowledgement for TLBPOL_WAIT_IRQS_FALLBACK_TURNS turns (or
+ * cfg->wait_limit): there, make waiting calls with interrupts on where
+ * their latency matters.)
  *
  * What the host owes the engine, on every CPU:
  *  1. Interrupts.  A CPU that ops->send_ipi named calls tlbpol_handle_ipi()
  *     for itself soon: the initiator spins until it has.  cfg->wait_limit
  *     makes the engine re-send and report (ops->stuck); it never skips it.
  *  2. Ticks.  Every running CPU calls tlbpol_tick() periodically (its timer
- *     tick): lazy requests complete only as CPUs tick or switch, and work
- *     due by a free completes from a tick after cfg->free_ticks of them.
+ *     tick): lazy requests complete as CPUs tick or switch (a target that
+ *     has not taken one within cfg->free_ticks of its initiator's ticks is
+ *     interrupted, or left to catch up if it went idle, lazy or preempted),
+ *     and work due by a free completes from a tick after cfg->free_ticks of
+ *     them.
  *  3. Switches.  tlbpol_switch() at every address-space switch, with
  *     interrupts off from the call to the CR3 / TTBR / satp write, and the
  *     flush need_flush asks for as part of that write.
  *  4. States.  tlbpol_cpu_state() when a CPU idles, blocks (PREEMPTED: a
  *     thread-CPU that sleeps, so that nobody waits for it), goes offline or
- *     comes back; when it returns 1, flush before running anything of the
- *     address space.
+ *     comes back; when it returns 1 (from PREEMPTED to RUNNING or IDLE,
+ *     from IDLE to RUNNING), flush before the CPU executes anything.
  *  5. ops->relax (optional) must return.  It should let its CPU take its
  *     own interrupts where the host delivers them by polling, and yield
  *     where CPUs are threads on fewer cores (a spinning wait otherwise
  *     lasts until the scheduler's next tick); it may pause, yield or sleep
  *     briefly; it may call tlbpol_handle_ipi() for its CPU and no other
  *     engine function for it (-EBUSY).
+ *  6. Stamps.  tlbpol_stamp() on the CPU that submitted the stamped events,
+ *     the task not migrating from the first event to that call: a stamp
+ *     covers only its own CPU's work (elsewhere it fails with -ENOENT).
  */
 #ifndef TLBPOL_TLBPOL_H
 #define TLBPOL_TLBPOL_H
