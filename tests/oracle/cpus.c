@@ -130,58 +130,94 @@ int orc_unload(struct orc_world *w, uint32_t cpu)
 	return 0;
 }
 
+/*
+ * What @c is for checkers during the call that takes it from engine state
+ * @from to @to, and until its catch-up flush is done: whatever it is
+ * leaving or entering excuses most.  OFFLINE: going down, or coming back,
+ * it is excused throughout (its caches are not emptied when it goes: the
+ * engine leaves it out from the moment it is OFFLINE, and flushes it whole
+ * in the call that brings it back; it executes nothing in between).
+ * PREEMPTED: the hypervisor marks its vCPU running (or idle) before it
+ * enters it, and it executes nothing until the catch-up flush is done.
+ * IDLE: going idle stops its use of user addresses; waking from idle is,
+ * like a switch, one step with the catch-up flush it may ask for (see
+ * orc_switch()), and all along it executes and its MMU may walk what it
+ * keeps loaded.  -1: RUNNING to RUNNING, nothing changes.
+ */
+static int transition_mode(uint32_t from, uint32_t to)
+{
+	if (from == TLBPOL_CPU_OFFLINE || to == TLBPOL_CPU_OFFLINE)
+		return M_OFFLINE;
+	if (from == TLBPOL_CPU_PREEMPTED || to == TLBPOL_CPU_PREEMPTED)
+		return M_PREEMPT;
+	if (from == TLBPOL_CPU_IDLE || to == TLBPOL_CPU_IDLE)
+		return M_LAZY;
+	return -1;
+}
+
 int orc_set_state(struct orc_world *w, uint32_t cpu, uint32_t state)
 {
 	struct orc_cpu *c = &w->cpus[cpu];
-	int r;
+	uint32_t from = c->estate;
+	int lazy = c->cur < 0 && c->loaded >= 0, mode, r;
 
 	if (state > TLBPOL_CPU_OFFLINE)
 		return -EINVAL;
-	if (state == TLBPOL_CPU_IDLE)
-		publish(c, M_LAZY, c->loaded);
-	else if (state == TLBPOL_CPU_PREEMPTED)
-		publish(c, M_PREEMPT, c->loaded);
-	else if (state == TLBPOL_CPU_OFFLINE || c->estate == TLBPOL_CPU_OFFLINE)
-		/* Going down, or coming back: excused throughout.  The caches
-		 * are not emptied when it goes: the engine leaves it out from
-		 * the moment it is OFFLINE, and flushes it whole in the call
-		 * that brings it back; it executes nothing in between. */
-		publish(c, M_OFFLINE, -1);
-	else if (c->estate == TLBPOL_CPU_PREEMPTED)
-		/* The hypervisor marks its vCPU running before it enters it:
-		 * it executes nothing until the catch-up flush is done. */
-		publish(c, M_PREEMPT, c->loaded);
-	else if (c->estate != TLBPOL_CPU_RUNNING)
-		/* Waking from idle is, like a switch, one step with the
-		 * catch-up flush it may ask for (see orc_switch()); the CPU
-		 * executes, and its MMU may walk what it keeps loaded. */
-		publish(c, M_LAZY, c->loaded);
+	mode = transition_mode(from, state);
+	if (mode >= 0)
+		publish(c, (uint32_t)mode, mode == M_OFFLINE ? -1 : c->loaded);
+	/* Coming back: it takes interrupts again from this call on. */
+	if (from == TLBPOL_CPU_OFFLINE && state != TLBPOL_CPU_OFFLINE)
+		atomic_store(&c->offline_since, 0);
 	r = tlbpol_cpu_state(w->eng, cpu, state);
 	trace(w, (int)cpu, TR_STATE, 0, 0, state, (uint32_t)r);
 	if (r < 0) {
 		if (!(state == TLBPOL_CPU_OFFLINE && r == -EBUSY))
 			violation(w, ORC_V_API, "tlbpol_cpu_state(cpu %u, %u) = %d", cpu, state, r);
+		if (from == TLBPOL_CPU_OFFLINE && state != TLBPOL_CPU_OFFLINE)
+			atomic_store(&c->offline_since, atomic_fetch_add(&w->offline_clock, 1) + 1);
 		publish_settled(w, c, cpu);
 		return r;
 	}
+	if (r > 1)
+		violation(w, ORC_V_API, "tlbpol_cpu_state(cpu %u, %u -> %u) = %d", cpu, from, state,
+			  r);
+	c->trans[lazy][from][state]++;
 	if (state == TLBPOL_CPU_OFFLINE) {
 		/* Must switch before it uses an AS. */
 		c->cur = c->loaded = -1;
-	} else if (state == TLBPOL_CPU_RUNNING && r == 1) {
-		window(w, c);
-		/* "Flush its current address space, paging-structure caches
-		 * included": the running one, or the lazily loaded one. */
+	} else if (r == 1) {
+		/*
+		 * "Flush its current address space, paging-structure caches
+		 * included": the running one, or the lazily loaded one,
+		 * whatever the transition (leaving PREEMPTED for IDLE too:
+		 * the idle loop executes, and its MMU walks what is loaded).
+		 */
 		int x = c->cur >= 0 ? c->cur : c->loaded;
 
+		window(w, c);
 		count(w, ORC_C_CATCHUPS, 1);
 		if (x >= 0)
 			self_flush(w, c, x);
-	} else if (r != 0) {
-		violation(w, ORC_V_API, "tlbpol_cpu_state(cpu %u, %u) = %d", cpu, state, r);
 	}
 	c->estate = state;
+	/* Gone: what was posted to it is served, and nothing may be sent to
+	 * it from now on (cb_send_ipi()). */
+	if (state == TLBPOL_CPU_OFFLINE && from != TLBPOL_CPU_OFFLINE)
+		atomic_store(&c->offline_since, atomic_fetch_add(&w->offline_clock, 1) + 1);
 	publish_settled(w, c, cpu);
 	return r;
+}
+
+void orc_transitions(const struct orc_world *w, uint64_t m[2][4][4])
+{
+	for (int l = 0; l < 2; l++)
+		for (int f = 0; f < 4; f++)
+			for (int t = 0; t < 4; t++) {
+				m[l][f][t] = 0;
+				for (uint32_t i = 0; i < w->cfg.nr_cpus; i++)
+					m[l][f][t] += w->cpus[i].trans[l][f][t];
+			}
 }
 
 void orc_hv_preempt(struct orc_world *w, uint32_t cpu)

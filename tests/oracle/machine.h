@@ -12,9 +12,11 @@
  * read knowing only those below it: world.c (construction, end of a run),
  * cpus.c (switches and CPU states), kernel.c and accesses.c (what CPUs
  * touch), pagetables.c (the page-table operations of oracle.h), submit.c
- * (events to the engine, their completion, deferred frees), memory.c
+ * (events to the engine, their completion, deferred frees), liveness.c
+ * (deferred frees and stamps end within a bound of ticks), memory.c
  * (frames, table pages, PTE words), checks.c (the judgement), interrupts.c
- * and caches.c (the engine's callbacks), report.c.
+ * and caches.c (the engine's callbacks, interrupts off, the stall clocks),
+ * report.c.
  */
 #ifndef TLBPOL_ORACLE_MACHINE_H
 #define TLBPOL_ORACLE_MACHINE_H
@@ -193,10 +195,15 @@ struct orc_free {
 	uint32_t as;
 	uint32_t nr_frames, nr_tables;
 	uint32_t qpage, qn; /* pages held back (LAZY_OK), released when it runs */
+	uint64_t reg_tick;  /* its CPU's tick count when it was registered (liveness.c) */
 	uint32_t frames[ORC_MAX_RANGE];
 	uint32_t tables[FREE_TABLES_MAX];
 	_Atomic int ran;
 };
+
+/* Deferred frees and stamps the bounded-free check follows per CPU: the
+ * engine queues 64 frees at most, and a CPU has 8 lazy requests. */
+#define LIVE_MAX 128
 
 #define CHUNK 256
 struct free_chunk {
@@ -213,6 +220,10 @@ struct orc_cpu {
 	_Atomic uint64_t *psc;
 	_Atomic uint64_t cnt[ORC_C_MAX];
 	_Atomic uint64_t polls; /* orc_poll() calls: progress, for the stall check */
+	/* w->offline_clock's value when its going OFFLINE returned (it has
+	 * served what was posted to it, and takes no interrupt from then on);
+	 * 0 while it is not, or is coming back (cb_send_ipi()). */
+	_Atomic uint64_t offline_since;
 	/*
 	 * Its interrupt: raised by send_ipi and the stall watchdog, taken by
 	 * orc_poll(), with mailbox.h's sequentially consistent pair
@@ -239,6 +250,30 @@ struct orc_cpu {
 	uint64_t *wait_polls; /* every CPU's polls when the wait began */
 	uint64_t *mark_polls; /* ... at the last checkpoint (every 64 turns) */
 	uint32_t busy_marks;  /* checkpoints in a row at which all had polled */
+	/* The engine call in progress (call_begin()): interrupts off (relax
+	 * takes none), and w->offline_clock when it began or last relaxed. */
+	int irqs_off;
+	uint64_t call_mark;
+	/* The deadlock clock (cb_relax()): the call it times, since when. */
+	uint64_t clock_call_id, clock_turns;
+	double clock_t0;
+	/* The bounded-free check (liveness.c): own ticks that count (taken
+	 * while every other CPU made progress), the deferred frees registered
+	 * and not yet run, the stamps not yet seen settled, with the tick each
+	 * began at.  finishing: orc_finish() has begun, where the check stops. */
+	uint64_t ticks;
+	uint64_t *live_polls; /* every CPU's polls at its last tick that counted */
+	struct orc_free *pend[LIVE_MAX];
+	uint32_t npend;
+	struct live_stamp {
+		uint64_t stamp, tick;
+	} pst[LIVE_MAX];
+	uint32_t npst;
+	int finishing;
+	/* A stamped event was submitted since the last tlbpol_stamp(). */
+	int stamp_owed;
+	/* tlbpol_cpu_state() transitions made: [lazy][from][to]. */
+	uint64_t trans[2][4][4];
 };
 
 struct orc_as {
@@ -305,6 +340,14 @@ struct orc_world {
 
 	_Atomic uint32_t bar_count, bar_gen;
 
+	/* Counts CPUs' completed moves to OFFLINE (orc_cpu's offline_since). */
+	_Atomic uint64_t offline_clock;
+	/* A deadlock was reported: interrupts are let in everywhere, and the
+	 * workload stops (orc_stopped()). */
+	_Atomic int stopped;
+	uint32_t free_bound; /* cfg.free_bound resolved; 0: no bounded-free check */
+	double stall_secs;   /* cfg.stall_secs resolved */
+
 	/* The last TRACE_LEN things that happened, for violation reports. */
 	_Atomic uint64_t trace_seq;
 	struct trace_ent {
@@ -364,6 +407,17 @@ void cb_send_ipi(void *ctx, uint32_t from, const struct tlbpol_cpuset *targets);
 int cb_vcpu_defer(void *ctx, uint32_t cpu);
 void cb_relax(void *ctx, uint32_t cpu);
 void window(struct orc_world *w, struct orc_cpu *c);
+/* An engine call for @c that may wait begins (@tick: tlbpol_tick(), a
+ * timer interrupt), or ends: interrupts on or off for it, the stall clocks. */
+void call_begin(struct orc_world *w, struct orc_cpu *c, int tick);
+void call_end(struct orc_world *w, struct orc_cpu *c);
+double now_secs(void);
+
+/* ---- liveness.c: deferred frees and stamps end within free_bound ticks ---- */
+
+void live_free(struct orc_world *w, struct orc_cpu *c, struct orc_free *fr);
+void live_stamp(struct orc_world *w, struct orc_cpu *c, uint64_t stamp);
+void live_tick(struct orc_world *w, struct orc_cpu *c, uint32_t cpu);
 
 /* ---- checks.c: the oracle's judgement ---- */
 

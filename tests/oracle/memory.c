@@ -24,7 +24,12 @@
  */
 static void frame_settle(struct orc_world *w, uint32_t f, uint64_t stamp)
 {
-	int r = tlbpol_stamp_settle(w->eng, (uint32_t)self_cpu, stamp);
+	struct orc_cpu *c = &w->cpus[self_cpu];
+	int r;
+
+	call_begin(w, c, 0);
+	r = tlbpol_stamp_settle(w->eng, (uint32_t)self_cpu, stamp);
+	call_end(w, c);
 
 	if (r < 0)
 		violation(w, ORC_V_API, "tlbpol_stamp_settle(cpu %d, %#llx) = %d", self_cpu,

@@ -100,9 +100,12 @@ static _Noreturn void help(FILE *f, int rc)
 {
 	fprintf(f,
 		"usage: stress --cpus N --events M --rules SPEC --arch x86|arm64|generic --seed S\n"
-		"              [--retain] [--wait-irqs] [--profile normal|switch|planted|lazy|wide|compute]\n"
+		"              [--retain] [--wait-irqs] [--profile normal|switch|planted|lazy|wide|compute|states|quiet]\n"
 		"              [--expect-violations] [--no-broadcast] [--ipi-delay SPINS] [--as K]\n"
 		"              [--batch PAGES] [--pages PER_AS] [--kernel-pages N] [--store-first] [--quiet] [--verbose]\n"
+		"              [--irqs-off PCT] [--wait-limit TURNS] [--free-ticks N] [--stall-secs S]\n"
+		"  --irqs-off: PCT of ticks (PCT/2 of other waiting calls) run with interrupts off\n"
+		"  --stall-secs: one engine call waiting this long is a deadlock (default 10, 30 under TSan)\n"
 		"  SPEC: comma list of all, default-RULE, or a mask tlbpol_rules_parse() reads\n"
 		"        (none, linux, default, RULE, 0x7fff, linux+RULE ...)\n"
 		"  $TLBPOL_STRESS_SCALE scales --events (default 1, 0.1 under TSan)\n");
@@ -134,6 +137,10 @@ enum {
 	OPT_KERNEL_PAGES,
 	OPT_AS,
 	OPT_IPI_DELAY,
+	OPT_IRQS_OFF,
+	OPT_WAIT_LIMIT,
+	OPT_FREE_TICKS,
+	OPT_STALL_SECS,
 };
 
 static uint32_t arch_of(const char *name, const char *v)
@@ -174,6 +181,10 @@ void stress_options(struct opts *o, int argc, char **argv)
 		{ "kernel-pages", required_argument, NULL, OPT_KERNEL_PAGES },
 		{ "as", required_argument, NULL, OPT_AS },
 		{ "ipi-delay", required_argument, NULL, OPT_IPI_DELAY },
+		{ "irqs-off", required_argument, NULL, OPT_IRQS_OFF },
+		{ "wait-limit", required_argument, NULL, OPT_WAIT_LIMIT },
+		{ "free-ticks", required_argument, NULL, OPT_FREE_TICKS },
+		{ "stall-secs", required_argument, NULL, OPT_STALL_SECS },
 		{ "retain", no_argument, &o->retain, 1 },
 		{ "wait-irqs", no_argument, &o->wait_irqs, 1 },
 		{ "expect-violations", no_argument, &o->expect, 1 },
@@ -194,6 +205,9 @@ void stress_options(struct opts *o, int argc, char **argv)
 		{ OPT_KERNEL_PAGES, &o->kernel_pages, NULL },
 		{ OPT_AS, &o->nr_as, NULL },
 		{ OPT_IPI_DELAY, &o->ipi_delay, NULL },
+		{ OPT_IRQS_OFF, &o->irqs_off, NULL },
+		{ OPT_WAIT_LIMIT, &o->wait_limit, NULL },
+		{ OPT_FREE_TICKS, &o->free_ticks, NULL },
 	};
 	int c, idx = 0;
 
@@ -229,6 +243,14 @@ void stress_options(struct opts *o, int argc, char **argv)
 		case OPT_PROFILE:
 			o->prof = profile_of(name, optarg);
 			break;
+		case OPT_STALL_SECS: {
+			char *end;
+
+			o->stall_secs = strtod(optarg, &end);
+			if (*end || !(o->stall_secs > 0))
+				bad_value(name, optarg);
+			break;
+		}
 		case OPT_HELP:
 			help(stdout, 0);
 			break;
@@ -242,6 +264,10 @@ void stress_options(struct opts *o, int argc, char **argv)
 	}
 	if (!o->cpus || o->cpus > ORC_MAX_CPUS) {
 		fprintf(stderr, "stress: --cpus takes 1 to %u\n", ORC_MAX_CPUS);
+		usage();
+	}
+	if (o->irqs_off > 100) {
+		fprintf(stderr, "stress: --irqs-off takes a percent, 0 to 100\n");
 		usage();
 	}
 	if (o->nr_as > ORC_MAX_AS) {

@@ -29,7 +29,8 @@
  * Interrupts: ops->send_ipi sets the target's pending flag; the target
  * answers with tlbpol_handle_ipi() when it polls (orc_poll()): between
  * accesses, while waiting in the engine (ops->relax), while idle or lazy;
- * a preempted vCPU does not.  An access (walk + fill) is atomic with respect
+ * a preempted vCPU does not, nor an offline CPU, nor a wait with
+ * interrupts off (cfg.irqs_off_pct).  An access (walk + fill) is atomic with respect
  * to interrupts, as an instruction is, and to ops->broadcast (a per-CPU
  * lock), as a broadcast TLBI waits for walks in flight.
  *
@@ -116,15 +117,36 @@
  * Liveness.  An initiator that keeps waiting while every other CPU has
  * polled for interrupts ORC_STALL_POLLS times since the wait began, and
  * ORC_STALL_RECENT times in each of the last ORC_STALL_MARKS stretches of
- * 64 turns (none of them is preempted, none is in mid-serve) is stuck on a request nobody was told of: a
- * violation (ORC_V_STALL), after which every CPU is interrupted so that the
- * run finishes.
+ * 64 turns (none of them is preempted, none is in mid-serve; an OFFLINE one
+ * counts as polling, for nothing may wait for it) is stuck on a request
+ * nobody was told of, or one held by a CPU that went OFFLINE without
+ * serving it: a violation (ORC_V_STALL).  A wait that polls nothing cannot
+ * be judged that way (two CPUs each waiting with interrupts off for the
+ * other): any engine call that has waited cfg.stall_secs is a deadlock,
+ * reported as ORC_V_STALL too.  After either, interrupts are let in
+ * everywhere (offline and preempted CPUs, calls with interrupts off), every
+ * CPU is interrupted, and orc_stopped() tells the driver to end the run.
+ * Work must also end while the run goes on, not only in orc_finish():
+ * a deferred free or a flush stamp of a CPU still pending after
+ * cfg.free_bound of that CPU's own ticks is a violation (ORC_V_BOUNDED),
+ * for its BY_WRITEBACK / BY_FREE work ages and its lazy requests are
+ * interrupted within cfg->free_ticks ticks whatever its targets do
+ * (liveness.c).
+ *
+ * Interrupts off.  With cfg.irqs_off_pct, that percent of tlbpol_tick()
+ * calls (a timer interrupt) and half as many of the other calls that may
+ * wait run with interrupts off: their ops->relax takes none of the CPU's
+ * interrupts.  The header allows it in every call; under
+ * TLBPOL_CFGF_WAIT_IRQS it is the one place where relax does not keep the
+ * promise, and without the flag it is a host whose relax never took
+ * interrupts (the engine serves from its loop).  An OFFLINE CPU takes no
+ * interrupt at all, nor does a preempted one: an interrupt sent to a CPU
+ * that went OFFLINE before the sender's engine call (or its latest wait
+ * turn) began is a violation (ORC_V_IPI_OFFLINE).
  *
  * Not modelled: page sizes other than 4 KiB, paging-structure caches of the
  * kernel region (its tables are never freed), memory ordering weaker than
- * the host's (the model's own accesses are sequentially consistent).  An
- * OFFLINE CPU still polls, so that a request wrongly posted to it cannot
- * hang the run.
+ * the host's (the model's own accesses are sequentially consistent).
  * ORC_TRACE=1 in the environment prints the last events (submits, flushes,
  * interrupts, switches, frees) with the first violation of a world.
  */
@@ -176,7 +198,9 @@ enum orc_vkind {
 	ORC_V_FREE,       /* a deferred free ran twice, on another CPU, or never */
 	ORC_V_API,        /* an engine call failed or answered outside its contract */
 	ORC_V_DATA,       /* discarded or superseded contents read or written */
-	ORC_V_STALL,      /* an initiator waited on CPUs that were never told */
+	ORC_V_STALL,      /* an initiator waited on CPUs that were never told, or for ever */
+	ORC_V_IPI_OFFLINE, /* an interrupt was sent to a CPU that was OFFLINE already */
+	ORC_V_BOUNDED,    /* a deferred free or stamp outlived cfg.free_bound ticks */
 	ORC_V_MAX
 };
 
@@ -207,6 +231,8 @@ enum orc_ckind {
 	ORC_C_STAMPED,    /* frames freed at once with a flush stamp */
 	ORC_C_SETTLES,    /* stamped frames handed out again (tlbpol_stamp_settle()) */
 	ORC_C_SETTLE_WAITS, /* ... of which settling had to interrupt or wait */
+	ORC_C_IRQS_OFF,   /* engine calls made with interrupts off (cfg.irqs_off_pct) */
+	ORC_C_AGED,       /* deferred frees and stamps the bounded-free check saw end */
 	ORC_C_MAX
 };
 
@@ -232,6 +258,17 @@ struct orc_config {
 	 * when handed out again (default 30; 0: none). */
 	uint32_t stamp_pct;
 	int store_first;       /* installs store their PTE before the submit (forbidden) */
+	/* Percent of tlbpol_tick() calls made with interrupts off (half that
+	 * of the other calls that may wait); 0: none (see "Interrupts off"). */
+	uint32_t irqs_off_pct;
+	uint32_t wait_limit;   /* the engine's cfg->wait_limit (0: none) */
+	uint32_t free_ticks;   /* the engine's cfg->free_ticks (0: its default) */
+	/* Own ticks a deferred free or stamp may stay pending (ORC_V_BOUNDED);
+	 * 0: 4 x free_ticks + 8; TLBPOL_FREE_TICKS_NEVER free_ticks: no check. */
+	uint32_t free_bound;
+	/* Seconds one engine call may wait before it is a deadlock (0: 10,
+	 * 30 under ThreadSanitizer). */
+	double stall_secs;
 	uint64_t seed;
 	FILE *log;             /* violation reports; NULL: stderr */
 	uint32_t max_reports;  /* reports printed per world */
@@ -258,7 +295,8 @@ void orc_cpu_bind(struct orc_world *w, uint32_t cpu);
 void orc_note_events(struct orc_world *w, uint32_t cpu, uint64_t n);
 /* A random number from @cpu's generator (seeded from cfg->seed). */
 uint64_t orc_rand(struct orc_world *w, uint32_t cpu);
-/* Take a pending interrupt, if any.  Returns requests served. */
+/* Take a pending interrupt, if any (none while OFFLINE or preempted).
+ * Returns requests served. */
 int orc_poll(struct orc_world *w, uint32_t cpu);
 /* A user access to @page of the running address space (fault handled). */
 enum orc_result orc_access(struct orc_world *w, uint32_t cpu, uint32_t page, enum orc_access a);
@@ -272,7 +310,8 @@ void orc_kspec_walk(struct orc_world *w, uint32_t cpu, uint32_t kpage);
 int orc_switch(struct orc_world *w, uint32_t cpu, int as);
 /* tlbpol_unload(): a lazy CPU drops its loaded address space. */
 int orc_unload(struct orc_world *w, uint32_t cpu);
-/* tlbpol_cpu_state(); a return of 1 is honoured before anything else runs. */
+/* tlbpol_cpu_state(), from whatever state to whatever state; a return of
+ * 1 is honoured before anything else runs, whatever the transition. */
 int orc_set_state(struct orc_world *w, uint32_t cpu, uint32_t state);
 int orc_tick(struct orc_world *w, uint32_t cpu);
 /*
@@ -354,6 +393,13 @@ void orc_barrier(struct orc_world *w, uint32_t cpu);
  * pending flush (tlbpol_flush(BY_LAZY)), tick until every deferred free ran,
  * then visit every address space (catch-up and scan).  Collective. */
 void orc_finish(struct orc_world *w, uint32_t cpu);
+
+/* A deadlock was reported (ORC_V_STALL by the clock): the driver stops its
+ * workload and goes to orc_finish(). */
+int orc_stopped(const struct orc_world *w);
+/* tlbpol_cpu_state() transitions that succeeded, summed over CPUs: [lazy:
+ * switched to NULL with an AS loaded][from][to] (enum tlbpol_cpu_state). */
+void orc_transitions(const struct orc_world *w, uint64_t m[2][4][4]);
 
 void orc_read_counters(const struct orc_world *w, uint64_t c[ORC_C_MAX], uint64_t v[ORC_V_MAX]);
 uint64_t orc_violations(const struct orc_world *w);

@@ -244,6 +244,11 @@ enum orc_result orc_unmap(struct orc_world *w, uint32_t cpu, uint32_t as, uint32
 		return ORC_OK;
 	}
 	free_register(w, c, cpu, fr);
+	/* Now and then a host asks for a stamp where it stamped nothing (a
+	 * task that migrated between its unmap and its tlb_finish_mmu()):
+	 * -ENOENT, and nothing done (orc_stamp() checks). */
+	if (w->cfg.stamp_pct && rng_next(&c->rng) % 16 == 0)
+		orc_stamp(w, cpu);
 	return ORC_OK;
 }
 

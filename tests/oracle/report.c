@@ -31,6 +31,8 @@ static const char *const vkind_names[ORC_V_MAX] = {
 	[ORC_V_API] = "api",
 	[ORC_V_DATA] = "stale-data",
 	[ORC_V_STALL] = "stall",
+	[ORC_V_IPI_OFFLINE] = "ipi-to-offline",
+	[ORC_V_BOUNDED] = "bounded-free",
 };
 
 const char *orc_vkind_name(enum orc_vkind k)

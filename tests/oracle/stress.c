@@ -6,19 +6,22 @@
  * found.
  *
  *   stress --cpus N --events M --rules SPEC --arch x86|arm64|generic
- *          --seed S [--retain] [--wait-irqs] [--profile normal|switch|planted|lazy|wide|compute]
+ *          --seed S [--retain] [--wait-irqs] [--profile normal|switch|planted|lazy|wide|compute|states|quiet]
  *          [--expect-violations] [--no-broadcast] [--ipi-delay SPINS] [--as K] [--quiet]
+ *          [--irqs-off PCT] [--wait-limit TURNS] [--free-ticks N] [--stall-secs S]
  *
  * --events is the number of workload steps per configuration, over all
  * CPUs, before scaling by $TLBPOL_STRESS_SCALE (default 1, 0.1 in a
  * ThreadSanitizer build).  --rules is a comma-separated list of: all (the
- * 33 masks below), none, linux, default, a number, or a rule name (e.g.
+ * 35 masks below), none, linux, default, a number, or a rule name (e.g.
  * lazy_cpus) alone or as default-NAME.  "all" means: TLBPOL_RULES_NONE, each
  * single rule bit alone, TLBPOL_RULES_DEFAULT less each single bit,
  * TLBPOL_RULES_LINUX, TLBPOL_RULES_DEFAULT.
  *
  * One summary line per configuration.  Exit status 1 if any configuration
- * had a violation or a deferred free that did not run exactly once; with
+ * had a violation or a deferred free that did not run exactly once, or if
+ * a profile that walks tlbpol_cpu_state()'s matrix ("states") left a
+ * transition of it unmade over all configurations; with
  * --expect-violations (the planted-bug check) the other way round: 0 only if
  * the oracle reported violations.  Status 2 for a bad command line.
  *
@@ -47,6 +50,7 @@ static double now_s(void)
 
 struct result {
 	uint64_t c[ORC_C_MAX], v[ORC_V_MAX], viol;
+	uint64_t trans[2][4][4];
 	double secs;
 };
 
@@ -67,6 +71,10 @@ static int run_one(const struct opts *o, uint64_t mask, const char *mask_name, s
 		    (o->wait_irqs ? TLBPOL_CFGF_WAIT_IRQS : 0);
 	cfg.broadcast = o->broadcast;
 	cfg.ipi_delay_spins = o->ipi_delay;
+	cfg.irqs_off_pct = o->irqs_off;
+	cfg.wait_limit = o->wait_limit;
+	cfg.free_ticks = o->free_ticks;
+	cfg.stall_secs = o->stall_secs;
 	cfg.batch_pages = o->batch;
 	cfg.store_first = o->store_first;
 	cfg.kernel_pages = o->kernel_pages;
@@ -115,7 +123,7 @@ static int run_one(const struct opts *o, uint64_t mask, const char *mask_name, s
 			"events", "accesses", "hits", "walks", "spec_walks", "faults", "segv", "submits",
 			"deferred", "ipis", "ipis_taken", "flushes", "broadcasts", "catchups",
 			"frees_reg", "frees_run", "busy", "checks", "excused", "warnings", "kaccesses",
-			"negative", "stamped", "settles", "settle_waits",
+			"negative", "stamped", "settles", "settle_waits", "irqs_off_calls", "aged",
 		};
 
 		printf("  counters:");
@@ -135,14 +143,48 @@ static int run_one(const struct opts *o, uint64_t mask, const char *mask_name, s
 			if (res->v[k])
 				printf(" %s=%" PRIu64, orc_vkind_name((enum orc_vkind)k), res->v[k]);
 		printf("\n  reproduce (ORC_TRACE=1 also prints the last events): stress --cpus %u --events %" PRIu64
-		       " --rules %#" PRIx64 " --arch %s --seed %" PRIu64 "%s%s --profile %s\n",
+		       " --rules %#" PRIx64 " --arch %s --seed %" PRIu64 "%s%s --profile %s"
+		       " --batch %u --ipi-delay %u --irqs-off %u --wait-limit %u --free-ticks %u%s\n",
 		       o->cpus, o->events, mask, orc_arch_name(o->arch), o->seed,
 		       o->retain ? " --retain" : "", o->wait_irqs ? " --wait-irqs" : "",
-		       o->prof->name);
+		       o->prof->name, o->batch, o->ipi_delay, o->irqs_off, o->wait_limit,
+		       o->free_ticks, o->broadcast ? "" : " --no-broadcast");
 	}
 	fflush(stdout);
+	orc_transitions(w, res->trans);
 	orc_world_free(w);
 	return 0;
+}
+
+/*
+ * The transitions of tlbpol_cpu_state()'s matrix a profile must cover
+ * (profile.matrix): from RUNNING, IDLE and PREEMPTED to each state, with
+ * an address space kept loaded while lazy and without; from OFFLINE
+ * (nothing loaded) to each.  Prints the cells never visited; returns how
+ * many.
+ */
+static int matrix_gaps(uint64_t m[2][4][4], int verbose)
+{
+	static const char *const sn[4] = { "RUNNING", "IDLE", "PREEMPTED", "OFFLINE" };
+	int gaps = 0, cells = 0;
+
+	for (int l = 0; l < 2; l++)
+		for (int f = 0; f < 4; f++)
+			for (int t = 0; t < 4; t++) {
+				if (l && f == TLBPOL_CPU_OFFLINE)
+					continue;
+				cells++;
+				if (verbose)
+					printf("  transition %s%s -> %s: %" PRIu64 "\n", l ? "lazy " : "",
+					       sn[f], sn[t], m[l][f][t]);
+				if (!m[l][f][t]) {
+					printf("  transition %s%s -> %s never made\n", l ? "lazy " : "",
+					       sn[f], sn[t]);
+					gaps++;
+				}
+			}
+	printf("state transitions: %d of %d covered\n", cells - gaps, cells);
+	return gaps;
 }
 
 int main(int argc, char **argv)
@@ -150,7 +192,8 @@ int main(int argc, char **argv)
 	struct opts o;
 	struct result tot;
 	double t0 = now_s();
-	uint64_t events = 0, lost = 0;
+	uint64_t events = 0, lost = 0, trans[2][4][4] = { { { 0 } } };
+	int gaps = 0;
 
 	stress_options(&o, argc, argv);
 	memset(&tot, 0, sizeof(tot));
@@ -165,7 +208,15 @@ int main(int argc, char **argv)
 			tot.c[k] += r.c[k];
 		if (r.c[ORC_C_FREES_RUN] != r.c[ORC_C_FREES_REG])
 			lost++;
+		for (int l = 0; l < 2; l++)
+			for (int f = 0; f < 4; f++)
+				for (int t = 0; t < 4; t++)
+					trans[l][f][t] += r.trans[l][f][t];
 	}
+	if (o.prof->matrix || o.verbose)
+		gaps = matrix_gaps(trans, o.verbose);
+	if (!o.prof->matrix)
+		gaps = 0;
 	printf("total: cpus=%u arch=%s retain=%d wait_irqs=%d configs=%u events=%" PRIu64
 	       " ipis=%" PRIu64
 	       " flushes=%" PRIu64 " violations=%" PRIu64 " frees=%" PRIu64 "/%" PRIu64
@@ -182,5 +233,5 @@ int main(int argc, char **argv)
 		printf("planted bug NOT detected: the oracle reported no violation\n");
 		return 1;
 	}
-	return tot.viol || lost ? 1 : 0;
+	return tot.viol || lost || gaps ? 1 : 0;
 }

@@ -3,8 +3,8 @@
  * stress.h - the stress driver's own declarations: what a workload profile
  * weighs, what the command line chose, and what the CPU threads share.
  * stress.c runs one world per rule mask and prints the summaries,
- * options.c reads the command line, workload.c is what each CPU thread
- * does.  They drive the model machine through oracle.h only, so that the
+ * options.c reads the command line, profiles.c weighs the mixes,
+ * workload.c is what each CPU thread does.  They drive the model machine through oracle.h only, so that the
  * oracle checks a workload it did not write.
  */
 #ifndef TLBPOL_STRESS_H
@@ -33,9 +33,23 @@ struct profile {
 	 * (steps) */
 	unsigned lazy_spec, lazy_tick, lazy_work, lazy_kaccess, lazy_preempt, lazy_min, lazy_max;
 	unsigned lazy_ok; /* percent of plain unmaps flagged LAZY_OK */
+	/* A running CPU's step, continued: a walk through tlbpol_cpu_state()'s
+	 * whole matrix (workload.c, walk_step()), a quiet spell. */
+	unsigned states, quiet;
+	/* A quiet spell: accesses and ticks only, no change and no flush, for
+	 * quiet_min .. quiet_max steps, quiet_tick percent of them ticks --
+	 * work due by a free is then left to age (liveness.c). */
+	unsigned quiet_min, quiet_max, quiet_tick;
+	unsigned idle_notick; /* an IDLE CPU never ticks (NO_HZ idle) */
+	unsigned preempt_max; /* steps a walk stays PREEMPTED, 1 .. this (0: 6) */
+	unsigned off_long;    /* percent of OFFLINE spells of 100 .. 1000 steps */
+	/* tlbpol_flush() deadlines asked for: NOW, WRITEBACK, FREE, LAZY
+	 * (all 0: 10, 20, 50, 20); a lazy kernel thread's flush too. */
+	unsigned flush_mix[4];
+	unsigned matrix; /* the run must cover every transition of the matrix */
 };
 
-/* The mixes --profile names, the first the default (workload.c). */
+/* The mixes --profile names, the first the default (profiles.c). */
 extern const struct profile profiles[];
 extern const size_t nr_profiles;
 
@@ -48,6 +62,8 @@ struct opts {
 	uint32_t batch, kernel_pages, pages;
 	uint32_t nr_as;
 	uint32_t ipi_delay;
+	uint32_t irqs_off, wait_limit, free_ticks; /* orc_config's irqs_off_pct, ... */
+	double stall_secs;
 	const struct profile *prof;
 	uint64_t masks[64];
 	const char *mask_names[64];

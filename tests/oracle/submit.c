@@ -14,6 +14,7 @@
  */
 #define _POSIX_C_SOURCE 200809L
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -80,9 +81,13 @@ void submit_via(struct orc_world *w, uint32_t cpu, uint32_t x, uint32_t via, uin
 	ev.nr_pages = n;
 	ev.old_pte = oldb;
 	ev.new_pte = newb;
-	c->call_id++;
+	call_begin(w, c, 0);
 	r = tlbpol_submit(w->eng, w->as[via].eas, cpu, &ev, &d);
+	call_end(w, c);
 	count(w, ORC_C_SUBMITS, 1);
+	/* tlbpol_stamp() owes this CPU a stamp from now on (orc_stamp()). */
+	if (evflags & TLBPOL_EVF_STAMP)
+		c->stamp_owed = 1;
 	if (r) {
 		violation(w, ORC_V_API, "tlbpol_submit(%s, old %#x new %#x flags %#x) = %d",
 			  kind_names[kind], oldb, newb, evflags, r);
@@ -312,10 +317,13 @@ void free_register(struct orc_world *w, struct orc_cpu *c, uint32_t cpu, struct 
 	count(w, ORC_C_FREES_REG, 1);
 	trace(w, (int)cpu, TR_DFREG, fr->as, 0, fr->nr_frames | fr->nr_tables << 8,
 	      fr->nr_tables ? fr->tables[0] : 0);
-	c->call_id++;
+	call_begin(w, c, 0);
 	r = tlbpol_defer_free(w->eng, cpu, free_cb, fr);
+	call_end(w, c);
 	if (r)
 		violation(w, ORC_V_API, "tlbpol_defer_free(cpu %u) = %d", cpu, r);
+	else
+		live_free(w, c, fr); /* unless it ran already */
 }
 
 /* A deferred free of the one frame @f that @cpu's change of @as took. */
@@ -340,33 +348,63 @@ void hold_back(struct orc_world *w, uint32_t x, uint32_t page, uint32_t n, struc
 
 int orc_tick(struct orc_world *w, uint32_t cpu)
 {
+	struct orc_cpu *c = &w->cpus[cpu];
 	int r;
 
-	w->cpus[cpu].call_id++;
+	call_begin(w, c, 1);
 	r = tlbpol_tick(w->eng, cpu);
+	call_end(w, c);
 
 	trace(w, (int)cpu, TR_TICK, 0, 0, (uint32_t)r, 0);
 	if (r < 0)
 		violation(w, ORC_V_API, "tlbpol_tick(cpu %u) = %d", cpu, r);
+	else
+		live_tick(w, c, cpu);
 	return r;
 }
 
-/* tlbpol_stamp() for @cpu: its work due by a free is complete, the rest
- * posted; the stamp (0 on failure, reported). */
+/*
+ * tlbpol_stamp() for @cpu: its work due by a free is complete, the rest
+ * posted; the stamp (0 on failure, reported).  -ENOENT says nothing
+ * stamped was submitted on @cpu since its last stamp: nothing of ours to
+ * stamp, so stamp 0 and nothing completed (a failed call does nothing) --
+ * right when we owe no stamp (a probe), wrong after a stamped submit.
+ * A stamp is followed until it is settled (live_stamp()).
+ */
 uint64_t orc_stamp(struct orc_world *w, uint32_t cpu)
 {
 	struct orc_cpu *c = &w->cpus[cpu];
-	uint64_t upto = c->seq, st = 0;
-	int r;
+	/* A value no stamp has (its low word names no CPU): -ENOENT leaves it. */
+	const uint64_t unwritten = 0xffffffffULL;
+	uint64_t upto = c->seq, st = unwritten;
+	int owed = c->stamp_owed, r;
 
-	c->call_id++;
+	call_begin(w, c, 0);
 	r = tlbpol_stamp(w->eng, cpu, &st);
+	call_end(w, c);
+	c->stamp_owed = 0;
 	trace(w, (int)cpu, TR_EFLUSH, 0, 0, TLBPOL_BY_FREE, (uint32_t)r);
-	if (r < 0) {
-		violation(w, ORC_V_API, "tlbpol_stamp(cpu %u) = %d", cpu, r);
+	if (r == -ENOENT && !owed) {
+		if (st != unwritten)
+			violation(w, ORC_V_API, "tlbpol_stamp(cpu %u) = -ENOENT wrote a stamp", cpu);
 		return 0;
 	}
+	if (r < 0) {
+		violation(w, ORC_V_API, "tlbpol_stamp(cpu %u) = %d after a stamped submit", cpu, r);
+		return 0;
+	}
+	if (st == unwritten) {
+		violation(w, ORC_V_API, "tlbpol_stamp(cpu %u) = %d wrote no stamp", cpu, r);
+		st = 0;
+	}
+	if (!owed)
+		violation(w, ORC_V_API,
+			  "tlbpol_stamp(cpu %u) = %d (stamp %#llx) with nothing stamped submitted "
+			  "since its last stamp: -ENOENT expected",
+			  cpu, r, (unsigned long long)st);
 	complete_recs(w, c, upto, TLBPOL_BY_FREE, "stamp");
+	if (st)
+		live_stamp(w, c, st);
 	return st;
 }
 
@@ -376,8 +414,9 @@ int orc_flush(struct orc_world *w, uint32_t cpu, uint32_t by)
 	uint64_t upto = c->seq;
 	int r;
 
-	c->call_id++;
+	call_begin(w, c, 0);
 	r = tlbpol_flush(w->eng, cpu, by);
+	call_end(w, c);
 
 	trace(w, (int)cpu, TR_EFLUSH, 0, 0, by, (uint32_t)r);
 	if (r < 0) {

@@ -15,106 +15,6 @@
 
 #include "stress.h"
 
-const struct profile profiles[] = {
-	{
-		.name = "normal",
-		.nr_as = 3,
-		.access = 560, .spec = 20, .change = 250, .tick = 40, .flush = 30, .sw = 15,
-		.lazy = 15, .idle = 15, .preempt = 15, .offline = 2, .hvpreempt = 15, .audit = 10,
-		.kaccess = 40, .compute = 3,
-		.populate = 8, .prot_down = 12, .prot_up = 8, .unmap = 12, .unmap_tables = 6,
-		.unmap_big = 3, .reclaim = 10, .migrate = 7, .young = 10, .dirty = 8,
-		.remap = 5, .cow = 5, .replace = 3, .dontneed = 6, .age_reclaim = 10, .kmap = 3,
-		.kunmap = 3, .kprotect = 3, .attrs = 3, .retable = 3,
-		.lazy_spec = 30, .lazy_tick = 10, .lazy_work = 10, .lazy_kaccess = 15,
-		.lazy_preempt = 3, .lazy_min = 5, .lazy_max = 40, .lazy_ok = 25,
-	},
-	{
-		/* Address-space switches dominate: CPUs come back to address
-		 * spaces they left (with --retain, entries kept under their
-		 * tag) while others change them, which is where catch-up
-		 * generations race with shootdowns. */
-		.name = "switch",
-		.nr_as = 2,
-		.access = 400, .spec = 10, .change = 300, .tick = 20, .flush = 20, .sw = 200,
-		.lazy = 20, .idle = 10, .preempt = 10, .offline = 1, .hvpreempt = 10, .audit = 10,
-		.kaccess = 30, .compute = 2,
-		.populate = 8, .prot_down = 20, .prot_up = 10, .unmap = 12, .unmap_tables = 4,
-		.unmap_big = 2, .reclaim = 8, .migrate = 4, .young = 4, .dirty = 8,
-		.remap = 4, .cow = 4, .replace = 2, .dontneed = 4, .age_reclaim = 2, .kmap = 3,
-		.kunmap = 3, .kprotect = 3, .attrs = 2, .retable = 2,
-		.lazy_spec = 30, .lazy_tick = 10, .lazy_work = 10, .lazy_kaccess = 15,
-		.lazy_preempt = 3, .lazy_min = 5, .lazy_max = 30, .lazy_ok = 25,
-	},
-	{
-		/* The planted bug (lazy CPUs spared the flush of freed page
-		 * tables) shows only where lazy CPUs walk address spaces whose
-		 * tables others free: few address spaces, long lazy spells,
-		 * speculative walks, many table frees. */
-		.name = "planted",
-		.nr_as = 2,
-		.access = 300, .spec = 30, .change = 330, .tick = 40, .flush = 30, .sw = 10,
-		.lazy = 60, .idle = 60, .preempt = 5, .offline = 0, .audit = 5,
-		.populate = 25, .prot_down = 3, .prot_up = 2, .unmap = 5, .unmap_tables = 40,
-		.unmap_big = 5, .reclaim = 3, .migrate = 2, .young = 3, .dirty = 2,
-		.remap = 2, .cow = 2, .replace = 1,
-		.lazy_spec = 70, .lazy_tick = 5, .lazy_work = 0, .lazy_min = 20, .lazy_max = 120,
-		.lazy_ok = 25,
-	},
-	{
-		/* LAZY_OK work in small batches (run it with --batch): lazy
-		 * requests in flight across ticks, deferred frees registered
-		 * right after the tick that posted them, kernel pages purged
-		 * lazily. */
-		.name = "lazy",
-		.nr_as = 2,
-		.access = 450, .spec = 20, .change = 300, .tick = 80, .flush = 20, .sw = 10,
-		.lazy = 20, .idle = 20, .preempt = 10, .offline = 1, .hvpreempt = 5, .audit = 10,
-		.kaccess = 40, .compute = 3,
-		.populate = 20, .prot_down = 5, .prot_up = 3, .unmap = 30, .unmap_tables = 6,
-		.unmap_big = 3, .reclaim = 6, .migrate = 3, .young = 3, .dirty = 2,
-		.remap = 2, .cow = 2, .replace = 1, .dontneed = 4, .age_reclaim = 2, .kmap = 4,
-		.kunmap = 4, .kprotect = 1,
-		.lazy_spec = 30, .lazy_tick = 20, .lazy_work = 5, .lazy_kaccess = 15,
-		.lazy_preempt = 3, .lazy_min = 5, .lazy_max = 30, .lazy_ok = 80,
-	},
-	{
-		/* Batches past their entry capacity (TLBPOL__RANGES(), 66 at
-		 * the defaults): scattered reclaims pile up between rare ticks
-		 * and flushes, in address spaces larger than the hot window, so
-		 * events widen entries and full batches complete early.  Run it
-		 * with --pages 1024. */
-		.name = "wide",
-		.nr_as = 2,
-		.access = 300, .spec = 10, .change = 600, .tick = 1, .flush = 1, .sw = 5,
-		.lazy = 5, .idle = 5, .preempt = 5, .offline = 0, .hvpreempt = 2, .audit = 5,
-		.kaccess = 10, .compute = 1,
-		.populate = 3, .prot_down = 1, .prot_up = 1, .unmap = 2, .unmap_tables = 0,
-		.unmap_big = 0, .reclaim = 100, .migrate = 1, .young = 2, .dirty = 1,
-		.remap = 0, .cow = 1, .replace = 0, .dontneed = 1, .age_reclaim = 2, .kmap = 0,
-		.kunmap = 0, .kprotect = 0, .attrs = 0,
-		.lazy_spec = 30, .lazy_tick = 2, .lazy_work = 5, .lazy_kaccess = 10,
-		.lazy_preempt = 1, .lazy_min = 5, .lazy_max = 20, .lazy_ok = 25,
-	},
-	{
-		/* Liveness: long compute spells (accesses only, interrupts
-		 * between them), CPUs waiting for each other's shootdowns. */
-		.name = "compute",
-		.nr_as = 2,
-		.access = 400, .spec = 10, .change = 300, .tick = 5, .flush = 10, .sw = 5,
-		.lazy = 5, .idle = 5, .preempt = 2, .offline = 0, .hvpreempt = 2, .audit = 5,
-		.kaccess = 20, .compute = 40,
-		.populate = 20, .prot_down = 30, .prot_up = 10, .unmap = 20, .unmap_tables = 4,
-		.unmap_big = 2, .reclaim = 4, .migrate = 2, .young = 2, .dirty = 4,
-		.remap = 2, .cow = 4, .replace = 2, .dontneed = 10, .age_reclaim = 1, .kmap = 2,
-		.kunmap = 2, .kprotect = 4, .attrs = 2, .retable = 2,
-		.lazy_spec = 30, .lazy_tick = 5, .lazy_work = 5, .lazy_kaccess = 15,
-		.lazy_preempt = 1, .lazy_min = 5, .lazy_max = 20, .lazy_ok = 25,
-	},
-};
-
-const size_t nr_profiles = sizeof(profiles) / sizeof(profiles[0]);
-
 /* The width of each address space's hot window (struct shared). */
 #define HOT_PAGES 16
 
@@ -297,11 +197,14 @@ static void do_change(struct orc_world *w, uint32_t cpu, struct shared *sh,
 	}
 }
 
-static void do_flush(struct orc_world *w, uint32_t cpu)
+static void do_flush(struct orc_world *w, uint32_t cpu, const struct profile *p)
 {
 	static const unsigned wts[] = { 10, 20, 50, 20 }; /* NOW, WRITEBACK, FREE, LAZY */
+	const unsigned *mix = p->flush_mix;
 
-	orc_flush(w, cpu, pick(w, cpu, wts, 4));
+	if (!(mix[0] | mix[1] | mix[2] | mix[3]))
+		mix = wts;
+	orc_flush(w, cpu, pick(w, cpu, mix, 4));
 }
 
 /* Idle, lazy (switched to NULL), or both: answer interrupts, walk
@@ -322,16 +225,23 @@ static void lazy_step(struct orc_world *w, uint32_t cpu, struct shared *sh,
 		/* An idle loop, a kernel thread: kernel code, kernel pages. */
 		kaccess(w, cpu);
 	} else if (r < pre) {
-		/* The vCPU is descheduled while lazy or idle, then runs again. */
+		/* The vCPU is descheduled while lazy or idle, then runs again:
+		 * an idle one back to its idle loop directly, or through
+		 * RUNNING (an interrupt woke it, it found nothing to do). */
 		uint32_t st = orc_cpu_state(w, cpu);
 
 		orc_set_state(w, cpu, TLBPOL_CPU_PREEMPTED);
 		sched_yield();
-		orc_set_state(w, cpu, TLBPOL_CPU_RUNNING);
+		if (st != TLBPOL_CPU_IDLE || rnd(w, cpu, 2))
+			orc_set_state(w, cpu, TLBPOL_CPU_RUNNING);
 		if (st == TLBPOL_CPU_IDLE)
 			orc_set_state(w, cpu, TLBPOL_CPU_IDLE);
 	} else if (r < tick) {
-		orc_tick(w, cpu);
+		/* NO_HZ idle: an idle CPU need not tick (the header asks it
+		 * of running ones), and then lazy requests posted to it wait
+		 * for their initiator's interrupt. */
+		if (!p->idle_notick || orc_cpu_state(w, cpu) != TLBPOL_CPU_IDLE)
+			orc_tick(w, cpu);
 	} else if (r < work && orc_cpu_state(w, cpu) == TLBPOL_CPU_RUNNING) {
 		uint32_t as = (uint32_t)rnd(w, cpu, orc_world_config(w)->nr_as);
 
@@ -346,7 +256,10 @@ static void lazy_step(struct orc_world *w, uint32_t cpu, struct shared *sh,
 			orc_clear_young(w, cpu, as, some_page(w, cpu, sh, as), 16);
 			break;
 		default:
-			orc_flush(w, cpu, TLBPOL_BY_FREE);
+			if (p->flush_mix[0] | p->flush_mix[1] | p->flush_mix[2] | p->flush_mix[3])
+				do_flush(w, cpu, p);
+			else
+				orc_flush(w, cpu, TLBPOL_BY_FREE);
 			break;
 		}
 	} else if (r == 99 && orc_cpu_as(w, cpu) < 0 && orc_cpu_loaded(w, cpu) >= 0) {
@@ -385,6 +298,111 @@ static void deschedule(struct orc_world *w, uint32_t cpu, int told)
 		orc_hv_resume(w, cpu);
 }
 
+/*
+ * A walk through tlbpol_cpu_state()'s matrix: @left transitions, each to a
+ * state drawn from all four (the one it is in included), each followed by
+ * a dwell of @dwell steps in it.  Before a transition out of RUNNING or
+ * IDLE the CPU may go lazy (switch to NULL) or, running, back to an
+ * address space, so that every transition is made lazy and not.  OFFLINE
+ * needs nothing pending on the CPU: the walk drains its own work at its
+ * start, half the time, and before going OFFLINE from a state that
+ * executes, half the time (a refusal, -EBUSY, is the header's answer to
+ * the other half).  While it dwells others post requests to it, lazy ones
+ * included, which it must serve as it goes OFFLINE.
+ */
+struct walk {
+	unsigned left, dwell;
+};
+
+static void walk_start(struct orc_world *w, uint32_t cpu, struct walk *wk)
+{
+	wk->left = 3 + (unsigned)rnd(w, cpu, 6);
+	wk->dwell = 0;
+	if (rnd(w, cpu, 2))
+		orc_flush(w, cpu, TLBPOL_BY_LAZY);
+}
+
+/* How long a walk stays in @state: PREEMPTED briefly (others may wait
+ * for it), OFFLINE now and then long. */
+static unsigned dwell_len(struct orc_world *w, uint32_t cpu, const struct profile *p,
+			  uint32_t state)
+{
+	if (state == TLBPOL_CPU_PREEMPTED)
+		return 1 + (unsigned)rnd(w, cpu, p->preempt_max ? p->preempt_max : 6);
+	if (state == TLBPOL_CPU_OFFLINE && rnd(w, cpu, 100) < p->off_long)
+		return 100 + (unsigned)rnd(w, cpu, 900);
+	return 2 + (unsigned)rnd(w, cpu, 20);
+}
+
+/* One step of a walk; 0 once it is over (the CPU is running an AS again). */
+static int walk_step(struct orc_world *w, uint32_t cpu, struct shared *sh,
+		     const struct profile *p, struct walk *wk)
+{
+	uint32_t from = orc_cpu_state(w, cpu), to;
+
+	if (wk->dwell) {
+		wk->dwell--;
+		if (from == TLBPOL_CPU_RUNNING && orc_cpu_as(w, cpu) >= 0 && rnd(w, cpu, 2)) {
+			int as = orc_cpu_as(w, cpu);
+
+			orc_access(w, cpu, some_page(w, cpu, sh, (uint32_t)as),
+				   rnd(w, cpu, 3) ? ORC_READ : ORC_WRITE);
+		} else if (from == TLBPOL_CPU_RUNNING || from == TLBPOL_CPU_IDLE) {
+			lazy_step(w, cpu, sh, p); /* the lazy or idle loop */
+		} else {
+			sched_yield(); /* preempted or offline: nothing at all */
+		}
+		return 1;
+	}
+	if (!wk->left) {
+		wake(w, cpu);
+		return 0;
+	}
+	wk->left--;
+	if (from == TLBPOL_CPU_RUNNING || from == TLBPOL_CPU_IDLE) {
+		unsigned r = (unsigned)rnd(w, cpu, 4);
+
+		if (r == 0 && orc_cpu_as(w, cpu) >= 0)
+			orc_switch(w, cpu, -1);
+		else if (r == 1 && from == TLBPOL_CPU_RUNNING && orc_cpu_as(w, cpu) < 0)
+			orc_switch(w, cpu, switch_target(w, cpu));
+	}
+	to = (uint32_t)rnd(w, cpu, 4);
+	if (to == TLBPOL_CPU_OFFLINE && from != TLBPOL_CPU_PREEMPTED &&
+	    from != TLBPOL_CPU_OFFLINE && rnd(w, cpu, 2))
+		orc_flush(w, cpu, TLBPOL_BY_LAZY);
+	orc_set_state(w, cpu, to);
+	wk->dwell = dwell_len(w, cpu, p, orc_cpu_state(w, cpu));
+	return 1;
+}
+
+/*
+ * A quiet spell: accesses and ticks only.  Work due by a free that the
+ * CPU left in its batch (a tlbpol_flush(BY_WRITEBACK) takes only what is
+ * due by the writeback) must complete from its ticks alone, and its
+ * deferred frees run (liveness.c judges).
+ */
+static void quiet_step(struct orc_world *w, uint32_t cpu, struct shared *sh,
+		       const struct profile *p)
+{
+	int as = orc_cpu_as(w, cpu);
+
+	if (rnd(w, cpu, 100) < p->quiet_tick) {
+		orc_tick(w, cpu);
+	} else if (as >= 0) {
+		/* The hot window only: a fault elsewhere may install over
+		 * what the CPU unmapped, and the install completes its batch
+		 * (the engine's own rule), which the spell must not do. */
+		uint32_t page = (atomic_load(&sh->hot[as]) + (uint32_t)rnd(w, cpu, HOT_PAGES)) %
+				orc_world_config(w)->pages;
+
+		orc_access(w, cpu, page, rnd(w, cpu, 4) ? ORC_READ : ORC_WRITE);
+	}
+	/* Quiet in time too: the other CPUs run meanwhile (a tick counts
+	 * for the bounded-free check only once they have, liveness.c). */
+	sched_yield();
+}
+
 void *cpu_main(void *arg)
 {
 	struct thr *t = arg;
@@ -394,21 +412,47 @@ void *cpu_main(void *arg)
 	uint32_t cpu = t->cpu, nr_as = orc_world_config(w)->nr_as;
 	const unsigned wts[] = { p->access, p->spec, p->change, p->tick, p->flush, p->sw,
 				 p->lazy, p->idle, p->preempt, p->offline, p->hvpreempt, p->audit,
-				 p->kaccess, p->compute };
-	uint64_t lazy_left = 0, off_left = 0;
+				 p->kaccess, p->compute, p->states, p->quiet };
+	uint64_t lazy_left = 0, off_left = 0, quiet_left = 0, i;
+	struct walk wk = { 0, 0 };
+	int walking = 0;
 
 	orc_cpu_bind(w, cpu);
 	orc_switch(w, cpu, (int)(cpu % nr_as));
 	orc_barrier(w, cpu);
-	for (uint64_t i = 0; i < t->steps; i++) {
+	if (p->quiet) {
+		/* Work due by a free queued before the CPU's first tick, which
+		 * wraps its count (the engine starts it just before the wrap,
+		 * as Linux does jiffies), then a quiet spell: that work must
+		 * age across the wrap like any other. */
+		uint32_t as = cpu % nr_as, pages = orc_world_config(w)->pages;
+
+		/* Away from the hot window, which the spell's accesses would
+		 * fault back in (an install completes what covers it). */
+		orc_unmap(w, cpu, as, (atomic_load(&sh->hot[as]) + pages / 2 + 8 * cpu) % pages, 4, 0,
+			  0);
+		quiet_left = p->quiet_max;
+	}
+	/* Until a deadlock or a stall ends the run (orc_stopped()). */
+	for (i = 0; i < t->steps && !orc_stopped(w); i++) {
+		/* Interrupts between steps (none while offline or preempted:
+		 * orc_poll() says). */
 		orc_poll(w, cpu);
 		/* More CPU threads than cores: give the others a turn now and
 		 * then, so that they interleave finely, not a time slice apart. */
 		if (rnd(w, cpu, 32) == 0)
 			sched_yield();
+		if (walking) {
+			walking = walk_step(w, cpu, sh, p, &wk);
+			continue;
+		}
+		if (quiet_left) {
+			quiet_left--;
+			quiet_step(w, cpu, sh, p);
+			continue;
+		}
 		if (off_left) {
-			/* Offline: takes no interrupts (polling is harmless: the
-			 * engine must not have posted any). */
+			/* Offline: takes no interrupts, and is sent none. */
 			if (!--off_left) {
 				orc_set_state(w, cpu, TLBPOL_CPU_RUNNING);
 				orc_switch(w, cpu, (int)rnd(w, cpu, nr_as));
@@ -447,7 +491,7 @@ void *cpu_main(void *arg)
 			orc_tick(w, cpu);
 			break;
 		case 4:
-			do_flush(w, cpu);
+			do_flush(w, cpu, p);
 			break;
 		case 5:
 			orc_switch(w, cpu, switch_target(w, cpu));
@@ -469,7 +513,10 @@ void *cpu_main(void *arg)
 			orc_flush(w, cpu, TLBPOL_BY_LAZY);
 			if (orc_switch(w, cpu, -1) == 0 &&
 			    orc_set_state(w, cpu, TLBPOL_CPU_OFFLINE) == 0)
-				off_left = 5 + rnd(w, cpu, 30);
+				/* Now and then long enough for others to post
+				 * requests meanwhile, lazy ones and stamps. */
+				off_left = rnd(w, cpu, 100) < p->off_long ? 100 + rnd(w, cpu, 900)
+									  : 5 + rnd(w, cpu, 30);
 			else
 				wake(w, cpu);
 			break;
@@ -481,6 +528,13 @@ void *cpu_main(void *arg)
 			break;
 		case 12:
 			kaccess(w, cpu);
+			break;
+		case 14:
+			walk_start(w, cpu, &wk);
+			walking = 1;
+			break;
+		case 15:
+			quiet_left = p->quiet_min + rnd(w, cpu, p->quiet_max - p->quiet_min + 1);
 			break;
 		default: { /* a compute spell: accesses only, interrupts between */
 			uint64_t k = 100 + rnd(w, cpu, 300);
@@ -495,7 +549,7 @@ void *cpu_main(void *arg)
 		}
 		}
 	}
-	orc_note_events(w, cpu, t->steps);
+	orc_note_events(w, cpu, i);
 	orc_finish(w, cpu);
 	return NULL;
 }

@@ -21,6 +21,18 @@
 
 #include "machine.h"
 
+/* ThreadSanitizer slows every wait: the deadlock clock runs longer there. */
+#if defined(__SANITIZE_THREAD__)
+#define WORLD_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define WORLD_TSAN 1
+#endif
+#endif
+#ifndef WORLD_TSAN
+#define WORLD_TSAN 0
+#endif
+
 void orc_config_init(struct orc_config *cfg, uint32_t nr_cpus, uint32_t arch, uint64_t rules)
 {
 	memset(cfg, 0, sizeof(*cfg));
@@ -69,6 +81,7 @@ void orc_world_free(struct orc_world *w)
 			free(c->rec);
 			free(c->wait_polls);
 			free(c->mark_polls);
+			free(c->live_polls);
 			while (c->chunks) {
 				struct free_chunk *n = c->chunks->next;
 
@@ -145,6 +158,7 @@ int orc_world_new(const struct orc_config *cfg, struct orc_world **out)
 		ZALLOC(c->psc, (size_t)cfg->psc_sets * cfg->psc_ways);
 		ZALLOC(c->wait_polls, cfg->nr_cpus);
 		ZALLOC(c->mark_polls, cfg->nr_cpus);
+		ZALLOC(c->live_polls, cfg->nr_cpus);
 		c->cur = c->loaded = -1;
 		c->estate = TLBPOL_CPU_RUNNING;
 		c->rng = seed * 0x9E3779B97F4A7C15ULL + (i + 1) * 0xBF58476D1CE4E5B9ULL;
@@ -174,6 +188,14 @@ int orc_world_new(const struct orc_config *cfg, struct orc_world **out)
 	if (cfg->flush_ceiling)
 		ec.flush_ceiling = cfg->flush_ceiling;
 	ec.ipi_delay_spins = cfg->ipi_delay_spins;
+	ec.wait_limit = cfg->wait_limit;
+	ec.free_ticks = cfg->free_ticks;
+	/* The bounded-free check (liveness.c): twice what the engine needs,
+	 * and more; none when work due by a free never ages. */
+	if (cfg->free_ticks != TLBPOL_FREE_TICKS_NEVER)
+		w->free_bound = cfg->free_bound ? cfg->free_bound
+				: 4 * (cfg->free_ticks ? cfg->free_ticks : TLBPOL_DEFAULT_FREE_TICKS) + 8;
+	w->stall_secs = cfg->stall_secs > 0 ? cfg->stall_secs : WORLD_TSAN ? 30.0 : 10.0;
 	r = tlbpol_engine_new(&ec, &w->eng);
 	if (r) {
 		w->eng = NULL;
@@ -281,19 +303,13 @@ void orc_barrier(struct orc_world *w, uint32_t cpu)
 	}
 }
 
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
 void orc_finish(struct orc_world *w, uint32_t cpu)
 {
 	struct orc_cpu *c = &w->cpus[cpu];
 	double until;
 
+	/* From here on flushes are forced: the bounded-free check stops. */
+	c->finishing = 1;
 	/* Back to a running CPU in some address space. */
 	if (c->estate != TLBPOL_CPU_RUNNING)
 		orc_set_state(w, cpu, TLBPOL_CPU_RUNNING);
@@ -307,8 +323,8 @@ void orc_finish(struct orc_world *w, uint32_t cpu)
 
 	/* Every deferred free must have run; tick until they have (a lost one
 	 * shows as a count that never matches). */
-	until = now_s() + 10.0;
-	while (total(w, ORC_C_FREES_RUN) < total(w, ORC_C_FREES_REG) && now_s() < until) {
+	until = now_secs() + 10.0;
+	while (total(w, ORC_C_FREES_RUN) < total(w, ORC_C_FREES_REG) && now_secs() < until) {
 		orc_tick(w, cpu);
 		orc_flush(w, cpu, TLBPOL_BY_LAZY);
 		orc_poll(w, cpu);
