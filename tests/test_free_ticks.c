@@ -281,6 +281,29 @@ static void test_lazy_idle_target(void **state)
 }
 
 /*
+ * Forcing a lazy request (tlbpol_flush(.., BY_LAZY)) whose target was
+ * preempted after the post does not interrupt it or wait for it: the vCPU
+ * catches up before it runs again.
+ */
+static void test_force_preempted_target(void **state)
+{
+	struct harness h;
+	struct tlbpol_as *as;
+
+	(void)state;
+	as = two_cpus(&h, 2);
+	lazy_unmap(&h, as);
+	assert_int_equal(tlbpol_tick(h.eng, 0), 0); /* posts it */
+	assert_int_equal(tlbpol_cpu_state(h.eng, 1, TLBPOL_CPU_PREEMPTED), 0);
+	assert_true(tlbpol_flush(h.eng, 0, TLBPOL_BY_LAZY) >= 0);
+	assert_int_equal(h.ipi_calls, 0);
+	assert_int_equal(h.flushes_on[1], 0);
+	assert_int_equal(freed, 1);
+	assert_int_equal(tlbpol_cpu_state(h.eng, 1, TLBPOL_CPU_RUNNING), 1);
+	tlbpol_engine_free(h.eng);
+}
+
+/*
  * Writeback work completed by the host's flush leaves the work due by the
  * free behind it still ageing: a tlbpol_flush(BY_WRITEBACK) must not restart
  * (or stop) the age of what it did not take.
@@ -320,4 +343,5 @@ H_TEST_MAIN(
 	cmocka_unit_test(test_lazy_taken_by_ticks),
 	cmocka_unit_test(test_lazy_aged),
 	cmocka_unit_test(test_lazy_idle_target),
+	cmocka_unit_test(test_force_preempted_target),
 	cmocka_unit_test(test_writeback_then_free_ages));

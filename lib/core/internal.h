@@ -675,6 +675,10 @@ uint32_t tlbpol__unclaimed(const struct tlbpol_engine *eng, const struct request
 enum skip tlbpol__skippable(const struct tlbpol_engine *eng, const struct tlbpol_params *prm,
 			    uint32_t x, const struct request *s, uint32_t shape, int check_gen);
 void tlbpol__count_skip(struct tlbpol_cpu *c, enum skip why);
+/* Take back, from @me's own request @s, the unclaimed targets that may now
+ * catch up by themselves; the others left unclaimed into @t, how many. */
+uint32_t tlbpol__take_back(struct tlbpol_engine *eng, const struct tlbpol_params *prm, uint32_t me,
+			   struct request *s, struct tlbpol_cpuset *t);
 /* Wait for @s's acknowledgements, serving @me's inbox as the rules say;
  * @unkicked: targets to interrupt after @delay turns, or NULL. */
 void tlbpol__wait_acks(struct tlbpol_engine *eng, const struct tlbpol_params *prm, uint32_t me,

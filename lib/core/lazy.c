@@ -29,13 +29,15 @@ struct request *tlbpol__lazy_request(struct tlbpol_engine *eng, const struct tlb
 }
 
 /* Complete lazy request @s in flight: interrupt whoever has not claimed it
- * yet, and wait. */
+ * yet and may not catch up by itself, and wait. */
 static void force_one(struct tlbpol_engine *eng, const struct tlbpol_params *prm, uint32_t me,
 		      struct request *s)
 {
 	struct tlbpol_cpu *c = cpu_of(eng, me);
 
-	tlbpol__unclaimed(eng, s, &c->targets);
+	/* Those that went preempted, idle or lazy since the post catch up by
+	 * themselves (and wait_acks() keeps taking back such targets). */
+	tlbpol__take_back(eng, prm, me, s, &c->targets);
 	tlbpol__kick(eng, prm, me, &c->targets, &c->cnt.task);
 	tlbpol__wait_acks(eng, prm, me, s, NULL, 0);
 }
@@ -108,34 +110,6 @@ int tlbpol__stamp_pending(const struct tlbpol_engine *eng, uint32_t owner, uint3
 }
 
 /*
- * Take back, from @me's own request @s, the targets that have not claimed it
- * and that may now be left to catch up by themselves: a vCPU preempted, a
- * CPU gone idle or lazy since the post (arm() looked once, at the post).
- * They flush before they next run or use the address space
- * (tlbpol_cpu_state(), tlbpol_switch()), as those arm() left out do.  Only
- * the owner takes back: it alone knows the request cannot be completed and
- * armed anew under it.  Returns the targets left unclaimed, in @t.
- */
-static uint32_t take_back(struct tlbpol_engine *eng, const struct tlbpol_params *prm, uint32_t me,
-			  struct request *s, struct tlbpol_cpuset *t)
-{
-	uint32_t n = tlbpol__unclaimed(eng, s, t), shape = prim_load_relaxed(&s->shape);
-
-	for_each_target(i, t, eng) {
-		uint64_t xbit = 1ULL << (i % 64);
-		enum skip why = tlbpol__skippable(eng, prm, (uint32_t)i, s, shape, 0);
-
-		if (why != SKIP_NO && (prim_fetch_and(&s->targets[i / 64], ~xbit) & xbit)) {
-			t->bits[i / 64] &= ~xbit;
-			n--;
-			prim_fetch_sub_release(&s->acks, 1u);
-			tlbpol__count_skip(cpu_of(eng, me), why);
-		}
-	}
-	return n;
-}
-
-/*
  * Lazy requests age as work due by a free does (tlbpol_tick()): one in
  * flight for cfg->free_ticks of @me's ticks has its unclaimed targets taken
  * back if they may catch up by themselves, and the others interrupted
@@ -157,7 +131,7 @@ void tlbpol__age_lazy(struct tlbpol_engine *eng, const struct tlbpol_params *prm
 		    c->ticks - s->aged_from < eng->free_ticks)
 			continue;
 		s->aged_from = c->ticks;
-		if (take_back(eng, prm, me, s, &c->targets))
+		if (tlbpol__take_back(eng, prm, me, s, &c->targets))
 			tlbpol__kick(eng, prm, me, &c->targets, &c->cnt.task);
 	}
 	tlbpol__reap(eng, me);
@@ -230,7 +204,7 @@ void tlbpol__stamp_settle(struct tlbpol_engine *eng, const struct tlbpol_params 
 			continue;
 		/* We serve our own inbox below; the others are interrupted. */
 		if (me == owner)
-			take_back(eng, prm, me, s, &c->targets);
+			tlbpol__take_back(eng, prm, me, s, &c->targets);
 		else
 			to_interrupt(eng, prm, s, &c->targets);
 		c->targets.bits[me / 64] &= ~(1ULL << (me % 64));
@@ -239,7 +213,7 @@ void tlbpol__stamp_settle(struct tlbpol_engine *eng, const struct tlbpol_params 
 		     prim_load_acquire(&s->acks) && prim_load_acquire(&s->stamp_seq) == q; turn++) {
 			tlbpol__serve(eng, prm, me);
 			if (me == owner)
-				take_back(eng, prm, me, s, &c->targets);
+				tlbpol__take_back(eng, prm, me, s, &c->targets);
 			else if (only_catchups_left(eng, prm, s, q, &c->targets))
 				break;
 			if (eng->wait_limit && turn % eng->wait_limit == 0)

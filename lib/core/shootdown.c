@@ -420,6 +420,34 @@ void tlbpol__watchdog(struct tlbpol_engine *eng, uint32_t me, struct request *s,
 		eng->ops.stuck(eng->ops_ctx, me, &c->fwd_wait, turn);
 }
 
+/*
+ * Take back, from @me's own request @s, the targets that have not claimed it
+ * and that may now be left to catch up by themselves: a vCPU preempted, a
+ * CPU gone idle or lazy since the post (arm() looked once, at the post).
+ * They flush before they next run or use the address space
+ * (tlbpol_cpu_state(), tlbpol_switch()), as those arm() left out do.  Only
+ * the owner takes back: it alone knows the request cannot be completed and
+ * armed anew under it.  Returns the targets left unclaimed, in @t.
+ */
+uint32_t tlbpol__take_back(struct tlbpol_engine *eng, const struct tlbpol_params *prm, uint32_t me,
+			   struct request *s, struct tlbpol_cpuset *t)
+{
+	uint32_t n = tlbpol__unclaimed(eng, s, t), shape = prim_load_relaxed(&s->shape);
+
+	for_each_target(i, t, eng) {
+		uint64_t xbit = 1ULL << (i % 64);
+		enum skip why = tlbpol__skippable(eng, prm, (uint32_t)i, s, shape, 0);
+
+		if (why != SKIP_NO && (prim_fetch_and(&s->targets[i / 64], ~xbit) & xbit)) {
+			t->bits[i / 64] &= ~xbit;
+			n--;
+			prim_fetch_sub_release(&s->acks, 1u);
+			tlbpol__count_skip(cpu_of(eng, me), why);
+		}
+	}
+	return n;
+}
+
 /* A wait's progress: the acknowledgements it last saw, and the turns since
  * they last moved. */
 struct stall {
@@ -472,6 +500,7 @@ void tlbpol__wait_acks(struct tlbpol_engine *eng, const struct tlbpol_params *pr
 	 * interrupt, would otherwise wait until our own wait ends.
 	 */
 	int serve = poll || !(eng->flags & TLBPOL_CFGF_WAIT_IRQS);
+	int lazy = (prim_load_relaxed(&s->shape) & REQ_LAZY) != 0;
 	struct stall st = { 0, 0 };
 
 	if (poll)
@@ -493,6 +522,11 @@ void tlbpol__wait_acks(struct tlbpol_engine *eng, const struct tlbpol_params *pr
 			serve = 1;
 		if (serve)
 			tlbpol__serve(eng, prm, me);
+		/* A lazy request being forced was posted a while ago: its
+		 * targets that went preempted, idle or lazy since are not
+		 * waited for (a vCPU may stay descheduled for long). */
+		if (lazy)
+			tlbpol__take_back(eng, prm, me, s, &c->fwd_wait);
 		if (unkicked && turn >= delay) {
 			kick_unclaimed(eng, prm, me, s, unkicked);
 			unkicked = NULL;

@@ -131,6 +131,26 @@ def checkers(args):
         ("stress-waitirqs", "oracle", st + ["--cpus", "4", "--arch", "x86", "--events", ev,
                                             "--rules", "all", "--retain", "--wait-irqs",
                                             "--profile", "compute"], 300),
+        # The whole CPU-state matrix, tables freed meanwhile (PREEMPTED -> IDLE).
+        ("stress-states", "oracle", st + ["--cpus", "4", "--arch", "x86", "--events", ev,
+                                          "--rules", "all", "--retain", "--profile", "states",
+                                          "--wait-limit", "1024"], 300),
+        # Quiet and idle CPUs, writeback mixed with free work, the tick
+        # counter's wrap: deferred frees and stamps must complete in bounded
+        # ticks (bounded-free).
+        ("stress-quiet", "oracle", st + ["--cpus", "4", "--arch", "x86", "--events", ev,
+                                         "--rules", "all", "--profile", "quiet"], 300),
+        # Ticks and other waiting calls with interrupts off, with
+        # TLBPOL_CFGF_WAIT_IRQS and without: a deadlock is a stall.
+        ("stress-irqsoff", "oracle", st + ["--cpus", "4", "--arch", "x86", "--events", ev,
+                                           "--rules", "all", "--retain", "--wait-irqs",
+                                           "--irqs-off", "50"], 300),
+        ("stress-irqsoff-nowait", "oracle", st + ["--cpus", "4", "--arch", "arm64", "--events",
+                                                  ev, "--rules", "all", "--irqs-off", "50"],
+         300),
+        # Two CPUs making the same waiting call with interrupts off under
+        # WAIT_IRQS; it aborts on a wait of 4 million turns (a deadlock).
+        ("wait-irqs-off", "oracle", ["tests/test_wait_irqs_off"], 120),
         ("stress-planted", "oracle", st + ["--cpus", "4", "--arch", "x86", "--events", "6000",
                                            "--rules", "linux,default", "--profile",
                                            "planted"], 300),
@@ -218,6 +238,13 @@ def run_checker(build, ck):
         return {"result": "caught" if n else "clean", "n": n,
                 "kinds": ",".join(f"{k}={v}" for k, v in sorted(kinds.items())),
                 "secs": time.time() - t0}
+    elif name == "wait-irqs-off":
+        # It aborts on a wait that never ends ("deadlock: cpu N waited ...").
+        n = out.count("deadlock:")
+        if n:
+            kinds["stall"] = n
+        elif p.returncode:
+            n = 1
     elif name == "sim":
         n = out.count("UNSAFE") + out.count("STUCK")
         if out.count("STUCK"):
