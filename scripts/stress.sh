@@ -29,11 +29,15 @@ arch_list=(x86 arm64 generic)
 # The normal mix without and with ASID retention, the switch-heavy mix with
 # retention (CPUs coming back to address spaces others changed), LAZY_OK work
 # in batches of 8 pages, and compute spells (the stall watchdog's ground),
-# also with waits served only by the interrupts relax takes (WAIT_IRQS).
+# also with waits served only by the interrupts relax takes (WAIT_IRQS); the
+# whole CPU-state matrix; quiet and idle CPUs (bounded frees and stamps);
+# ticks and other waiting calls with interrupts off, with WAIT_IRQS and
+# without.
 variant_list=("--profile normal" "--profile normal --retain" "--profile switch --retain"
 	      "--profile lazy --retain --batch 8" "--profile compute --ipi-delay 20"
-	      "--profile compute --wait-irqs")
-masks=33 # configurations in --rules all
+	      "--profile compute --wait-irqs" "--profile states --retain --wait-limit 1024"
+	      "--profile quiet" "--retain --wait-irqs --irqs-off 50" "--irqs-off 50")
+masks=35 # configurations in --rules all
 runs=$(( ${#cpus_list[@]} * ${#arch_list[@]} * ${#variant_list[@]} ))
 per_config=$(( (events + runs * masks - 1) / (runs * masks) ))
 
