@@ -32,11 +32,13 @@ arch_list=(x86 arm64 generic)
 # also with waits served only by the interrupts relax takes (WAIT_IRQS); the
 # whole CPU-state matrix; quiet and idle CPUs (bounded frees and stamps);
 # ticks and other waiting calls with interrupts off, with WAIT_IRQS and
-# without.
+# without; tasks that ask for their stamp on another CPU; vCPUs held
+# preempted.
 variant_list=("--profile normal" "--profile normal --retain" "--profile switch --retain"
 	      "--profile lazy --retain --batch 8" "--profile compute --ipi-delay 20"
 	      "--profile compute --wait-irqs" "--profile states --retain --wait-limit 1024"
-	      "--profile quiet" "--retain --wait-irqs --irqs-off 50" "--irqs-off 50")
+	      "--profile quiet" "--retain --wait-irqs --irqs-off 50" "--irqs-off 50"
+	      "--migrate 50" "--profile preempted")
 masks=35 # configurations in --rules all
 runs=$(( ${#cpus_list[@]} * ${#arch_list[@]} * ${#variant_list[@]} ))
 per_config=$(( (events + runs * masks - 1) / (runs * masks) ))

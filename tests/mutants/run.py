@@ -148,6 +148,15 @@ def checkers(args):
         ("stress-irqsoff-nowait", "oracle", st + ["--cpus", "4", "--arch", "arm64", "--events",
                                                   ev, "--rules", "all", "--irqs-off", "50"],
          300),
+        # Stamped unmap passes that ask for their stamp on another CPU first
+        # (a migrated task): a wrong-CPU stamp 0 frees frames still cached.
+        ("stress-migrate", "oracle", st + ["--cpus", "4", "--arch", "x86", "--events", ev,
+                                           "--rules", "all", "--migrate", "50"], 300),
+        # vCPUs held preempted until the others move on: a settle or a
+        # forced lazy request that waits for one is a stall (3 s clock).
+        ("stress-preempted", "oracle", st + ["--cpus", "4", "--arch", "x86", "--events", ev,
+                                             "--rules", "with-vcpu-defer", "--profile",
+                                             "preempted", "--stall-secs", "3"], 300),
         # Two CPUs making the same waiting call with interrupts off under
         # WAIT_IRQS; it aborts on a wait of 4 million turns (a deadlock).
         ("wait-irqs-off", "oracle", ["tests/test_wait_irqs_off"], 120),

@@ -246,6 +246,43 @@ void orc_hv_resume(struct orc_world *w, uint32_t cpu)
 	publish_settled(w, c, cpu);
 }
 
+/*
+ * A long preemption: told to the engine (tlbpol_cpu_state(), a hypervisor
+ * that embeds it), from RUNNING, between the CPU's steps -- never in the
+ * middle of an engine call for it, so every request it claimed it has
+ * acknowledged.  What was posted to it and not claimed stays in its inbox
+ * until it runs again: a lazy request (a stamp's) is left to catch up, a
+ * synchronous one posted just before is waited for (oracle.h, "Long
+ * preemptions").  Held from before the state changes to after it changes
+ * back: cb_relax() may end it early at any point of that.
+ */
+void orc_hold_begin(struct orc_world *w, uint32_t cpu)
+{
+	struct orc_cpu *c = &w->cpus[cpu];
+
+	atomic_store(&c->kicked, 0);
+	atomic_store(&c->held, 1);
+	atomic_fetch_add(&w->held, 1);
+	count(w, ORC_C_HOLDS, 1);
+	orc_set_state(w, cpu, TLBPOL_CPU_PREEMPTED);
+}
+
+int orc_hold_kicked(const struct orc_world *w, uint32_t cpu)
+{
+	return atomic_load(&w->cpus[cpu].kicked) || orc_stopped(w);
+}
+
+void orc_hold_end(struct orc_world *w, uint32_t cpu)
+{
+	struct orc_cpu *c = &w->cpus[cpu];
+
+	orc_set_state(w, cpu, TLBPOL_CPU_RUNNING);
+	if (atomic_load(&c->kicked))
+		count(w, ORC_C_HOLD_KICKS, 1);
+	atomic_store(&c->held, 0);
+	atomic_fetch_sub(&w->held, 1);
+}
+
 void orc_audit(struct orc_world *w, uint32_t cpu)
 {
 	struct orc_cpu *c = &w->cpus[cpu];

@@ -63,6 +63,8 @@ void call_begin(struct orc_world *w, struct orc_cpu *c, int tick)
 
 	c->call_id++;
 	c->call_mark = atomic_load(&w->offline_clock);
+	for (uint32_t k = 0; k < ORC_MAX_CPUS / 64; k++)
+		c->sent[k] = 0;
 	c->irqs_off = pct && rng_next(&c->rng) % 200 < (tick ? 2 * pct : pct);
 	if (c->irqs_off)
 		count(w, ORC_C_IRQS_OFF, 1);
@@ -83,6 +85,8 @@ void cb_send_ipi(void *ctx, uint32_t from, const struct tlbpol_cpuset *targets)
 	if (from < w->cfg.nr_cpus && self_world == w && self_cpu == (int)from) {
 		w->cpus[from].kicks++; /* its own thread: see stall_check() */
 		mark = w->cpus[from].call_mark;
+		for (uint32_t k = 0; k < ORC_MAX_CPUS / 64; k++) /* see hold_wake() */
+			w->cpus[from].sent[k] |= targets->bits[k];
 	}
 	for (int t = tlbpol_cpuset_next(targets, -1); t >= 0; t = tlbpol_cpuset_next(targets, t)) {
 		uint64_t off;
@@ -249,6 +253,27 @@ static void deadlock_check(struct orc_world *w, struct orc_cpu *c, uint32_t cpu)
 		mbox_raise_seq_cst(&w->cpus[i].mb); /* not an IPI of the engine's */
 }
 
+/*
+ * Long preemptions (oracle.h): a synchronous shootdown posted to a CPU just
+ * before it went PREEMPTED (its initiator read it RUNNING) is waited for,
+ * until the CPU runs again -- as KVM's initiator waits for a vCPU that was
+ * preempted after its check.  So the hypervisor runs a held CPU again once
+ * an engine call that interrupted it has waited HOLD_WAKE_TURNS turns.  Not
+ * for a tlbpol_stamp_settle(): a settle never waits for a CPU that went
+ * preempted after the flushes were posted (the header), and one that does
+ * waits here until the deadlock clock ends the run.  Nor does the flag say
+ * whom the call waits for, only whom it interrupted: a CPU held for
+ * nothing only runs again early.
+ */
+static void hold_wake(struct orc_world *w, struct orc_cpu *c)
+{
+	if (c->settling || c->clock_turns < HOLD_WAKE_TURNS || !atomic_load(&w->held))
+		return;
+	for (uint32_t i = 0; i < w->cfg.nr_cpus; i++)
+		if ((c->sent[i / 64] >> (i % 64) & 1) && atomic_load(&w->cpus[i].held))
+			atomic_store(&w->cpus[i].kicked, 1);
+}
+
 void cb_relax(void *ctx, uint32_t cpu)
 {
 	struct orc_world *w = ctx;
@@ -256,6 +281,7 @@ void cb_relax(void *ctx, uint32_t cpu)
 
 	stall_check(w, cpu);
 	deadlock_check(w, c, cpu);
+	hold_wake(w, c);
 	c->call_mark = atomic_load(&w->offline_clock);
 	if (w->cfg.relax) {
 		w->cfg.relax(w, cpu, w->cfg.relax_arg);

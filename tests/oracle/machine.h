@@ -16,7 +16,8 @@
  * (deferred frees and stamps end within a bound of ticks), memory.c
  * (frames, table pages, PTE words), checks.c (the judgement), interrupts.c
  * and caches.c (the engine's callbacks, interrupts off, the stall clocks),
- * report.c.
+ * report.c.  migrate.c (a stamp asked where a migrating task went) sits
+ * between pagetables.c, which calls it, and submit.c.
  */
 #ifndef TLBPOL_ORACLE_MACHINE_H
 #define TLBPOL_ORACLE_MACHINE_H
@@ -232,6 +233,13 @@ struct orc_cpu {
 	 * struct mbox is aligned.
 	 */
 	struct mbox mb;
+	/* A long preemption (orc_hold_begin()), and a waiter's demand that it
+	 * end (cb_relax()). */
+	_Atomic int held, kicked;
+	/* A migrating task's stamp asked of this CPU (migrate.c): MIG_* and
+	 * the asking CPU << 8; the stamp it got. */
+	_Atomic uint32_t mig;
+	_Atomic uint64_t mig_stamp;
 
 	/* --- the CPU's own thread only --- */
 	_Alignas(64) int cur;  /* running AS, -1: NULL */
@@ -254,6 +262,11 @@ struct orc_cpu {
 	 * takes none), and w->offline_clock when it began or last relaxed. */
 	int irqs_off;
 	uint64_t call_mark;
+	/* CPUs the engine call in progress interrupted (cb_send_ipi()), and
+	 * whether it is a tlbpol_stamp_settle(): cb_relax() ends their long
+	 * preemptions unless it is. */
+	uint64_t sent[ORC_MAX_CPUS / 64];
+	int settling;
 	/* The deadlock clock (cb_relax()): the call it times, since when. */
 	uint64_t clock_call_id, clock_turns;
 	double clock_t0;
@@ -330,6 +343,7 @@ struct orc_world {
 	 * once, its old translations may live on until it is settled, when it
 	 * is handed out again (frame_alloc()). */
 	_Atomic uint64_t *frame_stamp;
+	_Atomic uint32_t *frame_stamper; /* the CPU whose tlbpol_stamp() gave it */
 	uint32_t *table_pool, table_top;
 
 	_Atomic uint64_t glob[ORC_C_MAX]; /* counts made outside any CPU thread */
@@ -345,6 +359,7 @@ struct orc_world {
 	/* A deadlock was reported: interrupts are let in everywhere, and the
 	 * workload stops (orc_stopped()). */
 	_Atomic int stopped;
+	_Atomic uint32_t held; /* CPUs in a long preemption (orc_hold_begin()) */
 	uint32_t free_bound; /* cfg.free_bound resolved; 0: no bounded-free check */
 	double stall_secs;   /* cfg.stall_secs resolved */
 
@@ -358,6 +373,17 @@ struct orc_world {
 /* The CPU this thread acts as, and for which world (orc_cpu_bind()). */
 extern _Thread_local int self_cpu;
 extern _Thread_local struct orc_world *self_world;
+
+/* Turns an engine call that interrupted a held CPU waits before the
+ * hypervisor runs that CPU again (oracle.h, "Long preemptions"). */
+#define HOLD_WAKE_TURNS 256
+
+/* A migrating task's stamp (migrate.c): asked, taken, answered. */
+enum { MIG_IDLE, MIG_ASKED, MIG_TAKEN, MIG_ENOENT, MIG_STAMP, MIG_DECLINED };
+
+/* What tlbpol_stamp() leaves in a stamp it does not write: a value no
+ * stamp has (its low word names no CPU). */
+#define STAMP_UNWRITTEN 0xffffffffULL
 
 /* KVM steal time's `preempted` byte: KVM_VCPU_PREEMPTED, KVM_VCPU_FLUSH_TLB. */
 enum { HV_PREEMPTED = 1, HV_FLUSH = 2 };
@@ -436,8 +462,7 @@ uint32_t frame_alloc(struct orc_world *w, uint32_t as, uint32_t page);
 void frame_set(struct orc_world *w, uint32_t f, uint32_t x, uint32_t page, uint32_t state);
 void frame_unalloc(struct orc_world *w, uint32_t f);
 void frame_free(struct orc_world *w, uint32_t f);
-void frame_free_stamped(struct orc_world *w, uint32_t f, uint64_t stamp);
-uint64_t orc_stamp(struct orc_world *w, uint32_t cpu);
+void frame_free_stamped(struct orc_world *w, uint32_t f, uint64_t stamp, uint32_t stamper);
 /* Is @fo (a frame's state word) a stamped free frame of (@x, @page), whose
  * old translations may still be used until it is handed out again? */
 int frame_stamped_of(struct orc_world *w, uint32_t f, uint64_t fo, uint32_t x, uint32_t page);
@@ -474,6 +499,12 @@ uint32_t clear_to_free(struct orc_world *w, uint32_t cpu, uint32_t x, uint32_t p
 void free_register(struct orc_world *w, struct orc_cpu *c, uint32_t cpu, struct orc_free *fr);
 void free_frame_later(struct orc_world *w, uint32_t cpu, uint32_t as, uint32_t f);
 void hold_back(struct orc_world *w, uint32_t x, uint32_t page, uint32_t n, struct orc_free *fr);
+int stamp_call(struct orc_world *w, uint32_t cpu, uint64_t *st);
+uint64_t orc_stamp(struct orc_world *w, uint32_t cpu);
+
+/* ---- migrate.c: a stamp asked where a migrating task went ---- */
+
+uint64_t stamp_pass(struct orc_world *w, uint32_t cpu, uint32_t *stamper);
 
 /* ---- accesses.c: walks, accesses and faults ---- */
 

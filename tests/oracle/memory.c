@@ -27,8 +27,16 @@ static void frame_settle(struct orc_world *w, uint32_t f, uint64_t stamp)
 	struct orc_cpu *c = &w->cpus[self_cpu];
 	int r;
 
+	/* Settled by the CPU that took the stamp, or by another one; while
+	 * some CPU is held (no settle may wait for it: cb_relax()). */
+	if (atomic_load(&w->frame_stamper[f]) == (uint32_t)self_cpu)
+		count(w, ORC_C_SETTLES_OWN, 1);
+	if (atomic_load(&w->held))
+		count(w, ORC_C_HELD_SETTLES, 1);
 	call_begin(w, c, 0);
+	c->settling = 1;
 	r = tlbpol_stamp_settle(w->eng, (uint32_t)self_cpu, stamp);
+	c->settling = 0;
 	call_end(w, c);
 
 	if (r < 0)
@@ -113,12 +121,13 @@ void frame_free(struct orc_world *w, uint32_t f)
 }
 
 /*
- * Free frame @f at once, with @stamp (tlbpol_stamp()): CPUs may still
- * translate to it, and use it (its contents are dead: the unmap was
- * private), until it is handed out again and settled.  A stamp of 0 means
- * nothing was left in flight: checked as a free behind the flush.
+ * Free frame @f at once, with @stamp (what tlbpol_stamp() for @stamper
+ * gave): CPUs may still translate to it, and use it (its contents are
+ * dead: the unmap was private), until it is handed out again and settled.
+ * A stamp of 0 means nothing was left in flight: checked as a free behind
+ * the flush.
  */
-void frame_free_stamped(struct orc_world *w, uint32_t f, uint64_t stamp)
+void frame_free_stamped(struct orc_world *w, uint32_t f, uint64_t stamp, uint32_t stamper)
 {
 	uint64_t o = atomic_load(&w->frame[f]);
 
@@ -127,6 +136,7 @@ void frame_free_stamped(struct orc_world *w, uint32_t f, uint64_t stamp)
 		frame_free(w, f);
 		return;
 	}
+	atomic_store(&w->frame_stamper[f], stamper);
 	atomic_store(&w->frame_stamp[f], stamp);
 	atomic_store(&w->frame[f], own_make(F_FREE, own_as(o), own_idx(o), 0));
 	pthread_mutex_lock(&w->pool_lock);

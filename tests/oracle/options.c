@@ -52,11 +52,33 @@ static int rule_bit(const char *s, uint64_t *bit)
 	return 0;
 }
 
+/* The masks of "all" that have every bit of @with (0: all of them). */
+static void add_all(struct opts *o, uint64_t with)
+{
+	char name[48];
+
+	if (!with)
+		add_mask(o, TLBPOL_RULES_NONE, "none");
+	for (int i = 0; i < 64; i++)
+		if ((TLBPOL_RULES_ALL & (1ULL << i)) && !(with & ~(1ULL << i))) {
+			snprintf(name, sizeof(name), "only-%s", tlbpol_rule_str(1ULL << i));
+			add_mask(o, 1ULL << i, name);
+		}
+	for (int i = 0; i < 64; i++)
+		if ((TLBPOL_RULES_ALL & (1ULL << i)) && !(with & (1ULL << i))) {
+			snprintf(name, sizeof(name), "default-%s", tlbpol_rule_str(1ULL << i));
+			add_mask(o, TLBPOL_RULES_DEFAULT & ~(1ULL << i), name);
+		}
+	if (!(with & ~TLBPOL_RULES_LINUX))
+		add_mask(o, TLBPOL_RULES_LINUX, "linux");
+	add_mask(o, TLBPOL_RULES_DEFAULT, "default");
+}
+
 /*
  * A comma list of configurations: "all" (none, each rule alone, default
- * less each rule, linux, default), "default-RULE", or any mask
- * tlbpol_rules_parse() reads ("linux", "0x7fff", "linux+receiver-merge";
- * a rule alone is named only-RULE).
+ * less each rule, linux, default), "with-RULE" (those of them that have
+ * RULE), "default-RULE", or any mask tlbpol_rules_parse() reads ("linux",
+ * "0x7fff", "linux+receiver-merge"; a rule alone is named only-RULE).
  */
 static int parse_rules(struct opts *o, const char *spec)
 {
@@ -68,20 +90,9 @@ static int parse_rules(struct opts *o, const char *spec)
 		char name[48];
 
 		if (!strcmp(tok, "all")) {
-			add_mask(o, TLBPOL_RULES_NONE, "none");
-			for (int i = 0; i < 64; i++)
-				if (TLBPOL_RULES_ALL & (1ULL << i)) {
-					snprintf(name, sizeof(name), "only-%s", tlbpol_rule_str(1ULL << i));
-					add_mask(o, 1ULL << i, name);
-				}
-			for (int i = 0; i < 64; i++)
-				if (TLBPOL_RULES_ALL & (1ULL << i)) {
-					snprintf(name, sizeof(name), "default-%s",
-						 tlbpol_rule_str(1ULL << i));
-					add_mask(o, TLBPOL_RULES_DEFAULT & ~(1ULL << i), name);
-				}
-			add_mask(o, TLBPOL_RULES_LINUX, "linux");
-			add_mask(o, TLBPOL_RULES_DEFAULT, "default");
+			add_all(o, 0);
+		} else if (!strncmp(tok, "with-", 5) && !rule_bit(tok + 5, &bit)) {
+			add_all(o, bit);
 		} else if (!strncmp(tok, "default-", 8) && !rule_bit(tok + 8, &bit)) {
 			add_mask(o, TLBPOL_RULES_DEFAULT & ~bit, tok);
 		} else if (!rule_bit(tok, &bit)) {
@@ -100,13 +111,17 @@ static _Noreturn void help(FILE *f, int rc)
 {
 	fprintf(f,
 		"usage: stress --cpus N --events M --rules SPEC --arch x86|arm64|generic --seed S\n"
-		"              [--retain] [--wait-irqs] [--profile normal|switch|planted|lazy|wide|compute|states|quiet]\n"
+		"              [--retain] [--wait-irqs]\n"
+		"              [--profile normal|switch|planted|lazy|wide|compute|states|quiet|preempted]\n"
 		"              [--expect-violations] [--no-broadcast] [--ipi-delay SPINS] [--as K]\n"
 		"              [--batch PAGES] [--pages PER_AS] [--kernel-pages N] [--store-first] [--quiet] [--verbose]\n"
 		"              [--irqs-off PCT] [--wait-limit TURNS] [--free-ticks N] [--stall-secs S]\n"
+		"              [--migrate PCT]\n"
 		"  --irqs-off: PCT of ticks (PCT/2 of other waiting calls) run with interrupts off\n"
 		"  --stall-secs: one engine call waiting this long is a deadlock (default 10, 30 under TSan)\n"
-		"  SPEC: comma list of all, default-RULE, or a mask tlbpol_rules_parse() reads\n"
+		"  --migrate: PCT of stamped unmaps ask their stamp first on another CPU (a migrated task)\n"
+		"  SPEC: comma list of all, with-RULE (those of all with RULE), default-RULE, or a mask\n"
+		"        tlbpol_rules_parse() reads\n"
 		"        (none, linux, default, RULE, 0x7fff, linux+RULE ...)\n"
 		"  $TLBPOL_STRESS_SCALE scales --events (default 1, 0.1 under TSan)\n");
 	exit(rc);
@@ -141,6 +156,7 @@ enum {
 	OPT_WAIT_LIMIT,
 	OPT_FREE_TICKS,
 	OPT_STALL_SECS,
+	OPT_MIGRATE,
 };
 
 static uint32_t arch_of(const char *name, const char *v)
@@ -185,6 +201,7 @@ void stress_options(struct opts *o, int argc, char **argv)
 		{ "wait-limit", required_argument, NULL, OPT_WAIT_LIMIT },
 		{ "free-ticks", required_argument, NULL, OPT_FREE_TICKS },
 		{ "stall-secs", required_argument, NULL, OPT_STALL_SECS },
+		{ "migrate", required_argument, NULL, OPT_MIGRATE },
 		{ "retain", no_argument, &o->retain, 1 },
 		{ "wait-irqs", no_argument, &o->wait_irqs, 1 },
 		{ "expect-violations", no_argument, &o->expect, 1 },
@@ -208,6 +225,7 @@ void stress_options(struct opts *o, int argc, char **argv)
 		{ OPT_IRQS_OFF, &o->irqs_off, NULL },
 		{ OPT_WAIT_LIMIT, &o->wait_limit, NULL },
 		{ OPT_FREE_TICKS, &o->free_ticks, NULL },
+		{ OPT_MIGRATE, &o->migrate, NULL },
 	};
 	int c, idx = 0;
 
@@ -266,8 +284,8 @@ void stress_options(struct opts *o, int argc, char **argv)
 		fprintf(stderr, "stress: --cpus takes 1 to %u\n", ORC_MAX_CPUS);
 		usage();
 	}
-	if (o->irqs_off > 100) {
-		fprintf(stderr, "stress: --irqs-off takes a percent, 0 to 100\n");
+	if (o->irqs_off > 100 || o->migrate > 100) {
+		fprintf(stderr, "stress: --irqs-off and --migrate take a percent, 0 to 100\n");
 		usage();
 	}
 	if (o->nr_as > ORC_MAX_AS) {

@@ -144,6 +144,26 @@
  * that went OFFLINE before the sender's engine call (or its latest wait
  * turn) began is a violation (ORC_V_IPI_OFFLINE).
  *
+ * Long preemptions.  A driver may hold a vCPU PREEMPTED for as long as it
+ * likes (orc_hold_begin()): the header promises that nobody waits for it
+ * then, when RULE_VCPU_DEFER is on and nothing global is flushed -- no
+ * settle, no forced lazy request, no synchronous shootdown posted after it
+ * went.  One posted just before (its initiator read it RUNNING) is waited
+ * for, as KVM's initiator waits for a vCPU preempted after its check: the
+ * hypervisor runs a held vCPU again (orc_hold_kicked()) when an engine
+ * call that interrupted it has waited HOLD_WAKE_TURNS turns, unless that
+ * call is a tlbpol_stamp_settle(), which must never wait for it.  A settle
+ * stuck on a held CPU then lasts until the deadlock clock ends the run.
+ *
+ * Migrating tasks.  With cfg.migrate_pct, a task that unmapped with
+ * TLBPOL_EVF_STAMP on one CPU asks its stamp first on another, where it
+ * migrated: that CPU's thread calls tlbpol_stamp() for itself between its
+ * steps (each CPU's calls stay on its own thread), when it owes no stamp of
+ * its own.  It must get -ENOENT (the host sees its mistake and stamps on
+ * the first CPU, as if migrating back: counted in ORC_C_MIGR_ENOENT); a
+ * stamp it gets instead is used as a host would use it, and the frames go
+ * back to the pool with it -- at once if it is 0.
+ *
  * Not modelled: page sizes other than 4 KiB, paging-structure caches of the
  * kernel region (its tables are never freed), memory ordering weaker than
  * the host's (the model's own accesses are sequentially consistent).
@@ -233,6 +253,12 @@ enum orc_ckind {
 	ORC_C_SETTLE_WAITS, /* ... of which settling had to interrupt or wait */
 	ORC_C_IRQS_OFF,   /* engine calls made with interrupts off (cfg.irqs_off_pct) */
 	ORC_C_AGED,       /* deferred frees and stamps the bounded-free check saw end */
+	ORC_C_MIGRATED,   /* stamps asked first on another CPU, which answered (migrate.c) */
+	ORC_C_MIGR_ENOENT, /* ... of which it refused (-ENOENT): the host stamped at home */
+	ORC_C_HOLDS,      /* long preemptions (orc_hold_begin()) */
+	ORC_C_HOLD_KICKS, /* ... ended by a waiter's interrupt, not by the others' progress */
+	ORC_C_SETTLES_OWN, /* settles made by the CPU that took the stamp */
+	ORC_C_HELD_SETTLES, /* settles made while some CPU was held */
 	ORC_C_MAX
 };
 
@@ -261,6 +287,10 @@ struct orc_config {
 	/* Percent of tlbpol_tick() calls made with interrupts off (half that
 	 * of the other calls that may wait); 0: none (see "Interrupts off"). */
 	uint32_t irqs_off_pct;
+	/* Percent of stamped unmap passes whose task migrates before its
+	 * tlbpol_stamp(): asked first on another CPU (see "Migrating tasks");
+	 * 0: none. */
+	uint32_t migrate_pct;
 	uint32_t wait_limit;   /* the engine's cfg->wait_limit (0: none) */
 	uint32_t free_ticks;   /* the engine's cfg->free_ticks (0: its default) */
 	/* Own ticks a deferred free or stamp may stay pending (ORC_V_BOUNDED);
@@ -323,6 +353,19 @@ int orc_tick(struct orc_world *w, uint32_t cpu);
  */
 void orc_hv_preempt(struct orc_world *w, uint32_t cpu);
 void orc_hv_resume(struct orc_world *w, uint32_t cpu);
+/*
+ * A long preemption (see "Long preemptions"): the vCPU goes PREEMPTED
+ * (tlbpol_cpu_state()) from RUNNING, outside any engine call, and stays so
+ * for as long as the driver likes while orc_hold_kicked() says 0 (a waiter
+ * needs it, or the run stopped); orc_hold_end() runs it again.  From the
+ * CPU's own thread, as every CPU-side call.
+ */
+void orc_hold_begin(struct orc_world *w, uint32_t cpu);
+int orc_hold_kicked(const struct orc_world *w, uint32_t cpu);
+void orc_hold_end(struct orc_world *w, uint32_t cpu);
+/* Between steps, outside any engine call: answer a stamp another CPU's
+ * migrating task asks of this one (see "Migrating tasks"). */
+void orc_serve_migration(struct orc_world *w, uint32_t cpu);
 /* tlbpol_flush(), then the oracle for every change of @cpu due by @by. */
 int orc_flush(struct orc_world *w, uint32_t cpu, uint32_t by);
 /* A running CPU checks its whole TLB for the running AS against cv. */

@@ -233,13 +233,15 @@ enum orc_result orc_unmap(struct orc_world *w, uint32_t cpu, uint32_t as, uint32
 		/* The header: tlbpol_stamp() completes freed tables' flush
 		 * (never deferred with the frames), so they are freed here,
 		 * not behind a deferred free; the frames go back with the
-		 * stamp. */
-		uint64_t st = orc_stamp(w, cpu);
+		 * stamp -- asked, now and then, where the task migrated
+		 * (stamp_pass()). */
+		uint32_t stamper = cpu;
+		uint64_t st = stamp_pass(w, cpu, &stamper);
 
 		for (uint32_t i = 0; i < fr->nr_tables; i++)
 			table_free(w, fr->tables[i]);
 		for (uint32_t i = 0; i < fr->nr_frames; i++)
-			frame_free_stamped(w, fr->frames[i], st);
+			frame_free_stamped(w, fr->frames[i], st, stamper);
 		free_unused(c, fr);
 		return ORC_OK;
 	}

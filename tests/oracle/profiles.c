@@ -158,6 +158,33 @@ const struct profile profiles[] = {
 		.quiet_min = 40, .quiet_max = 160, .quiet_tick = 30, .idle_notick = 1,
 		.off_long = 50, .flush_mix = { 10, 90, 0, 0 },
 	},
+	{
+		/*
+		 * Long preemptions (RULE_VCPU_DEFER): a vCPU held PREEMPTED
+		 * until every other CPU not held has made hold_min .. hold_max
+		 * steps, often right after a stamped unmap whose lazy post
+		 * another CPU is then held with (invited, it goes before it
+		 * takes the post), and half the time the unmapping CPU too.
+		 * Nobody may wait for a held CPU: not a settle of the stamp,
+		 * by the CPU that took it or by another, not a forced lazy
+		 * request; an engine that does stalls until the deadlock
+		 * clock.  No kernel mapping changes: a global flush waits for
+		 * preempted CPUs.  Holds are short in masks without
+		 * vcpu-defer, where preempted CPUs are waited for.
+		 */
+		.name = "preempted",
+		.nr_as = 2,
+		.access = 450, .spec = 20, .change = 300, .tick = 40, .flush = 20, .sw = 10,
+		.lazy = 15, .idle = 15, .preempt = 10, .offline = 1, .hvpreempt = 5, .audit = 10,
+		.kaccess = 30, .compute = 2, .hold = 8,
+		.populate = 25, .prot_down = 6, .prot_up = 3, .unmap = 40, .unmap_tables = 5,
+		.unmap_big = 4, .reclaim = 6, .migrate = 3, .young = 3, .dirty = 3,
+		.remap = 2, .cow = 3, .replace = 1, .dontneed = 3, .age_reclaim = 3,
+		.attrs = 1, .retable = 2,
+		.lazy_spec = 30, .lazy_tick = 10, .lazy_work = 5, .lazy_kaccess = 15,
+		.lazy_preempt = 3, .lazy_min = 5, .lazy_max = 30, .lazy_ok = 40,
+		.off_long = 10, .hold_min = 50, .hold_max = 400, .hold_stamp = 70,
+	},
 };
 
 const size_t nr_profiles = sizeof(profiles) / sizeof(profiles[0]);

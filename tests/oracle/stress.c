@@ -6,9 +6,11 @@
  * found.
  *
  *   stress --cpus N --events M --rules SPEC --arch x86|arm64|generic
- *          --seed S [--retain] [--wait-irqs] [--profile normal|switch|planted|lazy|wide|compute|states|quiet]
+ *          --seed S [--retain] [--wait-irqs]
+ *          [--profile normal|switch|planted|lazy|wide|compute|states|quiet|preempted]
  *          [--expect-violations] [--no-broadcast] [--ipi-delay SPINS] [--as K] [--quiet]
  *          [--irqs-off PCT] [--wait-limit TURNS] [--free-ticks N] [--stall-secs S]
+ *          [--migrate PCT]
  *
  * --events is the number of workload steps per configuration, over all
  * CPUs, before scaling by $TLBPOL_STRESS_SCALE (default 1, 0.1 in a
@@ -16,7 +18,9 @@
  * 35 masks below), none, linux, default, a number, or a rule name (e.g.
  * lazy_cpus) alone or as default-NAME.  "all" means: TLBPOL_RULES_NONE, each
  * single rule bit alone, TLBPOL_RULES_DEFAULT less each single bit,
- * TLBPOL_RULES_LINUX, TLBPOL_RULES_DEFAULT.
+ * TLBPOL_RULES_LINUX, TLBPOL_RULES_DEFAULT; "with-NAME" those of them that
+ * have the rule (with-vcpu-defer: the 17 where preempted vCPUs are never
+ * waited for, which the "preempted" profile's long preemptions need).
  *
  * One summary line per configuration.  Exit status 1 if any configuration
  * had a violation or a deferred free that did not run exactly once, or if
@@ -72,6 +76,7 @@ static int run_one(const struct opts *o, uint64_t mask, const char *mask_name, s
 	cfg.broadcast = o->broadcast;
 	cfg.ipi_delay_spins = o->ipi_delay;
 	cfg.irqs_off_pct = o->irqs_off;
+	cfg.migrate_pct = o->migrate;
 	cfg.wait_limit = o->wait_limit;
 	cfg.free_ticks = o->free_ticks;
 	cfg.stall_secs = o->stall_secs;
@@ -86,6 +91,7 @@ static int run_one(const struct opts *o, uint64_t mask, const char *mask_name, s
 		fprintf(stderr, "stress: orc_world_new: %s\n", strerror(-r));
 		return -1;
 	}
+	memset(&sh, 0, sizeof(sh));
 	for (uint32_t x = 0; x < ORC_MAX_AS; x++)
 		atomic_store(&sh.hot[x], x * 37 % cfg.pages);
 	for (uint32_t i = 0; i < o->cpus; i++) {
@@ -111,19 +117,21 @@ static int run_one(const struct opts *o, uint64_t mask, const char *mask_name, s
 		       " ipis=%" PRIu64 " flushes=%" PRIu64 " broadcasts=%" PRIu64
 		       " catchups=%" PRIu64 " lazy_skipped=%" PRIu64 " checks=%" PRIu64
 		       " excused=%" PRIu64 " violations=%" PRIu64 " frees=%" PRIu64 "/%" PRIu64
-		       " time=%.2fs\n",
+		       " migrated=%" PRIu64 " enoent=%" PRIu64 " holds=%" PRIu64 " time=%.2fs\n",
 		       o->cpus, orc_arch_name(o->arch), o->retain, o->wait_irqs, o->prof->name, mask,
 		       mask_name,
 		       res->c[ORC_C_EVENTS], res->c[ORC_C_IPIS], res->c[ORC_C_FLUSHES],
 		       res->c[ORC_C_BROADCASTS], res->c[ORC_C_CATCHUPS], st.lazy_skipped,
 		       res->c[ORC_C_CHECKS], res->c[ORC_C_EXCUSED], res->viol,
-		       res->c[ORC_C_FREES_RUN], res->c[ORC_C_FREES_REG], res->secs);
+		       res->c[ORC_C_FREES_RUN], res->c[ORC_C_FREES_REG], res->c[ORC_C_MIGRATED],
+		       res->c[ORC_C_MIGR_ENOENT], res->c[ORC_C_HOLDS], res->secs);
 	if (o->verbose) {
 		static const char *const cn[ORC_C_MAX] = {
 			"events", "accesses", "hits", "walks", "spec_walks", "faults", "segv", "submits",
 			"deferred", "ipis", "ipis_taken", "flushes", "broadcasts", "catchups",
 			"frees_reg", "frees_run", "busy", "checks", "excused", "warnings", "kaccesses",
 			"negative", "stamped", "settles", "settle_waits", "irqs_off_calls", "aged",
+			"migrated", "migr_enoent", "holds", "hold_kicks", "settles_own", "held_settles",
 		};
 
 		printf("  counters:");
@@ -144,11 +152,12 @@ static int run_one(const struct opts *o, uint64_t mask, const char *mask_name, s
 				printf(" %s=%" PRIu64, orc_vkind_name((enum orc_vkind)k), res->v[k]);
 		printf("\n  reproduce (ORC_TRACE=1 also prints the last events): stress --cpus %u --events %" PRIu64
 		       " --rules %#" PRIx64 " --arch %s --seed %" PRIu64 "%s%s --profile %s"
-		       " --batch %u --ipi-delay %u --irqs-off %u --wait-limit %u --free-ticks %u%s\n",
+		       " --batch %u --ipi-delay %u --irqs-off %u --wait-limit %u --free-ticks %u"
+		       " --migrate %u%s\n",
 		       o->cpus, o->events, mask, orc_arch_name(o->arch), o->seed,
 		       o->retain ? " --retain" : "", o->wait_irqs ? " --wait-irqs" : "",
 		       o->prof->name, o->batch, o->ipi_delay, o->irqs_off, o->wait_limit,
-		       o->free_ticks, o->broadcast ? "" : " --no-broadcast");
+		       o->free_ticks, o->migrate, o->broadcast ? "" : " --no-broadcast");
 	}
 	fflush(stdout);
 	orc_transitions(w, res->trans);
@@ -220,11 +229,13 @@ int main(int argc, char **argv)
 	printf("total: cpus=%u arch=%s retain=%d wait_irqs=%d configs=%u events=%" PRIu64
 	       " ipis=%" PRIu64
 	       " flushes=%" PRIu64 " violations=%" PRIu64 " frees=%" PRIu64 "/%" PRIu64
+	       " migrated=%" PRIu64 " enoent=%" PRIu64 " holds=%" PRIu64 " held_settles=%" PRIu64
 	       " time=%.2fs\n",
 	       o.cpus, orc_arch_name(o.arch), o.retain, o.wait_irqs, o.nmasks, events,
 	       tot.c[ORC_C_IPIS],
 	       tot.c[ORC_C_FLUSHES], tot.viol, tot.c[ORC_C_FREES_RUN], tot.c[ORC_C_FREES_REG],
-	       now_s() - t0);
+	       tot.c[ORC_C_MIGRATED], tot.c[ORC_C_MIGR_ENOENT], tot.c[ORC_C_HOLDS],
+	       tot.c[ORC_C_HELD_SETTLES], now_s() - t0);
 	if (o.expect) {
 		if (tot.viol) {
 			printf("planted bug detected: %" PRIu64 " violations (expected)\n", tot.viol);

@@ -4,8 +4,9 @@
  * weighs, what the command line chose, and what the CPU threads share.
  * stress.c runs one world per rule mask and prints the summaries,
  * options.c reads the command line, profiles.c weighs the mixes,
- * workload.c is what each CPU thread does.  They drive the model machine through oracle.h only, so that the
- * oracle checks a workload it did not write.
+ * workload.c is what each CPU thread does, vcpus.c its descheduled vCPUs.
+ * They drive the model machine through oracle.h only, so that the oracle
+ * checks a workload it did not write.
  */
 #ifndef TLBPOL_STRESS_H
 #define TLBPOL_STRESS_H
@@ -47,6 +48,12 @@ struct profile {
 	 * (all 0: 10, 20, 50, 20); a lazy kernel thread's flush too. */
 	unsigned flush_mix[4];
 	unsigned matrix; /* the run must cover every transition of the matrix */
+	/* A running CPU's step, continued: a long preemption (vcpus.c,
+	 * hold_step()), that lasts until every other CPU not held has made
+	 * hold_min .. hold_max steps (or finished); hold_stamp percent of
+	 * them right after a stamped unmap, whose lazy post another CPU is
+	 * invited to be held with (and this one only half the time). */
+	unsigned hold, hold_min, hold_max, hold_stamp;
 };
 
 /* The mixes --profile names, the first the default (profiles.c). */
@@ -63,6 +70,7 @@ struct opts {
 	uint32_t nr_as;
 	uint32_t ipi_delay;
 	uint32_t irqs_off, wait_limit, free_ticks; /* orc_config's irqs_off_pct, ... */
+	uint32_t migrate; /* orc_config's migrate_pct */
 	double stall_secs;
 	const struct profile *prof;
 	uint64_t masks[64];
@@ -79,6 +87,13 @@ void stress_options(struct opts *o, int argc, char **argv);
  * and page-table changes hit pages others have cached. */
 struct shared {
 	_Atomic uint32_t hot[ORC_MAX_AS];
+	/* Long preemptions (hold_step()): each CPU's steps so far, whether it
+	 * finished them or is held, how many are; an invitation to be held
+	 * with a stamp's lazy post, the invitations made, the latest posted. */
+	_Atomic uint64_t steps[ORC_MAX_CPUS];
+	_Atomic int finished[ORC_MAX_CPUS], holding[ORC_MAX_CPUS];
+	_Atomic uint32_t nheld;
+	_Atomic uint64_t invite, invites, posted;
 };
 
 /* One CPU thread's part. */
@@ -93,5 +108,24 @@ struct thr {
 
 /* The thread acting as CPU t->cpu, for t->steps steps (workload.c). */
 void *cpu_main(void *arg);
+
+/* The width of each address space's hot window (struct shared). */
+#define HOT_PAGES 16
+
+/* A number below @n from @cpu's generator (0 for 0). */
+static inline uint64_t rnd(struct orc_world *w, uint32_t cpu, uint64_t n)
+{
+	return n ? orc_rand(w, cpu) % n : 0;
+}
+
+/* A page of @as, mostly in its hot window (workload.c). */
+uint32_t some_page(struct orc_world *w, uint32_t cpu, struct shared *sh, uint32_t as);
+
+/* vcpus.c: the vCPU descheduled for a few turns, the engine @told or not;
+ * a long preemption step; a CPU that took an invitation to one. */
+void deschedule(struct orc_world *w, uint32_t cpu, int told);
+void hold_step(struct orc_world *w, uint32_t cpu, struct shared *sh, const struct profile *p);
+void join_hold(struct orc_world *w, uint32_t cpu, struct shared *sh, const struct profile *p,
+	       uint64_t seq);
 
 #endif /* TLBPOL_STRESS_H */

@@ -364,28 +364,47 @@ int orc_tick(struct orc_world *w, uint32_t cpu)
 }
 
 /*
+ * tlbpol_stamp() for @cpu, on its thread: the return, the stamp in *@st
+ * (STAMP_UNWRITTEN if none was written).  A success completes @cpu's work
+ * due by a free and posts the rest, so the oracle completes what @cpu
+ * recorded due by a free, and follows the stamp until it is settled
+ * (live_stamp()).  Judging the answer is the caller's.
+ */
+int stamp_call(struct orc_world *w, uint32_t cpu, uint64_t *st)
+{
+	struct orc_cpu *c = &w->cpus[cpu];
+	uint64_t upto = c->seq;
+	int r;
+
+	*st = STAMP_UNWRITTEN;
+	call_begin(w, c, 0);
+	r = tlbpol_stamp(w->eng, cpu, st);
+	call_end(w, c);
+	c->stamp_owed = 0;
+	trace(w, (int)cpu, TR_EFLUSH, 0, 0, TLBPOL_BY_FREE, (uint32_t)r);
+	if (r < 0)
+		return r;
+	complete_recs(w, c, upto, TLBPOL_BY_FREE, "stamp");
+	if (*st && *st != STAMP_UNWRITTEN)
+		live_stamp(w, c, *st);
+	return r;
+}
+
+/*
  * tlbpol_stamp() for @cpu: its work due by a free is complete, the rest
  * posted; the stamp (0 on failure, reported).  -ENOENT says nothing
  * stamped was submitted on @cpu since its last stamp: nothing of ours to
  * stamp, so stamp 0 and nothing completed (a failed call does nothing) --
  * right when we owe no stamp (a probe), wrong after a stamped submit.
- * A stamp is followed until it is settled (live_stamp()).
  */
 uint64_t orc_stamp(struct orc_world *w, uint32_t cpu)
 {
-	struct orc_cpu *c = &w->cpus[cpu];
-	/* A value no stamp has (its low word names no CPU): -ENOENT leaves it. */
-	const uint64_t unwritten = 0xffffffffULL;
-	uint64_t upto = c->seq, st = unwritten;
-	int owed = c->stamp_owed, r;
+	int owed = w->cpus[cpu].stamp_owed, r;
+	uint64_t st;
 
-	call_begin(w, c, 0);
-	r = tlbpol_stamp(w->eng, cpu, &st);
-	call_end(w, c);
-	c->stamp_owed = 0;
-	trace(w, (int)cpu, TR_EFLUSH, 0, 0, TLBPOL_BY_FREE, (uint32_t)r);
+	r = stamp_call(w, cpu, &st);
 	if (r == -ENOENT && !owed) {
-		if (st != unwritten)
+		if (st != STAMP_UNWRITTEN)
 			violation(w, ORC_V_API, "tlbpol_stamp(cpu %u) = -ENOENT wrote a stamp", cpu);
 		return 0;
 	}
@@ -393,7 +412,7 @@ uint64_t orc_stamp(struct orc_world *w, uint32_t cpu)
 		violation(w, ORC_V_API, "tlbpol_stamp(cpu %u) = %d after a stamped submit", cpu, r);
 		return 0;
 	}
-	if (st == unwritten) {
+	if (st == STAMP_UNWRITTEN) {
 		violation(w, ORC_V_API, "tlbpol_stamp(cpu %u) = %d wrote no stamp", cpu, r);
 		st = 0;
 	}
@@ -402,9 +421,6 @@ uint64_t orc_stamp(struct orc_world *w, uint32_t cpu)
 			  "tlbpol_stamp(cpu %u) = %d (stamp %#llx) with nothing stamped submitted "
 			  "since its last stamp: -ENOENT expected",
 			  cpu, r, (unsigned long long)st);
-	complete_recs(w, c, upto, TLBPOL_BY_FREE, "stamp");
-	if (st)
-		live_stamp(w, c, st);
 	return st;
 }
 

@@ -15,15 +15,6 @@
 
 #include "stress.h"
 
-/* The width of each address space's hot window (struct shared). */
-#define HOT_PAGES 16
-
-/* A number below @n from @cpu's generator (0 for 0). */
-static uint64_t rnd(struct orc_world *w, uint32_t cpu, uint64_t n)
-{
-	return n ? orc_rand(w, cpu) % n : 0;
-}
-
 /* Pick index i with probability weights[i] / sum. */
 static unsigned pick(struct orc_world *w, uint32_t cpu, const unsigned *weights, unsigned n)
 {
@@ -40,7 +31,7 @@ static unsigned pick(struct orc_world *w, uint32_t cpu, const unsigned *weights,
 	return n - 1;
 }
 
-static uint32_t some_page(struct orc_world *w, uint32_t cpu, struct shared *sh, uint32_t as)
+uint32_t some_page(struct orc_world *w, uint32_t cpu, struct shared *sh, uint32_t as)
 {
 	uint32_t pages = orc_world_config(w)->pages;
 
@@ -280,24 +271,6 @@ static void wake(struct orc_world *w, uint32_t cpu)
 		orc_switch(w, cpu, loaded >= 0 && rnd(w, cpu, 3) != 0 ? loaded : switch_target(w, cpu));
 }
 
-/* The vCPU is descheduled for a few turns: the engine is @told (PREEMPTED,
- * then RUNNING again), or only the hypervisor knows (orc_hv_preempt()). */
-static void deschedule(struct orc_world *w, uint32_t cpu, int told)
-{
-	uint64_t k = 1 + rnd(w, cpu, 6);
-
-	if (told)
-		orc_set_state(w, cpu, TLBPOL_CPU_PREEMPTED);
-	else
-		orc_hv_preempt(w, cpu);
-	while (k--)
-		sched_yield();
-	if (told)
-		orc_set_state(w, cpu, TLBPOL_CPU_RUNNING);
-	else
-		orc_hv_resume(w, cpu);
-}
-
 /*
  * A walk through tlbpol_cpu_state()'s matrix: @left transitions, each to a
  * state drawn from all four (the one it is in included), each followed by
@@ -412,7 +385,7 @@ void *cpu_main(void *arg)
 	uint32_t cpu = t->cpu, nr_as = orc_world_config(w)->nr_as;
 	const unsigned wts[] = { p->access, p->spec, p->change, p->tick, p->flush, p->sw,
 				 p->lazy, p->idle, p->preempt, p->offline, p->hvpreempt, p->audit,
-				 p->kaccess, p->compute, p->states, p->quiet };
+				 p->kaccess, p->compute, p->states, p->quiet, p->hold };
 	uint64_t lazy_left = 0, off_left = 0, quiet_left = 0, i;
 	struct walk wk = { 0, 0 };
 	int walking = 0;
@@ -435,9 +408,23 @@ void *cpu_main(void *arg)
 	}
 	/* Until a deadlock or a stall ends the run (orc_stopped()). */
 	for (i = 0; i < t->steps && !orc_stopped(w); i++) {
+		atomic_store_explicit(&sh->steps[cpu], i, memory_order_relaxed);
 		/* Interrupts between steps (none while offline or preempted:
-		 * orc_poll() says). */
+		 * orc_poll() says), and a migrating task's stamp. */
 		orc_poll(w, cpu);
+		orc_serve_migration(w, cpu);
+		/* Invited to a long preemption (hold_step()): before anything
+		 * else, so that the lazy post is left unclaimed. */
+		if (p->hold && !walking && !quiet_left && !off_left && !lazy_left &&
+		    orc_cpu_as(w, cpu) >= 0 && orc_cpu_state(w, cpu) == TLBPOL_CPU_RUNNING) {
+			uint64_t inv = atomic_load(&sh->invite);
+
+			if ((inv & 0xff) == (uint64_t)orc_cpu_as(w, cpu) + 1 &&
+			    atomic_compare_exchange_strong(&sh->invite, &inv, 0)) {
+				join_hold(w, cpu, sh, p, inv >> 8);
+				continue;
+			}
+		}
 		/* More CPU threads than cores: give the others a turn now and
 		 * then, so that they interleave finely, not a time slice apart. */
 		if (rnd(w, cpu, 32) == 0)
@@ -536,6 +523,9 @@ void *cpu_main(void *arg)
 		case 15:
 			quiet_left = p->quiet_min + rnd(w, cpu, p->quiet_max - p->quiet_min + 1);
 			break;
+		case 16:
+			hold_step(w, cpu, sh, p);
+			break;
 		default: { /* a compute spell: accesses only, interrupts between */
 			uint64_t k = 100 + rnd(w, cpu, 300);
 			int as = orc_cpu_as(w, cpu);
@@ -549,6 +539,7 @@ void *cpu_main(void *arg)
 		}
 		}
 	}
+	atomic_store(&sh->finished[cpu], 1);
 	orc_note_events(w, cpu, i);
 	orc_finish(w, cpu);
 	return NULL;

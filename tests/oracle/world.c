@@ -95,6 +95,7 @@ void orc_world_free(struct orc_world *w)
 	free((void *)w->table);
 	free(w->frame_pool);
 	free(w->frame_stamp);
+	free(w->frame_stamper);
 	free(w->table_pool);
 	pthread_mutex_destroy(&w->pool_lock);
 	pthread_mutex_destroy(&w->log_lock);
@@ -144,6 +145,7 @@ int orc_world_new(const struct orc_config *cfg, struct orc_world **out)
 	ZALLOC(w->table, w->ntables);
 	ZALLOC(w->frame_pool, w->nframes);
 	ZALLOC(w->frame_stamp, w->nframes);
+	ZALLOC(w->frame_stamper, w->nframes);
 	ZALLOC(w->table_pool, w->ntables);
 	for (uint32_t f = w->nframes - 1; f >= 1; f--)
 		w->frame_pool[w->frame_top++] = f;
