@@ -683,8 +683,9 @@ uint32_t tlbpol__take_back(struct tlbpol_engine *eng, const struct tlbpol_params
  * @unkicked: targets to interrupt after @delay turns, or NULL. */
 void tlbpol__wait_acks(struct tlbpol_engine *eng, const struct tlbpol_params *prm, uint32_t me,
 		       struct request *s, struct tlbpol_cpuset *unkicked, uint32_t delay);
-/* cfg->wait_limit turns of a wait for @s passed: interrupt again, report. */
-void tlbpol__watchdog(struct tlbpol_engine *eng, uint32_t me, struct request *s, uint64_t turn);
+/* The end of turn @turn of a wait for @s: the watchdog (cfg->wait_limit),
+ * then ops->relax. */
+void tlbpol__wait_turn(struct tlbpol_engine *eng, uint32_t me, struct request *s, uint64_t turn);
 void tlbpol__shoot(struct tlbpol_engine *eng, const struct tlbpol_params *prm, uint32_t cpu,
 		   struct request *s);
 void tlbpol__post_lazy(struct tlbpol_engine *eng, const struct tlbpol_params *prm, uint32_t cpu,

@@ -216,12 +216,7 @@ void tlbpol__stamp_settle(struct tlbpol_engine *eng, const struct tlbpol_params 
 				tlbpol__take_back(eng, prm, me, s, &c->targets);
 			else if (only_catchups_left(eng, prm, s, q, &c->targets))
 				break;
-			if (eng->wait_limit && turn % eng->wait_limit == 0)
-				tlbpol__watchdog(eng, me, s, turn);
-			if (eng->ops.relax)
-				eng->ops.relax(eng->ops_ctx, me);
-			else
-				prim_cpu_relax();
+			tlbpol__wait_turn(eng, me, s, turn);
 		}
 	}
 	tlbpol__serve(eng, prm, me);

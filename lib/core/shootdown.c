@@ -405,7 +405,7 @@ static void kick_unclaimed(struct tlbpol_engine *eng, const struct tlbpol_params
  * the request is flushing and acknowledges by itself.  Never a completion:
  * the wait goes on until every acknowledgement is in.
  */
-void tlbpol__watchdog(struct tlbpol_engine *eng, uint32_t me, struct request *s, uint64_t turn)
+static void watchdog(struct tlbpol_engine *eng, uint32_t me, struct request *s, uint64_t turn)
 {
 	struct tlbpol_cpu *c = cpu_of(eng, me);
 	uint32_t n = tlbpol__unclaimed(eng, s, &c->fwd_wait);
@@ -418,6 +418,18 @@ void tlbpol__watchdog(struct tlbpol_engine *eng, uint32_t me, struct request *s,
 	prim_count(&c->cnt.task.stuck_calls, 1);
 	if (eng->ops.stuck)
 		eng->ops.stuck(eng->ops_ctx, me, &c->fwd_wait, turn);
+}
+
+/* The end of turn @turn of a wait for @s: the watchdog every
+ * cfg->wait_limit turns, then ops->relax (or a pause). */
+void tlbpol__wait_turn(struct tlbpol_engine *eng, uint32_t me, struct request *s, uint64_t turn)
+{
+	if (eng->wait_limit && turn % eng->wait_limit == 0)
+		watchdog(eng, me, s, turn);
+	if (eng->ops.relax)
+		eng->ops.relax(eng->ops_ctx, me);
+	else
+		prim_cpu_relax();
 }
 
 /*
@@ -542,12 +554,7 @@ void tlbpol__wait_acks(struct tlbpol_engine *eng, const struct tlbpol_params *pr
 			tlbpol__unclaimed(eng, s, &c->fwd_wait);
 			tlbpol__kick(eng, prm, me, &c->fwd_wait, &c->cnt.task);
 		}
-		if (eng->wait_limit && turn % eng->wait_limit == 0)
-			tlbpol__watchdog(eng, me, s, turn);
-		if (eng->ops.relax)
-			eng->ops.relax(eng->ops_ctx, me);
-		else
-			prim_cpu_relax();
+		tlbpol__wait_turn(eng, me, s, turn);
 	}
 	if (unkicked) /* all served within the delay: counted there */
 		kick_unclaimed(eng, prm, me, s, unkicked);
