@@ -261,23 +261,34 @@ static void test_lazy_aged(void **state)
  * The request completes, the free behind it runs, and a stamp covering it
  * would no longer be pending.
  */
+/* CPU 0's lazy unmap posted at its tick, then CPU 1 goes to @state. */
+static void posted_then(struct harness *h, uint32_t state)
+{
+	lazy_unmap(h, two_cpus(h, 2));
+	assert_int_equal(tlbpol_tick(h->eng, 0), 0); /* posts it */
+	assert_int_equal(tlbpol_cpu_state(h->eng, 1, state), 0);
+}
+
+/* CPU 1 was left to catch up: never interrupted nor flushed, the free
+ * behind the request ran, and its return to RUNNING asks for the flush. */
+static void left_to_catch_up(struct harness *h)
+{
+	assert_int_equal(h->ipi_calls, 0);
+	assert_int_equal(h->flushes_on[1], 0);
+	assert_int_equal(freed, 1);
+	assert_int_equal(tlbpol_cpu_state(h->eng, 1, TLBPOL_CPU_RUNNING), 1);
+	tlbpol_engine_free(h->eng);
+}
+
 static void test_lazy_idle_target(void **state)
 {
 	struct harness h;
-	struct tlbpol_as *as;
 
 	(void)state;
-	as = two_cpus(&h, 2);
-	lazy_unmap(&h, as);
-	assert_int_equal(tlbpol_tick(h.eng, 0), 0); /* posts it */
-	assert_int_equal(tlbpol_cpu_state(h.eng, 1, TLBPOL_CPU_IDLE), 0);
+	posted_then(&h, TLBPOL_CPU_IDLE);
 	for (uint32_t t = 0; t < 3; t++)
 		assert_int_equal(tlbpol_tick(h.eng, 0), 0);
-	assert_int_equal(h.ipi_calls, 0);
-	assert_int_equal(h.flushes_on[1], 0);
-	assert_int_equal(freed, 1);
-	assert_int_equal(tlbpol_cpu_state(h.eng, 1, TLBPOL_CPU_RUNNING), 1);
-	tlbpol_engine_free(h.eng);
+	left_to_catch_up(&h);
 }
 
 /*
@@ -288,19 +299,11 @@ static void test_lazy_idle_target(void **state)
 static void test_force_preempted_target(void **state)
 {
 	struct harness h;
-	struct tlbpol_as *as;
 
 	(void)state;
-	as = two_cpus(&h, 2);
-	lazy_unmap(&h, as);
-	assert_int_equal(tlbpol_tick(h.eng, 0), 0); /* posts it */
-	assert_int_equal(tlbpol_cpu_state(h.eng, 1, TLBPOL_CPU_PREEMPTED), 0);
+	posted_then(&h, TLBPOL_CPU_PREEMPTED);
 	assert_true(tlbpol_flush(h.eng, 0, TLBPOL_BY_LAZY) >= 0);
-	assert_int_equal(h.ipi_calls, 0);
-	assert_int_equal(h.flushes_on[1], 0);
-	assert_int_equal(freed, 1);
-	assert_int_equal(tlbpol_cpu_state(h.eng, 1, TLBPOL_CPU_RUNNING), 1);
-	tlbpol_engine_free(h.eng);
+	left_to_catch_up(&h);
 }
 
 /*
