@@ -4,7 +4,7 @@ set -euo pipefail
 
 pkgs=(meson ninja-build pkg-config gcc g++ libc6-dev libcmocka-dev libnuma-dev
       liburcu-dev python3 binutils
-      cpio         # tools/validate/tcg.sh: the guest's initramfs
+      cpio         # lab/validate/tcg.sh: the guest's initramfs
       rustc cargo  # bindings/rust: Debian 12's Rust (1.63), the oldest the crates support
       python3-mypy # bindings/python: its test type-checks the package (--strict)
       gcc-aarch64-linux-gnu gcc-riscv64-linux-gnu)  # the kernel core archive, cross

@@ -7,4 +7,4 @@ cd "$(dirname "$0")/.."
 ./scripts/deps.sh
 [ -d build ] || meson setup build >/dev/null
 ninja -C build >/dev/null
-./build/tools/sim/tlbpol-sim "$@"
+./build/lab/sim/tlbpol-sim "$@"

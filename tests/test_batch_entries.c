@@ -7,7 +7,7 @@
  * is flushed, that nothing is lost, and that a widened page still counts as
  * pending for an install over it and for a deferred free.
  */
-#include "harness.h"
+#include "support/harness.h"
 
 #define RO (P | U | A)
 #define CAP 264 /* TLBPOL__ENTRIES(512, 33) */

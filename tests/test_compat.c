@@ -10,7 +10,7 @@
  */
 #include <errno.h>
 
-#include "harness.h"
+#include "support/harness.h"
 
 int tlbpol_stats_read_0_1(const struct tlbpol_engine *eng, int cpu, void *out);
 __asm__(".symver tlbpol_stats_read_0_1, tlbpol_stats_read@TLBPOL_0.1");

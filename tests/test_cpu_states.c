@@ -12,7 +12,7 @@
  */
 #include <errno.h>
 
-#include "harness.h"
+#include "support/harness.h"
 
 enum { RUN = TLBPOL_CPU_RUNNING, IDLE = TLBPOL_CPU_IDLE, PRE = TLBPOL_CPU_PREEMPTED,
        OFF = TLBPOL_CPU_OFFLINE };

@@ -5,8 +5,8 @@
  * that says so.  Expectations are written here independently of
  * lib/core/decide.c: a change to a cell of the table fails a row.
  */
-#include "common/rng.h"
-#include "harness.h"
+#include "support/rng.h"
+#include "support/harness.h"
 
 #define GEN TLBPOL_ARCH_GENERIC
 #define X86 TLBPOL_ARCH_X86_64

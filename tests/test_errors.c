@@ -6,7 +6,7 @@
  */
 #include <errno.h>
 
-#include "harness.h"
+#include "support/harness.h"
 
 struct ctx {
 	struct harness h, other;

@@ -11,7 +11,7 @@
  */
 #include <errno.h>
 
-#include "harness.h"
+#include "support/harness.h"
 
 static int freed;
 

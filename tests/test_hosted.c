@@ -6,7 +6,7 @@
  */
 #include <errno.h>
 
-#include "harness.h"
+#include "support/harness.h"
 
 #define RW (P | W | U | A)
 #define RWD (RW | D)

@@ -13,7 +13,7 @@
 #include <errno.h>
 #include <stdio.h>
 
-#include "harness.h"
+#include "support/harness.h"
 
 static int freed;
 

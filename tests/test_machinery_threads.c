@@ -10,9 +10,9 @@
 #include <stdatomic.h>
 #include <stdio.h>
 
-#include "common/mailbox.h"
-#include "common/timing.h"
-#include "harness.h"
+#include "support/mailbox.h"
+#include "support/timing.h"
+#include "support/harness.h"
 
 #define NCPU 8
 #define RO (P | U | A)

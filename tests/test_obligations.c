@@ -24,7 +24,7 @@
 #include <sched.h>
 #include <stdatomic.h>
 
-#include "harness.h"
+#include "support/harness.h"
 
 struct ob {
 	struct harness h; /* first: the harness callbacks take it as ctx */

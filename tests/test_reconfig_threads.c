@@ -10,8 +10,8 @@
 #include <stdatomic.h>
 #include <stdio.h>
 
-#include "common/mailbox.h"
-#include "harness.h"
+#include "support/mailbox.h"
+#include "support/harness.h"
 
 #define RW (P | W | U | A)
 #define RWD (RW | D)

@@ -6,7 +6,7 @@
  */
 #include <errno.h>
 
-#include "harness.h"
+#include "support/harness.h"
 
 /* Every bit of TLBPOL_RULES_ALL has a name of its own, and it parses back. */
 static void test_every_bit_round_trips(void **state)

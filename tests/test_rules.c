@@ -4,7 +4,7 @@
  * had before the change that introduced it, and costs what that change
  * saved (counted on the same workload with the rule on and off).
  */
-#include "harness.h"
+#include "support/harness.h"
 
 #define DEF TLBPOL_RULES_DEFAULT
 #define RW (P | W | U | A)

@@ -13,7 +13,7 @@
  */
 #include <errno.h>
 
-#include "harness.h"
+#include "support/harness.h"
 
 /* Names release 0.1 did not have (same values as this header's). */
 #ifndef TLBPOL_EVF_STAYS_MAPPED

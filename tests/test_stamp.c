@@ -7,7 +7,7 @@
  */
 #include <errno.h>
 
-#include "harness.h"
+#include "support/harness.h"
 
 #define DEF TLBPOL_RULES_DEFAULT
 #define RW (P | W | U | A)

@@ -20,10 +20,10 @@
 #include <stdatomic.h>
 #include <stdio.h>
 
-#include "../tools/model/stale.h"
-#include "common/mailbox.h"
-#include "common/rng.h"
-#include "harness.h"
+#include "support/stale.h"
+#include "support/mailbox.h"
+#include "support/rng.h"
+#include "support/harness.h"
 
 #define RW_BITS (P | W | U | A | D)
 
@@ -82,7 +82,7 @@ static void w_relax(void *ctx, uint32_t cpu)
 }
 
 /* Does @tlb permit something @pt does not?  The one definition, for every
- * checker: tools/model/stale.h. */
+ * checker: support/stale.h. */
 static int stale(const struct world *w, uint32_t tlb, uint32_t pt)
 {
 	return model_stale_harmful(w->arch, tlb & 0xff, tlb >> FRAME_SHIFT, pt & 0xff,

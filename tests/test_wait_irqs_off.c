@@ -19,7 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "harness.h"
+#include "support/harness.h"
 
 /* Turns of one call's waits with interrupts off: far past the fallback. */
 #define DEADLOCK_TURNS 4000000U

@@ -8,7 +8,7 @@
  */
 #include <errno.h>
 
-#include "harness.h"
+#include "support/harness.h"
 
 struct wd {
 	struct harness h;  /* first: the harness callbacks take it as ctx */

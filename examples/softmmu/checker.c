@@ -4,7 +4,7 @@
  * "completed" word (the PTE of the latest change the engine reported
  * complete), judges every guest access against it with the checkers' one
  * definition of a harmful stale entry (model_stale_harmful(),
- * tools/model/stale.h), and counts and prints the stale uses that the MMU,
+ * support/stale.h), and counts and prints the stale uses that the MMU,
  * the guest and the frame allocator find.  It is a file of its own so that
  * what the program claims about libtlbpol stands apart from the machine it
  * runs on: it calls nothing in the other files.
@@ -27,7 +27,7 @@
  *    by then; an install at that address returns; a deferred free registered
  *    after it runs), the manager raises the page's "completed" word cv to the
  *    PTE that change produced.  An access through an entry older than cv
- *    that grants more than cv (tools/model/stale.h: cv not present, another
+ *    that grants more than cv (support/stale.h: cv not present, another
  *    frame, a permission cv lacks, a U/S change, a cached D cv lost) is a
  *    stale use.  That is sound: before completion a vCPU may use
  *    its old entry (the kick may not have arrived), and completion is
@@ -47,7 +47,7 @@
 
 #include <inttypes.h>
 
-#include "../../tools/model/stale.h"
+#include "support/stale.h"
 
 const char *const stale_names[S_MAX] = {
 	"freed frame", "reused frame", "read after flush", "write after flush",
@@ -91,7 +91,7 @@ void cv_raise(struct world *w, uint32_t vpn, uint64_t word)
 /*
  * Is entry @e, used after completed PTE word @cvw (it is older), one the
  * completed flush should have removed?  The one definition, for every
- * checker: tools/model/stale.h (softmmu's MMU is x86's).  A harmful entry
+ * checker: support/stale.h (softmmu's MMU is x86's).  A harmful entry
  * is a stale use whatever it is used for: a read through an entry that a
  * completed write-protect should have dropped means the flush left it.
  */

@@ -36,7 +36,7 @@
 #include <inttypes.h>
 #include <unistd.h>
 
-#include "../../tools/cli/cli.h"
+#include "support/cli.h"
 
 /* --free-ticks: the engine's cfg.free_ticks (0: its default). */
 static uint32_t free_ticks;

@@ -40,7 +40,7 @@
 
 #include <tlbpol/tlbpol.h>
 
-#include "common/rng.h"
+#include "support/rng.h"
 
 /* ------------------------------------------------------------------------ */
 /* Sizes                                                                    */
@@ -300,7 +300,7 @@ static inline double now_s(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-/* Each vCPU's generator: xorshift64*, the tests' (tests/common/rng.h). */
+/* Each vCPU's generator: xorshift64*, the tests' (support/rng.h). */
 static inline uint64_t rnd(uint64_t *s)
 {
 	return rng_xorshift64star(s);

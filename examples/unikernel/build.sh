@@ -64,7 +64,7 @@ kernel_flags="$common -I$here"
 
 build_kernel() { # objdir extra-flags
 	objs=
-	for src in "$here"/boot.S "$here"/*.c "$top"/tools/freestanding/mem.c; do
+	for src in "$here"/boot.S "$here"/*.c "$top"/support/mem.c; do
 		o="$1/$(basename "$src").o"
 		# shellcheck disable=SC2086
 		$CC $kernel_flags $2 -c "$src" -o "$o"

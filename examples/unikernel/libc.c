@@ -2,7 +2,7 @@
 /*
  * libc.c - what a C library would have provided: the string functions the
  * kernel uses.  memset/memcpy/memmove/memcmp, which GCC may emit calls to
- * even under -ffreestanding, come from tools/freestanding/mem.c (build.sh
+ * even under -ffreestanding, come from support/mem.c (build.sh
  * links it in); everything is built with -fno-tree-loop-distribute-patterns
  * so these loops stay loops instead of turning into calls to themselves.
  */

@@ -30,8 +30,8 @@
 /* What a C library would have provided                                     */
 /* ------------------------------------------------------------------------ */
 
-/* memset, memcpy, memmove, memcmp: tools/freestanding/mem.c, linked in. */
-#include "../../tools/freestanding/mem.h"
+/* memset, memcpy, memmove, memcmp: support/mem.c, linked in. */
+#include "support/mem.h"
 
 static __attribute__((noreturn)) void sys_exit(long code)
 {

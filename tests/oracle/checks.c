@@ -3,7 +3,7 @@
  * checks.c - the oracle's judgement.  When the engine reports a change
  * complete, every CPU that runs its address space is checked for an entry
  * filled before it that permits what the change took away -- the question
- * asked of tools/model/stale.h's model_stale_harmful(), the one definition
+ * asked of support/stale.h's model_stale_harmful(), the one definition
  * every checker of the project shares -- and the change becomes the page's
  * completed version (cv).  CPUs the contract lets the engine skip are
  * excused, and check themselves (scan_self()) when they start to use the
@@ -18,7 +18,7 @@
 
 /* Does an entry with @eperm -> @eframe, filled from an older PTE, permit what
  * PTE word @pte does not?  The one definition, for every checker:
- * tools/model/stale.h (B_ATTR is its MODEL_ATTR). */
+ * support/stale.h (B_ATTR is its MODEL_ATTR). */
 int orc_harmful(uint32_t arch, uint32_t eperm, uint32_t eframe, uint64_t pte)
 {
 	return model_stale_harmful(arch, eperm, eframe, pte_pb(pte), pte_frame(pte));

@@ -2,7 +2,7 @@
 /*
  * interrupts.c - how the model's CPUs are interrupted, and when they
  * cannot be.  An interrupt is a flag in the target's mailbox (struct
- * orc_cpu's mb, tests/common/mailbox.h; ops->send_ipi raises it); the
+ * orc_cpu's mb, support/mailbox.h; ops->send_ipi raises it); the
  * target answers with tlbpol_handle_ipi() only when it polls
  * (orc_poll()): between accesses, while it waits in the engine
  * (ops->relax), idle or lazy, never while preempted.  A waiting

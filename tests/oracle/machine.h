@@ -27,9 +27,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../../tools/model/stale.h"
-#include "common/mailbox.h"
-#include "common/rng.h"
+#include "support/stale.h"
+#include "support/mailbox.h"
+#include "support/rng.h"
 #include "oracle.h"
 
 /* PTE bit shorthands. */

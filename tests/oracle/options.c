@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../tools/cli/cli.h"
+#include "support/cli.h"
 #include "stress.h"
 
 #if defined(__SANITIZE_THREAD__)

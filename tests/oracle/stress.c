@@ -32,7 +32,7 @@
  * This file runs the configurations and reports them; options.c reads the
  * command line, workload.c is what the CPU threads do (stress.h).  Lines
  * that scripts read: "total: ... violations=N" and "  violations: KIND=N"
- * (tests/mutants/run.py, scripts/stress.sh).
+ * (lab/mutants/run.py, scripts/stress.sh).
  */
 #define _POSIX_C_SOURCE 200809L
 

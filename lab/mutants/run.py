@@ -1,0 +1,388 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""Plant each mutant of lab/mutants/mutants.txt into a copy of the tree,
+rebuild, run the checkers, and say which caught it.
+
+usage: run.py [--only NAME[,NAME...]] [--checkers NAME[,NAME...]] [--list]
+              [--dir DIR] [--seed S] [--events N]
+       run.py --check-anchors CC INCDIR...
+
+--check-anchors (meson test `mutant-anchors`): every mutant's text is found
+exactly once in its file, and the mutated file still compiles (-fsyntax-only
+with the include directories given), so that a moved or renamed line never
+turns a planted bug into a build failure counted as a kill.
+
+The copy lives in DIR (default $MUTANTS_DIR or /tmp/tlbpol-mutants) and is
+configured once; each mutant is one exact text replacement, rebuilt
+incrementally and reverted.  The unmutated tree runs first: every checker
+must find nothing there, or the run stops.
+
+Checkers are of two kinds.  Oracles (the stress suite, softmmu, tlbpol-sim,
+the threads-as-CPUs tests, the unikernel under QEMU's TCG) report
+violations: safety failures seen in the model machine (in the unikernel,
+stale reads through QEMU's software TLB).  Asserts (the unit tests) report
+failed expectations.  A mutant is "killed by a safety checker" when an
+oracle reports a violation (a stall counts: it is the oracle's liveness
+check); the table says which, with counts.  Exit status 0 when the
+baseline was clean, whatever the kills.
+"""
+import argparse
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+TOP = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+
+
+def parse_mutants(path):
+    muts, cur, mode = [], None, None
+    for line in open(path):
+        if line.startswith("### "):
+            name, _, why = line[4:].rstrip("\n").partition(": ")
+            cur = {"name": name, "why": why, "find": [], "repl": []}
+            muts.append(cur)
+        elif line.startswith("@@ "):
+            cur["file"] = line[3:].strip()
+        elif line.rstrip("\n") == "<<<":
+            mode = "find"
+        elif line.rstrip("\n") == "===":
+            mode = "repl"
+        elif line.rstrip("\n") == ">>>":
+            mode = None
+        elif mode:
+            cur[mode].append(line)
+    for m in muts:
+        m["find"], m["repl"] = "".join(m["find"]), "".join(m["repl"])
+    return muts
+
+
+def check_anchors(cc, incdirs):
+    bad = 0
+    muts = parse_mutants(os.path.join(TOP, "lab", "mutants", "mutants.txt"))
+    for m in muts:
+        path = os.path.join(TOP, m["file"])
+        text = open(path).read() if os.path.exists(path) else ""
+        n = text.count(m["find"])
+        if n != 1:
+            print(f"FAIL: {m['name']}: its text occurs {n} times in {m['file']}")
+            bad += 1
+            continue
+        # The mutated file in a copy of its directory; a header is
+        # compiled through every file of that directory (whichever
+        # includes it, directly or not).
+        with tempfile.TemporaryDirectory() as tmp:
+            d = os.path.dirname(path)
+            for f in os.listdir(d):
+                if f.endswith((".c", ".h")):
+                    shutil.copy(os.path.join(d, f), tmp)
+            base = os.path.basename(path)
+            with open(os.path.join(tmp, base), "w") as out:
+                out.write(text.replace(m["find"], m["repl"]))
+            units = [base] if base.endswith(".c") else sorted(
+                f for f in os.listdir(tmp) if f.endswith(".c"))
+            for u in units:
+                cmd = [cc, "-fsyntax-only", "-std=gnu11", "-Werror=implicit-function-declaration",
+                       os.path.join(tmp, u)] + \
+                      [a for inc in incdirs for a in ("-I", inc)]
+                r = subprocess.run(cmd, capture_output=True, text=True)
+                if r.returncode:
+                    print(f"FAIL: {m['name']}: {u} does not compile with it:\n"
+                          + r.stderr[-1500:])
+                    bad += 1
+                    break
+    print(f"{len(muts) - bad} of {len(muts)} mutants apply exactly once and compile")
+    return 1 if bad else 0
+
+
+def checkers(args):
+    st = ["tests/oracle/stress", "--seed", str(args.seed), "--quiet"]
+    ev = str(args.events)
+    uk_run = os.path.join(args.dir, "src", "examples", "unikernel", "run.sh")
+    return [
+        # name, kind, command (in the build directory), timeout (s)
+        ("unit", "assert", ["meson", "test", "--no-rebuild", "--suite", "unit",
+                            "--no-suite", "concurrency", "-q"], 900),
+        # Run directly, not through meson test (which puts each test in a
+        # process group of its own, out of reach of the kill on a hang).
+        ("threads", "oracle", ["sh", "-c", "tests/test_threads && tests/test_machinery_threads"],
+         120),
+        # The calls' contexts and who serves a waiting CPU (TLBPOL_CFGF_WAIT_IRQS):
+        # in the concurrency suite, which "unit" leaves out.
+        ("obligations", "assert", ["tests/test_obligations"], 120),
+        ("stress-x86", "oracle", st + ["--cpus", "4", "--arch", "x86", "--events", ev,
+                                       "--rules", "all"], 300),
+        ("stress-switch", "oracle", st + ["--cpus", "4", "--arch", "x86", "--events", ev,
+                                          "--rules", "all", "--retain", "--profile",
+                                          "switch"], 300),
+        ("stress-arm64-lazy", "oracle", st + ["--cpus", "4", "--arch", "arm64", "--events",
+                                              ev, "--rules", "all", "--retain", "--profile",
+                                              "lazy", "--batch", "8"], 300),
+        ("stress-generic", "oracle", st + ["--cpus", "4", "--arch", "generic", "--events",
+                                           ev, "--rules", "all", "--retain"], 300),
+        ("stress-compute", "oracle", st + ["--cpus", "4", "--arch", "x86", "--events", ev,
+                                           "--rules", "all", "--profile", "compute",
+                                           "--ipi-delay", "20"], 300),
+        # Waits served only by the interrupts relax takes (TLBPOL_CFGF_WAIT_IRQS).
+        ("stress-waitirqs", "oracle", st + ["--cpus", "4", "--arch", "x86", "--events", ev,
+                                            "--rules", "all", "--retain", "--wait-irqs",
+                                            "--profile", "compute"], 300),
+        # The whole CPU-state matrix, tables freed meanwhile (PREEMPTED -> IDLE).
+        ("stress-states", "oracle", st + ["--cpus", "4", "--arch", "x86", "--events", ev,
+                                          "--rules", "all", "--retain", "--profile", "states",
+                                          "--wait-limit", "1024"], 300),
+        # Quiet and idle CPUs, writeback mixed with free work, the tick
+        # counter's wrap: deferred frees and stamps must complete in bounded
+        # ticks (bounded-free).
+        ("stress-quiet", "oracle", st + ["--cpus", "4", "--arch", "x86", "--events", ev,
+                                         "--rules", "all", "--profile", "quiet"], 300),
+        # Ticks and other waiting calls with interrupts off, with
+        # TLBPOL_CFGF_WAIT_IRQS and without: a deadlock is a stall.
+        ("stress-irqsoff", "oracle", st + ["--cpus", "4", "--arch", "x86", "--events", ev,
+                                           "--rules", "all", "--retain", "--wait-irqs",
+                                           "--irqs-off", "50"], 300),
+        ("stress-irqsoff-nowait", "oracle", st + ["--cpus", "4", "--arch", "arm64", "--events",
+                                                  ev, "--rules", "all", "--irqs-off", "50"],
+         300),
+        # Stamped unmap passes that ask for their stamp on another CPU first
+        # (a migrated task): a wrong-CPU stamp 0 frees frames still cached.
+        ("stress-migrate", "oracle", st + ["--cpus", "4", "--arch", "x86", "--events", ev,
+                                           "--rules", "all", "--migrate", "50"], 300),
+        # vCPUs held preempted until the others move on: a settle or a
+        # forced lazy request that waits for one is a stall (3 s clock).
+        ("stress-preempted", "oracle", st + ["--cpus", "4", "--arch", "x86", "--events", ev,
+                                             "--rules", "with-vcpu-defer", "--profile",
+                                             "preempted", "--stall-secs", "3"], 300),
+        # Two CPUs making the same waiting call with interrupts off under
+        # WAIT_IRQS; it aborts on a wait of 4 million turns (a deadlock).
+        ("wait-irqs-off", "oracle", ["tests/test_wait_irqs_off"], 120),
+        ("stress-planted", "oracle", st + ["--cpus", "4", "--arch", "x86", "--events", "6000",
+                                           "--rules", "linux,default", "--profile",
+                                           "planted"], 300),
+        ("stress-8cpu-delay", "oracle", st + ["--cpus", "8", "--arch", "x86", "--events",
+                                              ev, "--rules", "all", "--retain",
+                                              "--ipi-delay", "50"], 300),
+        ("stress-72cpu-fanout", "oracle", st + ["--cpus", "72", "--arch", "x86", "--events",
+                                                ev, "--rules", "default,linux,numa_fanout",
+                                                "--no-broadcast", "--ipi-delay", "20",
+                                                "--profile", "compute"], 300),
+        # The engine built with TLBPOL_TEST_ENTRY_CAP=4: batches past their
+        # entries (widening, early completion), which no other checker reaches.
+        ("stress-entries", "oracle", ["tests/oracle/stress-entries", "--seed", str(args.seed),
+                                      "--quiet", "--cpus", "4", "--arch", "arm64", "--events",
+                                      ev, "--rules", "all", "--retain", "--profile", "wide"],
+         300),
+        ("softmmu", "oracle", ["examples/softmmu/softmmu", "--seconds", "1", "--vcpus", "4"],
+         120),
+        # tlbpol-sim exits 1 for a stale-TLB violation (UNSAFE), 2 when a
+        # CPU waits for acknowledgements with no interrupt pending or longer
+        # than any wait of its machine (its liveness check, like the stress
+        # oracle's stall).  --probe has every CPU read pages other CPUs
+        # installed, so that a skipped or partial flush leaves an entry
+        # the oracle sees.
+        ("sim", "oracle", ["sh", "-c", "for s in reclaim dontneed lazy-unmap vcpu munmap "
+                           "hypervisor; do "
+                           "lab/sim/tlbpol-sim $s --cpus 16 --nodes 2 --probe >/dev/null 2>&1; "
+                           "r=$?; [ $r = 1 ] && echo UNSAFE $s; [ $r = 2 ] && echo STUCK $s; "
+                           "done; "
+                           # Flush stamps: frames reused at once (issue 14).
+                           "lab/sim/tlbpol-sim lazy-unmap munmap --cpus 16 --nodes 2 --probe "
+                           "--stamps >/dev/null 2>&1; r=$?; [ $r = 1 ] && echo UNSAFE stamps; "
+                           "[ $r = 2 ] && echo STUCK stamps; true"], 300),
+        # The unikernel under QEMU's TCG (real invlpg, real IPIs, a real
+        # software TLB): one boot with 2 vCPUs and one with 4, every
+        # workload under naive, linux and default (about 6 s a boot).  Its
+        # stamp_reuse workload is the one that sees a settle returning
+        # early (S1, S2).  run.sh exits 77 without qemu-system-x86_64:
+        # counted clean ("skipped").
+        ("unikernel-tcg", "oracle",
+         ["sh", "-c", f"for n in 2 4; do sh {uk_run} --tcg -n $n --timeout 200 "
+          "--kernel examples/unikernel/kernel.elf 2>&1; echo \"run.sh exit $?\"; done"], 480),
+    ]
+
+
+def run_checker(build, ck):
+    name, kind, cmd, tmo = ck
+    t0 = time.time()
+    # A session of its own, so that a hang is killed with all its children.
+    p = subprocess.Popen(cmd, cwd=build, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                         text=True, start_new_session=True)
+    try:
+        out, _ = p.communicate(timeout=tmo)
+    except subprocess.TimeoutExpired:
+        os.killpg(p.pid, signal.SIGKILL)
+        p.communicate()
+        return {"result": "hang", "n": 0, "kinds": "", "secs": time.time() - t0}
+    n, kinds = 0, {}
+    if name.startswith("stress"):
+        for m in re.finditer(r"^total: .* violations=(\d+)", out, re.M):
+            n += int(m.group(1))
+        for m in re.finditer(r"^  violations:(.*)$", out, re.M):
+            for k, v in re.findall(r"([\w-]+)=(\d+)", m.group(1)):
+                kinds[k] = kinds.get(k, 0) + int(v)
+        if p.returncode not in (0, 1) and not n:
+            return {"result": "crash", "n": 0, "kinds": out[-300:], "secs": time.time() - t0}
+    elif name == "softmmu":
+        m = re.findall(r"(\d+) stale", out)
+        n = sum(int(x) for x in m) if p.returncode else 0
+        if p.returncode and not n:
+            n = 1
+    elif name == "unikernel-tcg":
+        # "stale reads: N, anomalies: M" per boot; kinds: workload/mask of
+        # the stale reads ("  stamp_reuse  default  done: 64 ops, 88 stale").
+        n = sum(int(x) for x in re.findall(r"^stale reads: (\d+)", out, re.M))
+        for w, m, k in re.findall(r"^  (\S+) +(\S+) +done: \d+ ops, (\d+) stale", out, re.M):
+            if int(k):
+                kinds[f"{w}/{m}"] = kinds.get(f"{w}/{m}", 0) + int(k)
+        codes = re.findall(r"^run.sh exit (\d+)", out, re.M)
+        if codes and all(c == "77" for c in codes):
+            return {"result": "clean", "n": 0, "kinds": "skipped (no qemu)",
+                    "secs": time.time() - t0}
+        if not n and any(c not in ("0", "77") for c in codes):
+            return {"result": "crash", "n": 0, "kinds": out[-300:], "secs": time.time() - t0}
+        return {"result": "caught" if n else "clean", "n": n,
+                "kinds": ",".join(f"{k}={v}" for k, v in sorted(kinds.items())),
+                "secs": time.time() - t0}
+    elif name == "wait-irqs-off":
+        # It aborts on a wait that never ends ("deadlock: cpu N waited ...").
+        n = out.count("deadlock:")
+        if n:
+            kinds["stall"] = n
+        elif p.returncode:
+            n = 1
+    elif name == "sim":
+        n = out.count("UNSAFE") + out.count("STUCK")
+        if out.count("STUCK"):
+            kinds["stuck"] = out.count("STUCK")
+        if out.count("UNSAFE"):
+            kinds["unsafe"] = out.count("UNSAFE")
+    else:
+        n = 0 if p.returncode == 0 else max(1, len(re.findall(r"\bFAIL\b", out)))
+    res = "caught" if n or p.returncode else "clean"
+    return {"result": res, "n": n, "kinds": ",".join(f"{k}={v}" for k, v in sorted(kinds.items())),
+            "secs": time.time() - t0}
+
+
+def sh(cmd, cwd):
+    r = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True)
+    if r.returncode:
+        sys.stderr.write(r.stdout[-2000:] + r.stderr[-2000:])
+        raise SystemExit(f"failed: {' '.join(cmd)}")
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    if len(sys.argv) > 2 and sys.argv[1] == "--check-anchors":
+        sys.exit(check_anchors(sys.argv[2], sys.argv[3:]))
+    ap.add_argument("--only")
+    ap.add_argument("--checkers")
+    ap.add_argument("--list", action="store_true")
+    ap.add_argument("--dir", default=os.environ.get("MUTANTS_DIR", "/tmp/tlbpol-mutants"))
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--events", type=int, default=40000)
+    ap.add_argument("--no-baseline", action="store_true")
+    ap.add_argument("--markdown", help="also write the results as a markdown table here")
+    args = ap.parse_args()
+
+    muts = parse_mutants(os.path.join(TOP, "lab", "mutants", "mutants.txt"))
+    if args.list:
+        for m in muts:
+            print(f"{m['name']:34} {m['why']}")
+        return 0
+    if args.only:
+        want = args.only.split(",")
+        muts = [m for m in muts if m["name"] in want or m["name"].split("-")[0] in want]
+    cks = checkers(args)
+    if args.checkers:
+        cks = [c for c in cks if c[0] in args.checkers.split(",")]
+
+    src, build = os.path.join(args.dir, "src"), os.path.join(args.dir, "build")
+    files = subprocess.run(["git", "ls-files"], cwd=TOP, capture_output=True, text=True,
+                           check=True).stdout.split()
+    for f in files:
+        d = os.path.join(src, f)
+        os.makedirs(os.path.dirname(d), exist_ok=True)
+        if not os.path.exists(d) or open(os.path.join(TOP, f), "rb").read() != open(d, "rb").read():
+            shutil.copy(os.path.join(TOP, f), d)  # a new mtime: ninja rebuilds it
+    if not os.path.exists(os.path.join(build, "build.ninja")):
+        sh(["meson", "setup", build, src], src)
+    sh(["ninja", "-C", build], src)
+
+    print(f"mutants: {len(muts)}, checkers: {', '.join(c[0] for c in cks)}, seed {args.seed}")
+    if not args.no_baseline:
+        bad = 0
+        for ck in cks:
+            r = run_checker(build, ck)
+            print(f"  baseline {ck[0]:20} {r['result']:6} {r['n']:6} {r['secs']:6.1f}s {r['kinds']}")
+            bad += r["result"] != "clean"
+        if bad:
+            print("baseline not clean: stopping")
+            return 1
+
+    rows = []
+    for m in muts:
+        path = os.path.join(src, m["file"])
+        orig = open(path).read()
+        if orig.count(m["find"]) != 1:
+            rows.append((m, "stale (text not found exactly once)", []))
+            print(f"{m['name']}: STALE")
+            continue
+        open(path, "w").write(orig.replace(m["find"], m["repl"]))
+        try:
+            b = subprocess.run(["ninja", "-C", build], capture_output=True, text=True)
+            if b.returncode:
+                rows.append((m, "does not build", []))
+                print(f"{m['name']}: does not build")
+                continue
+            res = []
+            for ck in cks:
+                r = run_checker(build, ck)
+                res.append((ck, r))
+            rows.append((m, "", res))
+            caught = [f"{ck[0]}:{r['n'] if r['result'] == 'caught' else r['result']}"
+                      + (f"({r['kinds']})" if r["kinds"] else "")
+                      for ck, r in res if r["result"] != "clean"]
+            safety = any(ck[1] == "oracle" and r["result"] in ("caught",) for ck, r in res)
+            verdict = ("KILLED (oracle)" if safety else
+                       "killed (assert/hang only)" if caught else "SURVIVED")
+            print(f"{m['name']}: {verdict}: {' '.join(caught)}", flush=True)
+        finally:
+            open(path, "w").write(orig)
+    subprocess.run(["ninja", "-C", build], capture_output=True)
+    n = len(rows)
+    k = sum(1 for m, e, res in rows
+            if not e and any(ck[1] == "oracle" and r["result"] == "caught" for ck, r in res))
+    a = sum(1 for m, e, res in rows if not e and any(r["result"] != "clean" for ck, r in res))
+    print(f"\nkilled by a safety checker: {k} of {n}; killed by anything: {a} of {n}")
+    if args.markdown:
+        with open(args.markdown, "w") as f:
+            f.write("| mutant | what it breaks | oracles that caught it: violations (kinds) "
+                    "| asserts |\n|---|---|---|---|\n")
+            for m, e, res in rows:
+                if e:
+                    f.write(f"| {m['name']} | {m['why']} | {e} | |\n")
+                    continue
+                orc = [f"{ck[0]}: {r['n'] if r['result'] == 'caught' else r['result']}"
+                       + (f" ({r['kinds']})" if r["kinds"] and ck[0] != "stress-x86" else "")
+                       for ck, r in res if ck[1] == "oracle" and r["result"] != "clean"]
+                # One kinds list is enough per row: the first oracle's.
+                for i, (ck, r) in enumerate((x for x in res if x[0][1] == "oracle"
+                                              and x[1]["result"] != "clean")):
+                    if i == 0 and r["kinds"]:
+                        orc[0] = f"{ck[0]}: {r['n']} ({r['kinds']})"
+                    elif i:
+                        orc[i] = f"{ck[0]}: {r['n'] if r['result'] == 'caught' else r['result']}"
+                ass = [f"{ck[0]}: {r['result']}" for ck, r in res
+                       if ck[1] == "assert" and r["result"] != "clean"]
+                f.write(f"| {m['name']} | {m['why']} | {'; '.join(orc) or 'none'} "
+                        f"| {', '.join(ass) or '-'} |\n")
+            f.write(f"\nKilled by a safety checker: {k} of {n}; by anything: {a} of {n}.\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

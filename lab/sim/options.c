@@ -1,0 +1,440 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * options.c - tlbpol-sim's command line, read with getopt_long().
+ *
+ * Scenarios and options mix in any order and are taken in the order given,
+ * as they always were: `--costs` prints the cost model as the --cost before
+ * it left it, and `trace FILE` takes the argument after it as the file
+ * whatever it looks like.  So the option string starts with '-' (each
+ * operand comes back in its place, as option 1, instead of being moved to
+ * the end), which also keeps POSIXLY_CORRECT from stopping at the first
+ * scenario.  Operands after "--" are read once getopt_long() is done.
+ */
+#include "frontend.h"
+#include "support/cli.h"
+
+#include <getopt.h>
+#include <string.h>
+
+enum {
+	OPT_CPUS = 256, /* past every char, so no long option has a short twin */
+	OPT_NODES,
+	OPT_EVENTS,
+	OPT_RULES,
+	OPT_CSV,
+	OPT_JSON,
+	OPT_SCALE,
+	OPT_COST,
+	OPT_COSTS,
+	OPT_COST_FILE,
+	OPT_L1,
+	OPT_L2,
+	OPT_OVERCOMMIT,
+	OPT_BROADCAST,
+	OPT_HYPERCALL,
+	OPT_SEED,
+	OPT_FREE_TICKS,
+	OPT_POLICY,
+	OPT_TOPOLOGY,
+	OPT_IPI_DELAY,
+	OPT_COMPUTE_SCALE,
+	OPT_THREADS,
+	OPT_VM,
+	OPT_CPU_NS,
+	OPT_PROBE,
+	OPT_PCID,
+	OPT_BLOCK,
+	OPT_STAMPS,
+	OPT_STAMP_SPARE,
+	OPT_STAMP_LOOKAHEAD,
+	OPT_PAGES,
+	OPT_WAIT_IRQS,
+};
+
+static const struct option longopts[] = {
+	{ "cpus", required_argument, NULL, OPT_CPUS },
+	{ "nodes", required_argument, NULL, OPT_NODES },
+	{ "events", required_argument, NULL, OPT_EVENTS },
+	{ "rules", required_argument, NULL, OPT_RULES },
+	{ "csv", no_argument, NULL, OPT_CSV },
+	{ "json", no_argument, NULL, OPT_JSON },
+	{ "scale", required_argument, NULL, OPT_SCALE },
+	{ "cost", required_argument, NULL, OPT_COST },
+	{ "costs", no_argument, NULL, OPT_COSTS },
+	{ "cost-file", required_argument, NULL, OPT_COST_FILE },
+	{ "l1", required_argument, NULL, OPT_L1 },
+	{ "l2", required_argument, NULL, OPT_L2 },
+	{ "overcommit", required_argument, NULL, OPT_OVERCOMMIT },
+	{ "broadcast", no_argument, NULL, OPT_BROADCAST },
+	{ "hypercall", no_argument, NULL, OPT_HYPERCALL },
+	{ "seed", required_argument, NULL, OPT_SEED },
+	{ "free-ticks", required_argument, NULL, OPT_FREE_TICKS },
+	{ "policy", required_argument, NULL, OPT_POLICY },
+	{ "topology", required_argument, NULL, OPT_TOPOLOGY },
+	{ "ipi-delay-spins", required_argument, NULL, OPT_IPI_DELAY },
+	{ "trace-compute-scale", required_argument, NULL, OPT_COMPUTE_SCALE },
+	{ "threads", required_argument, NULL, OPT_THREADS },
+	{ "vm", no_argument, NULL, OPT_VM },
+	{ "trace-cpu-ns", required_argument, NULL, OPT_CPU_NS },
+	{ "probe", no_argument, NULL, OPT_PROBE },
+	{ "pcid", no_argument, NULL, OPT_PCID },
+	{ "stamps", no_argument, NULL, OPT_STAMPS },
+	{ "stamp-spare", no_argument, NULL, OPT_STAMP_SPARE },
+	{ "stamp-lookahead", required_argument, NULL, OPT_STAMP_LOOKAHEAD },
+	{ "block-us", required_argument, NULL, OPT_BLOCK },
+	{ "pages", required_argument, NULL, OPT_PAGES },
+	{ "wait-irqs", required_argument, NULL, OPT_WAIT_IRQS },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
+
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: tlbpol-sim [SCENARIO... | all | trace FILE] [options]\n"
+		   "  scenarios:");
+	for (int i = 0; sim_workloads[i]; i++)
+		fprintf(f, " %s", sim_workloads[i]->name);
+	fprintf(f,
+		"\n"
+		"             (no scenario: all of them)\n"
+		"  --cpus N          CPUs (default 64, up to 1024)\n"
+		"  --nodes M         NUMA nodes / sockets (default 4)\n"
+		"  --events N        workload size (scenario unit; default per scenario)\n"
+		"  --rules NAMES     also run policy custom: these rules, as tlbpol_rules_parse()\n"
+		"                    reads them: sets (default linux none/naive all), rule names\n"
+		"                    or a mask, joined by ',' or '+'; a term after '-' is removed:\n"
+		"                    default,-lazy-unmap  linux+receiver-merge  0x1ff\n"
+		"  --csv | --json    machine-readable output, one row per (scenario, policy)\n"
+		"  --scale SCENARIO  interrupts and modelled time from 2 to 1024 CPUs\n"
+		"  --cost NAME=V     override a cost-model constant (--costs lists them)\n"
+		"  --cost-file F     the same from a file of NAME=V lines (# comments), e.g. a\n"
+		"                    measured machine profile: lab/validate/data/machine.cost\n"
+		"  --l1 N --l2 N     TLB entries (default 64 and 1536)\n"
+		"  --overcommit K    vCPUs per physical CPU in `vcpu` and `hypervisor` (default 2)\n"
+		"  --broadcast       give the engine a broadcast flush (INVLPGB) on x86 too\n"
+		"  --hypercall       ... as a paravirtual flush hypercall (its own costs)\n"
+		"  --seed S          random seed (default 1)\n"
+		"  --free-ticks N    the engine's cfg.free_ticks (0: its default, 2; 4294967295: never)\n"
+		"  --topology FILE   CPUs and nodes from \"cpu node\" lines (examples/topology)\n"
+		"  --ipi-delay-spins N|auto  the engine's ipi_delay_spins (default auto: an IPI\n"
+		"                    round trip over one wait turn, as the unikernel sizes it)\n"
+		"  --threads T       dontneed: run T threads (default: one per CPU; more than CPUs\n"
+		"                    share them through the run queues)\n"
+		"  --block-us U      dontneed: each thread blocks U us after each operation\n"
+		"  --pages N         dontneed: pages written and dropped per operation (default\n"
+		"                    16, tlb_flush2's; 1 to 256; 1 is ipi_rtt -d's loop)\n"
+		"  --wait-irqs auto|yes|no  whose waits take other CPUs' requests only from\n"
+		"                    their interrupts, as Linux's csd_lock_wait() (the engine's\n"
+		"                    TLBPOL_CFGF_WAIT_IRQS); the rest serve them from the wait\n"
+		"                    loop (default auto: naive, before and linux)\n"
+		"  --pcid            switches keep the old address space's TLB entries under\n"
+		"                    their tag (PCID/ASID: the engine's TLBPOL_CFGF_RETAIN_AS)\n"
+		"  --stamps          private unmaps end with tlbpol_stamp() and give their frames\n"
+		"                    back at once; frames are reused, the CPU's last freed first,\n"
+		"                    each stamp settled then (flush stamps, TLBPOL_EVF_STAMP)\n"
+		"  --stamp-lookahead N  ... the allocator takes a settled frame among the N freed\n"
+		"                    last if there is one (tlbpol_stamp_pending(); default 0)\n"
+		"  --stamp-spare     ... and when none is, a spare frame (one nobody freed\n"
+		"                    lately: the zone's free memory) rather than settle one;\n"
+		"                    the pending ones wait in the list until they settle\n"
+		"  --probe           checking: after each step every CPU also reads a page\n"
+		"                    installed lately, so other CPUs' pages sit in its TLB\n"
+		"  --vm              a guest: IPIs cost vm_ipi_factor more (vcpu always is one)\n"
+		"  --trace-compute-scale F  trace replay: recorded computation times F (default\n"
+		"                    1; strace slows the traced run, blocking is not scaled)\n"
+		"  --trace-cpu-ns N  ... scaled so that it adds up to N ns: the CPU time (user +\n"
+		"                    system) the program used when run without strace\n"
+		"  --policy NAME     run only this policy (");
+	for (int p = 0; p < SIM_NR_POLICIES; p++)
+		fprintf(f, "%s%s", p ? ", " : "", sim_policy_names[p]);
+	fprintf(f, ")\n");
+}
+
+/*
+ * An option that takes a number: -1 (said) if @v is not one it takes.  The
+ * whole numbers go through cli_number; the real ones, each strictly
+ * between 0 and its bound, are kept times their unit.
+ */
+static int numeric_option(struct sim_config *cfg, int c, const char *name, const char *v)
+{
+	const struct cli_number nums[] = {
+		{ OPT_CPUS, &cfg->ncpus, NULL },
+		{ OPT_NODES, &cfg->nnodes, NULL },
+		{ OPT_EVENTS, NULL, &cfg->events },
+		{ OPT_SEED, NULL, &cfg->seed },
+		{ OPT_FREE_TICKS, &cfg->free_ticks, NULL },
+		{ OPT_L1, &cfg->l1_entries, NULL },
+		{ OPT_L2, &cfg->l2_entries, NULL },
+		{ OPT_OVERCOMMIT, &cfg->overcommit, NULL },
+		{ OPT_THREADS, &cfg->threads, NULL },
+		{ OPT_PAGES, &cfg->pages, NULL },
+		{ OPT_STAMP_LOOKAHEAD, &cfg->stamp_lookahead, NULL },
+	};
+	const struct {
+		int opt;
+		double *to, hi, unit;
+	} reals[] = {
+		{ OPT_BLOCK, &cfg->block_ns, 1e9, 1000 }, /* given in us */
+		{ OPT_COMPUTE_SCALE, &cfg->trace_compute_scale, 1e6, 1 },
+		{ OPT_CPU_NS, &cfg->trace_cpu_ns, 1e18, 1 },
+	};
+	const struct cli_number *num = cli_number_find(nums, sizeof(nums) / sizeof(nums[0]), c);
+	int bad = num && cli_number_set(num, v);
+
+	if (c == OPT_PAGES && !bad && (cfg->pages < 1 || cfg->pages > 256))
+		bad = 1; /* workloads.c: DN_PAGES_MAX */
+
+	for (size_t i = 0; i < sizeof(reals) / sizeof(reals[0]); i++)
+		if (reals[i].opt == c) {
+			bad = cli_double(v, 0, reals[i].hi, reals[i].to);
+			if (!bad)
+				*reals[i].to *= reals[i].unit;
+		}
+	if (bad) {
+		fprintf(stderr, "tlbpol-sim: bad number for --%s: %s\n", name, v);
+		return -1;
+	}
+	return 0;
+}
+
+static int policy_index(const char *name)
+{
+	for (int p = 0; p < SIM_NR_POLICIES; p++)
+		if (!strcmp(sim_policy_names[p], name))
+			return p;
+	return -1;
+}
+
+/*
+ * "cpu node" lines, as examples/topology prints them; '#' starts a comment.
+ * CPUs must be numbered 0..N-1.
+ */
+static uint16_t topo[1024];
+static int read_topology(const char *path, struct sim_config *cfg)
+{
+	FILE *f = fopen(path, "r");
+	char line[128];
+	uint32_t n = 0, nodes = 0;
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		unsigned cpu, node;
+
+		if (line[0] == '#' || line[0] == '\n')
+			continue;
+		if (sscanf(line, "%u %u", &cpu, &node) != 2 || cpu != n || n >= 1024 || node >= 1024) {
+			fclose(f);
+			return -1;
+		}
+		topo[n++] = (uint16_t)node;
+		if (node + 1 > nodes)
+			nodes = node + 1;
+	}
+	fclose(f);
+	if (n < 2)
+		return -1;
+	cfg->ncpus = n;
+	cfg->nnodes = nodes;
+	cfg->topology = topo;
+	return 0;
+}
+
+static int add_scenario(struct sim_options *o, const struct workload *wl)
+{
+	if (o->nlist == SIM_MAX_SCENARIOS) {
+		fprintf(stderr, "tlbpol-sim: more than %d scenarios\n", SIM_MAX_SCENARIOS);
+		return -1;
+	}
+	o->list[o->nlist++] = wl;
+	return 0;
+}
+
+/* An operand: a scenario, "all", or "trace" and the argument after it. */
+static int operand(struct sim_options *o, const char *a, int argc, char **argv)
+{
+	const struct workload *wl;
+
+	if (!strcmp(a, "trace")) {
+		if (optind == argc) {
+			fprintf(stderr, "tlbpol-sim: trace needs a FILE\n");
+			return -1;
+		}
+		o->trace = argv[optind++];
+		return 0;
+	}
+	if (!strcmp(a, "all")) {
+		for (int k = 0; sim_workloads[k]; k++)
+			if (add_scenario(o, sim_workloads[k]))
+				return -1;
+		return 0;
+	}
+	wl = sim_find_workload(a);
+	if (wl)
+		return add_scenario(o, wl);
+	fprintf(stderr, "tlbpol-sim: unknown argument: %s\n", a);
+	usage(stderr);
+	return -1;
+}
+
+/* Option @c, called --@name, with its argument @v if it takes one. */
+static int option(struct sim_options *o, int c, const char *name, const char *v)
+{
+	struct sim_config *cfg = &o->cfg;
+	const struct {
+		int opt;
+		int *flag;
+	} flags[] = {
+		{ OPT_BROADCAST, &cfg->broadcast },
+		{ OPT_VM, &cfg->vm },
+		{ OPT_PROBE, &cfg->probe },
+		{ OPT_PCID, &cfg->pcid },
+		{ OPT_STAMPS, &cfg->stamps },
+		{ OPT_STAMP_SPARE, &cfg->stamp_spare },
+	};
+
+	for (size_t i = 0; i < sizeof(flags) / sizeof(flags[0]); i++)
+		if (flags[i].opt == c) {
+			*flags[i].flag = 1;
+			return 0;
+		}
+	switch (c) {
+	case OPT_RULES:
+		if (tlbpol_rules_parse(v, &o->custom_rules)) {
+			fprintf(stderr, "tlbpol-sim: --rules: %s: not a rule mask\n", v);
+			return -1;
+		}
+		o->have_custom = 1;
+		return 0;
+	case OPT_WAIT_IRQS:
+		if (!strcmp(v, "auto") || !strcmp(v, "yes") || !strcmp(v, "no")) {
+			o->wait_irqs = !strcmp(v, "auto") ? -1 : !strcmp(v, "yes");
+			return 0;
+		}
+		fprintf(stderr, "tlbpol-sim: --wait-irqs takes auto, yes or no, not %s\n", v);
+		return -1;
+	case OPT_POLICY:
+		o->only = policy_index(v);
+		if (o->only < 0) {
+			fprintf(stderr, "tlbpol-sim: unknown policy %s\n", v);
+			return -1;
+		}
+		return 0;
+	case OPT_CSV:
+		o->fmt = FMT_CSV;
+		return 0;
+	case OPT_JSON:
+		o->fmt = FMT_JSON;
+		return 0;
+	case OPT_SCALE:
+		o->scale = sim_find_workload(v);
+		if (!o->scale) {
+			fprintf(stderr, "tlbpol-sim: unknown scenario %s\n", v);
+			return -1;
+		}
+		return 0;
+	case OPT_COST:
+		if (sim_cost_set(&cfg->cost, v)) {
+			fprintf(stderr, "tlbpol-sim: unknown cost or bad value: %s\n", v);
+			return -1;
+		}
+		return 0;
+	case OPT_COST_FILE: {
+		int line;
+
+		if (sim_cost_load(&cfg->cost, v, &line)) {
+			if (line)
+				fprintf(stderr, "tlbpol-sim: %s:%d: unknown cost or bad value\n", v, line);
+			else
+				fprintf(stderr, "tlbpol-sim: cannot read %s\n", v);
+			return -1;
+		}
+		return 0;
+	}
+	case OPT_HYPERCALL:
+		cfg->broadcast = 1;
+		cfg->hypercall = 1;
+		return 0;
+	case OPT_IPI_DELAY: {
+		uint64_t n;
+
+		if (!strcmp(v, "auto")) {
+			cfg->ipi_delay_spins = -1;
+		} else if (cli_whole(v, 0, UINT32_MAX, &n)) {
+			fprintf(stderr, "tlbpol-sim: bad number for --%s: %s\n", name, v);
+			return -1;
+		} else {
+			cfg->ipi_delay_spins = (int64_t)n;
+		}
+		return 0;
+	}
+	case OPT_TOPOLOGY:
+		if (read_topology(v, cfg)) {
+			fprintf(stderr, "tlbpol-sim: cannot read topology %s\n", v);
+			return -1;
+		}
+		return 0;
+	default:
+		return numeric_option(cfg, c, name, v);
+	}
+}
+
+int sim_parse_options(int argc, char **argv, struct sim_options *o)
+{
+	struct sim_config *cfg = &o->cfg;
+	int c, li;
+
+	memset(o, 0, sizeof(*o));
+	o->only = -1;
+	o->wait_irqs = -1;
+	cfg->ncpus = 64;
+	cfg->nnodes = 4;
+	cfg->l1_entries = 64;
+	cfg->l2_entries = 1536;
+	cfg->seed = 1;
+	cfg->ipi_delay_spins = -1;
+	cfg->trace_compute_scale = 1.0;
+	sim_cost_defaults(&cfg->cost);
+
+	/* getopt_long()'s own messages name the program as ours do. */
+	argv[0] = (char *)"tlbpol-sim";
+	while ((c = getopt_long(argc, argv, "-h", longopts, &li)) != -1) {
+		switch (c) {
+		case 1:
+			if (operand(o, optarg, argc, argv))
+				return 2;
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		case OPT_COSTS:
+			printf("cost model (override with --cost NAME=VALUE):\n");
+			sim_cost_print(&cfg->cost, stdout);
+			return 0;
+		case '?': /* getopt_long() said what */
+			usage(stderr);
+			return 2;
+		default:
+			if (option(o, c, longopts[li].name, optarg))
+				return 2;
+		}
+	}
+	while (optind < argc)
+		if (operand(o, argv[optind++], argc, argv))
+			return 2;
+
+	if (cfg->ncpus < 2 || cfg->ncpus > 1024 || !cfg->nnodes || cfg->nnodes > cfg->ncpus ||
+	    cfg->l1_entries < 4 || cfg->l2_entries < 12) {
+		fprintf(stderr, "tlbpol-sim: --cpus 2..1024, --nodes 1..cpus, TLB sizes too small\n");
+		return 2;
+	}
+	/* A size the usual 4 or 12 ways do not divide is modelled direct-mapped. */
+	cfg->l1_ways = cfg->l1_entries % 4 ? 1 : 4;
+	cfg->l2_ways = cfg->l2_entries % 12 ? 1 : 12;
+	if (o->trace)
+		o->list[o->nlist++] = &sim_trace_workload;
+	if (!o->nlist && !o->scale)
+		for (int k = 0; sim_workloads[k]; k++)
+			o->list[o->nlist++] = sim_workloads[k];
+	return -1;
+}

@@ -1,0 +1,709 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * trace.c - replay a recorded trace (lab/trace/FORMAT.md, versions 1
+ * and 2).
+ *
+ * Every trace thread is a modelled thread (sched.c).  Threads that no
+ * clone or fork record makes exist from the start, thread t first queued on
+ * CPU t % ncpus; the others are made when their parent reaches the record.
+ * A thread replays its own records in order, at their recorded times: the
+ * gap before a record is computation (with a few accesses to the pages its
+ * address space maps, as the trace holds system calls, not loads and
+ * stores), a block record is the thread blocked for its duration (futex,
+ * poll, sleep, wait, read), an exec moves it to a new address space and an
+ * exit ends it.  So which threads are on a CPU when one of them unmaps,
+ * and which CPUs are idle (lazy), follows the recording.  Recorded times
+ * are those of the run under strace, slowed by it: --trace-compute-scale
+ * scales the computation (not the blocking).  A version 1 trace has no
+ * blocking and no process structure: its threads all run from the start.
+ *
+ * Each trace mapping gets a dense range of the modelled address space, so
+ * 47-bit addresses, and unrelated processes that share a modelled address
+ * space (trace address spaces beyond SIM_MAX_AS wrap around, each round
+ * 2^26 pages further up), never collide.
+ *
+ * What a trace does not show, the model adds, as the kernel does it: the
+ * tear-down of an address space when its last thread exits or execs (one
+ * flush with its page tables freed, which lazy CPUs take too), a fork's
+ * write-protection of the parent's writable pages (and the copy-on-write
+ * faults after it).  It cannot add what it cannot know: page faults on
+ * memory never unmapped (xz's copy-on-write of the zero page), reclaim,
+ * migration.  --trace-cpu-ns sets the computation from the program's CPU
+ * time measured without strace.
+ * A thread reads the trace's mapping list of its address space and updates
+ * it before any engine call it makes: another CPU runs while it waits, and
+ * must find the list as the kernel's VMA tree would be (munmap removes the
+ * VMA before it zaps and flushes).
+ */
+#include "sim.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum tkind { T_MMAP, T_MUNMAP, T_MPROTECT, T_DONTNEED, T_MREMAP,
+	     T_CLONE, T_FORK, T_EXEC, T_EXIT, T_BLOCK };
+
+struct tevent {
+	uint64_t time;          /* ns */
+	uint32_t thread, as;
+	uint32_t kind;
+	uint8_t prot;
+	uint64_t addr, pages;   /* 4 KiB pages; clone/fork: child thread in addr */
+	uint64_t new_addr, new_pages; /* fork: child as; exec: new as; block: ns */
+};
+
+struct mapping {
+	uint64_t start, pages; /* trace page numbers */
+	uint64_t dense;        /* first modelled vpn */
+	uint8_t prot;
+};
+
+struct tas {
+	struct mapping *m;
+	uint32_t n, cap;
+	uint64_t next_dense;
+	uint32_t live; /* threads in it */
+};
+
+/* A trace thread's replay. */
+struct tthread {
+	uint64_t *idx;    /* its records */
+	uint64_t n, pos;
+	uint32_t tas;     /* its trace address space now */
+	uint64_t last;    /* time of its previous record */
+	int gap_done;     /* the computation before idx[pos] is done */
+	int made;         /* a modelled thread exists for it */
+};
+
+struct trace {
+	struct tevent *ev;
+	uint64_t n;
+	uint32_t threads, nas;
+	uint32_t version;
+	struct tas *as;
+	struct tthread *th;
+	uint8_t *is_child;
+};
+
+static uint8_t parse_prot(const char *p)
+{
+	uint8_t perms = 0;
+
+	if (strlen(p) != 3)
+		return 0xff;
+	if (p[0] == 'r')
+		perms |= SIM_P | SIM_U;
+	if (p[1] == 'w')
+		perms |= SIM_P | SIM_U | SIM_W;
+	if (p[2] == 'x')
+		perms |= SIM_P | SIM_U | SIM_X;
+	return perms;
+}
+
+int sim_load_trace(struct sim *s, const char *path)
+{
+	FILE *f = fopen(path, "r");
+	struct trace *t = calloc(1, sizeof(*t));
+	char line[512];
+	uint64_t cap = 0, lineno = 0;
+
+	if (!f || !t) {
+		snprintf(s->error, sizeof(s->error), "cannot open trace %s", path);
+		free(t);
+		if (f)
+			fclose(f);
+		return -1;
+	}
+	while (fgets(line, sizeof(line), f)) {
+		char kind[32], a[32] = "", f6[32] = "", extra1[32] = "", extra2[32] = "";
+		unsigned long long tm, th, as, pages = 0;
+		struct tevent e;
+		int n;
+
+		lineno++;
+		if (lineno == 1) {
+			if (!strcmp(line, "# tlbpol-trace v1\n"))
+				t->version = 1;
+			else if (!strcmp(line, "# tlbpol-trace v2\n"))
+				t->version = 2;
+			else
+				goto bad;
+			continue;
+		}
+		if (line[0] == '#' || line[0] == '\n')
+			continue;
+		n = sscanf(line, "%llu %llu %llu %31s %31s %31s %31s %31s", &tm, &th, &as, kind, a,
+			   f6, extra1, extra2);
+		memset(&e, 0, sizeof(e));
+		if (n < 4)
+			goto bad;
+		e.time = tm;
+		e.thread = (uint32_t)th;
+		e.as = (uint32_t)as;
+		if (t->version >= 2 && (!strcmp(kind, "clone") || !strcmp(kind, "exec"))) {
+			if (n != 5)
+				goto bad;
+			e.kind = !strcmp(kind, "clone") ? T_CLONE : T_EXEC;
+			if (e.kind == T_CLONE)
+				e.addr = strtoull(a, NULL, 10);
+			else
+				e.new_addr = strtoull(a, NULL, 10);
+		} else if (t->version >= 2 && !strcmp(kind, "fork")) {
+			if (n != 6)
+				goto bad;
+			e.kind = T_FORK;
+			e.addr = strtoull(a, NULL, 10);
+			e.new_addr = strtoull(f6, NULL, 10);
+		} else if (t->version >= 2 && !strcmp(kind, "exit")) {
+			if (n != 4)
+				goto bad;
+			e.kind = T_EXIT;
+		} else if (t->version >= 2 && !strcmp(kind, "block")) {
+			if (n != 6)
+				goto bad;
+			e.kind = T_BLOCK;
+			e.new_addr = strtoull(a, NULL, 10);
+		} else {
+			if (n < 6)
+				goto bad;
+			pages = strtoull(f6, NULL, 10);
+		}
+		if (e.kind < T_CLONE) {
+			e.addr = strtoull(a, NULL, 16) >> 12;
+			e.pages = pages;
+		}
+		if (e.kind >= T_CLONE) {
+			/* parsed above */
+		} else if (!strcmp(kind, "mmap") || !strcmp(kind, "mprotect")) {
+			e.kind = !strcmp(kind, "mmap") ? T_MMAP : T_MPROTECT;
+			if (n < 7 || (e.prot = parse_prot(extra1)) == 0xff)
+				goto bad;
+		} else if (!strcmp(kind, "munmap")) {
+			e.kind = T_MUNMAP;
+		} else if (!strcmp(kind, "dontneed")) {
+			e.kind = T_DONTNEED;
+		} else if (!strcmp(kind, "mremap")) {
+			e.kind = T_MREMAP;
+			if (n < 8)
+				goto bad;
+			e.new_addr = strtoull(extra1, NULL, 16) >> 12;
+			e.new_pages = strtoull(extra2, NULL, 10);
+		} else {
+			goto bad;
+		}
+		if (t->n == cap) {
+			struct tevent *ne;
+
+			cap = cap ? cap * 2 : 4096;
+			ne = realloc(t->ev, cap * sizeof(*ne));
+			if (!ne)
+				abort();
+			t->ev = ne;
+		}
+		t->ev[t->n++] = e;
+		if (e.thread + 1 > t->threads)
+			t->threads = e.thread + 1;
+		if (e.as + 1 > t->nas)
+			t->nas = e.as + 1;
+		if ((e.kind == T_CLONE || e.kind == T_FORK) && e.addr + 1 > t->threads)
+			t->threads = (uint32_t)e.addr + 1;
+		if ((e.kind == T_FORK || e.kind == T_EXEC) && e.new_addr + 1 > t->nas)
+			t->nas = (uint32_t)e.new_addr + 1;
+		continue;
+bad:
+		snprintf(s->error, sizeof(s->error), "%s:%llu: malformed trace line", path,
+			 (unsigned long long)lineno);
+		fclose(f);
+		free(t->ev);
+		free(t);
+		return -1;
+	}
+	fclose(f);
+	if (!t->version) {
+		snprintf(s->error, sizeof(s->error), "%s: not a tlbpol-trace", path);
+		free(t->ev);
+		free(t);
+		return -1;
+	}
+	t->as = calloc(t->nas ? t->nas : 1, sizeof(struct tas));
+	t->th = calloc(t->threads ? t->threads : 1, sizeof(struct tthread));
+	t->is_child = calloc(t->threads ? t->threads : 1, 1);
+	if (!t->as || !t->th || !t->is_child)
+		abort();
+	for (uint32_t a = 0; a < t->nas; a++)
+		t->as[a].next_dense = (uint64_t)(a / SIM_MAX_AS) << 26;
+	/* Each thread's records, and which threads a record makes. */
+	for (uint64_t i = 0; i < t->n; i++) {
+		struct tthread *tt = &t->th[t->ev[i].thread];
+
+		if (t->ev[i].kind == T_CLONE || t->ev[i].kind == T_FORK)
+			t->is_child[t->ev[i].addr] = 1;
+		if (!tt->n)
+			tt->tas = t->ev[i].as;
+		tt->n++;
+	}
+	for (uint32_t th = 0; th < t->threads; th++) {
+		t->th[th].idx = malloc((t->th[th].n ? t->th[th].n : 1) * sizeof(uint64_t));
+		if (!t->th[th].idx)
+			abort();
+		t->th[th].n = 0;
+	}
+	for (uint64_t i = 0; i < t->n; i++) {
+		struct tthread *tt = &t->th[t->ev[i].thread];
+
+		tt->idx[tt->n++] = i;
+	}
+	s->trace = t;
+	return 0;
+}
+
+static uint32_t sim_as_of(uint32_t trace_as)
+{
+	return trace_as % SIM_MAX_AS;
+}
+
+static uint8_t perms_of(uint8_t prot)
+{
+	return prot ? (uint8_t)(prot | SIM_A) : 0;
+}
+
+/* The part of one mapping a system call changes: one engine event, as the
+ * kernel's mmu_gather flushes a call's whole range once.  @bits is the
+ * union of its present pages' bits (none present: no event). */
+struct run {
+	uint64_t vpn, n;
+	uint8_t bits;
+};
+
+/* The union of the bits of the present pages of [@vpn, @vpn + @n) of
+ * modelled AS @as; 0 if none is present. */
+static uint8_t present_bits(struct sim *s, uint32_t as, uint64_t vpn, uint64_t n)
+{
+	uint8_t bits = 0;
+
+	for (uint64_t i = 0; i < n; i++) {
+		const struct sim_page *p = sim_page(s, as, vpn + i, 0);
+
+		if (p && (p->perms & SIM_P))
+			bits |= p->perms;
+	}
+	return bits;
+}
+
+/* The parts of [start, start + pages) in trace AS @tas that have a present
+ * page, read before any engine call; NULL (and *@nr 0) if none.  An
+ * mprotect gives the mappings their new protection here, coarsely: a whole
+ * mapping takes it. */
+static struct run *runs_of(struct sim *s, uint32_t tas, uint64_t start, uint64_t pages,
+			   enum tkind kind, uint8_t prot, uint64_t *nr)
+{
+	struct tas *a = &((struct trace *)s->trace)->as[tas];
+	uint32_t as = tas % SIM_MAX_AS;
+	struct run *r = NULL;
+	uint64_t n = 0, cap = 0;
+
+	for (uint32_t i = 0; i < a->n; i++) {
+		struct mapping *m = &a->m[i];
+		uint64_t lo = start > m->start ? start : m->start;
+		uint64_t hi = start + pages < m->start + m->pages ? start + pages : m->start + m->pages;
+		uint8_t bits;
+
+		if (lo >= hi)
+			continue;
+		bits = present_bits(s, as, m->dense + (lo - m->start), hi - lo);
+		/* The trace has no loads and stores: a writable mapping that a
+		 * program unmaps or DONTNEEDs is taken to have been written
+		 * (tlb_flush2 writes all it drops; an allocator's arenas are
+		 * used).  Linux flushes only PTEs it cleared, so a range never
+		 * touched costs nothing: an mprotect counts only the pages the
+		 * model's own accesses made present. */
+		if (!bits && kind != T_MPROTECT && (m->prot & SIM_W))
+			bits = (uint8_t)(perms_of(m->prot) | SIM_D);
+		if (kind == T_MPROTECT)
+			m->prot = prot;
+		if (!bits)
+			continue;
+		if (n == cap) {
+			cap = cap ? cap * 2 : 16;
+			r = realloc(r, cap * sizeof(*r));
+			if (!r)
+				abort();
+		}
+		r[n++] = (struct run){ m->dense + (lo - m->start), hi - lo, bits };
+	}
+	*nr = n;
+	return r;
+}
+
+static uint8_t perms_of(uint8_t prot);
+
+/* Submit @kind for the parts read by runs_of(); then flush and free as
+ * munmap and madvise do. */
+static void apply(struct sim *s, uint32_t cpu, uint32_t tas, const struct run *r, uint64_t nr,
+		  enum tkind kind, uint8_t prot)
+{
+	uint32_t as = tas % SIM_MAX_AS;
+
+	for (uint64_t i = 0; i < nr; i++) {
+		if (kind == T_MPROTECT)
+			sim_change_range(s, cpu, as, TLBPOL_EV_PROTECT, 0, r[i].vpn, r[i].n, r[i].bits,
+					 prot ? (uint8_t)(perms_of(prot) | (r[i].bits & (SIM_A | SIM_D)))
+					      : 0);
+		else if (kind == T_MREMAP)
+			sim_change_range(s, cpu, as, TLBPOL_EV_REMAP, 0, r[i].vpn, r[i].n, r[i].bits, 0);
+		else
+			/* DONTNEED keeps the range mapped: complete when
+			 * madvise() returns.  With --stamps a munmap is taken
+			 * for private memory's (the trace does not say: most
+			 * are malloc arenas, stacks and JIT heaps) and stamped. */
+			sim_change_range(s, cpu, as, TLBPOL_EV_UNMAP,
+					 kind == T_DONTNEED	? TLBPOL_EVF_STAYS_MAPPED
+					 : s->cfg.stamps ? TLBPOL_EVF_STAMP | TLBPOL_EVF_PRIVATE
+							 : 0,
+					 r[i].vpn, r[i].n, r[i].bits, 0);
+	}
+	if (nr && kind == T_MUNMAP && s->cfg.stamps) {
+		sim_unmap_done(s, cpu);
+	} else if (nr && (kind == T_MUNMAP || kind == T_DONTNEED || kind == T_MREMAP)) {
+		sim_flush(s, cpu, TLBPOL_BY_FREE);
+		sim_free_frames_later(s, cpu, as, 0, 0);
+	}
+}
+
+/* Drop [start, start + pages) from the mappings, splitting where needed. */
+static void forget(struct tas *a, uint64_t start, uint64_t pages)
+{
+	struct mapping *out = malloc((a->n * 2 + 1) * sizeof(*out));
+	uint64_t end = start + pages;
+	uint32_t k = 0;
+
+	if (!out)
+		abort();
+	for (uint32_t i = 0; i < a->n; i++) {
+		struct mapping m = a->m[i];
+		uint64_t mend = m.start + m.pages;
+
+		if (mend <= start || end <= m.start) {
+			out[k++] = m;
+			continue;
+		}
+		if (m.start < start) {
+			struct mapping head = m;
+
+			head.pages = start - m.start;
+			out[k++] = head;
+		}
+		if (end < mend) {
+			struct mapping tail = m;
+
+			tail.start = end;
+			tail.dense = m.dense + (end - m.start);
+			tail.pages = mend - end;
+			out[k++] = tail;
+		}
+	}
+	free(a->m);
+	a->m = out;
+	a->n = k;
+	a->cap = a->n * 2 + 1;
+}
+
+static void add_mapping(struct tas *a, uint64_t start, uint64_t pages, uint8_t prot)
+{
+	if (a->n == a->cap) {
+		a->cap = a->cap ? a->cap * 2 : 64;
+		a->m = realloc(a->m, a->cap * sizeof(*a->m));
+		if (!a->m)
+			abort();
+	}
+	a->m[a->n++] = (struct mapping){ start, pages, 0x1000 + a->next_dense, prot };
+	a->next_dense += pages + 1;
+}
+
+/*
+ * The last thread of an address space is gone (exit, or exec leaving it):
+ * exit_mmap() unmaps everything and frees the page tables, so the flush
+ * reaches the CPUs lazy in it too (TABLES_FREED), as Linux's does
+ * (mm/mmap.c exit_mmap(), tlb_finish_mmu() with freed_tables).  A trace
+ * does not show it; the model does it for it.
+ */
+static void teardown(struct sim *s, uint32_t cpu, uint32_t tas)
+{
+	struct tas *a = &((struct trace *)s->trace)->as[tas];
+	uint32_t as = sim_as_of(tas);
+	uint64_t lo = UINT64_MAX, hi = 0;
+	uint8_t bits = 0;
+	struct run *r;
+	uint64_t nr;
+
+	/* One event over all of it, as one tlb_finish_mmu() flushes it. */
+	r = runs_of(s, tas, 0, UINT64_MAX / 2, T_MUNMAP, 0, &nr);
+	for (uint64_t i = 0; i < nr; i++) {
+		lo = r[i].vpn < lo ? r[i].vpn : lo;
+		hi = r[i].vpn + r[i].n > hi ? r[i].vpn + r[i].n : hi;
+		bits |= r[i].bits;
+	}
+	free(r);
+	free(a->m);
+	a->m = NULL;
+	a->n = a->cap = 0;
+	if (!nr)
+		return;
+	sim_change_range(s, cpu, as, TLBPOL_EV_UNMAP, TLBPOL_EVF_TABLES_FREED, lo, hi - lo, bits, 0);
+	sim_flush(s, cpu, TLBPOL_BY_FREE);
+	sim_free_frames_later(s, cpu, as, 0, 0);
+}
+
+/* A thread leaves trace AS @tas; tear it down if it was the last. */
+static void leave_as(struct sim *s, uint32_t cpu, uint32_t tas)
+{
+	struct tas *a = &((struct trace *)s->trace)->as[tas];
+
+	if (a->live && !--a->live)
+		teardown(s, cpu, tas);
+}
+
+/* A fork write-protects the parent's private writable pages for
+ * copy-on-write and flushes the parent's mm (kernel/fork.c dup_mmap():
+ * copy_page_range(), then flush_tlb_mm(oldmm)); its CPUs running other
+ * threads of the parent take it. */
+static void fork_protect(struct sim *s, uint32_t cpu, uint32_t tas)
+{
+	struct tas *a = &((struct trace *)s->trace)->as[tas];
+	uint32_t as = sim_as_of(tas);
+
+	for (uint32_t i = 0; i < a->n; i++) {
+		struct mapping m = a->m[i];
+		uint8_t bits;
+
+		if (!(m.prot & SIM_W))
+			continue;
+		bits = present_bits(s, as, m.dense, m.pages);
+		if (bits & SIM_W)
+			sim_change_range(s, cpu, as, TLBPOL_EV_PROTECT, 0, m.dense, m.pages, bits,
+					 (uint8_t)(bits & ~(SIM_W | SIM_D)));
+	}
+}
+
+/* A fork: the child's address space starts as a copy of the parent's
+ * mappings (its pages fault in anew: the model does not copy PTEs). */
+static void copy_as(struct tas *to, const struct tas *from)
+{
+	for (uint32_t i = 0; i < from->n; i++)
+		add_mapping(to, from->m[i].start, from->m[i].pages, from->m[i].prot);
+}
+
+/* Make the modelled thread of trace thread @th, in trace AS @tas, at trace
+ * time @now; first queued on @cpu (at set-up) or placed by the scheduler. */
+static int make_thread(struct sim *s, uint32_t th, uint32_t tas, uint64_t now, uint32_t cpu)
+{
+	struct trace *t = s->trace;
+	int id;
+
+	t->th[th].tas = tas;
+	t->th[th].last = now;
+	t->th[th].made = 1;
+	t->as[tas].live++;
+	id = sim_thread_new(s, (int32_t)sim_as_of(tas), cpu, 0);
+	if (id < 0)
+		return -1;
+	s->threads[id]->tag = th; /* the trace thread it replays */
+	return 0;
+}
+
+static int trace_setup(struct sim *s)
+{
+	struct trace *t;
+
+	if (!s->trace_path || sim_load_trace(s, s->trace_path))
+		return -1;
+	t = s->trace;
+	for (uint32_t a = 0; a < SIM_MAX_AS && a < t->nas; a++)
+		if (sim_open_as(s) < 0)
+			return -1;
+	for (uint32_t th = 0; th < t->threads; th++)
+		if (!t->is_child[th] && t->th[th].n &&
+		    make_thread(s, th, t->th[th].tas, 0, th % s->cfg.ncpus))
+			return -1;
+	if (s->cfg.trace_cpu_ns > 0) {
+		/* --trace-cpu-ns: scale the recorded computation so that it adds
+		 * up to the CPU time the program used without strace. */
+		double total = 0;
+
+		for (uint32_t th = 0; th < t->threads; th++) {
+			uint64_t last = 0;
+
+			for (uint64_t k = 0; k < t->th[th].n; k++) {
+				const struct tevent *e = &t->ev[t->th[th].idx[k]];
+				uint64_t at = e->kind == T_BLOCK ? e->time - e->new_addr : e->time;
+
+				if (k && at > last)
+					total += (double)(at - last);
+				last = e->time;
+			}
+		}
+		if (total > 0)
+			s->cfg.trace_compute_scale = s->cfg.trace_cpu_ns / total;
+	}
+	return 0;
+}
+
+/* The program runs a little between two system calls: a few accesses to
+ * what its address space maps. */
+static void run_a_little(struct sim *s, uint32_t cpu, uint32_t tas)
+{
+	struct trace *t = s->trace;
+	struct sim_cpu *c = &s->cpus[cpu];
+	uint32_t as = sim_as_of(tas);
+
+	for (int k = 0; k < 4 && t->as[tas].n; k++) {
+		struct tas *a = &t->as[tas];
+		struct mapping *m = &a->m[sim_rand(c) % a->n];
+		uint64_t v = m->dense + sim_rand(c) % m->pages;
+		int write = !!(m->prot & SIM_W);
+		uint8_t prot = m->prot;
+
+		if (!prot)
+			continue;
+		/* m is not used past here: the fault may wait, and another
+		 * CPU change the list meanwhile. */
+		if (sim_access(s, cpu, as, v, write) == ACC_FAULT) {
+			struct sim_page *p = sim_page(s, as, v, 0);
+			/* A write to a present read-only page of a writable
+			 * mapping is copy-on-write (after a fork): a new frame
+			 * (mm/memory.c wp_page_copy(), ptep_clear_flush()). */
+			uint32_t cow = write && p && (p->perms & SIM_P) ? TLBPOL_EVF_PFN_CHANGED : 0;
+
+			sim_fault(s, cpu, as, v, (write ? TLBPOL_EVF_WRITE : 0) | cow,
+				  (uint8_t)(perms_of(prot) | (write ? SIM_D : 0)));
+			sim_access(s, cpu, as, v, write);
+		}
+	}
+}
+
+static int trace_step(struct sim *s, uint32_t cpu)
+{
+	struct trace *t = s->trace;
+	struct sim_thread *me = sim_current(s, cpu);
+	struct tthread *tt = &t->th[me->tag];
+	struct tevent *e;
+	struct tas *a;
+	struct run *r;
+	uint64_t nr;
+
+	if (tt->pos >= tt->n)
+		return 0;
+	e = &t->ev[tt->idx[tt->pos]];
+	if (!tt->gap_done) {
+		/* Computation until the record (until its blocking began). */
+		uint64_t at = e->kind == T_BLOCK ? e->time - e->new_addr : e->time;
+		double gap = at > tt->last ? (double)(at - tt->last) : 0;
+
+		tt->gap_done = 1;
+		if (t->version >= 2 && gap > 0) {
+			run_a_little(s, cpu, tt->tas);
+			sim_charge(s, cpu, gap * s->cfg.trace_compute_scale);
+			return 1;
+		}
+	}
+	tt->gap_done = 0;
+	tt->pos++;
+	tt->last = e->time;
+	if (t->version < 2)
+		run_a_little(s, cpu, tt->tas);
+	a = &t->as[tt->tas];
+	switch (e->kind) {
+	case T_CLONE:
+	case T_FORK: {
+		uint32_t child = (uint32_t)e->addr;
+		uint32_t cas = e->kind == T_CLONE ? tt->tas : (uint32_t)e->new_addr;
+
+		sim_charge(s, cpu, s->cfg.cost.syscall_ns);
+		if (e->kind == T_FORK) {
+			copy_as(&t->as[cas], a);
+			fork_protect(s, cpu, tt->tas);
+		}
+		if (!t->th[child].made && make_thread(s, child, cas, e->time, cpu))
+			abort();
+		return 1;
+	}
+	case T_EXEC: {
+		uint32_t old = tt->tas;
+
+		tt->tas = (uint32_t)e->new_addr;
+		t->as[tt->tas].live++;
+		leave_as(s, cpu, old);
+		sim_thread_exec(s, cpu, (int32_t)sim_as_of(tt->tas));
+		return 1;
+	}
+	case T_EXIT:
+		leave_as(s, cpu, tt->tas);
+		return 0;
+	case T_BLOCK:
+		sim_block(s, cpu, (double)e->new_addr);
+		return 1;
+	default:
+		break;
+	}
+	sim_charge(s, cpu, s->cfg.cost.syscall_ns);
+	switch (e->kind) {
+	case T_MMAP:
+		add_mapping(a, e->addr, e->pages ? e->pages : 1, e->prot);
+		break;
+	case T_MUNMAP:
+		r = runs_of(s, tt->tas, e->addr, e->pages, T_MUNMAP, 0, &nr);
+		forget(a, e->addr, e->pages);
+		apply(s, cpu, tt->tas, r, nr, T_MUNMAP, 0);
+		free(r);
+		break;
+	case T_DONTNEED:
+		r = runs_of(s, tt->tas, e->addr, e->pages, T_DONTNEED, 0, &nr);
+		apply(s, cpu, tt->tas, r, nr, T_DONTNEED, 0);
+		free(r);
+		break;
+	case T_MPROTECT:
+		r = runs_of(s, tt->tas, e->addr, e->pages, T_MPROTECT, e->prot, &nr);
+		apply(s, cpu, tt->tas, r, nr, T_MPROTECT, e->prot);
+		free(r);
+		break;
+	case T_MREMAP: {
+		uint8_t prot = 0;
+
+		for (uint32_t i = 0; i < a->n; i++)
+			if (a->m[i].start <= e->addr && e->addr < a->m[i].start + a->m[i].pages)
+				prot = a->m[i].prot;
+		r = runs_of(s, tt->tas, e->addr, e->pages, T_MREMAP, 0, &nr);
+		forget(a, e->addr, e->pages);
+		add_mapping(a, e->new_addr, e->new_pages ? e->new_pages : 1, prot);
+		apply(s, cpu, tt->tas, r, nr, T_MREMAP, 0);
+		free(r);
+		break;
+	}
+	default:
+		break;
+	}
+	s->events_done++;
+	return 1;
+}
+
+static void trace_finish(struct sim *s)
+{
+	struct trace *t = s->trace;
+
+	for (uint32_t a = 0; a < t->nas; a++)
+		free(t->as[a].m);
+	for (uint32_t th = 0; th < t->threads; th++)
+		free(t->th[th].idx);
+	free(t->th);
+	free(t->is_child);
+	free(t->as);
+	free(t->ev);
+	free(t);
+	s->trace = NULL;
+}
+
+const struct workload sim_trace_workload = {
+	"trace", "replay of a recorded trace", "-", TLBPOL_ARCH_X86_64, 0, 0, 0, 0, NULL,
+	trace_setup, trace_step, trace_finish,
+};
