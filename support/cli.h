@@ -92,6 +92,12 @@ struct cli_number {
 	uint64_t *u64; /* ... or this one, up to 2^64 - 1 */
 };
 
+/* An entry of such a table, by the width of the field @f that option @opt
+ * sets: the entry names the field's width, so a 64-bit field is never set
+ * through a 32-bit pointer (the compiler checks &(@f)'s type). */
+#define CLI_U32(opt, f) { (opt), &(f), NULL }
+#define CLI_U64(opt, f) { (opt), NULL, &(f) }
+
 /**
  * cli_number_find() - the entry of an option in a table of numbers
  * @tab: the table

@@ -350,7 +350,7 @@ void page_install(struct world *w, uint32_t cpu, uint32_t flags, struct table *t
 		  uint32_t f, const uint64_t *from_backing, uint32_t perms);
 void pages_setup(struct world *w);
 
-/* manager.c and guest.c: the threads main.c starts. */
+/* manager.c (manager.h) and guest.c: the threads main.c starts. */
 void *mgr_main(void *arg);
 void *vcpu_main(void *arg);
 

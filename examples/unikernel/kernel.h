@@ -299,7 +299,7 @@ int mm_page_fault(struct trap_frame *f, uint64_t cr2);
 /* main.c */
 extern uint32_t ping_ack;
 
-/* work.c */
+/* params.c (the command line), work.c (the workloads, after boot) */
 void params_parse(const char *cmdline);
 void params_print(void);
 void work_run(uint32_t cpu);

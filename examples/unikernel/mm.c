@@ -414,11 +414,14 @@ void mm_protect(uint32_t cpu, uint32_t first, uint32_t n, int writable)
  *  - PTE not present: drop the lock, get and prepare a frame (the "I/O" a
  *    real fault waits for without holding the PTE lock), retake the lock and
  *    retry.  If another CPU installed the page meanwhile, this is a retried
- *    fault (EVF_TRIED) that finds its PTE installed: seed 002's case.
+ *    fault (EVF_TRIED) that finds its PTE installed: the case of Linux
+ *    b7333b58f358 "mm/memory.c: skip spurious TLB flush for retried page
+ *    fault".
  *  - PTE present and allowing the access: a spurious fault -- the PTE was
  *    installed (or upgraded) between this CPU's walk and its taking the
- *    lock, seed 000's case; on real hardware also a stale, stricter TLB
- *    entry (the fault itself removed it, SDM 4.10.4.1).
+ *    lock, the case of Linux 61c77326d1df "x86, mm: Avoid unnecessary TLB
+ *    flush"; on real hardware also a stale, stricter TLB entry (the
+ *    fault itself removed it, SDM 4.10.4.1).
  *  - PTE present, read-only, write access: make it writable (an upgrade).
  */
 int mm_page_fault(struct trap_frame *f, uint64_t cr2)

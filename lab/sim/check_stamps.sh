@@ -1,14 +1,14 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
 # check_stamps.sh TLBPOL-SIM SOURCE_ROOT: flush stamps in the simulator
-# (issue 14).  With --stamps the private unmaps of lazy-unmap and of a
+# (TLBPOL_EVF_STAMP, tlbpol_stamp()).  With --stamps the private unmaps of lazy-unmap and of a
 # replayed real program (node's worker threads) give their frames back at
 # once and the allocator reuses them, the last freed first; every policy
 # must stay free of violations (--probe puts other CPUs' pages in every
 # TLB, so a settle that returned early is seen) and default must send
 # fewer munmap interrupts than linux; and on the 64 CPUs of the default
 # machine, lazy-unmap (fresh addresses, frames reused at once: the worst
-# case) at least 10x fewer, the issue's goal.
+# case) at least 10x fewer, the goal flush stamps were made for.
 set -u
 sim=$1
 root=$2

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * hypervisor.c - the `hypervisor` scenario (issue 13, item 5): the engine
- * inside a hypervisor.  It sits with the scenarios (sim.h's layering: it
- * calls sched.c, machine.c, clock.c and tlb.c, never the front end).
+ * hypervisor.c - the `hypervisor` scenario: the engine inside a
+ * hypervisor.  It sits with the scenarios (sim.h's layering: it calls
+ * sched.c, machine.c, clock.c and tlb.c, never the front end).
  *
  * What the model's objects are here:
  *  - the modelled CPUs are physical CPUs (pCPUs);
@@ -77,8 +77,9 @@
  *
  * The policies.  "before" is linux without RULE_BATCH: each stage-2 unmap
  * of the balloon is shot down when it is submitted instead of once for its
- * 256-page request.  Batching is what the balloon needs (seed 003's "one
- * IPI for many pages"; KVM too flushes once per zapped range,
+ * 256-page request.  Batching is what the balloon needs (Linux 72b252aed506
+ * "mm: send one IPI per CPU to TLB flush all entries after unmapping
+ * pages"; KVM too flushes once per zapped range,
  * kvm_zap_gfn_range()).  RULE_RANGE_FLUSH, the other candidate, changes
  * nothing here: a round write-protects whole bitmap words of the working
  * set, each past the 33-page flush ceiling, so every flush of VM 0 is of

@@ -158,17 +158,17 @@ static void usage(FILE *f)
 static int numeric_option(struct sim_config *cfg, int c, const char *name, const char *v)
 {
 	const struct cli_number nums[] = {
-		{ OPT_CPUS, &cfg->ncpus, NULL },
-		{ OPT_NODES, &cfg->nnodes, NULL },
-		{ OPT_EVENTS, NULL, &cfg->events },
-		{ OPT_SEED, NULL, &cfg->seed },
-		{ OPT_FREE_TICKS, &cfg->free_ticks, NULL },
-		{ OPT_L1, &cfg->l1_entries, NULL },
-		{ OPT_L2, &cfg->l2_entries, NULL },
-		{ OPT_OVERCOMMIT, &cfg->overcommit, NULL },
-		{ OPT_THREADS, &cfg->threads, NULL },
-		{ OPT_PAGES, &cfg->pages, NULL },
-		{ OPT_STAMP_LOOKAHEAD, &cfg->stamp_lookahead, NULL },
+		CLI_U32(OPT_CPUS, cfg->ncpus),
+		CLI_U32(OPT_NODES, cfg->nnodes),
+		CLI_U64(OPT_EVENTS, cfg->events),
+		CLI_U64(OPT_SEED, cfg->seed),
+		CLI_U32(OPT_FREE_TICKS, cfg->free_ticks),
+		CLI_U32(OPT_L1, cfg->l1_entries),
+		CLI_U32(OPT_L2, cfg->l2_entries),
+		CLI_U32(OPT_OVERCOMMIT, cfg->overcommit),
+		CLI_U32(OPT_THREADS, cfg->threads),
+		CLI_U32(OPT_PAGES, cfg->pages),
+		CLI_U32(OPT_STAMP_LOOKAHEAD, cfg->stamp_lookahead),
 	};
 	const struct {
 		int opt;
@@ -182,7 +182,7 @@ static int numeric_option(struct sim_config *cfg, int c, const char *name, const
 	int bad = num && cli_number_set(num, v);
 
 	if (c == OPT_PAGES && !bad && (cfg->pages < 1 || cfg->pages > 256))
-		bad = 1; /* workloads.c: DN_PAGES_MAX */
+		bad = 1; /* wl_bench.c: DN_PAGES_MAX */
 
 	for (size_t i = 0; i < sizeof(reals) / sizeof(reals[0]); i++)
 		if (reals[i].opt == c) {

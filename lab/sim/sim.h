@@ -9,9 +9,14 @@
  *
  * The files, top to bottom (calls go down only):
  *   main.c options.c report.c  the front end (frontend.h)
- *   workloads.c trace.c        the scenarios and trace replay
+ *   wl_linux.c wl_bench.c      the scenarios (workloads.h), hypervisor.c's,
+ *   hypervisor.c workloads.c   ... and what they share, the list of them
+ *   trace.c trace_load.c       trace replay, and reading a trace (trace.h)
  *   sched.c                    threads: run queues, blocking, idle, the run loop
- *   machine.c                  the engine's callbacks and the workload actions
+ *   actions.c                  the workload actions: accesses, PTE changes,
+ *                              flushes, deferred frees (machine.h)
+ *   machine.c frames.c         the engine's callbacks, set-up, switches;
+ *                              --stamps' free frames
  *   clock.c                    modelled time: coroutines, interrupts in flight
  *   oracle.c tlb.c cost.c      page tables and the checks; TLBs; costs
  */
@@ -131,8 +136,8 @@ struct sim_cpu {
 	uint64_t rng;
 	uint64_t ops;
 	uint32_t cause;  /* enum sim_cause of its latest change: its IPIs count there */
-	void *pend;      /* changes whose completion is awaited (machine.c) */
-	void *frames;    /* --stamps: its free frames and those its unmap cleared (machine.c) */
+	void *pend;      /* changes whose completion is awaited (actions.c) */
+	void *frames;    /* --stamps: its free frames and those its unmap cleared (frames.c) */
 	void *w;         /* workload's per-CPU state */
 };
 
@@ -190,7 +195,7 @@ struct sim_config {
 	int probe;        /* after each step a CPU reads a page installed lately (checking) */
 	int pcid;         /* switches keep the old address space's entries (RETAIN_AS) */
 	int wait_irqs;    /* waits are served only by interrupts (CFGF_WAIT_IRQS) */
-	int stamps;       /* private unmaps are stamped; freed frames are reused (issue 14) */
+	int stamps;       /* private unmaps are stamped; freed frames are reused at once */
 	uint32_t stamp_lookahead; /* ... the allocator prefers a settled one of this many */
 	int stamp_spare;  /* ... and takes a spare frame rather than settle one */
 	int quiet;
@@ -235,7 +240,7 @@ struct sim {
 	uint64_t events_done;
 	const char *trace_path;
 	void *trace;        /* the replayed trace */
-	void *frames;       /* --stamps: the free frames past the per-CPU lists (machine.c) */
+	void *frames;       /* --stamps: the free frames past the per-CPU lists (frames.c) */
 	char error[256];
 };
 
@@ -262,7 +267,7 @@ void sim_kick(struct sim *s, uint32_t cpu, double at);
  * next wake-up time of its blocked threads (INFINITY: none). */
 extern double (*clock_timers)(struct sim *s, uint32_t cpu);
 
-/* machine.c */
+/* machine.c (sim_settle_percentiles(): frames.c) */
 int sim_init(struct sim *s, const struct sim_config *cfg, const struct workload *wl);
 void sim_fini(struct sim *s);
 /* --stamps: the settle latencies' percentiles into s->cnt (once, at the end). */
@@ -274,7 +279,7 @@ int sim_open_as(struct sim *s);
 uint64_t sim_xorshift(uint64_t *state);
 uint64_t sim_rand(struct sim_cpu *c);
 
-/* Workload actions, run on @cpu at its clock. */
+/* actions.c: workload actions, run on @cpu at its clock. */
 enum access_result { ACC_OK, ACC_FAULT };
 enum access_result sim_access(struct sim *s, uint32_t cpu, uint32_t as, uint64_t vpn, int write);
 /* Change @n PTEs from @vpn to @perms (0: unmap); @frame_change gives them new
@@ -316,7 +321,7 @@ void sim_block(struct sim *s, uint32_t cpu, double ns);
 void sim_thread_exec(struct sim *s, uint32_t cpu, int32_t as);
 int sim_run(struct sim *s);
 
-/* tlb.c: a CPU's modelled TLB, for machine.c and oracle.c */
+/* tlb.c: a CPU's modelled TLB, for machine.c, actions.c and oracle.c */
 int tlb_init(struct sim_tlb *t, const struct sim_config *cfg, uint32_t nas);
 void tlb_fini(struct sim_tlb *t);
 /* Still usable: valid, and not flushed with its whole address space. */
@@ -330,7 +335,7 @@ void tlb_flush_page(struct sim_tlb *t, uint16_t asid, uint64_t vpn);
 void tlb_flush_as(struct sim_tlb *t, uint16_t asid);
 void tlb_flush_all(struct sim_tlb *t, uint32_t nas);
 
-/* oracle.c: the page tables, and the checks machine.c calls for */
+/* oracle.c: the page tables, and the checks actions.c calls for */
 /* The PTE of @vpn (allocated if @create); NULL if absent and !@create. */
 struct sim_page *sim_page(struct sim *s, uint32_t as, uint64_t vpn, int create);
 /* Does an entry filled as (@perms, @frame) grant more than @p does? */
@@ -355,7 +360,7 @@ void oracle_check_frame(struct sim *s, uint32_t f, uint32_t as, uint64_t vpn);
 extern const struct workload *const sim_workloads[];
 const struct workload *sim_find_workload(const char *name);
 
-/* trace.c */
+/* trace.c, trace_load.c */
 extern const struct workload sim_trace_workload; /* replays s->trace_path */
 int sim_load_trace(struct sim *s, const char *path);
 

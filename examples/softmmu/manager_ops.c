@@ -1,0 +1,415 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * manager_ops.c - the memory manager's operations: reclaim of clean and
+ * dirty pages (with flush stamps when w->stamps), unmap of ranges
+ * (MADV_DONTNEED), write-protection, aging, migration, remap and the
+ * freeing of page-table pages, each in the pattern of manager_defer.c.
+ * Called by manager.c; calls manager_defer.c and pages.c.
+ */
+#include "manager.h"
+
+/*
+ * Flush stamps (w->stamps): the end of a reclaim pass is tlbpol_stamp()
+ * (try_to_unmap_flush()): what is due by the free is complete when it
+ * returns, the clean pages' flushes are posted with no interrupt, and
+ * every frame goes back to the free list at once (the dirty ones, flushed
+ * before their writeback, poisoned; the clean ones with the stamp), the
+ * pages unlocked: the guest may fault them in again at once, which
+ * completes what is pending over them.  The changes the stamp covers are
+ * not marked complete (the checker checks less, never wrongly).
+ */
+static void reclaim_stamped(struct mgr *m, const uint32_t *dframe, uint32_t nd)
+{
+	struct world *w = m->w;
+	struct dfree *df = m->df;
+	uint64_t stamp = 0;
+	uint32_t kept = 0;
+
+	m->df = NULL;
+	/* A pass that found no mapped page stamped nothing: tlbpol_stamp()
+	 * says so (-ENOENT), and a flush completes the rest. */
+	if (df->nframes)
+		chk(tlbpol_stamp(w->eng, m->me, &stamp), "tlbpol_stamp");
+	else
+		chk(tlbpol_flush(w->eng, m->me, TLBPOL_BY_FREE), "tlbpol_flush");
+	for (uint32_t i = 0; i < df->nchanges; i++) {
+		if (df->changes[i].deadline <= TLBPOL_BY_FREE || !stamp)
+			cv_raise(w, df->changes[i].vpn, df->changes[i].word);
+		else
+			df->changes[kept++] = df->changes[i];
+	}
+	for (uint32_t i = 0; i < df->nframes; i++) {
+		int dirty = 0;
+
+		for (uint32_t k = 0; k < nd && !dirty; k++)
+			dirty = dframe[k] == df->frames[i];
+		frame_free_stamped(w, df->frames[i], dirty ? 0 : stamp);
+		m->c->n[C_STAMPED] += !dirty && stamp;
+	}
+	for (uint32_t i = 0; i < df->npages; i++)
+		page_unlock(w, df->pages[i], df->states[i]);
+	free(df);
+}
+
+/*
+ * Reclaim (kswapd): unmap each mapped page of a cluster for reclaim, one
+ * event per page as rmap walks them; write the dirty ones back once their
+ * flush is done (BY_WRITEBACK); free all frames once every flush is done
+ * (with flush stamps: at once, reclaim_stamped()).
+ */
+void op_reclaim(struct mgr *m, uint32_t start, uint32_t n)
+{
+	struct world *w = m->w;
+	uint32_t dirty[MAX_OP_PAGES], dframe[MAX_OP_PAGES], nd = 0, st;
+
+	df_begin(m);
+	for (uint32_t vpn = start; vpn < start + n; vpn++) {
+		struct tlbpol_decision d;
+		uint64_t old, cleared;
+
+		if (!page_trylock(w, vpn, &st))
+			continue;
+		if (st != PG_MAPPED) {
+			page_unlock(w, vpn, st);
+			continue;
+		}
+		old = pte_clear(w, vpn, &cleared);
+		d = submit(w, m->me, TLBPOL_EV_RECLAIM, w->stamps ? TLBPOL_EVF_STAMP : 0, vpn, 1,
+			   pte_perms(old), 0);
+		note_change(m, vpn, cleared, &d);
+		if (old & PTE_D) {
+			dirty[nd] = vpn;
+			dframe[nd++] = pte_frame(old);
+		}
+		m->df->frames[m->df->nframes++] = pte_frame(old);
+		m->df->pages[m->df->npages] = vpn;
+		m->df->states[m->df->npages++] = PG_SWAPPED;
+		m->c->n[C_OP_PAGES]++;
+	}
+	/* A stale writable entry could still change a dirty page: write back
+	 * only after its flush (try_to_unmap_flush_dirty() before pageout()). */
+	mgr_flush(m, TLBPOL_BY_WRITEBACK);
+	for (uint32_t i = 0; i < nd; i++)
+		writeback(w, dirty[i], dframe[i]);
+	/* A clean page's copy on the swap device (or the zero page) is still
+	 * good: it goes with no writeback. */
+	if (w->stamps) {
+		reclaim_stamped(m, dframe, nd);
+		return;
+	}
+	mgr_flush(m, TLBPOL_BY_FREE);
+	df_end(m);
+}
+
+/* One event for a run of @nr pages from @run whose PTEs were cleared (to
+ * @cleared[0 ..]), as a zap gathers its pages into one TLB batch. */
+static void unmap_run(struct mgr *m, uint32_t flags, uint32_t run, uint32_t nr, uint32_t perms,
+		      const uint64_t *cleared)
+{
+	struct tlbpol_decision d = submit(m->w, m->me, TLBPOL_EV_UNMAP, flags, run, nr, perms, 0);
+
+	for (uint32_t i = 0; i < nr; i++)
+		note_change(m, run + i, cleared[i], &d);
+}
+
+/*
+ * MADV_DONTNEED of private anonymous memory: the range stays mapped
+ * (TLBPOL_EVF_STAYS_MAPPED), so the flush is complete when the call returns,
+ * and from then on the old contents are gone: the frames are poisoned at
+ * once (a stale read sees poison, a stale write breaks it and shows when the
+ * frame is reused) and the addresses are free to fault in again as zero
+ * pages; the frames themselves go back through the deferred free.  One
+ * event per run of mapped pages, as a zap gathers.
+ */
+void op_unmap(struct mgr *m, uint32_t start, uint32_t n)
+{
+	struct world *w = m->w;
+	uint32_t run = 0, run_perms = 0, nrun = 0, st, locked[MAX_OP_PAGES], nl = 0;
+	uint64_t cleared[MAX_OP_PAGES];
+
+	df_begin(m);
+	for (uint32_t vpn = start; vpn <= start + n; vpn++) {
+		int mapped = 0;
+
+		if (vpn < start + n && page_trylock(w, vpn, &st)) {
+			if (st == PG_MAPPED) {
+				uint64_t old = pte_clear(w, vpn, &cleared[vpn - start]);
+
+				if (!nrun++)
+					run = vpn;
+				run_perms |= pte_perms(old);
+				m->df->frames[m->df->nframes++] = pte_frame(old);
+				locked[nl++] = vpn;
+				m->c->n[C_OP_PAGES]++;
+				mapped = 1;
+			} else {
+				w->backing_valid[vpn] = 0; /* a swapped-out page: drop the slot */
+				page_unlock(w, vpn, PG_ABSENT);
+			}
+		}
+		if (!mapped && nrun) {
+			unmap_run(m, TLBPOL_EVF_STAYS_MAPPED | TLBPOL_EVF_PRIVATE, run, nrun,
+				  run_perms, &cleared[run - start]);
+			nrun = 0;
+			run_perms = 0;
+		}
+	}
+	/* madvise() returns: the contents are gone, the addresses usable. */
+	for (uint32_t i = 0; i < m->df->nframes; i++)
+		poison_words(w->frames[m->df->frames[i]].w, FRAME_WORDS);
+	for (uint32_t i = 0; i < nl; i++)
+		page_unlock(w, locked[i], PG_ABSENT);
+	df_end(m);
+}
+
+/* Write-protect a range (dirty tracking): one event for the range, as
+ * change_protection() flushes once; the guest's next write faults. */
+void op_protect(struct mgr *m, uint32_t start, uint32_t n)
+{
+	struct world *w = m->w;
+	uint32_t locked[MAX_OP_PAGES], lstate[MAX_OP_PAGES], nl = 0, first = 0, last = 0;
+	uint32_t old_perms = 0, new_perms = 0, st;
+	uint64_t words[MAX_OP_PAGES] = { 0 };
+	int any = 0;
+
+	for (uint32_t vpn = start; vpn < start + n; vpn++) {
+		_Atomic uint64_t *slot;
+		uint64_t p, np;
+		uint32_t v;
+
+		if (!page_trylock(w, vpn, &st))
+			continue;
+		locked[nl] = vpn;
+		lstate[nl++] = st;
+		if (st != PG_MAPPED || !((p = atomic_load(slot = sw_pte(w, vpn))) & PTE_W))
+			continue;
+		v = ++w->pver[vpn];
+		do
+			np = pte_make(pte_perms(p) & ~PTE_W, pte_frame(p), v);
+		while (!atomic_compare_exchange_weak(slot, &p, np));
+		words[vpn - start] = np;
+		old_perms |= pte_perms(p);
+		new_perms |= pte_perms(np);
+		if (!any)
+			first = vpn;
+		last = vpn;
+		any = 1;
+		m->c->n[C_OP_PAGES]++;
+	}
+	if (any) {
+		struct tlbpol_decision d = submit(w, m->me, TLBPOL_EV_PROTECT, 0, first,
+						  last - first + 1, old_perms, new_perms);
+
+		df_begin(m);
+		for (uint32_t vpn = first; vpn <= last; vpn++)
+			if (words[vpn - start])
+				note_change(m, vpn, words[vpn - start], &d);
+		df_end(m);
+	}
+	for (uint32_t i = 0; i < nl; i++)
+		page_unlock(w, locked[i], lstate[i]);
+}
+
+/* Age pages (clear A), one event per page as page_referenced() walks them. */
+void op_aging(struct mgr *m, uint32_t start, uint32_t n)
+{
+	struct world *w = m->w;
+	uint32_t st;
+
+	df_begin(m);
+	for (uint32_t vpn = start; vpn < start + n; vpn++) {
+		_Atomic uint64_t *slot;
+		struct tlbpol_decision d;
+		uint64_t p, np;
+		uint32_t v;
+
+		if (!page_trylock(w, vpn, &st))
+			continue;
+		if (st == PG_MAPPED && ((p = atomic_load(slot = sw_pte(w, vpn))) & PTE_A)) {
+			v = ++w->pver[vpn];
+			do
+				np = pte_make(pte_perms(p) & ~PTE_A, pte_frame(p), v);
+			while (!atomic_compare_exchange_weak(slot, &p, np));
+			d = submit(w, m->me, TLBPOL_EV_CLEAR_YOUNG, 0, vpn, 1, pte_perms(p),
+				   pte_perms(np));
+			note_change(m, vpn, np, &d);
+			m->c->n[C_OP_PAGES]++;
+		}
+		page_unlock(w, vpn, st);
+	}
+	df_end(m);
+}
+
+/*
+ * Migrate (compaction): unmap each page to a migration entry, copy it to a
+ * new frame once a stale entry can no longer write it (BY_WRITEBACK: a clean
+ * page's stale entries can only read the unchanged old copy), then restore
+ * the PTE on the new frame.  The restore is an install: the engine completes
+ * the pending flush for that address before it returns.
+ */
+void op_migrate(struct mgr *m, uint32_t start, uint32_t n)
+{
+	struct world *w = m->w;
+	uint32_t vpns[MAX_OP_PAGES], newf[MAX_OP_PAGES], np = 0, st;
+	uint64_t old[MAX_OP_PAGES], cleared[MAX_OP_PAGES];
+
+	df_begin(m);
+	for (uint32_t vpn = start; vpn < start + n; vpn++) {
+		struct tlbpol_decision d;
+		int f;
+
+		if (!page_trylock(w, vpn, &st))
+			continue;
+		if (st != PG_MAPPED || (f = frame_alloc(w, m->me)) < 0) {
+			page_unlock(w, vpn, st);
+			continue;
+		}
+		vpns[np] = vpn;
+		newf[np] = (uint32_t)f;
+		old[np] = pte_clear(w, vpn, &cleared[np]);
+		d = submit(w, m->me, TLBPOL_EV_MIGRATE, 0, vpn, 1, pte_perms(old[np]), 0);
+		note_change(m, vpn, cleared[np], &d);
+		m->df->frames[m->df->nframes++] = pte_frame(old[np]);
+		np++;
+		m->c->n[C_OP_PAGES]++;
+	}
+	mgr_flush(m, TLBPOL_BY_WRITEBACK);
+	for (uint32_t i = 0; i < np; i++)
+		frame_fill(w, newf[i], vpns[i], NULL, (int)pte_frame(old[i]));
+	for (uint32_t i = 0; i < np; i++) {
+		uint64_t nw = pte_make(pte_perms(old[i]), newf[i], ++w->pver[vpns[i]]);
+
+		submit(w, m->me, TLBPOL_EV_MIGRATE, 0, vpns[i], 1, 0, pte_perms(nw));
+		/* The install completed the removal's flush (the header's
+		 * promise for reused addresses): both changes are done. */
+		cv_raise(w, vpns[i], cleared[i]);
+		cv_raise(w, vpns[i], nw);
+		atomic_store(sw_pte(w, vpns[i]), nw);
+		page_unlock(w, vpns[i], PG_MAPPED);
+	}
+	m->df->nchanges = 0; /* all completed by the installs */
+	df_end(m);
+}
+
+/*
+ * mremap of a few pages from @a to an absent range: the old addresses are
+ * flushed before the move is visible (REMAP, BY_NOW); the frames then take
+ * their new identity and are installed at the new addresses.
+ */
+void op_remap(struct mgr *m, uint32_t a, uint32_t b, uint32_t n)
+{
+	struct world *w = m->w;
+	uint32_t na = 0, st, perms = 0;
+	uint64_t old[4], cleared[4];
+	struct tlbpol_decision d;
+	struct table *t;
+
+	for (; na < n; na++) {
+		if (!page_trylock(w, a + na, &st))
+			break;
+		if (st != PG_MAPPED) {
+			page_unlock(w, a + na, st);
+			break;
+		}
+		if (!page_trylock(w, b + na, &st)) {
+			page_unlock(w, a + na, PG_MAPPED);
+			break;
+		}
+		if (st != PG_ABSENT) {
+			page_unlock(w, b + na, st);
+			page_unlock(w, a + na, PG_MAPPED);
+			break;
+		}
+	}
+	if (!na)
+		return;
+	t = ensure_table(w, b >> GROUP_SHIFT);
+	if (!t) {
+		for (uint32_t i = 0; i < na; i++) {
+			page_unlock(w, a + i, PG_MAPPED);
+			page_unlock(w, b + i, PG_ABSENT);
+		}
+		return;
+	}
+	df_begin(m);
+	for (uint32_t i = 0; i < na; i++) {
+		old[i] = pte_clear(w, a + i, &cleared[i]);
+		perms |= pte_perms(old[i]);
+	}
+	d = submit(w, m->me, TLBPOL_EV_REMAP, 0, a, na, perms, 0);
+	for (uint32_t i = 0; i < na; i++)
+		note_change(m, a + i, cleared[i], &d);
+	mgr_flush(m, TLBPOL_BY_NOW);
+	/* No CPU translates the old addresses any more: the frames belong to
+	 * the new ones. */
+	for (uint32_t i = 0; i < na; i++)
+		atomic_store_explicit(&w->frames[pte_frame(old[i])].w[0],
+				      frame_ident(b + i, atomic_fetch_add(&w->frame_gen, 1) + 1),
+				      memory_order_relaxed);
+	perms = PTE_P | PTE_W | PTE_U | PTE_A | PTE_D;
+	submit(w, m->me, TLBPOL_EV_REMAP, 0, b, na, 0, perms);
+	for (uint32_t i = 0; i < na; i++) {
+		uint64_t nw = pte_make(perms, pte_frame(old[i]), ++w->pver[b + i]);
+
+		atomic_store(&t->pte[(b + i) & (GROUP_PAGES - 1)], nw);
+		cv_raise(w, b + i, nw);
+		w->backing_valid[a + i] = w->backing_valid[b + i] = 0;
+		page_unlock(w, a + i, PG_ABSENT);
+		page_unlock(w, b + i, PG_MAPPED);
+		m->c->n[C_OP_PAGES]++;
+	}
+	df_end(m);
+}
+
+/*
+ * munmap of a whole table page's range: unmap its pages, detach the table
+ * page and free it with the frames once the flush -- which must reach idle
+ * CPUs too (TABLES_FREED), since their MMU may walk it -- is done.
+ */
+void op_tables(struct mgr *m, uint32_t g)
+{
+	struct world *w = m->w;
+	uint32_t base = g * GROUP_PAGES, locked = 0, st[GROUP_PAGES], nrun = 0, run = 0, perms = 0;
+	uint64_t cleared[GROUP_PAGES], d;
+
+	for (; locked < GROUP_PAGES; locked++)
+		if (!page_trylock(w, base + locked, &st[locked]))
+			break;
+	d = atomic_load(&w->dir[g]);
+	if (locked < GROUP_PAGES || !d) {
+		for (uint32_t i = 0; i < locked; i++)
+			page_unlock(w, base + i, st[i]);
+		return;
+	}
+	df_begin(m);
+	for (uint32_t i = 0; i <= GROUP_PAGES; i++) {
+		int mapped = i < GROUP_PAGES && st[i] == PG_MAPPED;
+
+		if (mapped) {
+			uint64_t old = pte_clear(w, base + i, &cleared[i]);
+
+			if (!nrun++)
+				run = base + i;
+			perms |= pte_perms(old);
+			m->df->frames[m->df->nframes++] = pte_frame(old);
+			m->c->n[C_OP_PAGES]++;
+		} else if (nrun) {
+			unmap_run(m, TLBPOL_EVF_PRIVATE, run, nrun, perms, &cleared[run - base]);
+			nrun = 0;
+			perms = 0;
+		}
+		if (i < GROUP_PAGES) {
+			w->backing_valid[base + i] = 0;
+			m->df->pages[m->df->npages] = base + i;
+			m->df->states[m->df->npages++] = PG_ABSENT;
+		}
+	}
+	/* Detach the table page, then say so: the flush reaches every CPU that
+	 * may cache a pointer to it, idle ones included. */
+	atomic_store(&w->dir[g], 0);
+	m->df->table = (int)dir_table(d);
+	submit(w, m->me, TLBPOL_EV_UNMAP, TLBPOL_EVF_PRIVATE | TLBPOL_EVF_TABLES_FREED, base,
+	       GROUP_PAGES, 0, 0);
+	mgr_flush(m, TLBPOL_BY_FREE);
+	df_end(m);
+}
