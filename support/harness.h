@@ -116,6 +116,26 @@ static inline struct tlbpol_engine *h_engine(struct harness *h, uint32_t nr_cpus
 	return h_engine_ops(h, nr_cpus, arch, rules, &h_ops);
 }
 
+/* @h's engine from @cfg (h_config()'s, adjusted), interrupts delivered. */
+static inline struct tlbpol_engine *h_engine_cfg(struct harness *h,
+						 const struct tlbpol_config *cfg)
+{
+	h->deliver = 1;
+	assert_int_equal(tlbpol_engine_new(cfg, &h->eng), 0);
+	return h->eng;
+}
+
+/* Address space @tag opened on @h's engine, run by CPUs 0 .. @nr_cpus - 1. */
+static inline struct tlbpol_as *h_as_run(struct harness *h, uint64_t tag, uint32_t nr_cpus)
+{
+	struct tlbpol_as *as;
+
+	assert_int_equal(tlbpol_as_open(h->eng, tag, &as), 0);
+	for (uint32_t c = 0; c < nr_cpus; c++)
+		assert_int_equal(tlbpol_switch(h->eng, c, as, NULL), 0);
+	return as;
+}
+
 /* A deferred free that counts its runs in the int at @arg. */
 static inline void h_count_free(void *arg)
 {

@@ -34,8 +34,16 @@ static void unmap(struct harness *h, struct tlbpol_as *as, uint64_t va)
 	assert_int_equal(d.deadline, TLBPOL_BY_FREE);
 }
 
-/* The last flush of the address space of tag @tag, on whichever CPU. */
-static const struct h_flush *flush_of(const struct harness *h, uint64_t tag)
+/* Unmaps of pages VA(@from) .. VA(@from + @n - 1), one entry each. */
+static void unmap_n(struct harness *h, struct tlbpol_as *as, uint32_t from, uint32_t n)
+{
+	for (uint32_t i = from; i < from + n; i++)
+		unmap(h, as, VA(i));
+}
+
+/* The last flush of the address space of tag @tag, on whichever CPU,
+ * which must be of @kind. */
+static const struct h_flush *flush_kind(const struct harness *h, uint64_t tag, uint32_t kind)
 {
 	const struct h_flush *f = NULL;
 
@@ -43,6 +51,7 @@ static const struct h_flush *flush_of(const struct harness *h, uint64_t tag)
 		if (h->log[i].as_tag == tag)
 			f = &h->log[i];
 	assert_non_null(f);
+	assert_int_equal(f->kind, kind);
 	return f;
 }
 
@@ -56,12 +65,11 @@ static void test_widen_one_as(void **s)
 
 	(void)s;
 	setup(&h, 1, as);
-	for (uint32_t i = 0; i < CAP + 10; i++)
-		unmap(&h, as[0], VA(i));
+	unmap_n(&h, as[0], 0, CAP + 10);
 	assert_int_equal(h.ipi_calls, 0); /* nothing completed early */
 	assert_int_equal(tlbpol_flush(h.eng, 0, TLBPOL_BY_FREE), CAP + 10);
 	assert_int_equal(h.ipi_calls, 1);
-	assert_int_equal(flush_of(&h, 1)->kind, TLBPOL_FLUSH_AS);
+	flush_kind(&h, 1, TLBPOL_FLUSH_AS);
 	tlbpol_engine_free(h.eng);
 }
 
@@ -79,20 +87,16 @@ static void test_full_small_as_completes(void **s)
 
 	(void)s;
 	setup(&h, 2, as);
-	for (uint32_t i = 0; i < CAP - 6; i++)
-		unmap(&h, as[0], VA(i));
-	for (uint32_t i = 0; i < 6; i++)
-		unmap(&h, as[1], VA(i));
+	unmap_n(&h, as[0], 0, CAP - 6);
+	unmap_n(&h, as[1], 0, 6);
 	assert_int_equal(h.nr_log, 0);
 	unmap(&h, as[1], VA(100));
-	f = flush_of(&h, 2);
-	assert_int_equal(f->kind, TLBPOL_FLUSH_PAGES);
+	f = flush_kind(&h, 2, TLBPOL_FLUSH_PAGES);
 	assert_int_equal(f->pages, 6);
-	assert_int_equal(flush_of(&h, 1)->kind, TLBPOL_FLUSH_AS); /* 60 pages */
+	flush_kind(&h, 1, TLBPOL_FLUSH_AS); /* 60 pages */
 	h_reset_log(&h);
 	assert_int_equal(tlbpol_flush(h.eng, 0, TLBPOL_BY_FREE), 1);
-	f = flush_of(&h, 2);
-	assert_int_equal(f->kind, TLBPOL_FLUSH_PAGES);
+	f = flush_kind(&h, 2, TLBPOL_FLUSH_PAGES);
 	assert_int_equal(f->first.va, VA(100));
 	tlbpol_engine_free(h.eng);
 }
@@ -107,18 +111,16 @@ static void test_full_other_as(void **s)
 
 	(void)s;
 	setup(&h, 2, as);
-	for (uint32_t i = 0; i < CAP; i++)
-		unmap(&h, as[0], VA(i));
+	unmap_n(&h, as[0], 0, CAP);
 	assert_int_equal(h.nr_log, 0);
 	unmap(&h, as[1], VA(7));
 	/* The full batch went out (as[0] runs on CPU 0 only: a local flush). */
 	assert_int_equal(h.nr_log, 1);
-	assert_int_equal(flush_of(&h, 1)->kind, TLBPOL_FLUSH_AS);
+	flush_kind(&h, 1, TLBPOL_FLUSH_AS);
 	h_reset_log(&h);
 	assert_int_equal(tlbpol_flush(h.eng, 0, TLBPOL_BY_FREE), 1);
 	assert_int_equal(h.ipi_calls, 1);
-	f = flush_of(&h, 2);
-	assert_int_equal(f->kind, TLBPOL_FLUSH_PAGES);
+	f = flush_kind(&h, 2, TLBPOL_FLUSH_PAGES);
 	assert_int_equal(f->first.va, VA(7));
 	assert_int_equal(f->pages, 1);
 	tlbpol_engine_free(h.eng);
@@ -139,8 +141,7 @@ static void test_widened_page_still_pending(void **s)
 
 	(void)s;
 	setup(&h, 1, as);
-	for (uint32_t i = 0; i < CAP; i++)
-		unmap(&h, as[0], VA(i));
+	unmap_n(&h, as[0], 0, CAP);
 	unmap(&h, as[0], VA(500)); /* widens: far from the last entry */
 	assert_int_equal(tlbpol_defer_free(h.eng, 0, h_count_free, &runs), 0);
 	assert_int_equal(runs, 0);

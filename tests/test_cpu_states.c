@@ -34,13 +34,8 @@ static int expected(uint32_t from, uint32_t to, int lazy, int tables)
 
 static struct tlbpol_as *setup(struct harness *h)
 {
-	struct tlbpol_as *as;
-
 	h_engine(h, 2, TLBPOL_ARCH_X86_64, TLBPOL_RULES_DEFAULT & ~TLBPOL_RULE_BROADCAST);
-	assert_int_equal(tlbpol_as_open(h->eng, 1, &as), 0);
-	assert_int_equal(tlbpol_switch(h->eng, 0, as, NULL), 0);
-	assert_int_equal(tlbpol_switch(h->eng, 1, as, NULL), 0);
-	return as;
+	return h_as_run(h, 1, 2);
 }
 
 /* CPU 0 changes a PTE and shoots it down now: a table freed (an unmap that

@@ -15,13 +15,8 @@
 
 static struct tlbpol_as *setup(struct harness *h, uint32_t nr_cpus, uint64_t tag)
 {
-	struct tlbpol_as *as;
-
 	h_engine(h, nr_cpus, TLBPOL_ARCH_X86_64, DEF);
-	assert_int_equal(tlbpol_as_open(h->eng, tag, &as), 0);
-	for (uint32_t c = 0; c < nr_cpus; c++)
-		assert_int_equal(tlbpol_switch(h->eng, c, as, NULL), 0);
-	return as;
+	return h_as_run(h, tag, nr_cpus);
 }
 
 static void submit(struct harness *h, struct tlbpol_as *as, uint32_t cpu, struct tlbpol_event ev)
@@ -179,9 +174,7 @@ static void test_local(void **s)
 
 	(void)s;
 	h_engine(&h, 2, TLBPOL_ARCH_ARM64, DEF);
-	assert_int_equal(tlbpol_as_open(h.eng, 1, &as), 0);
-	assert_int_equal(tlbpol_switch(h.eng, 0, as, NULL), 0);
-	assert_int_equal(tlbpol_switch(h.eng, 1, as, NULL), 0);
+	as = h_as_run(&h, 1, 2);
 	submit(&h, as, 1, ev);
 	assert_int_equal(h.flushes_on[1], 1);
 	assert_int_equal(h.flushes_on[0], 0);
@@ -272,9 +265,8 @@ static void test_batch_full(void **s)
 
 	(void)s;
 	h_config(&h, &cfg, 2, TLBPOL_ARCH_X86_64);
-	h.deliver = 1;
 	cfg.batch_pages = 16;
-	assert_int_equal(tlbpol_engine_new(&cfg, &h.eng), 0);
+	h_engine_cfg(&h, &cfg);
 	assert_int_equal(tlbpol_as_open(h.eng, 1, &as), 0);
 	assert_int_equal(tlbpol_switch(h.eng, 1, as, NULL), 0);
 	for (int i = 0; i < 15; i++)
@@ -398,9 +390,7 @@ static void test_tick_completes_lazy(void **s)
 
 	(void)s;
 	h_engine(&h, 2, TLBPOL_ARCH_ARM64, DEF);
-	assert_int_equal(tlbpol_as_open(h.eng, 1, &as), 0);
-	assert_int_equal(tlbpol_switch(h.eng, 0, as, NULL), 0);
-	assert_int_equal(tlbpol_switch(h.eng, 1, as, NULL), 0);
+	as = h_as_run(&h, 1, 2);
 	submit(&h, as, 0, h_event(TLBPOL_EV_CLEAR_YOUNG, 0, 0x1000, 1, RW, P | W | U));
 	assert_int_equal(tlbpol_defer_free(h.eng, 0, h_count_free, &done), 0);
 	assert_int_equal(h.nr_log, 1); /* itself, at once (LATR) */
@@ -492,9 +482,7 @@ static void test_handle_ipi_count(void **s)
 	ipi_h = &h;
 	cfg.ops = &ops;
 	assert_int_equal(tlbpol_engine_new(&cfg, &h.eng), 0);
-	assert_int_equal(tlbpol_as_open(h.eng, 1, &as), 0);
-	for (uint32_t c = 0; c < 3; c++)
-		assert_int_equal(tlbpol_switch(h.eng, c, as, NULL), 0);
+	as = h_as_run(&h, 1, 3);
 	submit(&h, as, 0, h_event(TLBPOL_EV_PROTECT, 0, 0x1000, 1, RW, RO));
 	assert_int_equal(ipi_served, 2);
 	assert_int_equal(tlbpol_handle_ipi(h.eng, 1), 0);

@@ -18,34 +18,36 @@ static int freed;
 static struct tlbpol_as *two_cpus(struct harness *h, uint32_t free_ticks)
 {
 	struct tlbpol_config cfg;
-	struct tlbpol_as *as;
 
 	h_config(h, &cfg, 2, TLBPOL_ARCH_X86_64);
-	h->deliver = 1;
 	cfg.free_ticks = free_ticks;
 	cfg.rules = TLBPOL_RULES_DEFAULT & ~TLBPOL_RULE_BROADCAST;
-	assert_int_equal(tlbpol_engine_new(&cfg, &h->eng), 0);
-	assert_int_equal(tlbpol_as_open(h->eng, 1, &as), 0);
-	assert_int_equal(tlbpol_switch(h->eng, 0, as, NULL), 0);
-	assert_int_equal(tlbpol_switch(h->eng, 1, as, NULL), 0);
-	return as;
+	h_engine_cfg(h, &cfg);
+	return h_as_run(h, 1, 2);
+}
+
+/* CPU 0 submits @n events like @ev, a page apart from its address, each
+ * due by @by, and queues a deferred free (counted in freed) behind them;
+ * the log reset. */
+static void queue_then_free(struct harness *h, struct tlbpol_as *as, struct tlbpol_event ev,
+			    uint32_t n, uint32_t by)
+{
+	struct tlbpol_decision d;
+
+	freed = 0;
+	for (uint32_t i = 0; i < n; i++, ev.va += 0x1000) {
+		assert_int_equal(tlbpol_submit(h->eng, as, 0, &ev, &d), 0);
+		assert_int_equal(d.deadline, by);
+	}
+	assert_int_equal(tlbpol_defer_free(h->eng, 0, h_count_free, &freed), 0);
+	h_reset_log(h);
 }
 
 /* 44 clean reclaims and one deferred free, then only ticks. */
 static void unmap_then_quiet(struct harness *h, struct tlbpol_as *as)
 {
-	struct tlbpol_decision d;
-
-	freed = 0;
-	for (uint64_t i = 0; i < 44; i++) {
-		struct tlbpol_event ev =
-			h_event(TLBPOL_EV_RECLAIM, 0, 0x100000 + i * 0x1000, 1, P | W | U | A, 0);
-
-		assert_int_equal(tlbpol_submit(h->eng, as, 0, &ev, &d), 0);
-		assert_int_equal(d.deadline, TLBPOL_BY_FREE);
-	}
-	assert_int_equal(tlbpol_defer_free(h->eng, 0, h_count_free, &freed), 0);
-	h_reset_log(h);
+	queue_then_free(h, as, h_event(TLBPOL_EV_RECLAIM, 0, 0x100000, 1, P | W | U | A, 0), 44,
+			TLBPOL_BY_FREE);
 }
 
 static void test_quiet_cpu_frees(void **state)
@@ -187,15 +189,10 @@ static void test_writeback_flushed_by_host(void **state)
  * deferred free queued behind it; the log reset. */
 static void lazy_unmap(struct harness *h, struct tlbpol_as *as)
 {
-	struct tlbpol_decision d;
-	struct tlbpol_event ev = h_event(TLBPOL_EV_UNMAP, TLBPOL_EVF_LAZY_OK | TLBPOL_EVF_PRIVATE,
-					 0x700000, 1, P | W | U | A, 0);
-
-	freed = 0;
-	assert_int_equal(tlbpol_submit(h->eng, as, 0, &ev, &d), 0);
-	assert_int_equal(d.deadline, TLBPOL_BY_LAZY);
-	assert_int_equal(tlbpol_defer_free(h->eng, 0, h_count_free, &freed), 0);
-	h_reset_log(h);
+	queue_then_free(h, as,
+			h_event(TLBPOL_EV_UNMAP, TLBPOL_EVF_LAZY_OK | TLBPOL_EVF_PRIVATE, 0x700000, 1,
+				P | W | U | A, 0),
+			1, TLBPOL_BY_LAZY);
 }
 
 /* Lazy work is posted at a tick without interrupts, and a target that

@@ -19,9 +19,7 @@ static struct tlbpol_as *setup_ops(struct harness *h, uint32_t nr_cpus, uint64_t
 	struct tlbpol_as *as;
 
 	h_engine_ops(h, nr_cpus, TLBPOL_ARCH_X86_64, rules, ops);
-	assert_int_equal(tlbpol_as_open(h->eng, 1, &as), 0);
-	for (uint32_t c = 0; c < nr_cpus; c++)
-		assert_int_equal(tlbpol_switch(h->eng, c, as, NULL), 0);
+	as = h_as_run(h, 1, nr_cpus);
 	h_reset_log(h);
 	return as;
 }
@@ -108,9 +106,8 @@ static void test_footprint_retained(void **s)
 
 	(void)s;
 	h_config(&h, &cfg, 2, TLBPOL_ARCH_X86_64);
-	h.deliver = 1;
 	cfg.flags = TLBPOL_CFGF_RETAIN_AS;
-	assert_int_equal(tlbpol_engine_new(&cfg, &h.eng), 0);
+	h_engine_cfg(&h, &cfg);
 	assert_int_equal(tlbpol_as_open(h.eng, 1, &as), 0);
 	assert_int_equal(tlbpol_as_open(h.eng, 2, &other), 0);
 	assert_int_equal(tlbpol_switch(h.eng, 0, as, &need), 0);
@@ -364,15 +361,12 @@ static void test_broadcast(void **s)
 
 		(void)s;
 		h_config(&h, &cfg, 16, TLBPOL_ARCH_X86_64);
-		h.deliver = 1;
 		cfg.ops = &ops;
 		cfg.rules = on ? DEF : DEF & ~TLBPOL_RULE_BROADCAST;
-		assert_int_equal(tlbpol_engine_new(&cfg, &h.eng), 0);
+		h_engine_cfg(&h, &cfg);
 		assert_int_equal(tlbpol_engine_rules(h.eng) & TLBPOL_RULE_BROADCAST,
 				 on ? TLBPOL_RULE_BROADCAST : 0);
-		assert_int_equal(tlbpol_as_open(h.eng, 1, &as), 0);
-		for (uint32_t c = 0; c < 16; c++)
-			assert_int_equal(tlbpol_switch(h.eng, c, as, NULL), 0);
+		as = h_as_run(&h, 1, 16);
 		/* 15 targets: 800 + 14 * 70 ns of interrupts against 1500 + 40
 		 * ns of broadcast. */
 		submit(&h, as, 0, h_event(TLBPOL_EV_PROTECT, 0, 0x1000, 1, RW, RO));
@@ -408,13 +402,10 @@ static void test_numa_fanout(void **s)
 
 		(void)s;
 		h_config(&h, &cfg, 16, TLBPOL_ARCH_X86_64);
-		h.deliver = 1;
 		cfg.cpu_node = nodes;
 		cfg.rules = on ? DEF : DEF & ~TLBPOL_RULE_NUMA_FANOUT;
-		assert_int_equal(tlbpol_engine_new(&cfg, &h.eng), 0);
-		assert_int_equal(tlbpol_as_open(h.eng, 1, &as), 0);
-		for (uint32_t c = 0; c < 16; c++)
-			assert_int_equal(tlbpol_switch(h.eng, c, as, NULL), 0);
+		h_engine_cfg(&h, &cfg);
+		as = h_as_run(&h, 1, 16);
 		h_reset_log(&h);
 		submit(&h, as, 0, h_event(TLBPOL_EV_PROTECT, 0, 0x1000, 1, RW, RO));
 		for (uint32_t c = 0; c < 16; c++)

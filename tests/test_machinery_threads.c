@@ -2,15 +2,13 @@
 /*
  * test_machinery_threads: the shootdown machinery between real threads
  * acting as CPUs.  send_ipi raises a flag in the target's mailbox
- * (common/mailbox.h), which the target thread polls and answers with
+ * (support/mailbox.h), which the target thread polls and answers with
  * tlbpol_handle_ipi(), as a CPU takes an interrupt between instructions.
  */
-#include <pthread.h>
-#include <sched.h>
 #include <stdatomic.h>
 #include <stdio.h>
 
-#include "support/mailbox.h"
+#include "support/cpus.h"
 #include "support/timing.h"
 #include "support/harness.h"
 
@@ -19,39 +17,14 @@
 #define RW (P | W | U | A)
 
 struct machine {
-	struct tlbpol_engine *eng;
-	uint32_t ncpu;
+	struct cpus_mbox host; /* the ops' context */
 	struct mbox box[NCPU]; /* interrupts, and how many each CPU was sent */
-	_Atomic uint64_t served[NCPU];
+	_Atomic uint64_t served[NCPU];   /* requests its interrupts served */
 	_Atomic int stop;
 	_Atomic uint64_t relaxes[NCPU];  /* turns of wait loops */
 };
 
 static struct machine M;
-
-static void m_flush_local(void *ctx, uint32_t cpu, const struct tlbpol_flush *f)
-{
-	(void)ctx;
-	(void)cpu;
-	(void)f;
-}
-
-static void m_send_ipi(void *ctx, uint32_t from, const struct tlbpol_cpuset *t)
-{
-	struct machine *m = ctx;
-
-	(void)from;
-	mbox_send(m->box, m->ncpu, t);
-}
-
-static void m_poll(struct machine *m, uint32_t cpu)
-{
-	int n = mbox_serve(m->box, m->eng, cpu);
-
-	assert_true(n >= 0);
-	if (n)
-		atomic_fetch_add(&m->served[cpu], (uint64_t)n);
-}
 
 /* Interrupts sent to @cpu so far. */
 static uint64_t m_sent(uint32_t cpu)
@@ -63,32 +36,16 @@ static uint64_t m_sent(uint32_t cpu)
 static void m_idle(uint32_t cpu)
 {
 	while (!atomic_load(&M.stop)) {
-		m_poll(&M, cpu);
+		cpus_mbox_take(&M.host, cpu);
 		sched_yield();
 	}
-	m_poll(&M, cpu);
+	cpus_mbox_take(&M.host, cpu);
 }
-
-static void m_relax(void *ctx, uint32_t cpu)
-{
-	struct machine *m = ctx;
-
-	atomic_fetch_add(&m->relaxes[cpu], 1);
-	m_poll(m, cpu);
-	sched_yield();
-}
-
-static const struct tlbpol_ops m_ops = {
-	.size = sizeof(struct tlbpol_ops),
-	.flush_local = m_flush_local,
-	.send_ipi = m_send_ipi,
-	.relax = m_relax,
-};
 
 /* A CPU with nothing to do: takes interrupts until told to stop. */
 static void *idle_cpu(void *p)
 {
-	m_idle((uint32_t)(uintptr_t)p);
+	m_idle(cpus_id(p));
 	return NULL;
 }
 
@@ -97,30 +54,28 @@ static void machine_start(uint32_t ncpu, uint64_t rules)
 	struct tlbpol_config cfg;
 
 	memset(&M, 0, sizeof(M));
-	M.ncpu = ncpu;
+	M.host.nr_cpus = ncpu;
+	M.host.box = M.box;
+	M.host.served = M.served;
+	M.host.relaxes = M.relaxes;
 	tlbpol_config_init(&cfg, ncpu, TLBPOL_ARCH_X86_64);
 	cfg.rules = rules;
-	cfg.ops = &m_ops;
-	cfg.ops_ctx = &M;
-	assert_int_equal(tlbpol_engine_new(&cfg, &M.eng), 0);
-}
-
-static void machine_run_idle(pthread_t *t, uint32_t from, uint32_t to)
-{
-	for (uint32_t c = from; c < to; c++)
-		assert_int_equal(pthread_create(&t[c], NULL, idle_cpu, (void *)(uintptr_t)c), 0);
+	cfg.ops = &cpus_mbox_ops;
+	cfg.ops_ctx = &M.host;
+	assert_int_equal(tlbpol_engine_new(&cfg, &M.host.eng), 0);
 }
 
 static void machine_stop(pthread_t *t, uint32_t from, uint32_t to)
 {
 	atomic_store(&M.stop, 1);
-	for (uint32_t c = from; c < to; c++)
-		pthread_join(t[c], NULL);
+	cpus_join(t, from, to);
 }
 
 /*
- * Seed 003's workload: 4096 clean pages across 4 address spaces, each run by
- * two of 8 CPUs, reclaimed by CPU 0 with the default batch of 512 pages.
+ * The workload of Linux 72b252aed506 "mm: send one IPI per CPU to TLB flush
+ * all entries after unmapping pages": 4096 clean pages across 4 address
+ * spaces, each run by two of 8 CPUs, reclaimed by CPU 0 with the default
+ * batch of 512 pages.
  * Every batch needs one interrupt per target CPU, no more.
  */
 static void test_reclaim_one_ipi_per_target_per_batch(void **s)
@@ -133,19 +88,19 @@ static void test_reclaim_one_ipi_per_target_per_batch(void **s)
 	(void)s;
 	machine_start(NCPU, TLBPOL_RULES_DEFAULT);
 	for (uint32_t a = 0; a < 4; a++)
-		assert_int_equal(tlbpol_as_open(M.eng, 10 + a, &as[a]), 0);
+		assert_int_equal(tlbpol_as_open(M.host.eng, 10 + a, &as[a]), 0);
 	for (uint32_t c = 0; c < NCPU; c++)
-		assert_int_equal(tlbpol_switch(M.eng, c, as[c / 2], NULL), 0);
-	machine_run_idle(t, 1, NCPU);
+		assert_int_equal(tlbpol_switch(M.host.eng, c, as[c / 2], NULL), 0);
+	cpus_start(t, 1, NCPU, idle_cpu);
 	for (uint64_t i = 0; i < 4096; i++) {
 		struct tlbpol_event ev = h_event(TLBPOL_EV_RECLAIM, 0, 0x10000000 + (i / 4) * 0x1000,
 						 1, RW, 0);
 
-		assert_int_equal(tlbpol_submit(M.eng, as[i % 4], 0, &ev, NULL), 0);
+		assert_int_equal(tlbpol_submit(M.host.eng, as[i % 4], 0, &ev, NULL), 0);
 	}
-	assert_true(tlbpol_flush(M.eng, 0, TLBPOL_BY_FREE) >= 0);
+	assert_true(tlbpol_flush(M.host.eng, 0, TLBPOL_BY_FREE) >= 0);
 	machine_stop(t, 1, NCPU);
-	assert_int_equal(tlbpol_stats_read(M.eng, -1, &st), 0);
+	assert_int_equal(tlbpol_stats_read(M.host.eng, -1, &st), 0);
 	printf("# reclaim 4096 pages, 4 AS, 8 CPUs: %llu interrupts, %llu remote flushes\n",
 	       (unsigned long long)st.ipis_sent, (unsigned long long)st.remote_flushes);
 	for (uint32_t c = 1; c < NCPU; c++)
@@ -155,7 +110,7 @@ static void test_reclaim_one_ipi_per_target_per_batch(void **s)
 	assert_int_equal(m_sent(0), 0);
 	assert_true(st.ipis_sent <= batches * (NCPU - 1));
 	assert_int_equal(st.by_reason[TLBPOL_WHY_RECLAIM_CLEAN], 4096);
-	tlbpol_engine_free(M.eng);
+	tlbpol_engine_free(M.host.eng);
 }
 
 struct burst_arg {
@@ -173,7 +128,7 @@ static void *burst_initiator(void *p)
 		struct tlbpol_event ev = h_event(TLBPOL_EV_UNMAP, 0,
 						 ((uint64_t)a->cpu << 24) + i * 0x1000, 1, RO, 0);
 
-		assert_int_equal(tlbpol_submit(M.eng, a->as, a->cpu, &ev, NULL), 0);
+		assert_int_equal(tlbpol_submit(M.host.eng, a->as, a->cpu, &ev, NULL), 0);
 	}
 	atomic_fetch_sub(&burst_active, 1);
 	return NULL;
@@ -189,7 +144,7 @@ static void *burst_initiator(void *p)
  */
 static void *burst_target(void *p)
 {
-	uint32_t cpu = (uint32_t)(uintptr_t)p;
+	uint32_t cpu = cpus_id(p);
 	uint64_t taken = 0;
 
 	while (!atomic_load(&M.stop)) {
@@ -212,9 +167,9 @@ static void *burst_target(void *p)
 			sched_yield();
 		}
 		taken = sent;
-		m_poll(&M, cpu);
+		cpus_mbox_take(&M.host, cpu);
 	}
-	m_poll(&M, cpu);
+	cpus_mbox_take(&M.host, cpu);
 	return NULL;
 }
 
@@ -232,28 +187,26 @@ static uint64_t burst(uint64_t rules, uint64_t *served, uint64_t *skipped)
 	struct tlbpol_stats st;
 
 	machine_start(5, rules & ~TLBPOL_RULE_BATCH);
-	assert_int_equal(tlbpol_as_open(M.eng, 1, &as), 0);
-	assert_int_equal(tlbpol_switch(M.eng, 4, as, NULL), 0);
+	assert_int_equal(tlbpol_as_open(M.host.eng, 1, &as), 0);
+	assert_int_equal(tlbpol_switch(M.host.eng, 4, as, NULL), 0);
 	atomic_store(&burst_active, 4);
-	assert_int_equal(pthread_create(&t[4], NULL, burst_target, (void *)(uintptr_t)4), 0);
-	for (uint32_t c = 0; c < 4; c++) {
-		args[c] = (struct burst_arg){ as, c };
-		assert_int_equal(pthread_create(&init[c], NULL, burst_initiator, &args[c]), 0);
-	}
+	cpus_start(t, 4, 5, burst_target);
 	for (uint32_t c = 0; c < 4; c++)
-		pthread_join(init[c], NULL);
+		args[c] = (struct burst_arg){ as, c };
+	cpus_start_args(init, 4, burst_initiator, args, sizeof(args[0]));
+	cpus_join(init, 0, 4);
 	machine_stop(t, 4, 5);
 	/* With RULE_GEN_SKIP an initiator may find the target caught up
 	 * already (its merged whole-AS flush covered the request's
 	 * generation) and not post to it at all. */
 	*skipped = 0;
 	for (uint32_t c = 0; c < 4; c++) {
-		assert_int_equal(tlbpol_stats_read(M.eng, c, &st), 0);
+		assert_int_equal(tlbpol_stats_read(M.host.eng, c, &st), 0);
 		*skipped += st.gen_skipped;
 	}
-	assert_int_equal(tlbpol_stats_read(M.eng, 4, &st), 0);
+	assert_int_equal(tlbpol_stats_read(M.host.eng, 4, &st), 0);
 	*served = atomic_load(&M.served[4]);
-	tlbpol_engine_free(M.eng);
+	tlbpol_engine_free(M.host.eng);
 	return st.remote_flushes;
 }
 
@@ -290,14 +243,14 @@ static void *mutual(void *p)
 			h_event(TLBPOL_EV_PROTECT, 0, ((uint64_t)a->cpu << 24) + (i % 64) * 0x1000,
 				1, RW, RO);
 
-		m_poll(&M, a->cpu);
-		assert_int_equal(tlbpol_submit(M.eng, a->as, a->cpu, &ev, NULL), 0);
+		cpus_mbox_take(&M.host, a->cpu);
+		assert_int_equal(tlbpol_submit(M.host.eng, a->as, a->cpu, &ev, NULL), 0);
 	}
 	/* Done, but still a CPU: keep taking interrupts until the other is. */
 	atomic_fetch_add(&M.stop, 1);
 	while (atomic_load(&M.stop) < 2)
-		m_relax(&M, a->cpu);
-	m_poll(&M, a->cpu);
+		cpus_mbox_relax(&M.host, a->cpu);
+	cpus_mbox_take(&M.host, a->cpu);
 	return NULL;
 }
 
@@ -312,21 +265,19 @@ static void test_mutual_shootdowns_finish(void **s)
 
 	(void)s;
 	machine_start(2, TLBPOL_RULES_DEFAULT);
-	assert_int_equal(tlbpol_as_open(M.eng, 1, &as), 0);
+	assert_int_equal(tlbpol_as_open(M.host.eng, 1, &as), 0);
 	for (uint32_t c = 0; c < 2; c++) {
-		assert_int_equal(tlbpol_switch(M.eng, c, as, NULL), 0);
+		assert_int_equal(tlbpol_switch(M.host.eng, c, as, NULL), 0);
 		args[c] = (struct burst_arg){ as, c };
 	}
-	for (uint32_t c = 0; c < 2; c++)
-		assert_int_equal(pthread_create(&w[c], NULL, mutual, &args[c]), 0);
-	for (uint32_t c = 0; c < 2; c++)
-		pthread_join(w[c], NULL);
-	assert_int_equal(tlbpol_stats_read(M.eng, -1, &st), 0);
+	cpus_start_args(w, 2, mutual, args, sizeof(args[0]));
+	cpus_join(w, 0, 2);
+	assert_int_equal(tlbpol_stats_read(M.host.eng, -1, &st), 0);
 	assert_int_equal(st.events, 4000);
 	/* One interrupt each, less those the other CPU's catch-up made
 	 * unnecessary (initiator-side generation skip). */
 	assert_true(st.ipis_sent > 0 && st.ipis_sent <= 4000);
-	tlbpol_engine_free(M.eng);
+	tlbpol_engine_free(M.host.eng);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -357,7 +308,7 @@ static void *waiting_initiator(void *p)
 	struct gated *g = p;
 	struct tlbpol_event ev = h_event(TLBPOL_EV_PROTECT, 0, 0x40000000, 1, RW, RO);
 
-	assert_int_equal(tlbpol_submit(M.eng, g->as, 1, &ev, NULL), 0);
+	assert_int_equal(tlbpol_submit(M.host.eng, g->as, 1, &ev, NULL), 0);
 	atomic_store(&g->done, 1);
 	m_idle(1);
 	return NULL;
@@ -379,15 +330,15 @@ static uint64_t polling_waiter(uint64_t rules, uint64_t *skipped)
 
 	machine_start(3, rules);
 	atomic_store(&gate, 0);
-	assert_int_equal(tlbpol_as_open(M.eng, 1, &x), 0); /* CPUs 1, 2 */
-	assert_int_equal(tlbpol_as_open(M.eng, 2, &y), 0); /* CPUs 0, 1 */
-	assert_int_equal(tlbpol_switch(M.eng, 2, x, NULL), 0);
-	assert_int_equal(tlbpol_switch(M.eng, 1, x, NULL), 0);
-	assert_int_equal(tlbpol_switch(M.eng, 1, y, NULL), 0);
-	assert_int_equal(tlbpol_switch(M.eng, 0, y, NULL), 0);
+	assert_int_equal(tlbpol_as_open(M.host.eng, 1, &x), 0); /* CPUs 1, 2 */
+	assert_int_equal(tlbpol_as_open(M.host.eng, 2, &y), 0); /* CPUs 0, 1 */
+	assert_int_equal(tlbpol_switch(M.host.eng, 2, x, NULL), 0);
+	assert_int_equal(tlbpol_switch(M.host.eng, 1, x, NULL), 0);
+	assert_int_equal(tlbpol_switch(M.host.eng, 1, y, NULL), 0);
+	assert_int_equal(tlbpol_switch(M.host.eng, 0, y, NULL), 0);
 	g.as = x;
-	assert_int_equal(pthread_create(&t2, NULL, gated_cpu, NULL), 0);
-	assert_int_equal(pthread_create(&t1, NULL, waiting_initiator, &g), 0);
+	cpus_start_one(&t2, gated_cpu, NULL);
+	cpus_start_one(&t1, waiting_initiator, &g);
 	/* CPU 1 is in its wait loop once it has relaxed there. */
 	while (!atomic_load(&M.relaxes[1]))
 		sched_yield();
@@ -395,7 +346,7 @@ static uint64_t polling_waiter(uint64_t rules, uint64_t *skipped)
 		struct tlbpol_event ev =
 			h_event(TLBPOL_EV_PROTECT, 0, 0x50000000 + (i % 64) * 0x1000, 1, RW, RO);
 
-		assert_int_equal(tlbpol_submit(M.eng, y, 0, &ev, NULL), 0);
+		assert_int_equal(tlbpol_submit(M.host.eng, y, 0, &ev, NULL), 0);
 	}
 	assert_int_equal(atomic_load(&g.done), 0); /* still waiting for CPU 2 */
 	atomic_store(&gate, 1);
@@ -404,11 +355,11 @@ static uint64_t polling_waiter(uint64_t rules, uint64_t *skipped)
 	atomic_store(&M.stop, 1);
 	pthread_join(t1, NULL);
 	pthread_join(t2, NULL);
-	assert_int_equal(tlbpol_stats_read(M.eng, 0, &st), 0);
+	assert_int_equal(tlbpol_stats_read(M.host.eng, 0, &st), 0);
 	*skipped = st.lazy_skipped;
-	assert_int_equal(tlbpol_stats_read(M.eng, 1, &st), 0);
+	assert_int_equal(tlbpol_stats_read(M.host.eng, 1, &st), 0);
 	assert_int_equal(st.remote_flushes + st.gen_skipped >= 1, 1);
-	tlbpol_engine_free(M.eng);
+	tlbpol_engine_free(M.host.eng);
 	return m_sent(1);
 }
 
@@ -431,13 +382,13 @@ static void test_polling_waiter_not_interrupted(void **s)
 /* A CPU that never answers interrupts, only ticks every millisecond. */
 static void *ticking_cpu(void *p)
 {
-	uint32_t cpu = (uint32_t)(uintptr_t)p;
+	uint32_t cpu = cpus_id(p);
 
 	while (!atomic_load(&M.stop)) {
-		assert_int_equal(tlbpol_tick(M.eng, cpu), 0);
+		assert_int_equal(tlbpol_tick(M.host.eng, cpu), 0);
 		sleep_ns(1000000);
 	}
-	assert_int_equal(tlbpol_tick(M.eng, cpu), 0);
+	assert_int_equal(tlbpol_tick(M.host.eng, cpu), 0);
 	return NULL;
 }
 
@@ -449,27 +400,26 @@ static void *ticking_cpu(void *p)
  */
 static uint64_t delayed(uint32_t spins, uint64_t *ipis_sent)
 {
-	pthread_t t;
+	pthread_t t[2];
 	struct tlbpol_as *as;
 	struct tlbpol_stats st;
 
 	machine_start(2, TLBPOL_RULES_DEFAULT);
-	assert_int_equal(tlbpol_engine_set_ipi_delay(M.eng, spins), 0);
-	assert_int_equal(tlbpol_as_open(M.eng, 1, &as), 0);
-	assert_int_equal(tlbpol_switch(M.eng, 0, as, NULL), 0);
-	assert_int_equal(tlbpol_switch(M.eng, 1, as, NULL), 0);
-	assert_int_equal(pthread_create(&t, NULL, ticking_cpu, (void *)(uintptr_t)1), 0);
+	assert_int_equal(tlbpol_engine_set_ipi_delay(M.host.eng, spins), 0);
+	assert_int_equal(tlbpol_as_open(M.host.eng, 1, &as), 0);
+	assert_int_equal(tlbpol_switch(M.host.eng, 0, as, NULL), 0);
+	assert_int_equal(tlbpol_switch(M.host.eng, 1, as, NULL), 0);
+	cpus_start(t, 1, 2, ticking_cpu);
 	for (uint64_t i = 0; i < 20; i++) {
 		struct tlbpol_event ev =
 			h_event(TLBPOL_EV_PROTECT, 0, 0x60000000 + i * 0x1000, 1, RW, RO);
 
-		assert_int_equal(tlbpol_submit(M.eng, as, 0, &ev, NULL), 0);
+		assert_int_equal(tlbpol_submit(M.host.eng, as, 0, &ev, NULL), 0);
 	}
-	atomic_store(&M.stop, 1);
-	pthread_join(t, NULL);
-	assert_int_equal(tlbpol_stats_read(M.eng, -1, &st), 0);
+	machine_stop(t, 1, 2);
+	assert_int_equal(tlbpol_stats_read(M.host.eng, -1, &st), 0);
 	*ipis_sent = st.ipis_sent;
-	tlbpol_engine_free(M.eng);
+	tlbpol_engine_free(M.host.eng);
 	return m_sent(1);
 }
 

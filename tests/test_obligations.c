@@ -20,10 +20,9 @@
  *    tlbpol_as_open()/close() from another thread while the CPUs run.
  */
 #include <errno.h>
-#include <pthread.h>
-#include <sched.h>
 #include <stdatomic.h>
 
+#include "support/cpus.h"
 #include "support/harness.h"
 
 struct ob {
@@ -388,54 +387,27 @@ static struct tlbpol_engine *teng;
 static struct tlbpol_as *tas;
 static atomic_int tdone, treaders_stop;
 
-static void t_flush(void *ctx, uint32_t cpu, const struct tlbpol_flush *f)
-{
-	(void)ctx;
-	(void)cpu;
-	(void)f;
-}
+/*
+ * Interrupts on (TLBPOL_CFGF_WAIT_IRQS's tests): an interrupt is a mailbox
+ * flag (support/cpus.h) that cpus_mbox_take() turns into
+ * tlbpol_handle_ipi(), in relax and between calls.  Interrupts off
+ * (tirqs_on 0): nothing is ever delivered; t_send_ipi() raises nothing
+ * and t_relax() takes nothing.
+ */
+static int tirqs_on;
+static struct mbox tbox[2];
+static struct cpus_mbox thost = { .nr_cpus = 2, .box = tbox };
 
-/* Interrupts off: nothing is ever delivered. */
 static void t_send_ipi(void *ctx, uint32_t from, const struct tlbpol_cpuset *t)
 {
-	(void)ctx;
-	(void)from;
-	(void)t;
+	if (tirqs_on)
+		cpus_mbox_send_ipi(ctx, from, t);
 }
 
 static void t_relax(void *ctx, uint32_t cpu)
 {
-	(void)ctx;
-	(void)cpu;
-	sched_yield();
-}
-
-/*
- * Interrupts on (TLBPOL_CFGF_WAIT_IRQS's tests): an interrupt is a flag that
- * ti_take() turns into tlbpol_handle_ipi(), in relax and between calls.
- * Interrupts off (tirqs_on 0): never taken; t_send_ipi() raises nothing.
- */
-static int tirqs_on;
-static atomic_int tirq[2];
-
-static void ti_send_ipi(void *ctx, uint32_t from, const struct tlbpol_cpuset *t)
-{
-	(void)ctx;
-	(void)from;
-	for (int c = tlbpol_cpuset_next(t, -1); c >= 0; c = tlbpol_cpuset_next(t, c))
-		atomic_store(&tirq[c], 1); /* after the engine's publication */
-}
-
-static void ti_take(uint32_t cpu)
-{
-	if (atomic_exchange(&tirq[cpu], 0))
-		assert_true(tlbpol_handle_ipi(teng, cpu) >= 0);
-}
-
-static void ti_relax(void *ctx, uint32_t cpu)
-{
-	(void)ctx;
-	ti_take(cpu);
+	if (tirqs_on)
+		cpus_mbox_take(ctx, cpu);
 	sched_yield();
 }
 
@@ -449,10 +421,20 @@ static void ti_stuck(void *ctx, uint32_t cpu, const struct tlbpol_cpuset *waitin
 		fail_msg("cpu %u waited %llu turns", cpu, (unsigned long long)turns);
 }
 
+/* The threads' host, interrupts on or off (tirqs_on); the stuck hook is
+ * called only where a test sets cfg->wait_limit. */
+static const struct tlbpol_ops t_ops = {
+	.size = sizeof(struct tlbpol_ops),
+	.flush_local = cpus_flush_nothing,
+	.send_ipi = t_send_ipi,
+	.relax = t_relax,
+	.stuck = ti_stuck,
+};
+
 /* CPU @arg write-protects pages of its own, each a shootdown at the other. */
 static void *shooter(void *arg)
 {
-	uint32_t cpu = (uint32_t)(uintptr_t)arg;
+	uint32_t cpu = cpus_id(arg);
 
 	for (uint64_t i = 0; i < 500; i++) {
 		struct tlbpol_event ev = h_event(TLBPOL_EV_PROTECT, 0,
@@ -461,14 +443,14 @@ static void *shooter(void *arg)
 
 		assert_int_equal(tlbpol_submit(teng, tas, cpu, &ev, NULL), 0);
 		if (tirqs_on)
-			ti_take(cpu);
+			cpus_mbox_take(&thost, cpu);
 	}
 	atomic_fetch_add(&tdone, 1);
 	/* The other may still wait for us.  With interrupts off, a call that
 	 * serves (tick) is how a CPU gets its requests. */
 	while (atomic_load(&tdone) < 2) {
 		if (tirqs_on) {
-			ti_take(cpu);
+			cpus_mbox_take(&thost, cpu);
 			sched_yield();
 		} else {
 			assert_int_equal(tlbpol_tick(teng, cpu), 0);
@@ -481,12 +463,12 @@ static void *shooter(void *arg)
 static void two_cpus(const struct tlbpol_config *cfg)
 {
 	assert_int_equal(tlbpol_engine_new(cfg, &teng), 0);
+	thost.eng = teng;
 	assert_int_equal(tlbpol_as_open(teng, 1, &tas), 0);
 	assert_int_equal(tlbpol_switch(teng, 0, tas, NULL), 0);
 	assert_int_equal(tlbpol_switch(teng, 1, tas, NULL), 0);
 	atomic_store(&tdone, 0);
-	atomic_store(&tirq[0], 0);
-	atomic_store(&tirq[1], 0);
+	memset(tbox, 0, sizeof(tbox));
 }
 
 /* Both CPUs shoot each other down, one thread each, until both are done. */
@@ -494,10 +476,8 @@ static void two_shooters(void)
 {
 	pthread_t s[2];
 
-	for (uintptr_t c = 0; c < 2; c++)
-		assert_int_equal(pthread_create(&s[c], NULL, shooter, (void *)c), 0);
-	for (int c = 0; c < 2; c++)
-		pthread_join(s[c], NULL);
+	cpus_start(s, 0, 2, shooter);
+	cpus_join(s, 0, 2);
 }
 
 /*
@@ -508,13 +488,6 @@ static void two_shooters(void)
  */
 static void test_wait_irqs_mutual(void **state)
 {
-	static const struct tlbpol_ops ops = {
-		.size = sizeof(struct tlbpol_ops),
-		.flush_local = t_flush,
-		.send_ipi = ti_send_ipi,
-		.relax = ti_relax,
-		.stuck = ti_stuck,
-	};
 	const uint64_t base = TLBPOL_RULES_DEFAULT & ~TLBPOL_RULE_BROADCAST;
 	struct tlbpol_config cfg;
 	struct tlbpol_stats st;
@@ -523,7 +496,8 @@ static void test_wait_irqs_mutual(void **state)
 	tirqs_on = 1;
 	for (int polling = 0; polling < 2; polling++) {
 		tlbpol_config_init(&cfg, 2, TLBPOL_ARCH_X86_64);
-		cfg.ops = &ops;
+		cfg.ops = &t_ops;
+		cfg.ops_ctx = &thost;
 		cfg.flags = TLBPOL_CFGF_WAIT_IRQS;
 		cfg.rules = polling ? base : base & ~TLBPOL_RULE_POLLING_CPUS;
 		cfg.wait_limit = TI_STUCK_TURNS / 4;
@@ -558,23 +532,18 @@ static void *reader(void *arg)
  * "any" calls from another thread meanwhile. */
 static void test_interrupts_off_mutual(void **state)
 {
-	static const struct tlbpol_ops ops = {
-		.size = sizeof(struct tlbpol_ops),
-		.flush_local = t_flush,
-		.send_ipi = t_send_ipi,
-		.relax = t_relax,
-	};
 	struct tlbpol_config cfg;
 	pthread_t r;
 
 	(void)state;
 	tirqs_on = 0;
 	tlbpol_config_init(&cfg, 2, TLBPOL_ARCH_X86_64);
-	cfg.ops = &ops;
+	cfg.ops = &t_ops;
+	cfg.ops_ctx = &thost;
 	cfg.rules = TLBPOL_RULES_DEFAULT & ~TLBPOL_RULE_POLLING_CPUS;
 	two_cpus(&cfg);
 	atomic_store(&treaders_stop, 0);
-	assert_int_equal(pthread_create(&r, NULL, reader, NULL), 0);
+	cpus_start_one(&r, reader, NULL);
 	two_shooters();
 	atomic_store(&treaders_stop, 1);
 	pthread_join(r, NULL);

@@ -5,12 +5,10 @@
  * new configuration — never a mix — and no replaced configuration may be
  * used after it is freed (ASan/TSan builds of this test prove that part).
  */
-#include <pthread.h>
-#include <sched.h>
 #include <stdatomic.h>
 #include <stdio.h>
 
-#include "support/mailbox.h"
+#include "support/cpus.h"
 #include "support/harness.h"
 
 #define RW (P | W | U | A)
@@ -35,45 +33,14 @@ static const uint64_t mask_b = TLBPOL_RULES_NONE | TLBPOL_RULE_FOOTPRINT;
 static struct tlbpol_decision expect[2][NEV];
 
 struct world {
-	struct tlbpol_engine *eng;
+	struct cpus_mbox host; /* the engine, and box as its interrupts */
+	struct mbox box[2];
 	struct tlbpol_as *as;
-	struct mbox box[2]; /* interrupts: send_ipi raises, the CPU polls */
 	_Atomic int stop;
 	_Atomic uint64_t seen[2], bad;
 };
 
 static struct world Wr;
-
-static void r_flush(void *ctx, uint32_t cpu, const struct tlbpol_flush *f)
-{
-	(void)ctx, (void)cpu, (void)f;
-}
-
-static void r_ipi(void *ctx, uint32_t from, const struct tlbpol_cpuset *t)
-{
-	struct world *w = ctx;
-
-	(void)from;
-	mbox_send(w->box, 2, t);
-}
-
-static void r_poll(struct world *w, uint32_t cpu)
-{
-	mbox_serve(w->box, w->eng, cpu);
-}
-
-static void r_relax(void *ctx, uint32_t cpu)
-{
-	r_poll(ctx, cpu);
-	sched_yield();
-}
-
-static const struct tlbpol_ops r_ops = {
-	.size = sizeof(struct tlbpol_ops),
-	.flush_local = r_flush,
-	.send_ipi = r_ipi,
-	.relax = r_relax,
-};
 
 static int same(const struct tlbpol_decision *a, const struct tlbpol_decision *b)
 {
@@ -82,23 +49,23 @@ static int same(const struct tlbpol_decision *a, const struct tlbpol_decision *b
 
 static void *cpu_thread(void *p)
 {
-	uint32_t cpu = (uint32_t)(uintptr_t)p;
+	uint32_t cpu = cpus_id(p);
 	struct world *w = &Wr;
 	uint64_t i = 0;
 
 	tlbpol_thread_register();
-	assert_int_equal(tlbpol_switch(w->eng, cpu, w->as, NULL), 0);
+	assert_int_equal(tlbpol_switch(w->host.eng, cpu, w->as, NULL), 0);
 	while (!atomic_load(&w->stop)) {
 		struct tlbpol_decision d;
 		uint32_t k = (uint32_t)(i % NEV);
 		struct tlbpol_event ev = events[k];
 
-		r_poll(w, cpu);
+		cpus_mbox_take(&w->host, cpu);
 		/* decide, and submit (acting on it, with shootdowns). */
 		if (i & 1)
-			assert_int_equal(tlbpol_decide(w->eng, w->as, cpu, &ev, &d), 0);
+			assert_int_equal(tlbpol_decide(w->host.eng, w->as, cpu, &ev, &d), 0);
 		else
-			assert_int_equal(tlbpol_submit(w->eng, w->as, cpu, &ev, &d), 0);
+			assert_int_equal(tlbpol_submit(w->host.eng, w->as, cpu, &ev, &d), 0);
 		if (same(&d, &expect[0][k]))
 			atomic_fetch_add(&w->seen[0], 1);
 		else if (same(&d, &expect[1][k]))
@@ -106,14 +73,14 @@ static void *cpu_thread(void *p)
 		else
 			atomic_fetch_add(&w->bad, 1);
 		if (++i % 32 == 0)
-			tlbpol_tick(w->eng, cpu); /* a quiescent state */
+			tlbpol_tick(w->host.eng, cpu); /* a quiescent state */
 	}
 	/* Stay a CPU (answer interrupts) while the other finishes. */
-	tlbpol_flush(w->eng, cpu, TLBPOL_BY_LAZY);
+	tlbpol_flush(w->host.eng, cpu, TLBPOL_BY_LAZY);
 	atomic_fetch_add(&w->stop, 1);
 	while (atomic_load(&w->stop) < 3)
-		r_relax(w, cpu);
-	r_poll(w, cpu);
+		cpus_mbox_relax(&w->host, cpu);
+	cpus_mbox_take(&w->host, cpu);
 	tlbpol_thread_unregister();
 	return NULL;
 }
@@ -127,8 +94,8 @@ static void expected(void)
 
 		tlbpol_config_init(&cfg, 2, TLBPOL_ARCH_ARM64);
 		cfg.rules = m ? mask_b : mask_a;
-		cfg.ops = &r_ops;
-		cfg.ops_ctx = &Wr;
+		cfg.ops = &cpus_mbox_ops;
+		cfg.ops_ctx = &Wr.host;
 		assert_int_equal(tlbpol_engine_new(&cfg, &eng), 0);
 		assert_int_equal(tlbpol_as_open(eng, 1, &as), 0);
 		for (size_t k = 0; k < NEV; k++)
@@ -148,32 +115,32 @@ static void test_flip_rules_under_load(void **s)
 	(void)s;
 	expected();
 	memset(&Wr, 0, sizeof(Wr));
+	Wr.host.nr_cpus = 2;
+	Wr.host.box = Wr.box;
 	tlbpol_config_init(&cfg, 2, TLBPOL_ARCH_ARM64);
 	cfg.rules = mask_a;
-	cfg.ops = &r_ops;
-	cfg.ops_ctx = &Wr;
-	assert_int_equal(tlbpol_engine_new(&cfg, &Wr.eng), 0);
-	assert_int_equal(tlbpol_as_open(Wr.eng, 1, &Wr.as), 0);
-	for (uintptr_t c = 0; c < 2; c++)
-		assert_int_equal(pthread_create(&t[c], NULL, cpu_thread, (void *)c), 0);
+	cfg.ops = &cpus_mbox_ops;
+	cfg.ops_ctx = &Wr.host;
+	assert_int_equal(tlbpol_engine_new(&cfg, &Wr.host.eng), 0);
+	assert_int_equal(tlbpol_as_open(Wr.host.eng, 1, &Wr.as), 0);
+	cpus_start(t, 0, 2, cpu_thread);
 	/* This thread is not a CPU: it only reconfigures. */
 	while (flips < 200 || atomic_load(&Wr.seen[0]) < 100 || atomic_load(&Wr.seen[1]) < 100) {
-		assert_int_equal(tlbpol_engine_set_rules(Wr.eng, flips & 1 ? mask_a : mask_b), 0);
-		assert_int_equal(tlbpol_engine_set_flush_ceiling(Wr.eng, 1 + (uint32_t)flips % 40), 0);
+		assert_int_equal(tlbpol_engine_set_rules(Wr.host.eng, flips & 1 ? mask_a : mask_b), 0);
+		assert_int_equal(tlbpol_engine_set_flush_ceiling(Wr.host.eng, 1 + (uint32_t)flips % 40), 0);
 		flips++;
 		if (flips > 100000)
 			break;
 	}
 	atomic_store(&Wr.stop, 1);
-	for (int c = 0; c < 2; c++)
-		pthread_join(t[c], NULL);
+	cpus_join(t, 0, 2);
 	printf("# %d reconfigurations; decisions under A %llu, under B %llu, mixed %llu\n", flips,
 	       (unsigned long long)atomic_load(&Wr.seen[0]),
 	       (unsigned long long)atomic_load(&Wr.seen[1]),
 	       (unsigned long long)atomic_load(&Wr.bad));
 	assert_int_equal(atomic_load(&Wr.bad), 0);
 	assert_true(atomic_load(&Wr.seen[0]) > 0 && atomic_load(&Wr.seen[1]) > 0);
-	tlbpol_engine_free(Wr.eng);
+	tlbpol_engine_free(Wr.host.eng);
 }
 
 H_TEST_MAIN(

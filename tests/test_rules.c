@@ -31,7 +31,8 @@ static struct tlbpol_decision decide(uint32_t arch, uint64_t rules, struct tlbpo
 		assert_int_equal((d).reason, TLBPOL_WHY_##why);                 \
 	} while (0)
 
-/* Seed 000: flush_tlb_fix_spurious_fault() was flush_tlb_page(). */
+/* Linux 61c77326d1df "x86, mm: Avoid unnecessary TLB flush": before it,
+ * flush_tlb_fix_spurious_fault() was flush_tlb_page(). */
 static void test_spurious_off(void **s)
 {
 	struct tlbpol_event spur = h_event(TLBPOL_EV_FAULT, TLBPOL_EVF_WRITE, 0x1000, 1, RWD, RWD);
@@ -46,7 +47,8 @@ static void test_spurious_off(void **s)
 	EXPECT(decide(TLBPOL_ARCH_ARM64, off, spur), SHOOTDOWN, NOW, SPURIOUS);
 }
 
-/* Seed 002: without it, a retried fault updates the access flags; on ARM64
+/* Linux b7333b58f358 "mm/memory.c: skip spurious TLB flush for retried page
+ * fault": without it, a retried fault updates the access flags; on ARM64
  * that is a flush_tlb_page() (the regression), on x86 nothing. */
 static void test_retry_off(void **s)
 {
@@ -63,8 +65,9 @@ static void test_retry_off(void **s)
 	       ACCESS_FLAGS);
 }
 
-/* Seed 003 (and mmu_gather before it): without batching, every unmap
- * flushes before it returns. */
+/* Linux 72b252aed506 "mm: send one IPI per CPU to TLB flush all entries
+ * after unmapping pages" (and mmu_gather before it): without batching,
+ * every unmap flushes before it returns. */
 static void test_batch_off(void **s)
 {
 	uint64_t off = DEF & ~TLBPOL_RULE_BATCH;
@@ -80,7 +83,9 @@ static void test_batch_off(void **s)
 	       SHOOTDOWN, NOW, MIGRATE_CLEAN);
 }
 
-/* Seed 004: ptep_clear_flush_young() flushed. */
+/* Linux b13b1d2d8692 "x86/mm: In the PTE swapout page reclaim case clear
+ * the accessed bit instead of flushing the TLB": before it,
+ * ptep_clear_flush_young() flushed. */
 static void test_aging_off(void **s)
 {
 	struct tlbpol_event ev = h_event(TLBPOL_EV_CLEAR_YOUNG, 0, 0, 1, RW, P | W | U);
@@ -113,8 +118,9 @@ static void test_lazy_unmap_off(void **s)
 /* ------------------------------------------------------------------------ */
 /* Rules that act at execution: measured on the same workload.              */
 
-/* Seed 001: an 8-page munmap is 8 invalidations with the rule, one whole-AS
- * flush without it. */
+/* Linux 611ae8e3f520 "x86/tlb: enable tlb flush range support for x86": an
+ * 8-page munmap is 8 invalidations with the rule, one whole-AS flush
+ * without it. */
 static void test_range_off(void **s)
 {
 	struct harness h;
@@ -125,9 +131,7 @@ static void test_range_off(void **s)
 	(void)s;
 	for (int on = 1; on >= 0; on--) {
 		h_engine(&h, 2, TLBPOL_ARCH_X86_64, on ? DEF : DEF & ~TLBPOL_RULE_RANGE_FLUSH);
-		assert_int_equal(tlbpol_as_open(h.eng, 1, &as), 0);
-		assert_int_equal(tlbpol_switch(h.eng, 0, as, NULL), 0);
-		assert_int_equal(tlbpol_switch(h.eng, 1, as, NULL), 0);
+		as = h_as_run(&h, 1, 2);
 		assert_int_equal(tlbpol_submit(h.eng, as, 0, &ev, NULL), 0);
 		assert_int_equal(tlbpol_stats_read(h.eng, -1, &st), 0);
 		assert_int_equal(h.nr_log, 2);
@@ -172,8 +176,9 @@ static void test_footprint_off(void **s)
 	}
 }
 
-/* Seed 003: 64 reclaimed pages mapped on 4 CPUs: one interrupt per CPU per
- * batch with BATCH, one per page per CPU without. */
+/* Linux 72b252aed506 (one IPI per CPU after unmapping pages): 64 reclaimed
+ * pages mapped on 4 CPUs: one interrupt per CPU per batch with BATCH, one
+ * per page per CPU without. */
 static void test_batch_counts(void **s)
 {
 	struct harness h;
@@ -184,9 +189,7 @@ static void test_batch_counts(void **s)
 	(void)s;
 	for (int on = 1; on >= 0; on--) {
 		h_engine(&h, 4, TLBPOL_ARCH_X86_64, on ? DEF : DEF & ~TLBPOL_RULE_BATCH);
-		assert_int_equal(tlbpol_as_open(h.eng, 1, &as), 0);
-		for (uint32_t c = 0; c < 4; c++)
-			assert_int_equal(tlbpol_switch(h.eng, c, as, NULL), 0);
+		as = h_as_run(&h, 1, 4);
 		for (uint64_t i = 0; i < 64; i++) {
 			struct tlbpol_event ev = h_event(TLBPOL_EV_RECLAIM, 0, 0x100000 + i * 0x2000, 1, RW, 0);
 
@@ -202,8 +205,9 @@ static void test_batch_counts(void **s)
 	assert_int_equal(ipis[0], 64 * 3);
 }
 
-/* Seed 000: 4 CPUs writing one shared page, each fault sets D or finds it
- * set: no interrupt at all with the rule, one shootdown per fault without. */
+/* Linux 61c77326d1df (no flush for a spurious fault): 4 CPUs writing one
+ * shared page, each fault sets D or finds it set: no interrupt at all with
+ * the rule, one shootdown per fault without. */
 static void test_spurious_counts(void **s)
 {
 	struct harness h;
@@ -213,9 +217,7 @@ static void test_spurious_counts(void **s)
 	(void)s;
 	for (int on = 1; on >= 0; on--) {
 		h_engine(&h, 4, TLBPOL_ARCH_X86_64, on ? DEF : DEF & ~TLBPOL_RULE_SPURIOUS_NOFLUSH);
-		assert_int_equal(tlbpol_as_open(h.eng, 1, &as), 0);
-		for (uint32_t c = 0; c < 4; c++)
-			assert_int_equal(tlbpol_switch(h.eng, c, as, NULL), 0);
+		as = h_as_run(&h, 1, 4);
 		for (uint32_t c = 0; c < 4; c++) {
 			struct tlbpol_event ev = h_event(TLBPOL_EV_FAULT, TLBPOL_EVF_WRITE, 0x5000, 1,
 							 c ? RWD : RW, RWD);

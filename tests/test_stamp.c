@@ -19,9 +19,7 @@ static struct tlbpol_as *setup(struct harness *h, uint32_t nr_cpus, uint64_t rul
 	struct tlbpol_as *as;
 
 	h_engine(h, nr_cpus, TLBPOL_ARCH_X86_64, rules);
-	assert_int_equal(tlbpol_as_open(h->eng, 1, &as), 0);
-	for (uint32_t c = 0; c < nr_cpus; c++)
-		assert_int_equal(tlbpol_switch(h->eng, c, as, NULL), 0);
+	as = h_as_run(h, 1, nr_cpus);
 	h_reset_log(h);
 	return as;
 }

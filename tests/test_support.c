@@ -1,13 +1,16 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * test_common: the shared test helpers themselves.  The generators' first
+ * test_support: the shared test helpers themselves.  The generators' first
  * values are pinned (the tests that use them expect the same sequences run
- * after run), and the mailbox's raise, take and send (and the oracle's
- * sequentially consistent raise and take) are checked on one thread.  Its
- * use across threads is what test_threads, test_machinery_threads,
- * test_reconfig_threads and the stress oracle do, under TSan too.
+ * after run), the mailbox's raise, take and send (and the oracle's
+ * sequentially consistent raise and take) are checked on one thread, and
+ * cpus.h's threads get their CPU numbers.  The mailbox's use across threads
+ * is what test_threads, test_machinery_threads, test_reconfig_threads,
+ * test_obligations, test_wait_irqs_off and the stress oracle do, under
+ * TSan too.
  */
 #define _POSIX_C_SOURCE 200809L /* timing.h's clocks under -std=c11 */
+#include "support/cpus.h"
 #include "support/harness.h"
 #include "support/mailbox.h"
 #include "support/rng.h"
@@ -70,41 +73,37 @@ static void test_clocks(void **s)
 	cpu_relax();
 }
 
-/* Two interrupts before the CPU polls are one take; each is counted. */
-static void test_mailbox_take(void **s)
+/*
+ * Two interrupts before the CPU polls are one take, with either pair of
+ * raise and take: mbox_raise() counts each interrupt (@sent after two),
+ * the oracle's seq_cst pair counts none.
+ */
+static void check_take(void (*raise)(struct mbox *), int (*take)(struct mbox *), uint64_t sent)
 {
 	struct mbox mb = { 0 };
 
-	(void)s;
-	assert_int_equal(mbox_take(&mb), 0);
-	mbox_raise(&mb);
-	mbox_raise(&mb);
+	assert_int_equal(take(&mb), 0);
+	raise(&mb);
+	raise(&mb);
 	assert_true(mbox_raised(&mb));
-	assert_int_equal(mbox_take(&mb), 1);
+	assert_int_equal(take(&mb), 1);
 	assert_false(mbox_raised(&mb));
-	assert_int_equal(mbox_take(&mb), 0);
-	assert_int_equal(mbox_sent(&mb), 2);
+	assert_int_equal(take(&mb), 0);
+	assert_int_equal(mbox_sent(&mb), sent);
+}
+
+static void test_mailbox_take(void **s)
+{
+	(void)s;
+	check_take(mbox_raise, mbox_take, 2);
 	/* A cache line each: a CPU's polls do not touch its neighbour's. */
 	assert_true(_Alignof(struct mbox) >= MBOX_CACHELINE);
 }
 
-/*
- * The oracle's pair: the same take semantics (two raises, one take), and
- * nothing counted.
- */
 static void test_mailbox_seq_cst(void **s)
 {
-	struct mbox mb = { 0 };
-
 	(void)s;
-	assert_int_equal(mbox_take_seq_cst(&mb), 0);
-	mbox_raise_seq_cst(&mb);
-	mbox_raise_seq_cst(&mb);
-	assert_true(mbox_raised(&mb));
-	assert_int_equal(mbox_take_seq_cst(&mb), 1);
-	assert_false(mbox_raised(&mb));
-	assert_int_equal(mbox_take_seq_cst(&mb), 0);
-	assert_int_equal(mbox_sent(&mb), 0);
+	check_take(mbox_raise_seq_cst, mbox_take_seq_cst, 0);
 }
 
 /* send_ipi's targets, and only they, find an interrupt. */
@@ -125,6 +124,46 @@ static void test_mailbox_send(void **s)
 	assert_int_equal(mbox_sent_total(box, 3), 2);
 }
 
+static _Atomic uint32_t cpu_seen[4];
+
+static void *note_cpu(void *arg)
+{
+	atomic_fetch_add(&cpu_seen[cpus_id(arg)], 1);
+	return NULL;
+}
+
+/* cpus_start() gives each thread its own CPU number, and only the CPUs
+ * asked for; cpus_mbox_take() counts what each CPU's interrupts served. */
+static void test_cpus(void **s)
+{
+	pthread_t t[4];
+	_Atomic uint64_t served[2] = { 0 };
+	struct mbox box[2] = { 0 };
+	struct cpus_mbox host = { .nr_cpus = 2, .box = box, .served = served };
+	struct tlbpol_config cfg;
+	struct tlbpol_cpuset one;
+
+	(void)s;
+	cpus_start(t, 1, 4, note_cpu);
+	cpus_join(t, 1, 4);
+	assert_int_equal(cpu_seen[0], 0);
+	for (uint32_t c = 1; c < 4; c++)
+		assert_int_equal(cpu_seen[c], 1);
+	tlbpol_config_init(&cfg, 2, TLBPOL_ARCH_X86_64);
+	cfg.ops = &cpus_mbox_ops;
+	cfg.ops_ctx = &host;
+	assert_int_equal(tlbpol_engine_new(&cfg, &host.eng), 0);
+	assert_int_equal(cpus_mbox_take(&host, 1), 0); /* nothing sent */
+	tlbpol_cpuset_zero(&one);
+	tlbpol_cpuset_set(&one, 1);
+	cpus_mbox_send_ipi(&host, 0, &one);
+	cpus_mbox_take(&host, 1); /* an empty inbox: the handler serves nothing */
+	assert_int_equal(served[1], 0);
+	assert_int_equal(mbox_sent(&box[1]), 1);
+	assert_false(mbox_raised(&box[1]));
+	tlbpol_engine_free(host.eng);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -135,6 +174,7 @@ int main(void)
 		cmocka_unit_test(test_mailbox_take),
 		cmocka_unit_test(test_mailbox_seq_cst),
 		cmocka_unit_test(test_mailbox_send),
+		cmocka_unit_test(test_cpus),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

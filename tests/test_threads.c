@@ -4,7 +4,7 @@
  *
  * Each thread is a CPU with a software TLB (one cached PTE per page, filled
  * on access, emptied only by flush_local).  send_ipi raises the target's
- * mailbox flag (common/mailbox.h), which the target polls between accesses
+ * mailbox flag (support/mailbox.h), which the target polls between accesses
  * and answers with tlbpol_handle_ipi(), as a CPU takes an interrupt between
  * instructions.
  * Every thread both accesses all pages and changes its own pages, so CPUs
@@ -21,6 +21,7 @@
 #include <stdio.h>
 
 #include "support/stale.h"
+#include "support/cpus.h"
 #include "support/mailbox.h"
 #include "support/rng.h"
 #include "support/harness.h"
@@ -269,12 +270,10 @@ static void run(uint32_t ncpu, uint32_t arch, uint64_t rules)
 	assert_int_equal(tlbpol_as_open(w->eng, 1, &w->as), 0);
 	for (uint32_t p = 0; p < NPAGES; p++)
 		atomic_store(&w->pt[p], (atomic_fetch_add(&w->next_frame, 1) << FRAME_SHIFT) | RW_BITS);
-	for (uint32_t c = 0; c < ncpu; c++) {
-		args[c] = (struct cpu_arg){ w, c, rng_seed32(c) };
-		assert_int_equal(pthread_create(&t[c], NULL, cpu_main, &args[c]), 0);
-	}
 	for (uint32_t c = 0; c < ncpu; c++)
-		pthread_join(t[c], NULL);
+		args[c] = (struct cpu_arg){ w, c, rng_seed32(c) };
+	cpus_start_args(t, ncpu, cpu_main, args, sizeof(args[0]));
+	cpus_join(t, 0, ncpu);
 	assert_int_equal(tlbpol_stats_read(w->eng, -1, &st), 0);
 	printf("# %u cpus arch %u rules %#llx: events %llu ipis %llu remote %llu frees %llu/%llu\n",
 	       ncpu, arch, (unsigned long long)rules, (unsigned long long)st.events,

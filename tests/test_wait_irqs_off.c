@@ -13,12 +13,11 @@
  * interrupts are taken as usual and everything completes.
  */
 #include <errno.h>
-#include <pthread.h>
-#include <sched.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "support/cpus.h"
 #include "support/harness.h"
 
 /* Turns of one call's waits with interrupts off: far past the fallback. */
@@ -29,37 +28,18 @@ static const char *const call_names[] = { "tick", "flush", "stamp", "submit" };
 
 static struct tlbpol_engine *eng;
 static struct tlbpol_as *as;
-static atomic_int irq_pending[2], irqs_off[2], ready, done;
+static atomic_int irqs_off[2], ready, done;
+static struct mbox box[2]; /* interrupts (support/cpus.h) */
+static struct cpus_mbox host = { .nr_cpus = 2, .box = box };
 static atomic_uint turns[2];
 static int freed[2];
-
-static void flush_local(void *ctx, uint32_t cpu, const struct tlbpol_flush *f)
-{
-	(void)ctx;
-	(void)cpu;
-	(void)f;
-}
-
-static void send_ipi(void *ctx, uint32_t from, const struct tlbpol_cpuset *t)
-{
-	(void)ctx;
-	(void)from;
-	for (int c = tlbpol_cpuset_next(t, -1); c >= 0; c = tlbpol_cpuset_next(t, c))
-		atomic_store(&irq_pending[c], 1);
-}
-
-static void take_irq(uint32_t cpu)
-{
-	if (atomic_exchange(&irq_pending[cpu], 0))
-		tlbpol_handle_ipi(eng, cpu);
-}
 
 /* Interrupts on: taken here, as the flag promises.  Off: only counted. */
 static void relax(void *ctx, uint32_t cpu)
 {
 	(void)ctx;
 	if (!atomic_load(&irqs_off[cpu])) {
-		take_irq(cpu);
+		cpus_mbox_take(&host, cpu);
 	} else if (atomic_fetch_add(&turns[cpu], 1) == DEADLOCK_TURNS) {
 		fprintf(stderr, "deadlock: cpu %u waited %u turns with interrupts off\n", cpu,
 			DEADLOCK_TURNS);
@@ -68,12 +48,6 @@ static void relax(void *ctx, uint32_t cpu)
 	sched_yield();
 }
 
-static const struct tlbpol_ops ops = {
-	.size = sizeof(struct tlbpol_ops),
-	.flush_local = flush_local,
-	.send_ipi = send_ipi,
-	.relax = relax,
-};
 
 /* Work on @cpu whose completion shoots the other CPU down, queued so that
  * @call waits for it. */
@@ -132,7 +106,7 @@ static void *cpu_thread(void *p)
 	 * wait for us). */
 	atomic_fetch_add(&done, 1);
 	while (atomic_load(&done) < 2) {
-		take_irq(a->cpu);
+		cpus_mbox_take(&host, a->cpu);
 		sched_yield();
 	}
 	return NULL;
@@ -140,31 +114,35 @@ static void *cpu_thread(void *p)
 
 static void run(enum call call, uint32_t wait_limit)
 {
+	static struct tlbpol_ops ops;
 	struct tlbpol_config cfg;
 	struct arg args[2] = { { 0, call, -1 }, { 1, call, -1 } };
 	pthread_t th[2];
 
+	/* The mailbox host's callbacks, but a relax of its own. */
+	ops = cpus_mbox_ops;
+	ops.relax = relax;
 	tlbpol_config_init(&cfg, 2, TLBPOL_ARCH_X86_64);
 	cfg.ops = &ops;
+	cfg.ops_ctx = &host;
 	cfg.flags = TLBPOL_CFGF_WAIT_IRQS;
 	/* The Linux-like policies the flag is for: no polling, no broadcast. */
 	cfg.rules = TLBPOL_RULES_DEFAULT & ~(TLBPOL_RULE_POLLING_CPUS | TLBPOL_RULE_BROADCAST);
 	cfg.wait_limit = wait_limit;
 	assert_int_equal(tlbpol_engine_new(&cfg, &eng), 0);
+	host.eng = eng;
+	memset(box, 0, sizeof(box));
 	assert_int_equal(tlbpol_as_open(eng, 1, &as), 0);
 	for (uint32_t c = 0; c < 2; c++) {
 		assert_int_equal(tlbpol_switch(eng, c, as, NULL), 0);
-		atomic_store(&irq_pending[c], 0);
 		atomic_store(&turns[c], 0);
 		freed[c] = 0;
 		prepare(c, call);
 	}
 	atomic_store(&ready, 0);
 	atomic_store(&done, 0);
-	for (uint32_t c = 0; c < 2; c++)
-		assert_int_equal(pthread_create(&th[c], NULL, cpu_thread, &args[c]), 0);
-	for (uint32_t c = 0; c < 2; c++)
-		pthread_join(th[c], NULL);
+	cpus_start_args(th, 2, cpu_thread, args, sizeof(args[0]));
+	cpus_join(th, 0, 2);
 	for (uint32_t c = 0; c < 2; c++)
 		if (args[c].ret < 0)
 			fail_msg("%s on cpu %u: %d", call_names[call], c, args[c].ret);

@@ -89,27 +89,36 @@ static const struct tlbpol_ops wd_ops_nohook = {
 	.relax = wd_relax,
 };
 
-/* Two CPUs in one address space, CPU 1 silent unless @deliver; CPU 0 then
- * write-protects a page: a synchronous shootdown at CPU 1. */
-static void wd_run(struct wd *w, const struct tlbpol_ops *ops, uint32_t wait_limit, int deliver,
-		   struct tlbpol_stats *st)
+/* An engine of two CPUs with @ops, @wait_limit and @rules, CPU 1 silent;
+ * both run the address space returned. */
+static struct tlbpol_as *wd_start(struct wd *w, const struct tlbpol_ops *ops, uint32_t wait_limit,
+				  uint64_t rules)
 {
 	struct tlbpol_config cfg;
 	struct tlbpol_as *as;
-	struct tlbpol_decision d;
-	struct tlbpol_event ev = h_event(TLBPOL_EV_PROTECT, 0, 0x5000, 1, P | W | U | A | D,
-					 P | U | A | D);
 
 	h_config(&w->h, &cfg, 2, TLBPOL_ARCH_X86_64);
 	cfg.ops = ops;
 	cfg.ops_ctx = w;
 	cfg.wait_limit = wait_limit;
-	cfg.rules = TLBPOL_RULES_DEFAULT & ~TLBPOL_RULE_BROADCAST;
+	cfg.rules = rules;
 	assert_int_equal(tlbpol_engine_new(&cfg, &w->h.eng), 0);
-	assert_int_equal(tlbpol_as_open(w->h.eng, 1, &as), 0);
-	assert_int_equal(tlbpol_switch(w->h.eng, 0, as, NULL), 0);
-	assert_int_equal(tlbpol_switch(w->h.eng, 1, as, NULL), 0);
+	as = h_as_run(&w->h, 1, 2);
 	h_reset_log(&w->h);
+	return as;
+}
+
+/* Two CPUs in one address space, CPU 1 silent unless @deliver; CPU 0 then
+ * write-protects a page: a synchronous shootdown at CPU 1. */
+static void wd_run(struct wd *w, const struct tlbpol_ops *ops, uint32_t wait_limit, int deliver,
+		   struct tlbpol_stats *st)
+{
+	struct tlbpol_as *as = wd_start(w, ops, wait_limit,
+					TLBPOL_RULES_DEFAULT & ~TLBPOL_RULE_BROADCAST);
+	struct tlbpol_decision d;
+	struct tlbpol_event ev = h_event(TLBPOL_EV_PROTECT, 0, 0x5000, 1, P | W | U | A | D,
+					 P | U | A | D);
+
 	w->h.deliver = deliver;
 	assert_int_equal(tlbpol_submit(w->h.eng, as, 0, &ev, &d), 0);
 	assert_int_equal(d.action, TLBPOL_ACT_SHOOTDOWN);
@@ -124,12 +133,10 @@ static void wd_run(struct wd *w, const struct tlbpol_ops *ops, uint32_t wait_lim
  * owed, and the initiator waits until it serves. */
 static void test_silent_cpu_reported(void **state)
 {
-	struct wd w;
+	struct wd w = { .revive_after_stuck = 3 };
 	struct tlbpol_stats st;
 
 	(void)state;
-	memset(&w, 0, sizeof(w));
-	w.revive_after_stuck = 3;
 	wd_run(&w, &wd_ops, 100, 0, &st);
 	assert_int_equal(w.stuck_calls, 3);
 	assert_int_equal(w.stuck_turns[0], 100);
@@ -147,12 +154,10 @@ static void test_silent_cpu_reported(void **state)
 /* No hook: the periods are counted and the re-sends made all the same. */
 static void test_watchdog_without_hook(void **state)
 {
-	struct wd w;
+	struct wd w = { .revive_at = 250 };
 	struct tlbpol_stats st;
 
 	(void)state;
-	memset(&w, 0, sizeof(w));
-	w.revive_at = 250;
 	wd_run(&w, &wd_ops_nohook, 100, 0, &st);
 	assert_int_equal(w.stuck_calls, 0);
 	assert_int_equal(st.stuck_calls, 2);
@@ -163,12 +168,10 @@ static void test_watchdog_without_hook(void **state)
 /* An interrupt lost on the way is recovered by the first re-send. */
 static void test_lost_interrupt_recovered(void **state)
 {
-	struct wd w;
+	struct wd w = { .drop_ipis = 1 };
 	struct tlbpol_stats st;
 
 	(void)state;
-	memset(&w, 0, sizeof(w));
-	w.drop_ipis = 1;
 	wd_run(&w, &wd_ops, 64, 1, &st);
 	assert_int_equal(st.ipis_resent, 1);
 	assert_int_equal(st.stuck_calls, 1);
@@ -179,12 +182,10 @@ static void test_lost_interrupt_recovered(void **state)
 /* wait_limit 0: interrupts are sent once, and the hook is never called. */
 static void test_no_limit(void **state)
 {
-	struct wd w;
+	struct wd w = { .revive_at = 1000 };
 	struct tlbpol_stats st;
 
 	(void)state;
-	memset(&w, 0, sizeof(w));
-	w.revive_at = 1000;
 	wd_run(&w, &wd_ops, 0, 0, &st);
 	assert_int_equal(w.stuck_calls, 0);
 	assert_int_equal(st.stuck_calls, 0);
@@ -197,25 +198,14 @@ static void test_no_limit(void **state)
  * re-sends to a silent target too. */
 static void test_lazy_wait_watched(void **state)
 {
-	struct wd w;
-	struct tlbpol_config cfg;
-	struct tlbpol_as *as;
+	struct wd w = { .revive_after_stuck = 2 };
+	struct tlbpol_as *as = wd_start(&w, &wd_ops, 50, TLBPOL_RULES_DEFAULT);
 	struct tlbpol_stats st;
 	struct tlbpol_decision d;
 	struct tlbpol_event ev = h_event(TLBPOL_EV_UNMAP, TLBPOL_EVF_LAZY_OK | TLBPOL_EVF_PRIVATE,
 					 0x7000, 1, P | W | U | A, 0);
 
 	(void)state;
-	memset(&w, 0, sizeof(w));
-	w.revive_after_stuck = 2;
-	h_config(&w.h, &cfg, 2, TLBPOL_ARCH_X86_64);
-	cfg.ops = &wd_ops;
-	cfg.ops_ctx = &w;
-	cfg.wait_limit = 50;
-	assert_int_equal(tlbpol_engine_new(&cfg, &w.h.eng), 0);
-	assert_int_equal(tlbpol_as_open(w.h.eng, 1, &as), 0);
-	assert_int_equal(tlbpol_switch(w.h.eng, 0, as, NULL), 0);
-	assert_int_equal(tlbpol_switch(w.h.eng, 1, as, NULL), 0);
 	assert_int_equal(tlbpol_submit(w.h.eng, as, 0, &ev, &d), 0);
 	assert_int_equal(d.deadline, TLBPOL_BY_LAZY);
 	assert_int_equal(tlbpol_tick(w.h.eng, 0), 0); /* posts the lazy request */

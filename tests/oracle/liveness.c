@@ -86,6 +86,19 @@ static int tick_counts(struct orc_world *w, struct orc_cpu *c, uint32_t cpu)
 	return 1;
 }
 
+/* One deferred free or stamp of a CPU that has just ticked, @age of its
+ * ticks old: 0 if it is done (counted as aged; dropped), 1 if it may still
+ * wait (kept), -1 if it has waited past the bound, which holds alike for
+ * both (dropped; the caller reports it). */
+static int judge(struct orc_world *w, int done, uint64_t age)
+{
+	if (done) {
+		count(w, ORC_C_AGED, 1);
+		return 0;
+	}
+	return age <= w->free_bound ? 1 : -1;
+}
+
 /* @c (CPU @cpu) has just ticked: judge what it follows. */
 void live_tick(struct orc_world *w, struct orc_cpu *c, uint32_t cpu)
 {
@@ -98,15 +111,12 @@ void live_tick(struct orc_world *w, struct orc_cpu *c, uint32_t cpu)
 	for (uint32_t i = 0; i < c->npend; i++) {
 		struct orc_free *fr = c->pend[i];
 		uint64_t age = c->ticks - fr->reg_tick;
+		int v = judge(w, atomic_load(&fr->ran), age);
 
-		if (atomic_load(&fr->ran)) {
-			count(w, ORC_C_AGED, 1);
-			continue;
-		}
-		if (age <= w->free_bound) {
+		if (v > 0)
 			c->pend[keep++] = fr;
+		if (v >= 0)
 			continue;
-		}
 		violation(w, ORC_V_BOUNDED,
 			  "cpu %u: a deferred free it registered (%u frames, %u tables of as %u) has "
 			  "waited %llu of its ticks, past the bound of %u: work due by a free that "
@@ -119,21 +129,18 @@ void live_tick(struct orc_world *w, struct orc_cpu *c, uint32_t cpu)
 	for (uint32_t i = 0; i < c->npst; i++) {
 		struct live_stamp s = c->pst[i];
 		uint64_t age = c->ticks - s.tick;
-		int r = tlbpol_stamp_pending(w->eng, s.stamp);
+		int r = tlbpol_stamp_pending(w->eng, s.stamp), v;
 
 		if (r < 0) {
 			violation(w, ORC_V_API, "tlbpol_stamp_pending(%#llx) = %d",
 				  (unsigned long long)s.stamp, r);
 			continue;
 		}
-		if (!r) {
-			count(w, ORC_C_AGED, 1);
-			continue;
-		}
-		if (age <= w->free_bound) {
+		v = judge(w, !r, age);
+		if (v > 0)
 			c->pst[keep++] = s;
+		if (v >= 0)
 			continue;
-		}
 		violation(w, ORC_V_BOUNDED,
 			  "cpu %u: its flush stamp %#llx is still pending after %llu of its ticks, "
 			  "past the bound of %u: a lazy request whose targets were never interrupted",

@@ -49,18 +49,27 @@ static void frame_settle(struct orc_world *w, uint32_t f, uint64_t stamp)
 	atomic_store(&w->frame_stamp[f], 0);
 }
 
+/* The entry on top of @pool (frames or table pages, *@top of them), taken
+ * under the pool lock; 0 (never a valid frame or table page) if empty. */
+static uint32_t pool_pop(struct orc_world *w, uint32_t *pool, uint32_t *top)
+{
+	uint32_t x = 0;
+
+	pthread_mutex_lock(&w->pool_lock);
+	if (*top)
+		x = pool[--*top];
+	pthread_mutex_unlock(&w->pool_lock);
+	return x;
+}
+
 /* A free frame, now holding (as, page)'s contents; 0 if the pool is empty.
  * The pool is a stack: the frame freed last comes first, as a kernel's
  * per-CPU free lists give it (the worst case for flush stamps). */
 uint32_t frame_alloc(struct orc_world *w, uint32_t as, uint32_t page)
 {
-	uint32_t f = 0;
+	uint32_t f = pool_pop(w, w->frame_pool, &w->frame_top);
 	uint64_t stamp;
 
-	pthread_mutex_lock(&w->pool_lock);
-	if (w->frame_top)
-		f = w->frame_pool[--w->frame_top];
-	pthread_mutex_unlock(&w->pool_lock);
 	if (!f)
 		return 0;
 	stamp = atomic_load(&w->frame_stamp[f]);
@@ -148,13 +157,9 @@ void frame_free_stamped(struct orc_world *w, uint32_t f, uint64_t stamp, uint32_
  * -1 if the pool is empty. */
 int table_alloc(struct orc_world *w, uint32_t as, uint32_t group, uint64_t *dirw)
 {
-	uint32_t t = 0;
+	uint32_t t = pool_pop(w, w->table_pool, &w->table_top);
 	uint64_t gen;
 
-	pthread_mutex_lock(&w->pool_lock);
-	if (w->table_top)
-		t = w->table_pool[--w->table_top];
-	pthread_mutex_unlock(&w->pool_lock);
 	if (!t)
 		return -1;
 	/* A new generation per allocation: a cached pointer to an earlier life

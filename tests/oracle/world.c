@@ -35,24 +35,14 @@
 
 void orc_config_init(struct orc_config *cfg, uint32_t nr_cpus, uint32_t arch, uint64_t rules)
 {
-	memset(cfg, 0, sizeof(*cfg));
-	cfg->nr_cpus = nr_cpus;
-	cfg->arch = arch;
-	cfg->rules = rules;
-	cfg->nr_as = 4;
-	cfg->pages = 128;
-	cfg->group_pages = 8;
-	cfg->tlb_sets = 32;
-	cfg->tlb_ways = 4;
-	cfg->psc_sets = 4;
-	cfg->psc_ways = 4;
-	cfg->numa_nodes = nr_cpus >= 2 ? 2 : 1;
-	cfg->broadcast = 1;
-	cfg->vcpu_defer = 1;
-	cfg->kernel_pages = 32;
-	cfg->stamp_pct = 30;
-	cfg->seed = 1;
-	cfg->max_reports = 20;
+	/* Every field not named here is 0 (NULL): its default (oracle.h). */
+	*cfg = (struct orc_config){
+		.nr_cpus = nr_cpus, .arch = arch, .rules = rules,
+		.nr_as = 4, .pages = 128, .group_pages = 8,
+		.tlb_sets = 32, .tlb_ways = 4, .psc_sets = 4, .psc_ways = 4,
+		.numa_nodes = nr_cpus >= 2 ? 2 : 1, .broadcast = 1, .vcpu_defer = 1,
+		.kernel_pages = 32, .stamp_pct = 30, .seed = 1, .max_reports = 20,
+	};
 }
 
 void orc_world_free(struct orc_world *w)
