@@ -26,6 +26,8 @@ oracle reports a violation (a stall counts: it is the oracle's liveness
 check); the table says which, with counts.  Exit status 0 when the
 baseline was clean, whatever the kills.
 """
+from __future__ import annotations
+
 import argparse
 import os
 import re
@@ -35,41 +37,89 @@ import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import dataclass, field
+from typing import NamedTuple
 
 TOP = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 
 
-def parse_mutants(path):
-    muts, cur, mode = [], None, None
-    for line in open(path):
-        if line.startswith("### "):
-            name, _, why = line[4:].rstrip("\n").partition(": ")
-            cur = {"name": name, "why": why, "find": [], "repl": []}
-            muts.append(cur)
-        elif line.startswith("@@ "):
-            cur["file"] = line[3:].strip()
-        elif line.rstrip("\n") == "<<<":
-            mode = "find"
-        elif line.rstrip("\n") == "===":
-            mode = "repl"
-        elif line.rstrip("\n") == ">>>":
-            mode = None
-        elif mode:
-            cur[mode].append(line)
-    for m in muts:
-        m["find"], m["repl"] = "".join(m["find"]), "".join(m["repl"])
+@dataclass
+class Mutant:
+    """One planted bug: in @file, the text @find replaced by @repl."""
+    name: str
+    why: str
+    file: str = ""
+    parts: dict[str, list[str]] = field(default_factory=lambda: {"find": [], "repl": []})
+
+    @property
+    def find(self) -> str:
+        return "".join(self.parts["find"])
+
+    @property
+    def repl(self) -> str:
+        return "".join(self.parts["repl"])
+
+
+class Checker(NamedTuple):
+    name: str
+    kind: str           # "oracle" (reports violations) or "assert"
+    cmd: list[str]      # run in the build directory
+    timeout: int        # seconds
+
+
+@dataclass(frozen=True)
+class Result:
+    result: str         # clean, caught, hang or crash
+    n: int              # violations (or failures) counted
+    kinds: str          # kind=count,... (or the output's tail for a crash)
+    secs: float
+
+
+def parse_mutants(path: str) -> list[Mutant]:
+    muts: list[Mutant] = []
+    cur: Mutant | None = None
+    mode: str | None = None
+    with open(path) as f:
+        for line in f:
+            if line.startswith("### "):
+                name, _, why = line[4:].rstrip("\n").partition(": ")
+                cur = Mutant(name, why)
+                muts.append(cur)
+            elif cur is None:
+                if line.startswith(("@@ ", "<<<")):
+                    raise SystemExit(f"{path}: {line.strip()} before the first ### heading")
+            elif line.startswith("@@ "):
+                cur.file = line[3:].strip()
+            elif line.rstrip("\n") == "<<<":
+                mode = "find"
+            elif line.rstrip("\n") == "===":
+                mode = "repl"
+            elif line.rstrip("\n") == ">>>":
+                mode = None
+            elif mode:
+                cur.parts[mode].append(line)
     return muts
 
 
-def check_anchors(cc, incdirs):
+def read(path: str) -> str:
+    with open(path) as f:
+        return f.read()
+
+
+def write(path: str, text: str) -> None:
+    with open(path, "w") as f:
+        f.write(text)
+
+
+def check_anchors(cc: str, incdirs: list[str]) -> int:
     bad = 0
     muts = parse_mutants(os.path.join(TOP, "lab", "mutants", "mutants.txt"))
     for m in muts:
-        path = os.path.join(TOP, m["file"])
-        text = open(path).read() if os.path.exists(path) else ""
-        n = text.count(m["find"])
+        path = os.path.join(TOP, m.file)
+        text = read(path) if os.path.exists(path) else ""
+        n = text.count(m.find)
         if n != 1:
-            print(f"FAIL: {m['name']}: its text occurs {n} times in {m['file']}")
+            print(f"FAIL: {m.name}: its text occurs {n} times in {m.file}")
             bad += 1
             continue
         # The mutated file in a copy of its directory; a header is
@@ -81,8 +131,7 @@ def check_anchors(cc, incdirs):
                 if f.endswith((".c", ".h")):
                     shutil.copy(os.path.join(d, f), tmp)
             base = os.path.basename(path)
-            with open(os.path.join(tmp, base), "w") as out:
-                out.write(text.replace(m["find"], m["repl"]))
+            write(os.path.join(tmp, base), text.replace(m.find, m.repl))
             units = [base] if base.endswith(".c") else sorted(
                 f for f in os.listdir(tmp) if f.endswith(".c"))
             for u in units:
@@ -91,7 +140,7 @@ def check_anchors(cc, incdirs):
                       [a for inc in incdirs for a in ("-I", inc)]
                 r = subprocess.run(cmd, capture_output=True, text=True)
                 if r.returncode:
-                    print(f"FAIL: {m['name']}: {u} does not compile with it:\n"
+                    print(f"FAIL: {m.name}: {u} does not compile with it:\n"
                           + r.stderr[-1500:])
                     bad += 1
                     break
@@ -99,11 +148,11 @@ def check_anchors(cc, incdirs):
     return 1 if bad else 0
 
 
-def checkers(args):
+def checkers(args: argparse.Namespace) -> list[Checker]:
     st = ["tests/oracle/stress", "--seed", str(args.seed), "--quiet"]
     ev = str(args.events)
     uk_run = os.path.join(args.dir, "src", "examples", "unikernel", "run.sh")
-    return [
+    return [Checker(*c) for c in [
         # name, kind, command (in the build directory), timeout (s)
         ("unit", "assert", ["meson", "test", "--no-rebuild", "--suite", "unit",
                             "--no-suite", "concurrency", "-q"], 900),
@@ -189,7 +238,7 @@ def checkers(args):
                            "lab/sim/tlbpol-sim $s --cpus 16 --nodes 2 --probe >/dev/null 2>&1; "
                            "r=$?; [ $r = 1 ] && echo UNSAFE $s; [ $r = 2 ] && echo STUCK $s; "
                            "done; "
-                           # Flush stamps: frames reused at once (issue 14).
+                           # Flush stamps: frames reused at once.
                            "lab/sim/tlbpol-sim lazy-unmap munmap --cpus 16 --nodes 2 --probe "
                            "--stamps >/dev/null 2>&1; r=$?; [ $r = 1 ] && echo UNSAFE stamps; "
                            "[ $r = 2 ] && echo STUCK stamps; true"], 300),
@@ -202,10 +251,10 @@ def checkers(args):
         ("unikernel-tcg", "oracle",
          ["sh", "-c", f"for n in 2 4; do sh {uk_run} --tcg -n $n --timeout 200 "
           "--kernel examples/unikernel/kernel.elf 2>&1; echo \"run.sh exit $?\"; done"], 480),
-    ]
+    ]]
 
 
-def run_checker(build, ck):
+def run_checker(build: str, ck: Checker) -> Result:
     name, kind, cmd, tmo = ck
     t0 = time.time()
     # A session of its own, so that a hang is killed with all its children.
@@ -216,8 +265,9 @@ def run_checker(build, ck):
     except subprocess.TimeoutExpired:
         os.killpg(p.pid, signal.SIGKILL)
         p.communicate()
-        return {"result": "hang", "n": 0, "kinds": "", "secs": time.time() - t0}
-    n, kinds = 0, {}
+        return Result("hang", 0, "", time.time() - t0)
+    n = 0
+    kinds: dict[str, int] = {}
     if name.startswith("stress"):
         for m in re.finditer(r"^total: .* violations=(\d+)", out, re.M):
             n += int(m.group(1))
@@ -225,10 +275,10 @@ def run_checker(build, ck):
             for k, v in re.findall(r"([\w-]+)=(\d+)", m.group(1)):
                 kinds[k] = kinds.get(k, 0) + int(v)
         if p.returncode not in (0, 1) and not n:
-            return {"result": "crash", "n": 0, "kinds": out[-300:], "secs": time.time() - t0}
+            return Result("crash", 0, out[-300:], time.time() - t0)
     elif name == "softmmu":
-        m = re.findall(r"(\d+) stale", out)
-        n = sum(int(x) for x in m) if p.returncode else 0
+        stale = re.findall(r"(\d+) stale", out)
+        n = sum(int(x) for x in stale) if p.returncode else 0
         if p.returncode and not n:
             n = 1
     elif name == "unikernel-tcg":
@@ -240,13 +290,12 @@ def run_checker(build, ck):
                 kinds[f"{w}/{m}"] = kinds.get(f"{w}/{m}", 0) + int(k)
         codes = re.findall(r"^run.sh exit (\d+)", out, re.M)
         if codes and all(c == "77" for c in codes):
-            return {"result": "clean", "n": 0, "kinds": "skipped (no qemu)",
-                    "secs": time.time() - t0}
+            return Result("clean", 0, "skipped (no qemu)", time.time() - t0)
         if not n and any(c not in ("0", "77") for c in codes):
-            return {"result": "crash", "n": 0, "kinds": out[-300:], "secs": time.time() - t0}
-        return {"result": "caught" if n else "clean", "n": n,
-                "kinds": ",".join(f"{k}={v}" for k, v in sorted(kinds.items())),
-                "secs": time.time() - t0}
+            return Result("crash", 0, out[-300:], time.time() - t0)
+        return Result("caught" if n else "clean", n,
+                      ",".join(f"{k}={v}" for k, v in sorted(kinds.items())),
+                      time.time() - t0)
     elif name == "wait-irqs-off":
         # It aborts on a wait that never ends ("deadlock: cpu N waited ...").
         n = out.count("deadlock:")
@@ -263,18 +312,23 @@ def run_checker(build, ck):
     else:
         n = 0 if p.returncode == 0 else max(1, len(re.findall(r"\bFAIL\b", out)))
     res = "caught" if n or p.returncode else "clean"
-    return {"result": res, "n": n, "kinds": ",".join(f"{k}={v}" for k, v in sorted(kinds.items())),
-            "secs": time.time() - t0}
+    return Result(res, n, ",".join(f"{k}={v}" for k, v in sorted(kinds.items())),
+                  time.time() - t0)
 
 
-def sh(cmd, cwd):
+def read_bytes(path: str) -> bytes:
+    with open(path, "rb") as f:
+        return f.read()
+
+
+def sh(cmd: list[str], cwd: str) -> None:
     r = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True)
     if r.returncode:
         sys.stderr.write(r.stdout[-2000:] + r.stderr[-2000:])
         raise SystemExit(f"failed: {' '.join(cmd)}")
 
 
-def main():
+def main() -> int:
     ap = argparse.ArgumentParser()
     if len(sys.argv) > 2 and sys.argv[1] == "--check-anchors":
         sys.exit(check_anchors(sys.argv[2], sys.argv[3:]))
@@ -291,72 +345,72 @@ def main():
     muts = parse_mutants(os.path.join(TOP, "lab", "mutants", "mutants.txt"))
     if args.list:
         for m in muts:
-            print(f"{m['name']:34} {m['why']}")
+            print(f"{m.name:34} {m.why}")
         return 0
     if args.only:
         want = args.only.split(",")
-        muts = [m for m in muts if m["name"] in want or m["name"].split("-")[0] in want]
+        muts = [m for m in muts if m.name in want or m.name.split("-")[0] in want]
     cks = checkers(args)
     if args.checkers:
-        cks = [c for c in cks if c[0] in args.checkers.split(",")]
+        cks = [c for c in cks if c.name in args.checkers.split(",")]
 
     src, build = os.path.join(args.dir, "src"), os.path.join(args.dir, "build")
     files = subprocess.run(["git", "ls-files"], cwd=TOP, capture_output=True, text=True,
                            check=True).stdout.split()
-    for f in files:
-        d = os.path.join(src, f)
+    for rel in files:
+        d = os.path.join(src, rel)
         os.makedirs(os.path.dirname(d), exist_ok=True)
-        if not os.path.exists(d) or open(os.path.join(TOP, f), "rb").read() != open(d, "rb").read():
-            shutil.copy(os.path.join(TOP, f), d)  # a new mtime: ninja rebuilds it
+        if not os.path.exists(d) or read_bytes(os.path.join(TOP, rel)) != read_bytes(d):
+            shutil.copy(os.path.join(TOP, rel), d)  # a new mtime: ninja rebuilds it
     if not os.path.exists(os.path.join(build, "build.ninja")):
         sh(["meson", "setup", build, src], src)
     sh(["ninja", "-C", build], src)
 
-    print(f"mutants: {len(muts)}, checkers: {', '.join(c[0] for c in cks)}, seed {args.seed}")
+    print(f"mutants: {len(muts)}, checkers: {', '.join(c.name for c in cks)}, seed {args.seed}")
     if not args.no_baseline:
         bad = 0
         for ck in cks:
             r = run_checker(build, ck)
-            print(f"  baseline {ck[0]:20} {r['result']:6} {r['n']:6} {r['secs']:6.1f}s {r['kinds']}")
-            bad += r["result"] != "clean"
+            print(f"  baseline {ck.name:20} {r.result:6} {r.n:6} {r.secs:6.1f}s {r.kinds}")
+            bad += r.result != "clean"
         if bad:
             print("baseline not clean: stopping")
             return 1
 
-    rows = []
+    rows: list[tuple[Mutant, str, list[tuple[Checker, Result]]]] = []
     for m in muts:
-        path = os.path.join(src, m["file"])
-        orig = open(path).read()
-        if orig.count(m["find"]) != 1:
+        path = os.path.join(src, m.file)
+        orig = read(path)
+        if orig.count(m.find) != 1:
             rows.append((m, "stale (text not found exactly once)", []))
-            print(f"{m['name']}: STALE")
+            print(f"{m.name}: STALE")
             continue
-        open(path, "w").write(orig.replace(m["find"], m["repl"]))
+        write(path, orig.replace(m.find, m.repl))
         try:
             b = subprocess.run(["ninja", "-C", build], capture_output=True, text=True)
             if b.returncode:
                 rows.append((m, "does not build", []))
-                print(f"{m['name']}: does not build")
+                print(f"{m.name}: does not build")
                 continue
             res = []
             for ck in cks:
                 r = run_checker(build, ck)
                 res.append((ck, r))
             rows.append((m, "", res))
-            caught = [f"{ck[0]}:{r['n'] if r['result'] == 'caught' else r['result']}"
-                      + (f"({r['kinds']})" if r["kinds"] else "")
-                      for ck, r in res if r["result"] != "clean"]
-            safety = any(ck[1] == "oracle" and r["result"] in ("caught",) for ck, r in res)
+            caught = [f"{ck.name}:{r.n if r.result == 'caught' else r.result}"
+                      + (f"({r.kinds})" if r.kinds else "")
+                      for ck, r in res if r.result != "clean"]
+            safety = any(ck.kind == "oracle" and r.result in ("caught",) for ck, r in res)
             verdict = ("KILLED (oracle)" if safety else
                        "killed (assert/hang only)" if caught else "SURVIVED")
-            print(f"{m['name']}: {verdict}: {' '.join(caught)}", flush=True)
+            print(f"{m.name}: {verdict}: {' '.join(caught)}", flush=True)
         finally:
-            open(path, "w").write(orig)
+            write(path, orig)
     subprocess.run(["ninja", "-C", build], capture_output=True)
     n = len(rows)
     k = sum(1 for m, e, res in rows
-            if not e and any(ck[1] == "oracle" and r["result"] == "caught" for ck, r in res))
-    a = sum(1 for m, e, res in rows if not e and any(r["result"] != "clean" for ck, r in res))
+            if not e and any(ck.kind == "oracle" and r.result == "caught" for ck, r in res))
+    a = sum(1 for m, e, res in rows if not e and any(r.result != "clean" for ck, r in res))
     print(f"\nkilled by a safety checker: {k} of {n}; killed by anything: {a} of {n}")
     if args.markdown:
         with open(args.markdown, "w") as f:
@@ -364,21 +418,21 @@ def main():
                     "| asserts |\n|---|---|---|---|\n")
             for m, e, res in rows:
                 if e:
-                    f.write(f"| {m['name']} | {m['why']} | {e} | |\n")
+                    f.write(f"| {m.name} | {m.why} | {e} | |\n")
                     continue
-                orc = [f"{ck[0]}: {r['n'] if r['result'] == 'caught' else r['result']}"
-                       + (f" ({r['kinds']})" if r["kinds"] and ck[0] != "stress-x86" else "")
-                       for ck, r in res if ck[1] == "oracle" and r["result"] != "clean"]
+                orc = [f"{ck.name}: {r.n if r.result == 'caught' else r.result}"
+                       + (f" ({r.kinds})" if r.kinds and ck.name != "stress-x86" else "")
+                       for ck, r in res if ck.kind == "oracle" and r.result != "clean"]
                 # One kinds list is enough per row: the first oracle's.
-                for i, (ck, r) in enumerate((x for x in res if x[0][1] == "oracle"
-                                              and x[1]["result"] != "clean")):
-                    if i == 0 and r["kinds"]:
-                        orc[0] = f"{ck[0]}: {r['n']} ({r['kinds']})"
+                for i, (ck, r) in enumerate((x for x in res if x[0].kind == "oracle"
+                                              and x[1].result != "clean")):
+                    if i == 0 and r.kinds:
+                        orc[0] = f"{ck.name}: {r.n} ({r.kinds})"
                     elif i:
-                        orc[i] = f"{ck[0]}: {r['n'] if r['result'] == 'caught' else r['result']}"
-                ass = [f"{ck[0]}: {r['result']}" for ck, r in res
-                       if ck[1] == "assert" and r["result"] != "clean"]
-                f.write(f"| {m['name']} | {m['why']} | {'; '.join(orc) or 'none'} "
+                        orc[i] = f"{ck.name}: {r.n if r.result == 'caught' else r.result}"
+                ass = [f"{ck.name}: {r.result}" for ck, r in res
+                       if ck.kind == "assert" and r.result != "clean"]
+                f.write(f"| {m.name} | {m.why} | {'; '.join(orc) or 'none'} "
                         f"| {', '.join(ass) or '-'} |\n")
             f.write(f"\nKilled by a safety checker: {k} of {n}; by anything: {a} of {n}.\n")
     return 0

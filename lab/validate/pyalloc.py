@@ -17,7 +17,7 @@ import threading
 import time
 
 
-def work(seed, rounds, out, idx):
+def work(seed: int, rounds: int, out: list[int], idx: int) -> None:
     rng = random.Random(seed)
     total = 0
     for _ in range(rounds):
@@ -28,7 +28,7 @@ def work(seed, rounds, out, idx):
     out[idx] = total
 
 
-def main():
+def main() -> None:
     threads = int(sys.argv[1]) if len(sys.argv) > 1 else 4
     rounds = int(sys.argv[2]) if len(sys.argv) > 2 else 30
     out = [0] * threads

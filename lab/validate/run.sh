@@ -14,9 +14,9 @@
 #                                         converter, replay (--update: into data/)
 #
 # Other options go to validate.py: --only NAME,NAME  --build DIR  --sim PATH
-# --converter tree|head|PATH  --no-perf  --no-attrib  --quiet-wait S  --check
-# --work DIR.  The simulator: --sim, else $TLBPOL_SIM, else
-# --build/$TLBPOL_BUILD (default build/)/lab/sim/tlbpol-sim.
+# --converter tree|PATH (it must pass its --self-test)  --no-perf  --no-attrib
+# --quiet-wait S  --check  --work DIR.  The simulator: --sim, else
+# $TLBPOL_SIM, else --build/$TLBPOL_BUILD (default build/)/lab/sim/tlbpol-sim.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 py=${PYTHON:-python3}
