@@ -72,13 +72,13 @@ static const struct row rows[] = {
 	R2("install of a kernel page", PROTECT, 0, 0, P | W | A, DEF, NONE, NOW, NOT_PRESENT,
 	   "x86 and Arm never cache invalid entries"),
 	R("spurious write fault", X86, FAULT, EWR, RWD, RWD, DEF, NONE, NOW, SPURIOUS,
-	  "seed 000; SDM 4.10.4.1 a #PF invalidates the faulting address"),
+	  "61c77326d1df; SDM 4.10.4.1 a #PF invalidates the faulting address"),
 	R("spurious write fault", ARM, FAULT, EWR, RWD, RWD, DEF, LOCAL, NOW, SPURIOUS,
 	  "Arm: no invalidation on fault; spec: others local only"),
 	R("spurious write fault", GEN, FAULT, EWR, RWD, RWD, DEF, LOCAL, NOW, SPURIOUS,
 	  "GENERIC: as Arm"),
-	R("write fault sets D (seed 000)", X86, FAULT, EWR, RW, RWD, DEF, NONE, NOW, ACCESS_FLAGS,
-	  "seed 000: x86 sets D itself with a locked PTE access (SDM 4.8)"),
+	R("write fault sets D (61c77326d1df)", X86, FAULT, EWR, RW, RWD, DEF, NONE, NOW, ACCESS_FLAGS,
+	  "61c77326d1df: x86 sets D itself with a locked PTE access (SDM 4.8)"),
 	R("write fault sets D", ARM, FAULT, EWR, RW, RWD, DEF, SHOOT, NOW, ACCESS_FLAGS,
 	  "arm64 __ptep_set_access_flags: flush_tlb_page when dirty (DBM read-only entry)"),
 	R("write fault sets D", GEN, FAULT, EWR, RW, RWD, DEF, LOCAL, NOW, ACCESS_FLAGS,
@@ -90,15 +90,15 @@ static const struct row rows[] = {
 	R("read fault sets A", GEN, FAULT, 0, P | U, RO, DEF, LOCAL, NOW, ACCESS_FLAGS,
 	  "asm-generic: spurious-fault fix, local by rule"),
 	R3("retried write fault, PTE installed", FAULT, EWR | ETRY, RW, RWD, DEF, NONE, NOW, RETRIED,
-	   "seed 002: mm/memory.c handle_pte_fault FAULT_FLAG_TRIED"),
+	   "b7333b58f358: mm/memory.c handle_pte_fault FAULT_FLAG_TRIED"),
 	R("retried fault that must still COW", X86, FAULT, EWR | ETRY, RO, RWD, DEF, NONE, NOW,
-	  UPGRADE, "seed 002 keeps do_wp_page for !pte_write: the upgrade row"),
+	  UPGRADE, "b7333b58f358 keeps do_wp_page for !pte_write: the upgrade row"),
 	R("retried fault that must still COW", ARM, FAULT, EWR | ETRY, RO, RWD, DEF, LOCAL, NOW,
-	  UPGRADE, "seed 002 keeps do_wp_page for !pte_write: the upgrade row"),
+	  UPGRADE, "b7333b58f358 keeps do_wp_page for !pte_write: the upgrade row"),
 	R("retried fault that must still COW", GEN, FAULT, EWR | ETRY, RO, RWD, DEF, LOCAL, NOW,
-	  UPGRADE, "seed 002 keeps do_wp_page for !pte_write: the upgrade row"),
+	  UPGRADE, "b7333b58f358 keeps do_wp_page for !pte_write: the upgrade row"),
 	R("upgrade RO->RW by fault (COW reuse)", X86, FAULT, EWR, RO, RWD, DEF, NONE, NOW, UPGRADE,
-	  "SDM 4.10.4.3; seed 000 thread (hpa); x86 pte_needs_flush"),
+	  "SDM 4.10.4.3; 61c77326d1df thread (hpa); x86 pte_needs_flush"),
 	R("upgrade RO->RW by fault", ARM, FAULT, EWR, RO, RWD, DEF, LOCAL, NOW, UPGRADE,
 	  "stricter stale entry harmless; no invalidation on fault: local"),
 	R("upgrade RO->RW by fault", GEN, FAULT, EWR, RO, RWD, DEF, LOCAL, NOW, UPGRADE,
@@ -115,7 +115,7 @@ static const struct row rows[] = {
 	   "permission lost: pte_needs_flush"),
 	/* A fault that looks spurious (the PTE allowed the access and did not
 	 * change) but carries a flag that makes it something else: submit's
-	 * fast path must not take it for seed 000's. */
+	 * fast path must not take it for 61c77326d1df's. */
 	R3("spurious-looking fault, tables freed", FAULT, EWR | ETAB, RWD, RWD, DEF, SHOOT, FREE,
 	   TABLES_FREED, "the tables, not the PTE, need the flush"),
 	R3("spurious-looking fault, new frame", FAULT, EWR | EPFN, RWD, RWD, DEF, SHOOT, NOW,
@@ -205,15 +205,15 @@ static const struct row rows[] = {
 
 	/* --- RECLAIM --- */
 	R3("reclaim dirty page", RECLAIM, 0, RWD, 0, DEF, SHOOT, WB, RECLAIM_DIRTY,
-	   "seed 003 v3; mm/rmap.c tlb_ubc->writable, try_to_unmap_flush_dirty"),
+	   "d950c9477d51; mm/rmap.c tlb_ubc->writable, try_to_unmap_flush_dirty"),
 	R("reclaim clean writable page", X86, RECLAIM, 0, RW, 0, DEF, SHOOT, FREE, RECLAIM_CLEAN,
-	  "seed 003; x86 re-checks the PTE to set D (SDM 4.8)"),
+	  "72b252aed506; x86 re-checks the PTE to set D (SDM 4.8)"),
 	R("reclaim clean writable page", ARM, RECLAIM, 0, RW, 0, DEF, SHOOT, FREE, RECLAIM_CLEAN,
 	  "Arm DBM: hardware dirty update fails on an invalid descriptor"),
 	R("reclaim clean writable page", GEN, RECLAIM, 0, RW, 0, DEF, SHOOT, WB, RECLAIM_DIRTY,
 	  "GENERIC: writable may be written without D: treated dirty"),
 	R3("reclaim clean read-only page", RECLAIM, 0, RO, 0, DEF, SHOOT, FREE, RECLAIM_CLEAN,
-	   "seed 003: try_to_unmap_flush before free"),
+	   "72b252aed506: try_to_unmap_flush before free"),
 	R3("reclaim, LAZY_OK clean", RECLAIM, ELAZY, RO, 0, DEF, SHOOT, LAZY, RECLAIM_CLEAN,
 	   "LATR: BY_FREE becomes the deferred free"),
 	R3("reclaim, LAZY_OK dirty", RECLAIM, ELAZY, RWD, 0, DEF, SHOOT, WB, RECLAIM_DIRTY,
@@ -233,7 +233,7 @@ static const struct row rows[] = {
 
 	/* --- CLEAR_YOUNG --- */
 	R("clear accessed bit", X86, CLEAR_YOUNG, 0, RW, P | W | U, DEF, NONE, NOW, AGING,
-	  "seed 004: x86 ptep_clear_flush_young"),
+	  "b13b1d2d8692: x86 ptep_clear_flush_young"),
 	R("clear accessed bit", ARM, CLEAR_YOUNG, 0, RW, P | W | U, DEF, SHOOT, LAZY, AGING,
 	  "arm64 ptep_clear_flush_young: flush_tlb_page_nosync"),
 	R("clear accessed bit", GEN, CLEAR_YOUNG, 0, RW, P | W | U, DEF, SHOOT, LAZY, AGING,
@@ -425,7 +425,7 @@ static void test_citations(void **state)
 	assert_null(strstr(tlbpol_reason_cite(TLBPOL_WHY_SPURIOUS, TLBPOL_ARCH_ARM64), "SDM"));
 	assert_non_null(strstr(tlbpol_reason_cite(TLBPOL_WHY_AGING, TLBPOL_ARCH_ARM64), "arm64"));
 	assert_non_null(strstr(tlbpol_reason_cite(TLBPOL_WHY_RETRIED, TLBPOL_ARCH_GENERIC),
-			       "seed 002"));
+			       "b7333b58f358"));
 	assert_string_equal(tlbpol_reason_cite(TLBPOL_WHY_MAX, TLBPOL_ARCH_X86_64), "unknown");
 	assert_string_equal(tlbpol_reason_cite(TLBPOL_WHY_UNMAP, TLBPOL_ARCH_MAX), "unknown");
 	assert_string_equal(tlbpol_reason_cite(~0u, ~0u), "unknown");

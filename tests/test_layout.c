@@ -126,7 +126,8 @@ static void test_ranges_past_capacity(void **state)
 	tlbpol_engine_free(h.eng);
 }
 
-/* The default engine, per CPU (issue 11: 135 KiB before). */
+/* The default engine, per CPU (135 KiB before request buffers were sized
+ * by what a request can use). */
 static void test_size_per_cpu(void **state)
 {
 	static const uint32_t cpus[] = { 4, 64, 4096 };

@@ -189,18 +189,25 @@ enum tlbpol_arch {
  * the change that introduced it (see each bit's origin).
  */
 /* No remote flush for a spurious fault (the PTE already allowed the access);
- * x86: no flush at all, other arches: local only.  Seed 000. */
+ * x86: no flush at all, other arches: local only.  Linux 61c77326d1df
+ * "x86, mm: Avoid unnecessary TLB flush". */
 #define TLBPOL_RULE_SPURIOUS_NOFLUSH (1ULL << 0)
 /* Flush the pages of a range instead of the whole address space, up to
- * flush_ceiling pages.  Seed 001. */
+ * flush_ceiling pages.  Linux 611ae8e3f520 "x86/tlb: enable tlb flush range
+ * support for x86". */
 #define TLBPOL_RULE_RANGE_FLUSH (1ULL << 1)
 /* No access-flag update and no flush on a retried fault whose PTE is already
- * installed (FAULT_FLAG_TRIED).  Seed 002. */
+ * installed (FAULT_FLAG_TRIED).  Linux b7333b58f358 "mm/memory.c: skip
+ * spurious TLB flush for retried page fault". */
 #define TLBPOL_RULE_RETRY_NOFLUSH (1ULL << 2)
 /* Defer flushes of unmap/reclaim/migrate to the event's deadline and send one
- * shootdown per batch.  Seed 003. */
+ * shootdown per batch.  Linux 72b252aed506 "mm: send one IPI per CPU to TLB
+ * flush all entries after unmapping pages" and d950c9477d51 "mm: defer flush
+ * of writable TLB entries". */
 #define TLBPOL_RULE_BATCH (1ULL << 3)
-/* No synchronous flush when the accessed bit is cleared for aging.  Seed 004. */
+/* No synchronous flush when the accessed bit is cleared for aging.  Linux
+ * b13b1d2d8692 "x86/mm: In the PTE swapout page reclaim case clear the
+ * accessed bit instead of flushing the TLB". */
 #define TLBPOL_RULE_AGING_NOFLUSH (1ULL << 4)
 /* No remote flush when a PTE only becomes more permissive.  x86: none at all;
  * other arches: the initiating CPU flushes locally (a stale, stricter entry
@@ -243,7 +250,8 @@ enum tlbpol_arch {
 /* The naive policy: every change to a present PTE is a full flush on every
  * CPU before the call returns. */
 #define TLBPOL_RULES_NONE 0ULL
-/* What Linux does today: the seed rules, footprint, lazy CPUs, generations. */
+/* What Linux does today: the five rules above from Linux commits, footprint,
+ * lazy CPUs, generations. */
 #define TLBPOL_RULES_LINUX                                                      \
 	(TLBPOL_RULE_SPURIOUS_NOFLUSH | TLBPOL_RULE_RANGE_FLUSH |              \
 	 TLBPOL_RULE_RETRY_NOFLUSH | TLBPOL_RULE_BATCH |                       \
@@ -672,45 +680,84 @@ TLBPOL_API size_t tlbpol_engine_size(const struct tlbpol_config *cfg);
  *           TLBPOL_DEFAULT_MAX_AS, TLBPOL_DEFAULT_BATCH_PAGES,
  *           TLBPOL_DEFAULT_FLUSH_CEILING, 0)];
  */
-#define TLBPOL__AL(b) ((((unsigned long long)(b)) + 63ULL) / 64ULL * 64ULL)
+/*
+ * The pieces of TLBPOL_ENGINE_SIZE(), which layout() in lib/core/engine.c
+ * also places the engine by: each list names, in layout()'s order, the
+ * arrays of a region as X(field, count, type), so that the sizes below and
+ * the placement are one arithmetic.  Every array starts on a cache line
+ * (TLBPOL__LINE_UP).  TLBPOL__SZ_<type> is the size of an element on LP64;
+ * the core uses sizeof and asserts that the two agree.
+ */
+#define TLBPOL__LINE_UP(b) ((((unsigned long long)(b)) + 63ULL) / 64ULL * 64ULL)
 #define TLBPOL__MIN(a, b) ((unsigned long long)(a) < (unsigned long long)(b) ? \
 			   (unsigned long long)(a) : (unsigned long long)(b))
 #define TLBPOL__MAX(a, b) ((unsigned long long)(a) > (unsigned long long)(b) ? \
 			   (unsigned long long)(a) : (unsigned long long)(b))
-/* Internal sizes, LP64 (lib/core/engine.c asserts each). */
-#define TLBPOL__SZ_ENGINE 352ULL
-#define TLBPOL__SZ_CPU 5248ULL
-#define TLBPOL__SZ_AS 64ULL
-#define TLBPOL__SZ_PBOX 32ULL
-#define TLBPOL__SZ_PENDING 32ULL
-#define TLBPOL__SZ_REQ_FLUSH 80ULL
-#define TLBPOL__SZ_RECV_AS 48ULL
-#define TLBPOL__SZ_RECV_RANGE 24ULL
-#define TLBPOL__SZ_RANGE 24ULL
-#define TLBPOL__SLOTS 9ULL
+/* Element sizes, LP64 (lib/core/engine.c asserts each). */
+#define TLBPOL__SZ_ENGINE 352ULL      /* struct tlbpol_engine */
+/* struct tlbpol_cpu: each reason adds a counter to its two struct
+ * tlbpol_stats (task and interrupt context) and one per action to its
+ * decision counts, so a new reason needs no new size here. */
+#define TLBPOL__SZ_CPU_BASE 4360ULL
+#define TLBPOL__SZ_CPU_PER_REASON 40ULL
+#define TLBPOL__SZ_CPU                                                          \
+	TLBPOL__LINE_UP(TLBPOL__SZ_CPU_BASE + TLBPOL_WHY_MAX * TLBPOL__SZ_CPU_PER_REASON)
+#define TLBPOL__SZ_AS 64ULL           /* struct tlbpol_as */
+#define TLBPOL__SZ_PENDING_SPAN 32ULL /* struct pending_span, one per CPU and AS */
+#define TLBPOL__SZ_PENDING 32ULL      /* struct pending, a batch entry */
+#define TLBPOL__SZ_REQ_FLUSH 80ULL    /* struct req_flush */
+#define TLBPOL__SZ_RECV_AS 48ULL      /* struct recv_as */
+#define TLBPOL__SZ_RECV_RANGE 24ULL   /* struct recv_range */
+#define TLBPOL__SZ_RANGE 24ULL        /* struct tlbpol_range */
+#define TLBPOL__SZ_U64 8ULL
+#define TLBPOL__SZ_U32 4ULL
+#define TLBPOL__SZ_U16 2ULL
+/* Request slots each CPU owns (the core's TLBPOL_REQS). */
+#define TLBPOL__REQS_PER_CPU 9ULL
+/* Address spaces one request carries at most. */
 #define TLBPOL__PARTS_MAX 16ULL
-#define TLBPOL__WORDS(c) (((unsigned long long)(c) + 63ULL) / 64ULL)
+/* 64-bit words of a CPU mask of @c CPUs. */
+#define TLBPOL__MASK_WORDS(c) (((unsigned long long)(c) + 63ULL) / 64ULL)
 #define TLBPOL__PARTS(bp, as) TLBPOL__MIN(TLBPOL__MIN((bp), (as)), TLBPOL__PARTS_MAX)
 #define TLBPOL__RANGES(bp, ceil) TLBPOL__MIN(TLBPOL__MAX(2ULL * (ceil), 64ULL), (bp))
 #define TLBPOL__ENTRIES(bp, ceil) TLBPOL__MIN(TLBPOL__MAX(8ULL * (ceil), 64ULL), (bp))
-#define TLBPOL__CPU_ARRAYS(c, as, bp, ceil)                                           \
-	(2ULL * TLBPOL__AL(TLBPOL__WORDS(c) * 8ULL) +                                \
-	 TLBPOL__AL(TLBPOL__ENTRIES(bp, ceil) * TLBPOL__SZ_PENDING) +                 \
-	 2ULL * TLBPOL__AL((as) * 4ULL) +                                             \
-	 TLBPOL__AL(TLBPOL__PARTS(bp, as) * TLBPOL__SZ_RECV_AS) +                     \
-	 TLBPOL__AL(TLBPOL__RANGES(bp, ceil) * TLBPOL__SZ_RECV_RANGE) +               \
-	 TLBPOL__AL(TLBPOL__RANGES(bp, ceil) * TLBPOL__SZ_RANGE) +                    \
-	 TLBPOL__SLOTS * (2ULL * TLBPOL__AL(TLBPOL__WORDS(c) * 8ULL) +                 \
-			  TLBPOL__AL(TLBPOL__PARTS(bp, as) * TLBPOL__SZ_REQ_FLUSH) +    \
-			  TLBPOL__AL(TLBPOL__RANGES(bp, ceil) * TLBPOL__SZ_RANGE)))
+/* Each address space's arrays. */
+#define TLBPOL__AS_ARRAYS(X, c)                                                 \
+	X(footprint, TLBPOL__MASK_WORDS(c), U64)                                \
+	X(leaving, TLBPOL__MASK_WORDS(c), U64)
+/* Each CPU's arrays, then TLBPOL__REQS_PER_CPU times its request's. */
+#define TLBPOL__CPU_ARRAYS(X, c, as, bp, ceil)                                  \
+	X(inbox, TLBPOL__MASK_WORDS(c), U64)                                    \
+	X(direct, TLBPOL__MASK_WORDS(c), U64)                                   \
+	X(pending, TLBPOL__ENTRIES(bp, ceil), PENDING)                          \
+	X(as_slot, (as), U32)                                                   \
+	X(recv_slot, (as), U32)                                                 \
+	X(recv_as, TLBPOL__PARTS(bp, as), RECV_AS)                              \
+	X(recv_ranges, TLBPOL__RANGES(bp, ceil), RECV_RANGE)                    \
+	X(recv_out, TLBPOL__RANGES(bp, ceil), RANGE)
+#define TLBPOL__REQ_ARRAYS(X, c, as, bp, ceil)                                  \
+	X(targets, TLBPOL__MASK_WORDS(c), U64)                                  \
+	X(leaders, TLBPOL__MASK_WORDS(c), U64)                                  \
+	X(flushes, TLBPOL__PARTS(bp, as), REQ_FLUSH)                            \
+	X(ranges, TLBPOL__RANGES(bp, ceil), RANGE)
+/* An X() for the lists above: the bytes of one array, added. */
+#define TLBPOL__BYTES(field, n, type) + TLBPOL__LINE_UP((n) * TLBPOL__SZ_##type)
+#define TLBPOL__CPU_BYTES(c, as, bp, ceil)                                      \
+	(0ULL TLBPOL__CPU_ARRAYS(TLBPOL__BYTES, c, as, bp, ceil) +              \
+	 TLBPOL__REQS_PER_CPU * (0ULL TLBPOL__REQ_ARRAYS(TLBPOL__BYTES, c, as, bp, ceil)))
+/* The engine, its CPUs, address spaces, generations and pending spans,
+ * the node masks, the address spaces' arrays, the node table, the CPUs'
+ * arrays: layout()'s order. */
 #define TLBPOL_ENGINE_SIZE(cpus, max_as, batch_pages, flush_ceiling, nodes)          \
-	(TLBPOL__AL(TLBPOL__SZ_ENGINE) + TLBPOL__AL((cpus) * TLBPOL__SZ_CPU) +        \
-	 TLBPOL__AL((max_as) * TLBPOL__SZ_AS) + TLBPOL__AL((cpus) * (max_as) * 8ULL) + \
-	 TLBPOL__AL((cpus) * (max_as) * TLBPOL__SZ_PBOX) +                            \
-	 ((nodes) ? TLBPOL__AL((nodes) * TLBPOL__WORDS(cpus) * 8ULL) : 0ULL) +         \
-	 (max_as) * 2ULL * TLBPOL__AL(TLBPOL__WORDS(cpus) * 8ULL) +                   \
-	 ((nodes) ? TLBPOL__AL((cpus) * 2ULL) : 0ULL) +                                \
-	 (cpus) * TLBPOL__CPU_ARRAYS((cpus), (max_as), (batch_pages), (flush_ceiling)))
+	(TLBPOL__LINE_UP(TLBPOL__SZ_ENGINE) + TLBPOL__LINE_UP((cpus) * TLBPOL__SZ_CPU) + \
+	 TLBPOL__LINE_UP((max_as) * TLBPOL__SZ_AS) +                                  \
+	 TLBPOL__LINE_UP((cpus) * (max_as) * TLBPOL__SZ_U64) +                         \
+	 TLBPOL__LINE_UP((cpus) * (max_as) * TLBPOL__SZ_PENDING_SPAN) +                \
+	 ((nodes) ? TLBPOL__LINE_UP((nodes) * TLBPOL__MASK_WORDS(cpus) * TLBPOL__SZ_U64) \
+		  : 0ULL) +                                                           \
+	 (max_as) * (0ULL TLBPOL__AS_ARRAYS(TLBPOL__BYTES, cpus)) +                   \
+	 ((nodes) ? TLBPOL__LINE_UP((cpus) * TLBPOL__SZ_U16) : 0ULL) +                 \
+	 (cpus) * TLBPOL__CPU_BYTES((cpus), (max_as), (batch_pages), (flush_ceiling)))
 
 /**
  * tlbpol_engine_init() - build an engine in caller-provided memory.
@@ -1324,10 +1371,10 @@ TLBPOL_API const char *tlbpol_reason_str(uint32_t reason);
 /**
  * tlbpol_reason_cite() - what a TLBPOL_WHY_* decision rests on, on @arch:
  * the hardware rule or kernel source that the decision table's row cites
- * (Intel SDM and Arm ARM sections, Linux functions and commits, the seed
- * patches), in one line of text.  The same reason may cite differently per
- * arch (a spurious fault needs no flush on x86 because the fault itself
- * invalidates; on ARM64 it does not).  `python3 -m tlbpol explain` prints
+ * (Intel SDM and Arm ARM sections, Linux functions and commits, such as
+ * the commit that introduced each rule), in one line of text.  The same
+ * reason may cite differently per arch (a spurious fault needs no flush on
+ * x86 because the fault itself invalidates; on ARM64 it does not).  `python3 -m tlbpol explain` prints
  * it beside each decision.
  * @reason: enum tlbpol_reason.
  * @arch: enum tlbpol_arch.

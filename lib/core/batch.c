@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * batch.c - per-CPU batches of deferred flushes (seed 003, RULE_BATCH).
+ * batch.c - per-CPU batches of deferred flushes (RULE_BATCH: Mel Gorman's
+ * batching, Linux 72b252aed506 "mm: send one IPI per CPU to TLB flush all
+ * entries after unmapping pages").
  *
  * A CPU queues the shootdowns its events may defer, each with its deadline
  * (BY_WRITEBACK < BY_FREE < BY_LAZY).  Completing a deadline turns every
@@ -14,11 +16,12 @@
 #include "enqueue.h"
 
 /*
- * Past the ceiling (or with range flushing off, as before seed 001) one
- * whole-AS flush is cheaper than the invalidations it replaces (Linux
- * flush_tlb_mm_range() and tlb_single_page_flush_ceiling, 33 by default).  A
- * global entry survives a whole-AS flush (a CR3 write keeps it, SDM 4.10.4.1),
- * so it needs FLUSH_ALL.
+ * Past the ceiling (or with range flushing off, as before Linux 611ae8e3f520
+ * "x86/tlb: enable tlb flush range support for x86") one whole-AS flush is
+ * cheaper than the invalidations it replaces (Linux flush_tlb_mm_range() and
+ * tlb_single_page_flush_ceiling, 33 by default).  A global entry survives
+ * a whole-AS flush (a CR3 write keeps it, SDM 4.10.4.1), so it needs
+ * FLUSH_ALL.
  */
 static void finalize_kind(const struct tlbpol_params *prm, struct req_flush *rf)
 {

@@ -9,17 +9,9 @@
  * the flushes pending before it.  Each publishes what other CPUs read to
  * decide whom to interrupt (footprints, lazy and state words), in the
  * orders that pair with shootdown.c's reads, then serves and completes its
- * own work through batch.c and shootdown.c.
+ * own work through drain.c.
  */
 #include "call.h"
-
-/* Complete everything @cpu has pending, lazy work included. */
-static void complete_all(struct tlbpol_engine *eng, const struct tlbpol_params *prm, uint32_t cpu)
-{
-	tlbpol__flush_batch(eng, prm, cpu, TLBPOL_BY_WRITEBACK, TLBPOL_BY_LAZY);
-	tlbpol__force_lazy(eng, prm, cpu);
-	tlbpol__run_dfrees(eng, cpu);
-}
 
 int tlbpol_frees_pending(const struct tlbpol_engine *eng, uint32_t cpu)
 {
@@ -39,8 +31,11 @@ int tlbpol_defer_free(struct tlbpol_engine *eng, uint32_t cpu, void (*fn)(void *
 	if (err)
 		return err;
 	tlbpol__reap(eng, cpu);
+	/* The queue is full: complete everything @cpu has pending, lazy work
+	 * included, so that every free queued can run (no serve: this call
+	 * has just reaped, and the forced waits serve the inbox). */
 	if (c->dfree_count == TLBPOL_DFREE_SLOTS)
-		complete_all(eng, params_of(eng), cpu);
+		tlbpol__drain(eng, params_of(eng), cpu, TLBPOL_BY_LAZY, DRAIN_FORCE_LAZY);
 	if (!c->dfree_count && tlbpol__oldest_seq(eng, cpu) == ~0ULL) {
 		prim_count(&c->cnt.task.deferred_frees, 1);
 		fn(arg);
@@ -171,9 +166,7 @@ int tlbpol_switch(struct tlbpol_engine *eng, uint32_t cpu, struct tlbpol_as *nex
 	}
 	if (need_flush)
 		*need_flush = need;
-	tlbpol__serve(eng, params_of(eng), cpu);
-	tlbpol__reap(eng, cpu);
-	tlbpol__run_dfrees(eng, cpu);
+	tlbpol__drain(eng, params_of(eng), cpu, TLBPOL_BY_NOW, DRAIN_SERVE);
 	call_leave(c);
 	if (eng->quiescent)
 		eng->quiescent();
@@ -285,33 +278,21 @@ int tlbpol_cpu_state(struct tlbpol_engine *eng, uint32_t cpu, uint32_t state)
 
 int tlbpol_tick(struct tlbpol_engine *eng, uint32_t cpu)
 {
-	const struct tlbpol_params *prm;
 	struct tlbpol_cpu *c;
 	int err = cpu_call_enter(eng, cpu, 1, &c);
 
 	if (err)
 		return err;
-	prm = params_of(eng);
-	tlbpol__serve(eng, prm, cpu);
-	tlbpol__reap(eng, cpu);
 	/*
-	 * Work due by a free waits for the host's tlbpol_flush(BY_FREE), or
-	 * for the batch to fill: on a CPU that unmaps and then goes quiet,
-	 * neither comes, and its deferred frees would wait for ever.  Past
-	 * free_ticks ticks, complete it here (one shootdown for the batch).
+	 * The tick counts before the drain reads it (neither serving nor
+	 * reaping does).  Work due by a free that has waited free_ticks ticks
+	 * is completed here, one shootdown for the batch, and lazy requests
+	 * age too: a target that idles without ticking would hold them, and
+	 * what waits behind them, for as long as it idles.
 	 */
 	c->ticks++;
-	if (c->free_aging && eng->free_ticks != TLBPOL_FREE_TICKS_NEVER &&
-	    c->ticks - c->free_since >= eng->free_ticks) {
-		/* (Nothing left if tlbpol_flush(BY_WRITEBACK) took it all.) */
-		if (tlbpol__flush_batch(eng, prm, cpu, TLBPOL_BY_WRITEBACK, TLBPOL_BY_FREE) > 0)
-			prim_count(&c->cnt.task.aged_flushes, 1);
-	}
-	/* Lazy requests age too: a target that idles without ticking would
-	 * hold them, and what waits behind them, for as long as it idles. */
-	tlbpol__age_lazy(eng, prm, cpu);
-	tlbpol__post_lazy_batch(eng, prm, cpu);
-	tlbpol__run_dfrees(eng, cpu);
+	tlbpol__drain(eng, params_of(eng), cpu, TLBPOL_BY_FREE,
+		      DRAIN_SERVE | DRAIN_AGED | DRAIN_AGE_LAZY | DRAIN_POST_LAZY);
 	call_leave(c);
 	if (eng->quiescent)
 		eng->quiescent();

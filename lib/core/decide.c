@@ -64,7 +64,7 @@ const struct decision_row tlbpol__decision_table[CLS_MAX] = {
 	[CLS_UNCHANGED] = { 0, ALL3(NONE_NOW), NONE_NOW, TLBPOL_WHY_UNCHANGED },
 
 	/*
-	 * TLBPOL_RULES_NONE: the policy every seed improved on.  Every change to
+	 * TLBPOL_RULES_NONE: the policy every rule improves on.  Every change to
 	 * a present PTE is flushed everywhere before the call returns; with
 	 * RULE_RANGE_FLUSH and RULE_FOOTPRINT off too, that is a whole-AS flush
 	 * on every online CPU.
@@ -126,7 +126,9 @@ const struct decision_row tlbpol__decision_table[CLS_MAX] = {
 	 * an mmu_gather and flushes once before freeing them
 	 * (include/asm-generic/tlb.h, tlb_flush_mmu()); page-table pages are
 	 * freed after the same flush (tlb_remove_table()).  Rule off: flush
-	 * before the call returns.  Seed 003 extends the same window to reclaim.
+	 * before the call returns.  Linux 72b252aed506 ("mm: send one IPI per
+	 * CPU to TLB flush all entries after unmapping pages") extends the same
+	 * window to reclaim.
 	 */
 	[CLS_UNMAP] = { TLBPOL_RULE_BATCH, ALL3(SHOOT_FREE), SHOOT_NOW, TLBPOL_WHY_UNMAP },
 
@@ -158,7 +160,8 @@ const struct decision_row tlbpol__decision_table[CLS_MAX] = {
 	/*
 	 * Reclaim of a page that cannot have been written since it was last
 	 * clean: deferring the flush to before the frame is freed is safe
-	 * (seed 003: "TLB flush multiple pages with a single IPI"; Linux
+	 * (Linux 72b252aed506 "mm: send one IPI per CPU to TLB flush all entries
+	 * after unmapping pages"; Linux
 	 * mm/rmap.c set_tlb_ubc_flush_pending(), try_to_unmap_flush() in
 	 * shrink_folio_list() before the folios are freed).  Which pages count
 	 * as clean is an arch question, answered in classify_removal().
@@ -169,7 +172,8 @@ const struct decision_row tlbpol__decision_table[CLS_MAX] = {
 	/*
 	 * Reclaim of a dirty page: a CPU still holding a writable entry could
 	 * change the page after it is written back, and the write would be
-	 * lost.  The flush is due before writeback (seed 003 v3: "Immediately
+	 * lost.  The flush is due before writeback (Linux d950c9477d51 "mm:
+	 * defer flush of writable TLB entries", from Mel Gorman's v3: "Immediately
 	 * flush dirty PTEs to avoid corruption"; mm/rmap.c sets
 	 * tlb_ubc->writable for a dirty PTE and mm/vmscan.c calls
 	 * try_to_unmap_flush_dirty() before pageout()).
@@ -226,7 +230,9 @@ const struct decision_row tlbpol__decision_table[CLS_MAX] = {
 	 * Accessed bit cleared for aging.  A stale entry with A set only makes
 	 * aging inexact; it grants nothing (the spec's "stale accessed bit"
 	 * exception).
-	 *  x86: no flush at all (seed 004, x86 ptep_clear_flush_young(): "it
+	 *  x86: no flush at all (Linux b13b1d2d8692 "x86/mm: In the PTE
+	 *       swapout page reclaim case clear the accessed bit instead of
+	 *       flushing the TLB", x86 ptep_clear_flush_young(): "it
 	 *       will eventually be flushed by a context switch or a VM
 	 *       operation anyway").
 	 *  ARM64: Linux still issues a TLBI but without waiting for it
@@ -235,7 +241,8 @@ const struct decision_row tlbpol__decision_table[CLS_MAX] = {
 	 *       due BY_LAZY.
 	 *  GENERIC: assumes no hardware A bit handling, so it keeps a flush but
 	 *       lets it wait, as ARM64.
-	 * Rule off: ptep_clear_flush_young() as before seed 004: flush_tlb_page().
+	 * Rule off: ptep_clear_flush_young() as before b13b1d2d8692:
+	 * flush_tlb_page().
 	 */
 	[CLS_AGING] = { TLBPOL_RULE_AGING_NOFLUSH,
 			{ SHOOT_LAZY, NONE_NOW, SHOOT_LAZY },
@@ -245,8 +252,8 @@ const struct decision_row tlbpol__decision_table[CLS_MAX] = {
 	/*
 	 * A retried fault (FAULT_FLAG_TRIED) that finds its PTE already
 	 * installed and allowing the access is not a second access: it needs
-	 * no access-flag update and no flush, on any arch (seed 002, the -mm
-	 * version; mainline b7333b58f358 "mm/memory.c: skip spurious TLB flush
+	 * no access-flag update and no flush, on any arch (Yang Shi's patch,
+	 * the -mm version; mainline b7333b58f358 "mm/memory.c: skip spurious TLB flush
 	 * for retried page fault" keeps the update and skips the flush).  Only
 	 * accessed/dirty bits may differ here; a gained permission is the
 	 * upgrade row.  Rule off: the fault is classified as if it were a first
@@ -260,8 +267,9 @@ const struct decision_row tlbpol__decision_table[CLS_MAX] = {
 	 * stricter entry in the faulting CPU's TLB caused it.
 	 *  x86: the fault itself invalidated that entry (SDM 4.10.4.1: "if a
 	 *       page fault occurs, the processor invalidates entries for the
-	 *       faulting linear address"), so nothing is left to flush (seed
-	 *       000; x86 flush_tlb_fix_spurious_fault() is empty).
+	 *       faulting linear address"), so nothing is left to flush (Linux
+	 *       61c77326d1df "x86, mm: Avoid unnecessary TLB flush"; x86
+	 *       flush_tlb_fix_spurious_fault() is empty).
 	 *  ARM64, GENERIC: a fault does not invalidate, so the faulting CPU
 	 *       flushes its own entry; other CPUs' stricter entries are
 	 *       harmless and fault the same way.  (Linux arm64 makes it a
@@ -270,7 +278,7 @@ const struct decision_row tlbpol__decision_table[CLS_MAX] = {
 	 *       flushes for itself.  The generic Linux default stays a remote
 	 *       flush_tlb_page().)
 	 * Rule off: flush_tlb_fix_spurious_fault() as asm-generic defines it,
-	 * flush_tlb_page(): a shootdown (seed 000 before).
+	 * flush_tlb_page(): a shootdown (as before 61c77326d1df).
 	 */
 	[CLS_SPURIOUS] = { TLBPOL_RULE_SPURIOUS_NOFLUSH,
 			   { LOCAL_NOW, NONE_NOW, LOCAL_NOW },
@@ -289,7 +297,7 @@ const struct decision_row tlbpol__decision_table[CLS_MAX] = {
 	 *       default); a stale entry without A is only stricter, so with the
 	 *       rule the faulting CPU flushes locally (Rik van Riel, "mm,generic:
 	 *       only flush the local TLB in ptep_set_access_flags").
-	 * Rule off: the flush_tlb_page() of seed 000's "before".
+	 * Rule off: the flush_tlb_page() of before 61c77326d1df.
 	 */
 	[CLS_SET_YOUNG] = { TLBPOL_RULE_SPURIOUS_NOFLUSH,
 			    { LOCAL_NOW, NONE_NOW, NONE_NOW },
@@ -298,7 +306,7 @@ const struct decision_row tlbpol__decision_table[CLS_MAX] = {
 
 	/*
 	 * A write fault the PTE allowed, resolved by setting the dirty bit
-	 * (the first writer of seed 000's shared page; the later ones are the
+	 * (the first writer of 61c77326d1df's shared page; the later ones are the
 	 * spurious row).
 	 *  x86: other CPUs' entries without D are harmless: before a write
 	 *       through them the CPU sets D with a locked access to the PTE in
@@ -307,11 +315,11 @@ const struct decision_row tlbpol__decision_table[CLS_MAX] = {
 	 *  ARM64: Linux flushes every CPU: with hardware DBM a clean PTE is
 	 *       cached read-only, and arm64 __ptep_set_access_flags()
 	 *       "invalidate[s] a stale read-only entry" with flush_tlb_page()
-	 *       when dirty.  That is the flush seed 002 removes for retried
+	 *       when dirty.  That is the flush b7333b58f358 removes for retried
 	 *       faults; the spurious rule does not cover it on ARM64.  (The
 	 *       stale entry is only stricter, so the ARM64 upgrade row's local
 	 *       flush would be safe too; this row keeps Linux's behaviour so
-	 *       that seed 002's "before" is what it measured.)
+	 *       that b7333b58f358's "before" is what it measured.)
 	 *  GENERIC: the local flush of a spurious fault.
 	 */
 	[CLS_SET_DIRTY] = { TLBPOL_RULE_SPURIOUS_NOFLUSH,
@@ -325,7 +333,7 @@ const struct decision_row tlbpol__decision_table[CLS_MAX] = {
 	 * cause a fault, never grant access.
 	 *  x86: that fault invalidates it (SDM 4.10.4.3: R/W 0->1 and NX 1->0
 	 *       need no invalidation, "no flush needed when going to more
-	 *       permissive", hpa in the seed 000 thread).  No flush at all.
+	 *       permissive", hpa on 61c77326d1df).  No flush at all.
 	 *       Linux applies this on the fault path (ptep_set_access_flags());
 	 *       its mprotect still flushes (pte_flags_need_flush() puts _PAGE_RW
 	 *       and _PAGE_NX in flush_on_change); this library applies the SDM
@@ -388,119 +396,102 @@ int tlbpol_decide(const struct tlbpol_engine *eng, const struct tlbpol_as *as, u
 	return 0;
 }
 
-static const char *const reason_names[TLBPOL_WHY_MAX] = {
-	[TLBPOL_WHY_NOT_PRESENT] = "not-present",
-	[TLBPOL_WHY_UNCHANGED] = "unchanged",
-	[TLBPOL_WHY_NAIVE] = "naive",
-	[TLBPOL_WHY_SPURIOUS] = "spurious-fault",
-	[TLBPOL_WHY_RETRIED] = "retried-fault",
-	[TLBPOL_WHY_ACCESS_FLAGS] = "access-flags",
-	[TLBPOL_WHY_UPGRADE] = "upgrade",
-	[TLBPOL_WHY_AGING] = "aging",
-	[TLBPOL_WHY_UNMAP] = "unmap",
-	[TLBPOL_WHY_RECLAIM_CLEAN] = "reclaim-clean",
-	[TLBPOL_WHY_RECLAIM_DIRTY] = "reclaim-dirty",
-	[TLBPOL_WHY_MIGRATE_CLEAN] = "migrate-clean",
-	[TLBPOL_WHY_MIGRATE_DIRTY] = "migrate-dirty",
-	[TLBPOL_WHY_PFN_CHANGE] = "pfn-change",
-	[TLBPOL_WHY_DOWNGRADE] = "downgrade",
-	[TLBPOL_WHY_CLEAR_DIRTY] = "clear-dirty",
-	[TLBPOL_WHY_REMAP] = "remap",
-	[TLBPOL_WHY_UNMAP_DIRTY] = "unmap-dirty",
-	[TLBPOL_WHY_TABLES_FREED] = "tables-freed",
-	[TLBPOL_WHY_DISCARD] = "discard",
-	[TLBPOL_WHY_ATTRS] = "attributes",
-	[TLBPOL_WHY_INSTALL] = "install",
+/*
+ * Every fact of a reason, in its one row: the short name tlbpol_reason_str()
+ * gives, and what the reason rests on per arch (GENERIC, X86_64, ARM64:
+ * enum tlbpol_arch order), the hardware rule or kernel source that the rows
+ * of tlbpol__decision_table[] giving that reason cite (their comments say
+ * why in full).  tlbpol_reason_cite() serves the citations to `python3 -m
+ * tlbpol explain`, `examples/decide --cite` and the table in docs/rules.md
+ * (tests/check_docs.py compares the two).  A new reason is its enumerator
+ * in the header, a row here and its decision rows above; tests/test_decide.c
+ * fails for a reason without a row.
+ */
+struct reason_row {
+	const char *name;
+	const char *cite[TLBPOL_ARCH_MAX];
+};
+
+#define CITE3(s) { s, s, s }
+static const struct reason_row reasons[TLBPOL_WHY_MAX] = {
+	[TLBPOL_WHY_NOT_PRESENT] = { "not-present", {
+		"a PTE that was not present left no valid translation to cache (GENERIC installs are the install row's)",
+		"Intel SDM 4.10.2.3: only translations of present entries are cached",
+		"Arm ARM D8.13: invalid descriptors are never cached in a TLB" } },
+	[TLBPOL_WHY_UNCHANGED] = { "unchanged", CITE3(
+		"Linux mm/mprotect.c change_pte_range(): pte_needs_flush() is false for an unchanged PTE") },
+	[TLBPOL_WHY_NAIVE] = { "naive", CITE3(
+		"TLBPOL_RULES_NONE: every change to a present PTE flushed on every CPU before the call returns, the policy every rule improves on") },
+	[TLBPOL_WHY_SPURIOUS] = { "spurious-fault", {
+		"asm-generic flush_tlb_fix_spurious_fault() flushes; a fault does not invalidate, so the faulting CPU flushes locally",
+		"Intel SDM 4.10.4.1: a page fault invalidates the faulting address's entries; Linux 61c77326d1df \"x86, mm: Avoid unnecessary TLB flush\": x86 flush_tlb_fix_spurious_fault() is empty",
+		"Arm ARM: a fault does not invalidate the TLB, so the faulting CPU flushes its own entry (arm64 relies on the upgrader's broadcast TLBI)" } },
+	[TLBPOL_WHY_RETRIED] = { "retried-fault", CITE3(
+		"Linux b7333b58f358 \"mm/memory.c: skip spurious TLB flush for retried page fault\"") },
+	[TLBPOL_WHY_ACCESS_FLAGS] = { "access-flags", {
+		"Rik van Riel, \"mm,generic: only flush the local TLB in ptep_set_access_flags\": a stale entry without A/D is only stricter",
+		"Intel SDM 4.8: the CPU sets A and D with a locked access to the PTE in memory; x86 ptep_set_access_flags() never flushes",
+		"Arm ARM D8.5.1: an entry with AF=0 is never cached; arm64 __ptep_set_access_flags() flushes every CPU when it sets dirty (DBM)" } },
+	[TLBPOL_WHY_UPGRADE] = { "upgrade", {
+		"asm-generic pte_needs_flush() is always true; a stale entry is stricter and fixed by the spurious-fault path, so a local flush",
+		"Intel SDM 4.10.4.3: R/W 0->1 and NX 1->0 need no invalidation (the fault invalidates); hpa on Linux 61c77326d1df \"x86, mm: Avoid unnecessary TLB flush\"",
+		"Arm ARM: no invalidation on a fault, so the initiator flushes locally; other CPUs' stricter entries fault and flush themselves" } },
+	[TLBPOL_WHY_AGING] = { "aging", {
+		"no hardware A-bit handling assumed: the flush kept but let wait, as arm64 ptep_clear_flush_young()",
+		"Linux b13b1d2d8692 \"x86/mm: In the PTE swapout page reclaim case clear the accessed bit instead of flushing the TLB\": x86 ptep_clear_flush_young() does not flush",
+		"arm64 ptep_clear_flush_young(): flush_tlb_page_nosync(), completed by the next context switch's DSB" } },
+	[TLBPOL_WHY_UNMAP] = { "unmap", CITE3(
+		"include/asm-generic/tlb.h: mmu_gather flushes once, tlb_flush_mmu() before the pages are freed; Linux 611ae8e3f520 \"x86/tlb: enable tlb flush range support for x86\"") },
+	[TLBPOL_WHY_RECLAIM_CLEAN] = { "reclaim-clean", CITE3(
+		"Linux 72b252aed506 \"mm: send one IPI per CPU to TLB flush all entries after unmapping pages\": try_to_unmap_flush() before shrink_folio_list() frees") },
+	[TLBPOL_WHY_RECLAIM_DIRTY] = { "reclaim-dirty", CITE3(
+		"Linux d950c9477d51 \"mm: defer flush of writable TLB entries\": mm/vmscan.c try_to_unmap_flush_dirty() before pageout()") },
+	[TLBPOL_WHY_MIGRATE_CLEAN] = { "migrate-clean", {
+		"Linux mm/migrate.c migrate_pages_batch(): try_to_unmap_flush() before any copy",
+		"Linux mm/migrate.c migrate_pages_batch(): try_to_unmap_flush() before any copy",
+		"Linux mm/migrate.c migrate_pages_batch(); Arm ARM D8.16.1 break-before-make" } },
+	[TLBPOL_WHY_MIGRATE_DIRTY] = { "migrate-dirty", CITE3(
+		"Linux mm/migrate.c migrate_pages_batch(): flushed before the copy, which would miss a write") },
+	[TLBPOL_WHY_PFN_CHANGE] = { "pfn-change", {
+		"Linux wp_page_copy(): ptep_clear_flush() before the new frame is relied on",
+		"Linux wp_page_copy(): ptep_clear_flush() before the new frame is relied on",
+		"Linux wp_page_copy(): ptep_clear_flush(); Arm ARM D8.14.1 break-before-make for an output-address change" } },
+	[TLBPOL_WHY_DOWNGRADE] = { "downgrade", {
+		"Linux change_protection() flushes before mprotect returns: a stale entry grants what the PTE no longer does",
+		"x86 pte_flags_need_flush(): _PAGE_RW, _PAGE_USER, _PAGE_NX, _PAGE_GLOBAL in flush_on_change; Intel SDM 4.10.4.3",
+		"Linux change_protection() flushes before mprotect returns; Arm ARM: EL0 access implies PXN, PAN" } },
+	[TLBPOL_WHY_CLEAR_DIRTY] = { "clear-dirty", {
+		"Linux page_mkclean_one(): ptep_clear_flush()",
+		"Intel SDM 4.8: D is set only when the cached entry lacks it; Linux page_mkclean_one(): ptep_clear_flush()",
+		"Linux page_mkclean_one(): ptep_clear_flush(); with DBM a cached writable entry writes without a fault" } },
+	[TLBPOL_WHY_REMAP] = { "remap", CITE3(
+		"Linux mm/mremap.c move_ptes(): the old range is flushed before the PTE lock is dropped") },
+	[TLBPOL_WHY_UNMAP_DIRTY] = { "unmap-dirty", CITE3(
+		"Linux zap_present_ptes(): force_flush for a dirty shared PTE, zap_pte_range() flushes before dropping the PTE lock") },
+	[TLBPOL_WHY_TABLES_FREED] = { "tables-freed", {
+		"Linux tlb_remove_table(): freed_tables flush before a page-table page is freed",
+		"Intel SDM 4.10.3: paging-structure caches; Linux tlb_remove_table() flushes with freed_tables first",
+		"Arm ARM: walk caches hold table entries; Linux tlb_remove_table() flushes with freed_tables first" } },
+	[TLBPOL_WHY_DISCARD] = { "discard", CITE3(
+		"Linux tlb_finish_mmu() before madvise() returns; 99baac21e458 \"mm: fix MADV_[FREE|DONTNEED] TLB flush miss problem\"") },
+	[TLBPOL_WHY_ATTRS] = { "attributes", {
+		"a size, type or key change: x86 pte_flags_need_flush() and Arm ARM D8.16.1 both demand the flush",
+		"Intel SDM 4.10.2.3: either page size may be used after a size change; x86 pte_flags_need_flush(): _PAGE_PSE, _PAGE_PAT, pkeys",
+		"Arm ARM D8.16.1: break-before-make for a change of block size, memory type or contiguous bit" } },
+	[TLBPOL_WHY_INSTALL] = { "install", {
+		"RISC-V priv. spec (Svvptc): an invalid PTE may stay cached; Linux riscv update_mmu_cache() -> local_flush_tlb_page()",
+		"Intel SDM 4.10.2.3: only translations of present entries are cached",
+		"Arm ARM D8.13: invalid descriptors are never cached in a TLB" } },
 };
 
 const char *tlbpol_reason_str(uint32_t reason)
 {
-	return reason < TLBPOL_WHY_MAX ? reason_names[reason] : "unknown";
+	return reason < TLBPOL_WHY_MAX ? reasons[reason].name : "unknown";
 }
-
-/*
- * What each reason rests on, per arch (GENERIC, X86_64, ARM64: enum
- * tlbpol_arch order): the hardware rule or kernel source that the row of
- * tlbpol__decision_table[] giving that reason cites (its comment says why
- * in full).  The one place these citations live: tlbpol_reason_cite()
- * serves them to `python3 -m tlbpol explain`, `examples/decide --cite`
- * and the table in docs/rules.md (tests/check_docs.py compares the two).
- */
-#define CITE3(s) { s, s, s }
-static const char *const reason_cites[TLBPOL_WHY_MAX][TLBPOL_ARCH_MAX] = {
-	[TLBPOL_WHY_NOT_PRESENT] = {
-		"a PTE that was not present left no valid translation to cache (GENERIC installs are the install row's)",
-		"Intel SDM 4.10.2.3: only translations of present entries are cached",
-		"Arm ARM D8.13: invalid descriptors are never cached in a TLB" },
-	[TLBPOL_WHY_UNCHANGED] = CITE3(
-		"Linux mm/mprotect.c change_pte_range(): pte_needs_flush() is false for an unchanged PTE"),
-	[TLBPOL_WHY_NAIVE] = CITE3(
-		"TLBPOL_RULES_NONE: every change to a present PTE flushed everywhere, before every seed patch"),
-	[TLBPOL_WHY_SPURIOUS] = {
-		"asm-generic flush_tlb_fix_spurious_fault() flushes; a fault does not invalidate, so the faulting CPU flushes locally",
-		"Intel SDM 4.10.4.1: a page fault invalidates the faulting address's entries; seed 000, x86 flush_tlb_fix_spurious_fault() is empty",
-		"Arm ARM: a fault does not invalidate the TLB, so the faulting CPU flushes its own entry (arm64 relies on the upgrader's broadcast TLBI)" },
-	[TLBPOL_WHY_RETRIED] = CITE3(
-		"seed 002; Linux b7333b58f358 \"mm/memory.c: skip spurious TLB flush for retried page fault\""),
-	[TLBPOL_WHY_ACCESS_FLAGS] = {
-		"Rik van Riel, \"mm,generic: only flush the local TLB in ptep_set_access_flags\": a stale entry without A/D is only stricter",
-		"Intel SDM 4.8: the CPU sets A and D with a locked access to the PTE in memory; x86 ptep_set_access_flags() never flushes",
-		"Arm ARM D8.5.1: an entry with AF=0 is never cached; arm64 __ptep_set_access_flags() flushes every CPU when it sets dirty (DBM)" },
-	[TLBPOL_WHY_UPGRADE] = {
-		"asm-generic pte_needs_flush() is always true; a stale entry is stricter and fixed by the spurious-fault path, so a local flush",
-		"Intel SDM 4.10.4.3: R/W 0->1 and NX 1->0 need no invalidation (the fault invalidates); hpa, seed 000 thread",
-		"Arm ARM: no invalidation on a fault, so the initiator flushes locally; other CPUs' stricter entries fault and flush themselves" },
-	[TLBPOL_WHY_AGING] = {
-		"no hardware A-bit handling assumed: the flush kept but let wait, as arm64 ptep_clear_flush_young()",
-		"seed 004; x86 ptep_clear_flush_young(): no flush, \"eventually flushed by a context switch or a VM operation\"",
-		"arm64 ptep_clear_flush_young(): flush_tlb_page_nosync(), completed by the next context switch's DSB" },
-	[TLBPOL_WHY_UNMAP] = CITE3(
-		"seed 001; include/asm-generic/tlb.h: mmu_gather flushes once, tlb_flush_mmu() before the pages are freed"),
-	[TLBPOL_WHY_RECLAIM_CLEAN] = CITE3(
-		"seed 003; Linux mm/rmap.c set_tlb_ubc_flush_pending(), try_to_unmap_flush() before shrink_folio_list() frees"),
-	[TLBPOL_WHY_RECLAIM_DIRTY] = CITE3(
-		"seed 003 v3; Linux mm/vmscan.c try_to_unmap_flush_dirty() before pageout()"),
-	[TLBPOL_WHY_MIGRATE_CLEAN] = {
-		"Linux mm/migrate.c migrate_pages_batch(): try_to_unmap_flush() before any copy",
-		"Linux mm/migrate.c migrate_pages_batch(): try_to_unmap_flush() before any copy",
-		"Linux mm/migrate.c migrate_pages_batch(); Arm ARM D8.16.1 break-before-make" },
-	[TLBPOL_WHY_MIGRATE_DIRTY] = CITE3(
-		"Linux mm/migrate.c migrate_pages_batch(): flushed before the copy, which would miss a write"),
-	[TLBPOL_WHY_PFN_CHANGE] = {
-		"Linux wp_page_copy(): ptep_clear_flush() before the new frame is relied on",
-		"Linux wp_page_copy(): ptep_clear_flush() before the new frame is relied on",
-		"Linux wp_page_copy(): ptep_clear_flush(); Arm ARM D8.14.1 break-before-make for an output-address change" },
-	[TLBPOL_WHY_DOWNGRADE] = {
-		"Linux change_protection() flushes before mprotect returns: a stale entry grants what the PTE no longer does",
-		"x86 pte_flags_need_flush(): _PAGE_RW, _PAGE_USER, _PAGE_NX, _PAGE_GLOBAL in flush_on_change; Intel SDM 4.10.4.3",
-		"Linux change_protection() flushes before mprotect returns; Arm ARM: EL0 access implies PXN, PAN" },
-	[TLBPOL_WHY_CLEAR_DIRTY] = {
-		"Linux page_mkclean_one(): ptep_clear_flush()",
-		"Intel SDM 4.8: D is set only when the cached entry lacks it; Linux page_mkclean_one(): ptep_clear_flush()",
-		"Linux page_mkclean_one(): ptep_clear_flush(); with DBM a cached writable entry writes without a fault" },
-	[TLBPOL_WHY_REMAP] = CITE3(
-		"Linux mm/mremap.c move_ptes(): the old range is flushed before the PTE lock is dropped"),
-	[TLBPOL_WHY_UNMAP_DIRTY] = CITE3(
-		"Linux zap_present_ptes(): force_flush for a dirty shared PTE, zap_pte_range() flushes before dropping the PTE lock"),
-	[TLBPOL_WHY_TABLES_FREED] = {
-		"Linux tlb_remove_table(): freed_tables flush before a page-table page is freed",
-		"Intel SDM 4.10.3: paging-structure caches; Linux tlb_remove_table() flushes with freed_tables first",
-		"Arm ARM: walk caches hold table entries; Linux tlb_remove_table() flushes with freed_tables first" },
-	[TLBPOL_WHY_DISCARD] = CITE3(
-		"Linux tlb_finish_mmu() before madvise() returns; 99baac21e458 \"mm: fix MADV_[FREE|DONTNEED] TLB flush miss problem\""),
-	[TLBPOL_WHY_ATTRS] = {
-		"a size, type or key change: x86 pte_flags_need_flush() and Arm ARM D8.16.1 both demand the flush",
-		"Intel SDM 4.10.2.3: either page size may be used after a size change; x86 pte_flags_need_flush(): _PAGE_PSE, _PAGE_PAT, pkeys",
-		"Arm ARM D8.16.1: break-before-make for a change of block size, memory type or contiguous bit" },
-	[TLBPOL_WHY_INSTALL] = {
-		"RISC-V priv. spec (Svvptc): an invalid PTE may stay cached; Linux riscv update_mmu_cache() -> local_flush_tlb_page()",
-		"Intel SDM 4.10.2.3: only translations of present entries are cached",
-		"Arm ARM D8.13: invalid descriptors are never cached in a TLB" },
-};
 
 const char *tlbpol_reason_cite(uint32_t reason, uint32_t arch)
 {
-	return reason < TLBPOL_WHY_MAX && arch < TLBPOL_ARCH_MAX ? reason_cites[reason][arch]
+	return reason < TLBPOL_WHY_MAX && arch < TLBPOL_ARCH_MAX ? reasons[reason].cite[arch]
 								 : "unknown";
 }
 

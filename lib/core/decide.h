@@ -3,7 +3,8 @@
  * decide.h - an event's class and its decision, inline.
  *
  * tlbpol_submit() and tlbpol_decide() are this and little else on their hot
- * path (seed 000's spurious fault is the most frequent event of all), so the
+ * path (the spurious fault of Linux 61c77326d1df "x86, mm: Avoid unnecessary
+ * TLB flush" is the most frequent event of all), so the
  * argument checks, the classification and the table lookup are inline in
  * both.  The table itself, with the hardware rule or kernel source behind
  * every cell, is in decide.c.
@@ -217,8 +218,8 @@ static inline int weaker_than_tables(enum event_class cls)
  * classify()'s first answer, CLS_SPURIOUS under any rules but
  * TLBPOL_RULES_NONE: a first-try fault on a present PTE that already
  * allowed the access and did not change, with no table freed.  (The test
- * classify_pte() would reach for it, asked first: seed 000's spurious fault
- * is the most frequent event of all.)  Other events leave at the first
+ * classify_pte() would reach for it, asked first: the spurious fault of
+ * Linux 61c77326d1df is the most frequent event of all.)  Other events leave at the first
  * tests.
  */
 static inline int spurious_fault(const struct tlbpol_event *ev)

@@ -67,12 +67,13 @@ _Static_assert(TLBPOL_CONFIG_SIZE_0_1 == offsetof(struct tlbpol_config, wait_lim
 _Static_assert(TLBPOL_OPS_SIZE_0_1 == offsetof(struct tlbpol_ops, stuck),
 	       "release 0.1's ops end before stuck");
 
-/* TLBPOL_ENGINE_SIZE() in the header mirrors layout() with these sizes. */
+/* The element sizes behind TLBPOL_ENGINE_SIZE(), whose lists layout() also
+ * places the engine by: on LP64 they are these structures' sizes. */
 #if UINTPTR_MAX == 0xffffffffffffffffULL
 _Static_assert(sizeof(struct tlbpol_engine) == TLBPOL__SZ_ENGINE, "TLBPOL__SZ_ENGINE");
 _Static_assert(sizeof(struct tlbpol_cpu) == TLBPOL__SZ_CPU, "TLBPOL__SZ_CPU");
 _Static_assert(sizeof(struct tlbpol_as) == TLBPOL__SZ_AS, "TLBPOL__SZ_AS");
-_Static_assert(sizeof(struct pending_span) == TLBPOL__SZ_PBOX, "TLBPOL__SZ_PBOX");
+_Static_assert(sizeof(struct pending_span) == TLBPOL__SZ_PENDING_SPAN, "TLBPOL__SZ_PENDING_SPAN");
 _Static_assert(sizeof(struct pending) == TLBPOL__SZ_PENDING, "TLBPOL__SZ_PENDING");
 _Static_assert(TLBPOL_MAX_AS <= 65536, "struct pending keeps an address space's index in 16 bits");
 _Static_assert(sizeof(((struct pending *)0)->key) == 8 && offsetof(struct pending, key) + 8 ==
@@ -82,6 +83,7 @@ _Static_assert(sizeof(struct recv_as) == TLBPOL__SZ_RECV_AS, "TLBPOL__SZ_RECV_AS
 _Static_assert(sizeof(struct recv_range) == TLBPOL__SZ_RECV_RANGE, "TLBPOL__SZ_RECV_RANGE");
 _Static_assert(sizeof(struct tlbpol_range) == TLBPOL__SZ_RANGE, "TLBPOL__SZ_RANGE");
 #endif
+_Static_assert(TLBPOL_REQS == TLBPOL__REQS_PER_CPU, "TLBPOL__REQS_PER_CPU");
 
 /* @cfg: this release's structure (tlbpol__config_read()). */
 static int config_check(const struct tlbpol_config *cfg)
@@ -143,7 +145,65 @@ static uint32_t nodes_of(const struct tlbpol_config *cfg)
 	return n;
 }
 
+/*
+ * The sizes of a request, which layout() gives each CPU: defined once, in
+ * the public header, for TLBPOL_ENGINE_SIZE().
+ *
+ * Address spaces one request carries (its parts), TLBPOL__PARTS(): a batch
+ * that spans more is sent as several requests, TLBPOL_PARTS_MAX at a time
+ * (build()).  Most batches are of one address space; reclaim across
+ * processes spans a few.  A receiver merges what it claims into one flush
+ * per address space, for as many address spaces at once.
+ *
+ * Ranges one request carries, across its address spaces, TLBPOL__RANGES():
+ * room for two address spaces at the flush ceiling, and at least 64, but
+ * no more than a batch holds.  A part past the ceiling is one whole-AS
+ * flush and carries none; a part that does not fit in what is left is one
+ * too (build()).  Sized by what a request can use, not by the batch: five
+ * requests of batch_pages ranges were 60 KiB of each CPU's 135.
+ */
+#define TLBPOL_PARTS_MAX TLBPOL__PARTS_MAX
+
+static inline uint32_t tlbpol__part_cap(uint32_t batch_pages, uint32_t max_as)
+{
+	return (uint32_t)TLBPOL__PARTS(batch_pages, max_as);
+}
+
+static inline uint32_t tlbpol__range_cap(uint32_t batch_pages, uint32_t flush_ceiling)
+{
+	return (uint32_t)TLBPOL__RANGES(batch_pages, flush_ceiling);
+}
+
+/*
+ * Entries one CPU's batch holds, TLBPOL__ENTRIES(): room for eight address
+ * spaces at the flush ceiling, at least 64, no more than the batch's pages.
+ * Past them an event widens an entry whose part is past the ceiling anyway,
+ * or the batch completes early (enqueue()).  Eight, not two as for ranges:
+ * at 66 entries, a reclaim of 4 interleaved address spaces (the case of
+ * Linux 72b252aed506 "mm: send one IPI per CPU to TLB flush all entries
+ * after unmapping pages") sent 63 interrupts per target where 512-page
+ * batches need 8, and tlbpol-sim's reclaim sent 6% more; at 256 tlbpol-sim
+ * matched 512 entries to the digit.
+ */
+static inline uint32_t tlbpol__entry_cap(uint32_t batch_pages, uint32_t flush_ceiling)
+{
+	return (uint32_t)TLBPOL__ENTRIES(batch_pages, flush_ceiling);
+}
+
 #define PAGE 4096
+
+/*
+ * The element types of the header's layout lists (TLBPOL__CPU_ARRAYS() and
+ * the others, which TLBPOL_ENGINE_SIZE() sums): TLBPOL__SZ_<type> there,
+ * sizeof here (equal on LP64, asserted above).
+ */
+#define LAYOUT_SZ_U64 sizeof(uint64_t)
+#define LAYOUT_SZ_U32 sizeof(uint32_t)
+#define LAYOUT_SZ_PENDING sizeof(struct pending)
+#define LAYOUT_SZ_RECV_AS sizeof(struct recv_as)
+#define LAYOUT_SZ_RECV_RANGE sizeof(struct recv_range)
+#define LAYOUT_SZ_RANGE sizeof(struct tlbpol_range)
+#define LAYOUT_SZ_REQ_FLUSH sizeof(struct req_flush)
 
 /* Where one CPU's state lies, asked of layout(). */
 struct probe {
@@ -189,13 +249,14 @@ static size_t layout(const struct tlbpol_config *cfg, struct tlbpol_engine *eng,
 		probe->len[0] = stride;
 	}
 	for (uint32_t a = 0; a < cfg->max_as; a++) {
-		size_t fp = take(&off, words * sizeof(uint64_t));
-		size_t lv = take(&off, words * sizeof(uint64_t));
+		size_t o;
 
-		if (eng) {
-			eng->as[a].footprint = AT(eng, fp);
-			eng->as[a].leaving = AT(eng, lv);
-		}
+#define PLACE_AS(field, n, type)                                               \
+	o = take(&off, (size_t)(n) * LAYOUT_SZ_##type);                        \
+	if (eng)                                                               \
+		eng->as[a].field = AT(eng, o);
+		TLBPOL__AS_ARRAYS(PLACE_AS, cfg->nr_cpus)
+#undef PLACE_AS
 	}
 	if (cfg->cpu_node) {
 		size_t nodes = take(&off, cfg->nr_cpus * sizeof(uint16_t));
@@ -216,20 +277,17 @@ static size_t layout(const struct tlbpol_config *cfg, struct tlbpol_engine *eng,
 		if (placed)
 			off = prim_align_up(off, PAGE);
 		start = off;
-		PLACE(inbox, words * sizeof(uint64_t));
-		PLACE(direct, words * sizeof(uint64_t));
-		PLACE(pending, entry_cap * sizeof(struct pending));
-		PLACE(as_slot, cfg->max_as * sizeof(uint32_t));
-		PLACE(recv_slot, cfg->max_as * sizeof(uint32_t));
-		PLACE(recv_as, flush_cap * sizeof(struct recv_as));
-		PLACE(recv_ranges, range_cap * sizeof(struct recv_range));
-		PLACE(recv_out, range_cap * sizeof(struct tlbpol_range));
+		/* The header's lists, which TLBPOL_ENGINE_SIZE() sums. */
+#define PLACE_CPU(field, n, type) PLACE(field, (size_t)(n) * LAYOUT_SZ_##type);
+#define PLACE_REQ(field, n, type) PLACE(reqs[k].field, (size_t)(n) * LAYOUT_SZ_##type);
+		TLBPOL__CPU_ARRAYS(PLACE_CPU, cfg->nr_cpus, cfg->max_as, cfg->batch_pages,
+				   cfg->flush_ceiling)
 		for (uint32_t k = 0; k < TLBPOL_REQS; k++) {
-			PLACE(reqs[k].targets, words * sizeof(uint64_t));
-			PLACE(reqs[k].leaders, words * sizeof(uint64_t));
-			PLACE(reqs[k].flushes, flush_cap * sizeof(struct req_flush));
-			PLACE(reqs[k].ranges, range_cap * sizeof(struct tlbpol_range));
+			TLBPOL__REQ_ARRAYS(PLACE_REQ, cfg->nr_cpus, cfg->max_as, cfg->batch_pages,
+					   cfg->flush_ceiling)
 		}
+#undef PLACE_REQ
+#undef PLACE_CPU
 #undef PLACE
 		if (placed)
 			off = prim_align_up(off, PAGE);

@@ -9,8 +9,8 @@
  * it must (a full set of slots, tlbpol_flush(.., BY_LAZY), an install over
  * its addresses), lets the ones its targets are slow to take age into
  * interrupts (tlbpol_tick()), and any CPU waits for those a stamp covers
- * (tlbpol_stamp_settle()).  Called by batch.c, submit.c, cpu.c and stamp.c;
- * calls down into shootdown.c and receive.c.
+ * (tlbpol_stamp_settle()).  Called by drain.c, batch.c, submit.c and
+ * stamp.c; calls down into shootdown.c, skip.c and receive.c.
  */
 #include "internal.h"
 

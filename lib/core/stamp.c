@@ -20,7 +20,7 @@
  * CPU left out flushes before it uses the address space again, as
  * tlbpol_switch() and tlbpol_cpu_state() make it.
  *
- * Public calls, top layer: calls batch.c and shootdown.c.
+ * Public calls, top layer: calls drain.c, lazy.c and shootdown.c.
  */
 #include "call.h"
 
@@ -47,7 +47,6 @@ static inline int64_t stamp_cpu(const struct tlbpol_engine *eng, uint64_t stamp)
 
 int tlbpol_stamp(struct tlbpol_engine *eng, uint32_t cpu, uint64_t *stamp)
 {
-	const struct tlbpol_params *prm;
 	struct tlbpol_cpu *c;
 	int n = cpu_call_enter(eng, cpu, stamp != 0, &c);
 
@@ -65,17 +64,16 @@ int tlbpol_stamp(struct tlbpol_engine *eng, uint32_t cpu, uint64_t *stamp)
 		return -E_NOENT;
 	}
 	c->stamp_owed = 0;
-	prm = params_of(eng);
-	tlbpol__serve(eng, prm, cpu);
-	tlbpol__reap(eng, cpu);
-	n = tlbpol__flush_batch(eng, prm, cpu, TLBPOL_BY_WRITEBACK, TLBPOL_BY_FREE);
-	n += tlbpol__post_lazy_batch(eng, prm, cpu);
-	/* Everything stamped this CPU submitted is now in a lazy request
+	n = tlbpol__drain(eng, params_of(eng), cpu, TLBPOL_BY_FREE,
+			  DRAIN_SERVE | DRAIN_POST_LAZY | DRAIN_REAP);
+	/*
+	 * Everything stamped this CPU submitted is now in a lazy request
 	 * numbered up to stamp_next, or complete (a request with no target
-	 * completes as it is posted). */
-	tlbpol__reap(eng, cpu);
+	 * completes as it is posted, and the drain reaped after its post).
+	 * Read after the frees the drain ran: they write neither `busy` nor
+	 * stamp_next, and a free cannot call back in for this CPU (call.h).
+	 */
 	*stamp = lazy_in_flight(c) ? stamp_make(cpu, c->stamp_next) : 0;
-	tlbpol__run_dfrees(eng, cpu);
 	call_leave(c);
 	return n;
 }

@@ -167,9 +167,9 @@ static inline void count_decision(struct tlbpol_cpu *c, uint32_t v)
  * in the order it must happen: lazy requests reaped (their entries no longer
  * pending), a reused address settled against what is pending, the action,
  * due deferred frees; then the call ends.  Out of line: the no-flush
- * decision (seed 000's spurious fault, the most frequent event) and the
- * plain deferral need none of it, and submit_event() makes no call for
- * them.  With the call's configuration (@prm) it takes seven arguments, so
+ * decision (the spurious fault of Linux 61c77326d1df "x86, mm: Avoid
+ * unnecessary TLB flush", the most frequent event) and the plain deferral
+ * need none of it, and submit_event() makes no call for them.  With the call's configuration (@prm) it takes seven arguments, so
  * on x86-64 it is reached by a call, not a tail call: every path into it
  * flushes or settles, which costs far more than the frame.
  */
@@ -371,20 +371,14 @@ int tlbpol_submit(struct tlbpol_engine *eng, struct tlbpol_as *as, uint32_t cpu,
 
 int tlbpol_flush(struct tlbpol_engine *eng, uint32_t cpu, uint32_t by)
 {
-	const struct tlbpol_params *prm;
 	struct tlbpol_cpu *c;
 	int n = cpu_call_enter(eng, cpu, by <= TLBPOL_BY_LAZY, &c);
 
 	if (n)
 		return n;
-	prm = params_of(eng);
-	tlbpol__serve(eng, prm, cpu);
-	tlbpol__reap(eng, cpu);
-	if (by != TLBPOL_BY_NOW)
-		n = tlbpol__flush_batch(eng, prm, cpu, TLBPOL_BY_WRITEBACK, by);
-	if (by == TLBPOL_BY_LAZY)
-		tlbpol__force_lazy(eng, prm, cpu);
-	tlbpol__run_dfrees(eng, cpu);
+	/* BY_NOW: no batch entry is due; BY_LAZY: lazy work in flight too. */
+	n = tlbpol__drain(eng, params_of(eng), cpu, by,
+			  DRAIN_SERVE | (by == TLBPOL_BY_LAZY ? DRAIN_FORCE_LAZY : 0));
 	call_leave(c);
 	return n;
 }

@@ -63,7 +63,7 @@ class Explain(unittest.TestCase):
             self.assertEqual(cite, flat(tlbpol.reason_cite(d.reason, arch)), label)
             self.assertNotIn(cite, ("", "unknown"))
 
-    def test_the_issue_example(self):
+    def test_an_arm64_downgrade(self):
         out, rows = self.explain("--arch", "arm64", "--kind", "protect", "--old", "rw", "--new", "r")
         self.assertIn("arm64", out.splitlines()[0])
         ev = tlbpol.Event(EventKind.PROTECT, old_pte=tlbpol.parse_pte("rw"),

@@ -3,7 +3,11 @@
 //! 1. Generates `<tlbpol/version.h>` from `include/tlbpol/version.h.in` as
 //!    `include/tlbpol/meson.build` does (the version from the top-level
 //!    `meson.build`), into `OUT_DIR`, and `version.rs` with the same numbers.
-//! 2. Reads `include/tlbpol/tlbpol.h` (and that `version.h`) and writes a C
+//! 2. Reads `include/tlbpol/tlbpol.h` (and that `version.h`), just well
+//!    enough to check it: the Rust definitions themselves (`src/consts.rs`)
+//!    are written from the header by `gen/tlbpol_api.py`, and this is the
+//!    independent second reading that compares them with the C compiler's.
+//!    It writes a C
 //!    program that prints every object-like `#define`, every enum value, the
 //!    size and each field's offset and size of every structure, and
 //!    `TLBPOL_ENGINE_SIZE()` over a grid; compiles and runs it with the C
@@ -59,7 +63,6 @@ fn main() {
     parse_header(&version_h, &mut api);
     parse_header(&header, &mut api);
     write_cite_rs(&out, &api);
-    write_internal_rs(&out, &api);
     write_checks(&root, &inc_out, &out, &cc, &api);
 
     if hosted {
@@ -175,8 +178,6 @@ fn write_if_changed(p: &Path, s: &str) {
 struct Api {
     /// Object-like macros: name, whether its value is a string literal.
     defines: Vec<(String, bool)>,
-    /// The internal sizes (`TLBPOL__*`) and their values as written.
-    internal: Vec<(String, String)>,
     enum_values: Vec<String>,
     /// Structures: name, fields.
     structs: Vec<(String, Vec<String>)>,
@@ -237,9 +238,6 @@ fn parse_header(text: &str, api: &mut Api) {
                 let guard = matches!(name, "TLBPOL_TLBPOL_H" | "TLBPOL_VERSION_H" | "TLBPOL_API");
                 if !rest.starts_with('(') && !guard && name.starts_with("TLBPOL") {
                     api.defines.push((name.to_string(), rest.trim().starts_with('"')));
-                    if name.starts_with("TLBPOL__") {
-                        api.internal.push((name.to_string(), rest.trim().to_string()));
-                    }
                 }
             }
             continue;
@@ -397,20 +395,6 @@ fn write_cite_rs(out: &Path, api: &Api) {
         body, declared
     );
     write_if_changed(&out.join("cite.rs"), &s);
-}
-
-fn write_internal_rs(out: &Path, api: &Api) {
-    // The internal sizes behind TLBPOL_ENGINE_SIZE() change whenever the
-    // core's structures do ("recompile, never store it"): taken from the
-    // header's text, not copied by hand.  The layout test still compares
-    // them, and TLBPOL_ENGINE_SIZE() over a grid, with the C compiler's.
-    let mut s = String::new();
-    for (name, value) in &api.internal {
-        let digits = value.trim_end_matches(|c| c == 'U' || c == 'L' || c == 'u' || c == 'l');
-        let v: u64 = digits.parse().unwrap_or_else(|_| panic!("tlbpol-sys: {} is not a number: {:?}", name, value));
-        s.push_str(&format!("/// `{}` of the header (an internal size of the core).\npub const {}: u64 = {};\n", name, name, v));
-    }
-    write_if_changed(&out.join("internal.rs"), &s);
 }
 
 /// Configurations for TLBPOL_ENGINE_SIZE(): (cpus, max_as, batch_pages, flush_ceiling, nodes).

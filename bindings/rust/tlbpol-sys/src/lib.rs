@@ -52,6 +52,11 @@ pub type c_char = i8;
 
 include!(concat!(env!("OUT_DIR"), "/version.rs"));
 
+// Every integer constant of the header, and TLBPOL_ENGINE_SIZE(), written
+// from it by gen/tlbpol_api.py (committed, so that the crate builds without
+// meson; `meson test api-generated` fails when it differs from the header).
+include!("consts.rs");
+
 /// `TLBPOL_FREESTANDING`: defined by the `<tlbpol/version.h>` of the core
 /// archive, which this crate builds when the `hosted` feature is off.
 #[cfg(not(feature = "hosted"))]
@@ -73,77 +78,7 @@ pub mod errno {
     pub const ERANGE: i32 = 34;
 }
 
-// --- Architecture profiles (enum tlbpol_arch) and rules ---------------------
-
-/// `TLBPOL_ARCH_GENERIC`: assume nothing of the hardware (conservative).
-pub const TLBPOL_ARCH_GENERIC: u32 = 0;
-/// `TLBPOL_ARCH_X86_64`: what the x86 architecture guarantees.
-pub const TLBPOL_ARCH_X86_64: u32 = 1;
-/// `TLBPOL_ARCH_ARM64`: the Arm architecture (broadcast TLBI, AF, DBM).
-pub const TLBPOL_ARCH_ARM64: u32 = 2;
-/// `TLBPOL_ARCH_MAX`: one past the last arch.
-pub const TLBPOL_ARCH_MAX: u32 = 3;
-
-/// `TLBPOL_RULE_SPURIOUS_NOFLUSH`: no remote flush for a spurious fault.
-pub const TLBPOL_RULE_SPURIOUS_NOFLUSH: u64 = 1 << 0;
-/// `TLBPOL_RULE_RANGE_FLUSH`: flush pages of a range, up to the ceiling.
-pub const TLBPOL_RULE_RANGE_FLUSH: u64 = 1 << 1;
-/// `TLBPOL_RULE_RETRY_NOFLUSH`: no flush on a retried fault.
-pub const TLBPOL_RULE_RETRY_NOFLUSH: u64 = 1 << 2;
-/// `TLBPOL_RULE_BATCH`: defer unmap/reclaim/migrate flushes to their deadline.
-pub const TLBPOL_RULE_BATCH: u64 = 1 << 3;
-/// `TLBPOL_RULE_AGING_NOFLUSH`: no synchronous flush for accessed-bit clearing.
-pub const TLBPOL_RULE_AGING_NOFLUSH: u64 = 1 << 4;
-/// `TLBPOL_RULE_UPGRADE_NOFLUSH`: no remote flush when a PTE only grows.
-pub const TLBPOL_RULE_UPGRADE_NOFLUSH: u64 = 1 << 5;
-/// `TLBPOL_RULE_FOOTPRINT`: target only CPUs that may cache the address space.
-pub const TLBPOL_RULE_FOOTPRINT: u64 = 1 << 6;
-/// `TLBPOL_RULE_LAZY_CPUS`: do not interrupt idle/lazy CPUs.
-pub const TLBPOL_RULE_LAZY_CPUS: u64 = 1 << 7;
-/// `TLBPOL_RULE_GEN_SKIP`: skip CPUs whose flush generation covers a request.
-pub const TLBPOL_RULE_GEN_SKIP: u64 = 1 << 8;
-/// `TLBPOL_RULE_RECEIVER_MERGE`: one merged flush for several initiators.
-pub const TLBPOL_RULE_RECEIVER_MERGE: u64 = 1 << 9;
-/// `TLBPOL_RULE_BROADCAST`: use `ops->broadcast` where it is cheaper.
-pub const TLBPOL_RULE_BROADCAST: u64 = 1 << 10;
-/// `TLBPOL_RULE_NUMA_FANOUT`: interrupt one leader per NUMA node.
-pub const TLBPOL_RULE_NUMA_FANOUT: u64 = 1 << 11;
-/// `TLBPOL_RULE_LAZY_UNMAP`: LATR-style lazy unmap for `TLBPOL_EVF_LAZY_OK`.
-pub const TLBPOL_RULE_LAZY_UNMAP: u64 = 1 << 12;
-/// `TLBPOL_RULE_VCPU_DEFER`: do not interrupt a preempted vCPU.
-pub const TLBPOL_RULE_VCPU_DEFER: u64 = 1 << 13;
-/// `TLBPOL_RULE_POLLING_CPUS`: do not interrupt a CPU polling in its own wait.
-pub const TLBPOL_RULE_POLLING_CPUS: u64 = 1 << 14;
-/// `TLBPOL_RULE_FLUSH_STAMP`: flush stamps for `TLBPOL_EVF_STAMP` events.
-pub const TLBPOL_RULE_FLUSH_STAMP: u64 = 1 << 15;
-/// `TLBPOL_RULES_NONE`: the naive policy.
-pub const TLBPOL_RULES_NONE: u64 = 0;
-/// `TLBPOL_RULES_LINUX`: what Linux does today.
-pub const TLBPOL_RULES_LINUX: u64 = TLBPOL_RULE_SPURIOUS_NOFLUSH
-    | TLBPOL_RULE_RANGE_FLUSH
-    | TLBPOL_RULE_RETRY_NOFLUSH
-    | TLBPOL_RULE_BATCH
-    | TLBPOL_RULE_AGING_NOFLUSH
-    | TLBPOL_RULE_UPGRADE_NOFLUSH
-    | TLBPOL_RULE_FOOTPRINT
-    | TLBPOL_RULE_LAZY_CPUS
-    | TLBPOL_RULE_GEN_SKIP;
-/// `TLBPOL_RULES_DEFAULT`: every rule.
-pub const TLBPOL_RULES_DEFAULT: u64 = TLBPOL_RULES_LINUX
-    | TLBPOL_RULE_RECEIVER_MERGE
-    | TLBPOL_RULE_BROADCAST
-    | TLBPOL_RULE_NUMA_FANOUT
-    | TLBPOL_RULE_LAZY_UNMAP
-    | TLBPOL_RULE_VCPU_DEFER
-    | TLBPOL_RULE_POLLING_CPUS
-    | TLBPOL_RULE_FLUSH_STAMP;
-/// `TLBPOL_RULES_ALL`: every rule bit this version knows.
-pub const TLBPOL_RULES_ALL: u64 = TLBPOL_RULES_DEFAULT;
-
 // --- CPU sets ---------------------------------------------------------------
-
-/// `TLBPOL_MAX_CPUS`: the largest `nr_cpus` an engine accepts.
-pub const TLBPOL_MAX_CPUS: u32 = 4096;
 
 /// `struct tlbpol_cpuset`: one bit per CPU, bit c of `bits[c / 64]`.
 #[repr(C)]
@@ -174,17 +109,6 @@ pub struct tlbpol_range {
     /// Padding.
     pub pad: u32,
 }
-
-/// `TLBPOL_FLUSH_PAGES`: the ranges of a `struct tlbpol_flush`.
-pub const TLBPOL_FLUSH_PAGES: u32 = 0;
-/// `TLBPOL_FLUSH_AS`: every non-global entry of the address space.
-pub const TLBPOL_FLUSH_AS: u32 = 1;
-/// `TLBPOL_FLUSH_ALL`: everything, global entries too.
-pub const TLBPOL_FLUSH_ALL: u32 = 2;
-/// `TLBPOL_FLUSHF_TABLES`: paging-structure caches too.
-pub const TLBPOL_FLUSHF_TABLES: u32 = 1 << 0;
-/// `TLBPOL_FLUSHF_GLOBAL`: the pages may be cached as global entries.
-pub const TLBPOL_FLUSHF_GLOBAL: u32 = 1 << 1;
 
 /// `struct tlbpol_flush`: one flush to perform on one CPU.
 #[repr(C)]
@@ -229,50 +153,7 @@ pub struct tlbpol_ops {
     >,
 }
 
-/// `TLBPOL_OPS_SIZE_0_1`: release 0.1's `struct tlbpol_ops` (without `stuck`).
-pub const TLBPOL_OPS_SIZE_0_1: u32 = 48;
-
 // --- Configuration and lifecycle --------------------------------------------
-
-/// `TLBPOL_DEFAULT_FLUSH_CEILING`.
-pub const TLBPOL_DEFAULT_FLUSH_CEILING: u32 = 33;
-/// `TLBPOL_DEFAULT_COST_IPI_NS`.
-pub const TLBPOL_DEFAULT_COST_IPI_NS: u32 = 800;
-/// `TLBPOL_DEFAULT_COST_IPI_TARGET_NS`.
-pub const TLBPOL_DEFAULT_COST_IPI_TARGET_NS: u32 = 70;
-/// `TLBPOL_DEFAULT_COST_IPI_REMOTE_NS`.
-pub const TLBPOL_DEFAULT_COST_IPI_REMOTE_NS: u32 = 200;
-/// `TLBPOL_DEFAULT_COST_BROADCAST_NS`.
-pub const TLBPOL_DEFAULT_COST_BROADCAST_NS: u32 = 1500;
-/// `TLBPOL_DEFAULT_COST_BROADCAST_PAGE_NS`.
-pub const TLBPOL_DEFAULT_COST_BROADCAST_PAGE_NS: u32 = 40;
-/// `TLBPOL_CFGF_RETAIN_AS`: switching away keeps the address space's entries.
-pub const TLBPOL_CFGF_RETAIN_AS: u32 = 1 << 0;
-/// `TLBPOL_CFGF_WAIT_IRQS`: the host's `relax` takes this CPU's interrupts,
-/// and a CPU waiting for its own shootdown serves others' requests only
-/// from them (as Linux's `csd_lock_wait()`); needs `relax`.
-pub const TLBPOL_CFGF_WAIT_IRQS: u32 = 1 << 1;
-/// `TLBPOL_CFGF_ALL`: every config flag.
-pub const TLBPOL_CFGF_ALL: u32 = 0x3;
-/// `TLBPOL_WAIT_IRQS_FALLBACK_TURNS` (release 0.3): under
-/// `TLBPOL_CFGF_WAIT_IRQS`, a wait that has seen no acknowledgement for
-/// `wait_limit` turns, or this many without one, serves its CPU's inbox
-/// from its own loop for the rest of that wait.
-pub const TLBPOL_WAIT_IRQS_FALLBACK_TURNS: u32 = 4096;
-/// `TLBPOL_DEFAULT_BATCH_PAGES`.
-pub const TLBPOL_DEFAULT_BATCH_PAGES: u32 = 512;
-/// `TLBPOL_DEFAULT_MAX_AS`.
-pub const TLBPOL_DEFAULT_MAX_AS: u32 = 64;
-/// `TLBPOL_MAX_BATCH_PAGES`.
-pub const TLBPOL_MAX_BATCH_PAGES: u32 = 65536;
-/// `TLBPOL_MAX_AS`.
-pub const TLBPOL_MAX_AS: u32 = 65536;
-/// `TLBPOL_DEFAULT_FREE_TICKS`.
-pub const TLBPOL_DEFAULT_FREE_TICKS: u32 = 2;
-/// `TLBPOL_FREE_TICKS_NEVER`.
-pub const TLBPOL_FREE_TICKS_NEVER: u32 = 0xffff_ffff;
-/// `TLBPOL_CONFIG_SIZE_0_1`: release 0.1's `struct tlbpol_config`.
-pub const TLBPOL_CONFIG_SIZE_0_1: u32 = 88;
 
 /// `struct tlbpol_config`: how to build an engine (fill it with
 /// [`tlbpol_config_init`]).
@@ -335,130 +216,10 @@ pub struct tlbpol_as {
     _marker: core::marker::PhantomData<(*mut u8, core::marker::PhantomPinned)>,
 }
 
-// TLBPOL__SZ_ENGINE ... TLBPOL__PARTS_MAX: the internal sizes
-// TLBPOL_ENGINE_SIZE() uses, read from the header by build.rs.
-include!(concat!(env!("OUT_DIR"), "/internal.rs"));
-
-const fn al(b: u64) -> u64 {
-    (b + 63) / 64 * 64
-}
-const fn min(a: u64, b: u64) -> u64 {
-    if a < b {
-        a
-    } else {
-        b
-    }
-}
-const fn max(a: u64, b: u64) -> u64 {
-    if a > b {
-        a
-    } else {
-        b
-    }
-}
-const fn words(c: u64) -> u64 {
-    (c + 63) / 64
-}
-const fn cpu_arrays(c: u64, nas: u64, bp: u64, ceil: u64) -> u64 {
-    let parts = min(min(bp, nas), TLBPOL__PARTS_MAX);
-    let ranges = min(max(2 * ceil, 64), bp);
-    let entries = min(max(8 * ceil, 64), bp);
-    2 * al(words(c) * 8)
-        + al(entries * TLBPOL__SZ_PENDING)
-        + 2 * al(nas * 4)
-        + al(parts * TLBPOL__SZ_RECV_AS)
-        + al(ranges * TLBPOL__SZ_RECV_RANGE)
-        + al(ranges * TLBPOL__SZ_RANGE)
-        + TLBPOL__SLOTS * (2 * al(words(c) * 8) + al(parts * TLBPOL__SZ_REQ_FLUSH) + al(ranges * TLBPOL__SZ_RANGE))
-}
-
-/// `TLBPOL_ENGINE_SIZE(cpus, max_as, batch_pages, flush_ceiling, nodes)`:
-/// `tlbpol_engine_size()` as a constant expression, for a static buffer
-/// (LP64; recompile with every release, never store it).
-#[allow(non_snake_case)]
-pub const fn TLBPOL_ENGINE_SIZE(cpus: u64, max_as: u64, batch_pages: u64, flush_ceiling: u64, nodes: u64) -> u64 {
-    al(TLBPOL__SZ_ENGINE)
-        + al(cpus * TLBPOL__SZ_CPU)
-        + al(max_as * TLBPOL__SZ_AS)
-        + al(cpus * max_as * 8)
-        + al(cpus * max_as * TLBPOL__SZ_PBOX)
-        + if nodes != 0 { al(nodes * words(cpus) * 8) } else { 0 }
-        + max_as * 2 * al(words(cpus) * 8)
-        + if nodes != 0 { al(cpus * 2) } else { 0 }
-        + cpus * cpu_arrays(cpus, max_as, batch_pages, flush_ceiling)
-}
-
-// --- Address spaces and CPU state ----------------------------------------------
-
-/// `TLBPOL_CPU_RUNNING`.
-pub const TLBPOL_CPU_RUNNING: u32 = 0;
-/// `TLBPOL_CPU_IDLE`.
-pub const TLBPOL_CPU_IDLE: u32 = 1;
-/// `TLBPOL_CPU_PREEMPTED`.
-pub const TLBPOL_CPU_PREEMPTED: u32 = 2;
-/// `TLBPOL_CPU_OFFLINE`.
-pub const TLBPOL_CPU_OFFLINE: u32 = 3;
+// TLBPOL_ENGINE_SIZE() and the internal sizes behind it are in consts.rs,
+// translated from the header's macros by gen/tlbpol_api.py.
 
 // --- Events and decisions -----------------------------------------------------
-
-/// `TLBPOL_EV_FAULT`: a page fault was resolved.
-pub const TLBPOL_EV_FAULT: u32 = 0;
-/// `TLBPOL_EV_PROTECT`: software changed permissions.
-pub const TLBPOL_EV_PROTECT: u32 = 1;
-/// `TLBPOL_EV_UNMAP`: PTEs cleared.
-pub const TLBPOL_EV_UNMAP: u32 = 2;
-/// `TLBPOL_EV_RECLAIM`: a page unmapped for reclaim.
-pub const TLBPOL_EV_RECLAIM: u32 = 3;
-/// `TLBPOL_EV_MIGRATE`: a page unmapped for migration.
-pub const TLBPOL_EV_MIGRATE: u32 = 4;
-/// `TLBPOL_EV_CLEAR_YOUNG`: accessed bit cleared.
-pub const TLBPOL_EV_CLEAR_YOUNG: u32 = 5;
-/// `TLBPOL_EV_CLEAR_DIRTY`: dirty bit cleared.
-pub const TLBPOL_EV_CLEAR_DIRTY: u32 = 6;
-/// `TLBPOL_EV_REMAP`: PTEs moved away.
-pub const TLBPOL_EV_REMAP: u32 = 7;
-/// `TLBPOL_EV_MAX`: one past the last kind.
-pub const TLBPOL_EV_MAX: u32 = 8;
-
-/// `TLBPOL_PTE_PRESENT`.
-pub const TLBPOL_PTE_PRESENT: u32 = 1 << 0;
-/// `TLBPOL_PTE_WRITE`.
-pub const TLBPOL_PTE_WRITE: u32 = 1 << 1;
-/// `TLBPOL_PTE_EXEC`.
-pub const TLBPOL_PTE_EXEC: u32 = 1 << 2;
-/// `TLBPOL_PTE_USER`.
-pub const TLBPOL_PTE_USER: u32 = 1 << 3;
-/// `TLBPOL_PTE_ACCESSED`.
-pub const TLBPOL_PTE_ACCESSED: u32 = 1 << 4;
-/// `TLBPOL_PTE_DIRTY`.
-pub const TLBPOL_PTE_DIRTY: u32 = 1 << 5;
-/// `TLBPOL_PTE_GLOBAL`.
-pub const TLBPOL_PTE_GLOBAL: u32 = 1 << 6;
-/// `TLBPOL_PTE_ALL`.
-pub const TLBPOL_PTE_ALL: u32 = 0x7f;
-
-/// `TLBPOL_EVF_WRITE`: fault: the access was a write.
-pub const TLBPOL_EVF_WRITE: u32 = 1 << 0;
-/// `TLBPOL_EVF_EXEC`: fault: an instruction fetch.
-pub const TLBPOL_EVF_EXEC: u32 = 1 << 1;
-/// `TLBPOL_EVF_TRIED`: fault: a retried fault.
-pub const TLBPOL_EVF_TRIED: u32 = 1 << 2;
-/// `TLBPOL_EVF_PFN_CHANGED`: the PTE now points to another frame.
-pub const TLBPOL_EVF_PFN_CHANGED: u32 = 1 << 3;
-/// `TLBPOL_EVF_TABLES_FREED`: page-table pages under the range were freed.
-pub const TLBPOL_EVF_TABLES_FREED: u32 = 1 << 4;
-/// `TLBPOL_EVF_LAZY_OK`: frames/addresses not reused before a deferred free.
-pub const TLBPOL_EVF_LAZY_OK: u32 = 1 << 5;
-/// `TLBPOL_EVF_PRIVATE`: unmap: the frame dies with the mapping.
-pub const TLBPOL_EVF_PRIVATE: u32 = 1 << 6;
-/// `TLBPOL_EVF_STAYS_MAPPED`: unmap: the addresses stay mapped.
-pub const TLBPOL_EVF_STAYS_MAPPED: u32 = 1 << 7;
-/// `TLBPOL_EVF_ATTRS`: size, type, key or shadow stack changed.
-pub const TLBPOL_EVF_ATTRS: u32 = 1 << 8;
-/// `TLBPOL_EVF_STAMP`: the frames go back with a flush stamp.
-pub const TLBPOL_EVF_STAMP: u32 = 1 << 9;
-/// `TLBPOL_EVF_ALL`.
-pub const TLBPOL_EVF_ALL: u32 = 0x3ff;
 
 /// `struct tlbpol_event`: one page-table change.
 #[repr(C)]
@@ -481,68 +242,6 @@ pub struct tlbpol_event {
     /// PTE bits after it.
     pub new_pte: u32,
 }
-
-/// `TLBPOL_ACT_NONE`.
-pub const TLBPOL_ACT_NONE: u32 = 0;
-/// `TLBPOL_ACT_LOCAL`.
-pub const TLBPOL_ACT_LOCAL: u32 = 1;
-/// `TLBPOL_ACT_SHOOTDOWN`.
-pub const TLBPOL_ACT_SHOOTDOWN: u32 = 2;
-/// `TLBPOL_BY_NOW`.
-pub const TLBPOL_BY_NOW: u32 = 0;
-/// `TLBPOL_BY_WRITEBACK`.
-pub const TLBPOL_BY_WRITEBACK: u32 = 1;
-/// `TLBPOL_BY_FREE`.
-pub const TLBPOL_BY_FREE: u32 = 2;
-/// `TLBPOL_BY_LAZY`.
-pub const TLBPOL_BY_LAZY: u32 = 3;
-
-/// `TLBPOL_WHY_NOT_PRESENT`.
-pub const TLBPOL_WHY_NOT_PRESENT: u32 = 0;
-/// `TLBPOL_WHY_UNCHANGED`.
-pub const TLBPOL_WHY_UNCHANGED: u32 = 1;
-/// `TLBPOL_WHY_NAIVE`.
-pub const TLBPOL_WHY_NAIVE: u32 = 2;
-/// `TLBPOL_WHY_SPURIOUS`.
-pub const TLBPOL_WHY_SPURIOUS: u32 = 3;
-/// `TLBPOL_WHY_RETRIED`.
-pub const TLBPOL_WHY_RETRIED: u32 = 4;
-/// `TLBPOL_WHY_ACCESS_FLAGS`.
-pub const TLBPOL_WHY_ACCESS_FLAGS: u32 = 5;
-/// `TLBPOL_WHY_UPGRADE`.
-pub const TLBPOL_WHY_UPGRADE: u32 = 6;
-/// `TLBPOL_WHY_AGING`.
-pub const TLBPOL_WHY_AGING: u32 = 7;
-/// `TLBPOL_WHY_UNMAP`.
-pub const TLBPOL_WHY_UNMAP: u32 = 8;
-/// `TLBPOL_WHY_RECLAIM_CLEAN`.
-pub const TLBPOL_WHY_RECLAIM_CLEAN: u32 = 9;
-/// `TLBPOL_WHY_RECLAIM_DIRTY`.
-pub const TLBPOL_WHY_RECLAIM_DIRTY: u32 = 10;
-/// `TLBPOL_WHY_MIGRATE_CLEAN`.
-pub const TLBPOL_WHY_MIGRATE_CLEAN: u32 = 11;
-/// `TLBPOL_WHY_MIGRATE_DIRTY`.
-pub const TLBPOL_WHY_MIGRATE_DIRTY: u32 = 12;
-/// `TLBPOL_WHY_PFN_CHANGE`.
-pub const TLBPOL_WHY_PFN_CHANGE: u32 = 13;
-/// `TLBPOL_WHY_DOWNGRADE`.
-pub const TLBPOL_WHY_DOWNGRADE: u32 = 14;
-/// `TLBPOL_WHY_CLEAR_DIRTY`.
-pub const TLBPOL_WHY_CLEAR_DIRTY: u32 = 15;
-/// `TLBPOL_WHY_REMAP`.
-pub const TLBPOL_WHY_REMAP: u32 = 16;
-/// `TLBPOL_WHY_UNMAP_DIRTY`.
-pub const TLBPOL_WHY_UNMAP_DIRTY: u32 = 17;
-/// `TLBPOL_WHY_TABLES_FREED`.
-pub const TLBPOL_WHY_TABLES_FREED: u32 = 18;
-/// `TLBPOL_WHY_DISCARD`.
-pub const TLBPOL_WHY_DISCARD: u32 = 19;
-/// `TLBPOL_WHY_ATTRS`.
-pub const TLBPOL_WHY_ATTRS: u32 = 20;
-/// `TLBPOL_WHY_INSTALL`.
-pub const TLBPOL_WHY_INSTALL: u32 = 21;
-/// `TLBPOL_WHY_MAX`: the number of reasons.
-pub const TLBPOL_WHY_MAX: u32 = 22;
 
 /// `struct tlbpol_decision`: the answer to "does this need a flush?".
 #[repr(C)]

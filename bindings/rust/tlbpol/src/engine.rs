@@ -209,8 +209,8 @@ const SHIM_SPACE: usize = 64;
 /// Worst-case bytes lost aligning an arbitrary buffer to 64.
 const ALIGN_SLACK: usize = 63;
 
-/// Memory for an engine, 64-byte aligned: `EngineMem<{ tlbpol::mem_size_for(..) }>`
-/// in a static or on a heap, for [`Engine::init`].
+/// Memory for an engine, 64-byte aligned: `EngineMem<{ tlbpol::engine_mem_size(..) }>`
+/// in a static or on a heap, for [`Engine::init`] (exactly what it needs).
 #[repr(C, align(64))]
 pub struct EngineMem<const N: usize>(pub [u8; N]);
 
@@ -246,6 +246,29 @@ pub const fn mem_size_for(cpus: u32, max_as: u32, batch_pages: u32, flush_ceilin
     #[allow(clippy::cast_lossless)]
     let n = sys::TLBPOL_ENGINE_SIZE(cpus as u64, max_as as u64, batch_pages as u64, flush_ceiling as u64, nodes as u64);
     mem_total(n)
+}
+
+/// Bytes an [`EngineMem`] must have for [`Engine::init`] to build an
+/// engine of `cpus` CPUs, `max_as` address spaces, `batch_pages`,
+/// `flush_ceiling` and `nodes` NUMA nodes (0 without a node table) in it:
+/// exactly `TLBPOL_ENGINE_SIZE()` and this crate's callback context in
+/// front of the engine, since an `EngineMem` is 64-byte aligned.  A
+/// `no_std` program reserves it statically:
+///
+/// ```
+/// use tlbpol::{engine_mem_size, EngineMem};
+/// static mut MEM: EngineMem<{ engine_mem_size(4, 64, 512, 33, 0) }> = EngineMem::new();
+/// ```
+///
+/// One byte less and `init` fails with `Error::NoMemory`.  A plain byte
+/// array, of any alignment, needs [`mem_size_for`] (63 bytes more).  LP64;
+/// it changes with each release: recompile, never store it.
+///
+/// # Panics
+/// As [`mem_size_for`], if the size does not fit in `usize` (a compile
+/// error in a constant).
+pub const fn engine_mem_size(cpus: u32, max_as: u32, batch_pages: u32, flush_ceiling: u32, nodes: u32) -> usize {
+    mem_size_for(cpus, max_as, batch_pages, flush_ceiling, nodes) - ALIGN_SLACK
 }
 
 /// `engine + SHIM_SPACE + ALIGN_SLACK` bytes as a `usize`, or a panic

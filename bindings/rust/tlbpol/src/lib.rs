@@ -113,7 +113,7 @@ mod host;
 mod types;
 
 pub use engine::{
-    mem_size_for, AddressSpace, Config, Cpu, Cpus, DeferredFree, Engine, EngineMem, Stamp, Stats,
+    engine_mem_size, mem_size_for, AddressSpace, Config, Cpu, Cpus, DeferredFree, Engine, EngineMem, Stamp, Stats,
 };
 #[cfg(feature = "std")]
 pub use engine::SpaceRef;
