@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * decide: print, for each seed scenario, what the engine decides and why,
- * under the naive policy (TLBPOL_RULES_NONE), Linux's rules and the default
- * rules.  The decisions come from tlbpol_decide(), nothing is hard-coded.
+ * decide: print, for each scenario of the Linux changes the rules follow
+ * (named by commit), what the engine decides and why, under the naive
+ * policy (TLBPOL_RULES_NONE), Linux's rules and the default rules.  The
+ * decisions come from tlbpol_decide(), nothing is hard-coded.
  *
  * decide --cite: what each reason rests on, per arch, from
  * tlbpol_reason_cite(), as the Markdown list docs/rules.md carries (the
@@ -21,29 +22,29 @@
 #define D TLBPOL_PTE_DIRTY
 
 struct scenario {
-	const char *seed, *what;
+	const char *commit, *what; /* the Linux commit the scenario comes from, or "-" */
 	uint32_t arch, kind, flags, old_pte, new_pte;
 	uint64_t nr_pages;
 };
 
 static const struct scenario scenarios[] = {
-	{ "000", "threads write one shared page (D set)", TLBPOL_ARCH_X86_64,
+	{ "61c77326d1df", "threads write one shared page (D set)", TLBPOL_ARCH_X86_64,
 	  TLBPOL_EV_FAULT, TLBPOL_EVF_WRITE, P | W | U | A, P | W | U | A | D, 1 },
-	{ "000", "spurious write fault, PTE unchanged", TLBPOL_ARCH_X86_64,
+	{ "61c77326d1df", "spurious write fault, PTE unchanged", TLBPOL_ARCH_X86_64,
 	  TLBPOL_EV_FAULT, TLBPOL_EVF_WRITE, P | W | U | A | D, P | W | U | A | D, 1 },
-	{ "000", "COW reuse: read-only -> writable", TLBPOL_ARCH_X86_64,
+	{ "61c77326d1df", "COW reuse: read-only -> writable", TLBPOL_ARCH_X86_64,
 	  TLBPOL_EV_FAULT, TLBPOL_EVF_WRITE, P | U | A, P | W | U | A | D, 1 },
-	{ "001", "munmap of 8 pages", TLBPOL_ARCH_X86_64,
+	{ "611ae8e3f520", "munmap of 8 pages", TLBPOL_ARCH_X86_64,
 	  TLBPOL_EV_UNMAP, 0, P | W | U | A, 0, 8 },
-	{ "002", "retried write fault, PTE installed", TLBPOL_ARCH_ARM64,
+	{ "b7333b58f358", "retried write fault, PTE installed", TLBPOL_ARCH_ARM64,
 	  TLBPOL_EV_FAULT, TLBPOL_EVF_WRITE | TLBPOL_EVF_TRIED, P | W | U | A, P | W | U | A | D, 1 },
-	{ "003", "reclaim a clean page", TLBPOL_ARCH_X86_64,
+	{ "72b252aed506", "reclaim a clean page", TLBPOL_ARCH_X86_64,
 	  TLBPOL_EV_RECLAIM, 0, P | W | U | A, 0, 1 },
-	{ "003", "reclaim a dirty page", TLBPOL_ARCH_X86_64,
+	{ "72b252aed506", "reclaim a dirty page", TLBPOL_ARCH_X86_64,
 	  TLBPOL_EV_RECLAIM, 0, P | W | U | A | D, 0, 1 },
-	{ "004", "clear accessed bit for aging", TLBPOL_ARCH_X86_64,
+	{ "b13b1d2d8692", "clear accessed bit for aging", TLBPOL_ARCH_X86_64,
 	  TLBPOL_EV_CLEAR_YOUNG, 0, P | W | U | A, P | W | U, 1 },
-	{ "004", "clear accessed bit for aging", TLBPOL_ARCH_ARM64,
+	{ "b13b1d2d8692", "clear accessed bit for aging", TLBPOL_ARCH_ARM64,
 	  TLBPOL_EV_CLEAR_YOUNG, 0, P | W | U | A, P | W | U, 1 },
 	{ "-", "mprotect read-only (downgrade)", TLBPOL_ARCH_X86_64,
 	  TLBPOL_EV_PROTECT, 0, P | W | U | A, P | U | A, 4 },
@@ -138,15 +139,15 @@ int main(int argc, char **argv)
 		return 2;
 	}
 
-	printf("libtlbpol %s: decisions for the seed scenarios\n\n", tlbpol_version());
-	printf("%-4s %-40s %-8s", "seed", "scenario", "arch");
+	printf("libtlbpol %s: decisions for the scenarios of the Linux changes\n\n", tlbpol_version());
+	printf("%-12s %-40s %-8s", "commit", "scenario", "arch");
 	for (size_t p = 0; p < 3; p++)
 		printf(" | %-36s", policies[p].name);
 	printf("\n");
 	for (size_t i = 0; i < sizeof(scenarios) / sizeof(scenarios[0]); i++) {
 		const struct scenario *s = &scenarios[i];
 
-		printf("%-4s %-40s %-8s", s->seed, s->what, arch_name(s->arch));
+		printf("%-12s %-40s %-8s", s->commit, s->what, arch_name(s->arch));
 		for (size_t p = 0; p < 3; p++) {
 			struct tlbpol_decision d;
 			char cell[64];

@@ -1,17 +1,26 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
-"""check_docs.py SOURCE_ROOT: the docs say what the code does.
+"""check_docs.py [--update] SOURCE_ROOT [DECIDE]: the docs say what the code does.
 
-1. docs/integrating.md carries the header's obligations (from "Where each
-   call may run." to the end of the header's first comment) word for word,
-   between its obligations markers.
+1. docs/integrating.md points to the host's obligations in the header
+   instead of copying them: between its obligations markers it lists
+   each obligation of the header's "What the host owes the engine" as
+   "N. **Title**", with the header's number and title, every one and no
+   other; and it names the header section that states them.
 2. README.md's API example (the C block between its api-example markers)
    compiles against include/tlbpol/tlbpol.h, as C11 with -Wall -Wextra
    -Werror: what a newcomer copies first must not be stale.  Skipped, not
    failed, when there is no C compiler (CC, else cc).
-3. docs/rules.md's citations (between its citations markers) are what
-   tlbpol_reason_cite() says, as `examples/decide --cite` prints them (the
-   second argument, DECIDE; skipped without it)."""
+3. docs/rules.md's decision table and citations (between its decisions
+   and citations markers) are what `examples/decide` and `examples/decide
+   --cite` print, from tlbpol_decide() and tlbpol_reason_cite() (DECIDE,
+   the built program; skipped without it).  --update rewrites the two
+   blocks from DECIDE's output instead of comparing them: the table is
+   generated, never edited by hand.
+
+The header is read through gen/tlbpol_api.py, the one reader of the
+header that every script shares."""
+import difflib
 import os
 import re
 import shutil
@@ -19,31 +28,61 @@ import subprocess
 import sys
 import tempfile
 
-root = sys.argv[1]
-decide = sys.argv[2] if len(sys.argv) > 2 else None
+args = [a for a in sys.argv[1:] if a != "--update"]
+update = len(args) != len(sys.argv) - 1
+root = args[0]
+decide = args[1] if len(args) > 1 else None
 status = 0
 
-# 1. The obligations, word for word.
-hdr = open(f"{root}/include/tlbpol/tlbpol.h", encoding="utf-8").read()
-i = hdr.index(" * Where each call may run.")
-j = hdr.index(" */\n#ifndef TLBPOL_TLBPOL_H")
-want = [l[3:] if l.startswith(" * ") else l[2:] for l in hdr[i:j].split("\n")]
-want = "\n".join(want).rstrip()
+# The section of the header that states the obligations, as docs name it.
+OWES = "What the host owes the engine"
 
+
+def header_obligations(root):
+    """[(number, title)] of the header's obligations, in order, from the
+    header's first comment as gen/tlbpol_api.py reads it: "N. Title.  Text"
+    lines under OWES (the title ends at the first ". ")."""
+    sys.path.insert(0, os.path.join(root, "gen"))
+    try:
+        import tlbpol_api
+    finally:
+        sys.path.pop(0)
+    pre = tlbpol_api.load(os.path.join(root, "include", "tlbpol", "tlbpol.h")).preamble
+    if OWES not in pre:
+        return []
+    owes = pre[pre.index(OWES):].split("\n\n")[0]  # the list ends at a blank line
+    return [(int(n), t) for n, t in re.findall(r"^\s*(\d+)\.\s+(.+?)\.(?:\s|$)", owes, re.M)]
+
+
+def block(text, name):
+    """The match of TEXT's NAME block (group 1: what its markers hold)."""
+    return re.search(rf"<!-- {name}: begin -->\n(.*?)\n?<!-- {name}: end -->", text, re.S)
+
+
+# 1. The obligations, by number and title.
+want = header_obligations(root)
 doc = open(f"{root}/docs/integrating.md", encoding="utf-8").read()
-m = re.search(r"<!-- obligations: begin -->\n```\n(.*?)```\n<!-- obligations: end -->", doc, re.S)
-if not m:
+m = block(doc, "obligations")
+if not want:
+    print(f"include/tlbpol/tlbpol.h: no obligations under \"{OWES}\"")
+    status = 1
+elif not m:
     print("docs/integrating.md: no obligations block")
     status = 1
-elif m.group(1).rstrip() != want:
-    import difflib
-    print("docs/integrating.md differs from the header:")
-    sys.stdout.writelines(difflib.unified_diff(want.splitlines(True),
-                                               m.group(1).rstrip().splitlines(True),
-                                               "tlbpol.h", "integrating.md"))
-    status = 1
 else:
-    print(f"docs/integrating.md carries the header's obligations ({len(want.splitlines())} lines)")
+    have = [(int(n), t) for n, t in re.findall(r"^(\d+)\. \*\*(.+?)\*\*", m.group(1), re.M)]
+    if have != want:
+        print("docs/integrating.md's obligations differ from the header's "
+              "(want \"N. **Title**\" for each, in order):")
+        sys.stdout.writelines(difflib.unified_diff(
+            [f"{n}. {t}\n" for n, t in want], [f"{n}. {t}\n" for n, t in have],
+            "tlbpol.h", "integrating.md"))
+        status = 1
+    elif OWES not in doc or "include/tlbpol/tlbpol.h" not in doc:
+        print(f"docs/integrating.md: does not point to the header's \"{OWES}\"")
+        status = 1
+    else:
+        print(f"docs/integrating.md names the header's {len(want)} obligations")
 
 # 2. The README's API example compiles.
 readme = open(f"{root}/README.md", encoding="utf-8").read()
@@ -82,24 +121,42 @@ else:
         else:
             print(f"README.md: the API example compiles ({len(m.group(1).splitlines())} lines, {cc})")
 
-# 3. The citations: docs/rules.md against the library's one table.
+# 3. docs/rules.md's generated blocks against the library's one table.
 if decide:
-    rules = open(f"{root}/docs/rules.md", encoding="utf-8").read()
-    m = re.search(r"<!-- citations: begin -->\n(.*?)\n<!-- citations: end -->", rules, re.S)
-    r = subprocess.run([decide, "--cite"], capture_output=True, text=True)
-    if not m:
-        print("docs/rules.md: no citations block")
-        status = 1
-    elif r.returncode:
-        print(f"{decide} --cite exited {r.returncode}: {r.stderr}")
-        status = 1
-    elif m.group(1).strip() != r.stdout.strip():
-        import difflib
-        print("docs/rules.md's citations differ from tlbpol_reason_cite() (decide --cite):")
-        sys.stdout.writelines(difflib.unified_diff(r.stdout.strip().splitlines(True),
-                                                   m.group(1).strip().splitlines(True),
-                                                   "decide --cite", "rules.md"))
-        status = 1
-    else:
-        print(f"docs/rules.md carries tlbpol_reason_cite() ({len(r.stdout.splitlines())} lines)")
+    path = f"{root}/docs/rules.md"
+    rules = open(path, encoding="utf-8").read()
+    # name: (command, how the output sits in the block)
+    gens = {
+        "decisions": ([decide], lambda out: "```\n" + out.rstrip() + "\n```"),
+        "citations": ([decide, "--cite"], lambda out: out.strip()),
+    }
+    for name, (cmd, fmt) in gens.items():
+        r = subprocess.run(cmd, capture_output=True, text=True)
+        m = block(rules, name)
+        if r.returncode:
+            print(f"{' '.join(cmd)} exited {r.returncode}: {r.stderr}")
+            status = 1
+            continue
+        if not m:
+            print(f"docs/rules.md: no {name} block")
+            status = 1
+            continue
+        want = fmt(r.stdout)
+        if update:
+            rules = rules[:m.start(1)] + want + "\n" + rules[m.end(1):].lstrip("\n")
+            continue
+        if m.group(1).strip() != want.strip():
+            print(f"docs/rules.md's {name} differ from `{' '.join(cmd)}` "
+                  f"(regenerate: tests/check_docs.py --update SOURCE_ROOT DECIDE):")
+            sys.stdout.writelines(difflib.unified_diff(want.strip().splitlines(True),
+                                                       m.group(1).strip().splitlines(True),
+                                                       " ".join(cmd), "rules.md"))
+            status = 1
+        else:
+            shown = " ".join([os.path.basename(cmd[0])] + cmd[1:])
+            print(f"docs/rules.md carries `{shown}` ({len(want.splitlines())} lines)")
+    if update:
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(rules)
+        print("docs/rules.md: decisions and citations regenerated")
 sys.exit(status)
