@@ -121,7 +121,7 @@ int print_table(void)
 			results[WL_FLUSH2_LAZY][1].hw.self_visible,
 			results[WL_FLUSH2_LAZY][2].hw.self_visible);
 		kprintf("NOTE  vCPUs left to the hypervisor's flush (preempted, ops->vcpu_defer), "
-			"default: seed000 %lu, tlb_flush2 %lu, flush2_lazy %lu, reclaim %lu, "
+			"default: spurious %lu, tlb_flush2 %lu, flush2_lazy %lu, reclaim %lu, "
 			"downgrade %lu\n",
 			results[WL_SEED000][2].hw.deferred, results[WL_FLUSH2][2].hw.deferred,
 			results[WL_FLUSH2_LAZY][2].hw.deferred, results[WL_RECLAIM][2].hw.deferred,

@@ -1,13 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * wl_unmap.c - the unmap workloads: seed000 (racing write faults on one
+ * wl_unmap.c - the unmap workloads: spurious (racing write faults on one
  * page, then an unmap), tlb_flush2, flush2_lazy and flush2_stamp (a CPU
  * touches its page or ring and unmaps it, in a loop).  work.c describes
  * each and runs them; they call harness.c, mm.c and the core.
  */
 #include "work.h"
 
-void wl_seed000(uint32_t cpu, int m)
+void wl_spurious(uint32_t cpu, int m)
 {
 	for (uint32_t r = 0; r < p_rounds; r++) {
 		seg_begin(cpu);

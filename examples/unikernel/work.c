@@ -13,7 +13,7 @@
  * "custom") a fresh engine is built, every CPU switches into its one
  * address space, and the workloads run:
  *
- *  seed000     every CPU writes the same not-present page of a shared
+ *  spurious    every CPU writes the same not-present page of a shared
  *              mapping: write faults racing on one PTE, so spurious faults
  *              (PTE installed between a CPU's walk and its taking the lock;
  *              Linux 61c77326d1df "x86, mm: Avoid unnecessary TLB flush")
@@ -74,13 +74,13 @@
 #include "work.h"
 
 const char *const wl_names[NR_WL] = {
-	"seed000", "tlb_flush2", "flush2_lazy", "flush2_stamp", "reclaim", "reclaim_stamp",
+	"spurious", "tlb_flush2", "flush2_lazy", "flush2_stamp", "reclaim", "reclaim_stamp",
 	"stamp_reuse", "downgrade", "global",
 };
 
 /* The workloads, in enum order (the table's). */
 static void (*const wl_run[NR_WL])(uint32_t cpu, int m) = {
-	wl_seed000, wl_flush2, wl_flush2_lazy, wl_flush2_stamp, wl_reclaim, wl_reclaim_stamp,
+	wl_spurious, wl_flush2, wl_flush2_lazy, wl_flush2_stamp, wl_reclaim, wl_reclaim_stamp,
 	wl_stamp_reuse, wl_downgrade, wl_global,
 };
 

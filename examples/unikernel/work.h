@@ -120,7 +120,7 @@ static inline void touch_read(uint32_t idx)
 }
 
 /* The workloads: every CPU calls each at once, for rule mask @m. */
-void wl_seed000(uint32_t cpu, int m);      /* wl_unmap.c */
+void wl_spurious(uint32_t cpu, int m);      /* wl_unmap.c */
 void wl_flush2(uint32_t cpu, int m);
 void wl_flush2_lazy(uint32_t cpu, int m);
 void wl_flush2_stamp(uint32_t cpu, int m);
