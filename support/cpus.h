@@ -4,7 +4,8 @@
  * and the callbacks of a host whose interrupts are mailbox flags
  * (mailbox.h) and whose CPUs hold nothing a flush must remove (the tests
  * that use it check the engine's requests, waits and counts, not a TLB:
- * test_threads.c and the stress oracle model TLBs of their own).
+ * test_threads.c and the stress oracle model TLBs of their own; and
+ * tlbpol-bench's threads rows time the engine's calls only).
  */
 #ifndef TLBPOL_SUPPORT_CPUS_H
 #define TLBPOL_SUPPORT_CPUS_H

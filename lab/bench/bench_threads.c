@@ -3,7 +3,8 @@
  * bench_threads.c - bench 5: threads acting as CPUs, each in its own
  * address space, enqueueing clean reclaims and flushing every batch, run
  * one and two at a time; the 2T/1T scaling, and the machine's own with
- * empty calls in the same loop.  Interrupts go through support/mailbox.h.
+ * empty calls in the same loop.  Interrupts go through support/cpus.h's
+ * mailbox host.
  * Called by tlbpol-bench.c; calls bench_sample.c (bench.h).
  */
 #define _GNU_SOURCE
@@ -14,14 +15,21 @@
 #include <stdlib.h>
 
 #include "bench.h"
-#include "support/mailbox.h"
+#include "support/cpus.h"
 
 /* ------------------------------------------------------------------------ */
 /* 5. Threads acting as CPUs                                                */
 /* ------------------------------------------------------------------------ */
 
+/*
+ * The host is support/cpus.h's mailbox host, as in the tests that run
+ * threads as CPUs: its ops->relax yields where this loop would pause, but
+ * relax runs only while a flush waits for other CPUs, and here none does
+ * (each CPU flushes its own address space: no interrupt is sent, and the
+ * report shows that none was).
+ */
 struct tctx {
-	struct tlbpol_engine *eng;
+	struct cpus_mbox host;        /* ops_ctx: the engine, the mailboxes */
 	struct mbox ipi[MAX_THREADS]; /* a cache line each: polled in the loop */
 	_Alignas(CACHELINE) atomic_int ready;
 	atomic_int go;
@@ -30,7 +38,6 @@ struct tctx {
 
 struct tthread {
 	_Alignas(CACHELINE) struct tctx *m;
-	pthread_t th;
 	uint32_t cpu;
 	int control; /* empty calls instead of the engine */
 	int pinned;
@@ -38,43 +45,11 @@ struct tthread {
 	uint64_t ops, served, t0, t1, cpu_ns;
 };
 
-static void t_flush_local(void *ctx, uint32_t cpu, const struct tlbpol_flush *f)
-{
-	(void)ctx;
-	(void)cpu;
-	(void)f;
-}
-
-static void t_send_ipi(void *ctx, uint32_t from, const struct tlbpol_cpuset *t)
-{
-	struct tctx *m = ctx;
-
-	(void)from;
-	mbox_send(m->ipi, MAX_THREADS, t);
-}
-
 /* After every call of the timed loop: a plain load while nothing is sent. */
 static inline uint64_t t_poll(struct tctx *m, uint32_t cpu)
 {
-	int n = mbox_serve(m->ipi, m->eng, cpu);
-
-	if (n < 0)
-		die("tlbpol_handle_ipi", n);
-	return (uint64_t)n;
+	return (uint64_t)cpus_mbox_take(&m->host, cpu);
 }
-
-static void t_relax(void *ctx, uint32_t cpu)
-{
-	t_poll(ctx, cpu);
-	cpu_relax();
-}
-
-static const struct tlbpol_ops t_ops = {
-	.size = sizeof(struct tlbpol_ops),
-	.flush_local = t_flush_local,
-	.send_ipi = t_send_ipi,
-	.relax = t_relax,
-};
 
 static void *t_main(void *p)
 {
@@ -96,17 +71,17 @@ static void *t_main(void *p)
 			/* distinct pages, two apart: one batch entry each */
 			ev.va = VA_BASE + ((i & ((1ULL << 24) - 1)) << (PAGE_SHIFT + 1));
 			if (t->control) {
-				empty_fp(m->eng, t->as, t->cpu, &ev, NULL);
+				empty_fp(m->host.eng, t->as, t->cpu, &ev, NULL);
 			} else {
-				int err = tlbpol_submit(m->eng, t->as, t->cpu, &ev, NULL);
+				int err = tlbpol_submit(m->host.eng, t->as, t->cpu, &ev, NULL);
 
 				if (err)
 					die("tlbpol_submit", err);
 			}
 			served += t_poll(m, t->cpu);
 		}
-		n = t->control ? empty_fp(m->eng, t->as, t->cpu, &ev, NULL) + BATCH
-			       : tlbpol_flush(m->eng, t->cpu, TLBPOL_BY_FREE);
+		n = t->control ? empty_fp(m->host.eng, t->as, t->cpu, &ev, NULL) + BATCH
+			       : tlbpol_flush(m->host.eng, t->cpu, TLBPOL_BY_FREE);
 		if (n != BATCH)
 			die("threads: tlbpol_flush did not complete the batch", n);
 		served += t_poll(m, t->cpu);
@@ -128,6 +103,7 @@ static double run_threads(uint32_t nthreads, int control, double seconds, uint64
 {
 	static struct tctx m;
 	struct tthread t[MAX_THREADS];
+	pthread_t th[MAX_THREADS];
 	struct tlbpol_as *as[MAX_THREADS];
 	struct tlbpol_config cfg;
 	struct tlbpol_stats st;
@@ -139,37 +115,36 @@ static double run_threads(uint32_t nthreads, int control, double seconds, uint64
 	tlbpol_config_init(&cfg, MAX_THREADS, TLBPOL_ARCH_X86_64);
 	cfg.rules = opt.rules;
 	cfg.batch_pages = TLBPOL_MAX_BATCH_PAGES; /* the explicit flush every 512 does the work */
-	cfg.ops = &t_ops;
-	cfg.ops_ctx = &m;
-	if ((err = tlbpol_engine_new(&cfg, &m.eng)))
+	cfg.ops = &cpus_mbox_ops;
+	cfg.ops_ctx = &m.host;
+	m.host.nr_cpus = MAX_THREADS;
+	m.host.box = m.ipi;
+	if ((err = tlbpol_engine_new(&cfg, &m.host.eng)))
 		die("tlbpol_engine_new", err);
 	for (uint32_t c = 0; c < MAX_THREADS; c++)
-		if ((err = tlbpol_as_open(m.eng, 100 + c, &as[c])))
+		if ((err = tlbpol_as_open(m.host.eng, 100 + c, &as[c])))
 			die("tlbpol_as_open", err);
 	/* Each CPU in its own address space's footprint only. */
 	for (uint32_t c = 0; c < nthreads; c++)
-		if ((err = tlbpol_switch(m.eng, c, as[c], NULL)))
+		if ((err = tlbpol_switch(m.host.eng, c, as[c], NULL)))
 			die("tlbpol_switch", err);
 	for (uint32_t c = 0; c < nthreads; c++) {
 		t[c].m = &m;
 		t[c].cpu = c;
 		t[c].control = control;
 		t[c].as = as[c];
-		if (pthread_create(&t[c].th, NULL, t_main, &t[c]))
-			die("pthread_create", (long)c);
 	}
+	cpus_start_args(th, nthreads, t_main, t, sizeof(t[0]));
 	while (atomic_load(&m.ready) < (int)nthreads)
 		sched_yield();
 	atomic_store(&m.go, 1);
 	sleep_ns((uint64_t)(seconds * 1e9));
 	atomic_store(&m.stop, 1);
+	cpus_join(th, 0, nthreads);
 	*pinned = 1;
 	*share = 1;
 	for (uint32_t c = 0; c < nthreads; c++) {
-		double sh;
-
-		pthread_join(t[c].th, NULL);
-		sh = (double)t[c].cpu_ns / (double)(t[c].t1 - t[c].t0);
+		double sh = (double)t[c].cpu_ns / (double)(t[c].t1 - t[c].t0);
 		if (sh < *share)
 			*share = sh;
 		if (t[c].t0 < start)
@@ -179,11 +154,11 @@ static double run_threads(uint32_t nthreads, int control, double seconds, uint64
 		ops += t[c].ops;
 		*pinned &= t[c].pinned;
 	}
-	tlbpol_stats_read(m.eng, -1, &st);
+	tlbpol_stats_read(m.host.eng, -1, &st);
 	*ipis = st.ipis_sent;
 	if (!control && st.events != ops)
 		die("threads: events not counted", (long)st.events);
-	tlbpol_engine_free(m.eng);
+	tlbpol_engine_free(m.host.eng);
 	return (double)ops * 1e9 / (double)(end - start);
 }
 

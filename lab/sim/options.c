@@ -16,74 +16,66 @@
 #include <getopt.h>
 #include <string.h>
 
+/*
+ * Each long option once, in the order getopt_long()'s table lists them:
+ * OPT_<id> (its value), its name, and what it takes: ARG a value option()
+ * reads (or numeric_option(), a real number), NONE nothing (option()
+ * acts), SET nothing (it sets that int field of struct sim_config to 1),
+ * U32 or U64 a whole number into that field (numeric_option(), through
+ * cli_number: the field's range); _ where there is no field.
+ */
+#define SIM_OPTIONS(X)                                             \
+	X(CPUS, "cpus", U32, ncpus)                                 \
+	X(NODES, "nodes", U32, nnodes)                              \
+	X(EVENTS, "events", U64, events)                            \
+	X(RULES, "rules", ARG, _)                                   \
+	X(CSV, "csv", NONE, _)                                      \
+	X(JSON, "json", NONE, _)                                    \
+	X(SCALE, "scale", ARG, _)                                   \
+	X(COST, "cost", ARG, _)                                     \
+	X(COSTS, "costs", NONE, _)                                  \
+	X(COST_FILE, "cost-file", ARG, _)                           \
+	X(L1, "l1", U32, l1_entries)                                \
+	X(L2, "l2", U32, l2_entries)                                \
+	X(OVERCOMMIT, "overcommit", U32, overcommit)                \
+	X(BROADCAST, "broadcast", SET, broadcast)                   \
+	X(HYPERCALL, "hypercall", NONE, _)                          \
+	X(SEED, "seed", U64, seed)                                  \
+	X(FREE_TICKS, "free-ticks", U32, free_ticks)                \
+	X(POLICY, "policy", ARG, _)                                 \
+	X(TOPOLOGY, "topology", ARG, _)                             \
+	X(IPI_DELAY, "ipi-delay-spins", ARG, _)                     \
+	X(COMPUTE_SCALE, "trace-compute-scale", ARG, _)             \
+	X(THREADS, "threads", U32, threads)                         \
+	X(VM, "vm", SET, vm)                                        \
+	X(CPU_NS, "trace-cpu-ns", ARG, _)                           \
+	X(PROBE, "probe", SET, probe)                               \
+	X(PCID, "pcid", SET, pcid)                                  \
+	X(STAMPS, "stamps", SET, stamps)                            \
+	X(STAMP_SPARE, "stamp-spare", SET, stamp_spare)             \
+	X(STAMP_LOOKAHEAD, "stamp-lookahead", U32, stamp_lookahead) \
+	X(BLOCK, "block-us", ARG, _)                                \
+	X(PAGES, "pages", U32, pages)                               \
+	X(WAIT_IRQS, "wait-irqs", ARG, _)
+
+/* What getopt_long() is told each kind takes. */
+#define HAS_ARG_ARG required_argument
+#define HAS_ARG_NONE no_argument
+#define HAS_ARG_SET no_argument
+#define HAS_ARG_U32 required_argument
+#define HAS_ARG_U64 required_argument
+
 enum {
-	OPT_CPUS = 256, /* past every char, so no long option has a short twin */
-	OPT_NODES,
-	OPT_EVENTS,
-	OPT_RULES,
-	OPT_CSV,
-	OPT_JSON,
-	OPT_SCALE,
-	OPT_COST,
-	OPT_COSTS,
-	OPT_COST_FILE,
-	OPT_L1,
-	OPT_L2,
-	OPT_OVERCOMMIT,
-	OPT_BROADCAST,
-	OPT_HYPERCALL,
-	OPT_SEED,
-	OPT_FREE_TICKS,
-	OPT_POLICY,
-	OPT_TOPOLOGY,
-	OPT_IPI_DELAY,
-	OPT_COMPUTE_SCALE,
-	OPT_THREADS,
-	OPT_VM,
-	OPT_CPU_NS,
-	OPT_PROBE,
-	OPT_PCID,
-	OPT_BLOCK,
-	OPT_STAMPS,
-	OPT_STAMP_SPARE,
-	OPT_STAMP_LOOKAHEAD,
-	OPT_PAGES,
-	OPT_WAIT_IRQS,
+	OPT_NONE_ = 255, /* the first past every char: no long option has a short twin */
+#define X(id, name, kind, field) OPT_##id,
+	SIM_OPTIONS(X)
+#undef X
 };
 
 static const struct option longopts[] = {
-	{ "cpus", required_argument, NULL, OPT_CPUS },
-	{ "nodes", required_argument, NULL, OPT_NODES },
-	{ "events", required_argument, NULL, OPT_EVENTS },
-	{ "rules", required_argument, NULL, OPT_RULES },
-	{ "csv", no_argument, NULL, OPT_CSV },
-	{ "json", no_argument, NULL, OPT_JSON },
-	{ "scale", required_argument, NULL, OPT_SCALE },
-	{ "cost", required_argument, NULL, OPT_COST },
-	{ "costs", no_argument, NULL, OPT_COSTS },
-	{ "cost-file", required_argument, NULL, OPT_COST_FILE },
-	{ "l1", required_argument, NULL, OPT_L1 },
-	{ "l2", required_argument, NULL, OPT_L2 },
-	{ "overcommit", required_argument, NULL, OPT_OVERCOMMIT },
-	{ "broadcast", no_argument, NULL, OPT_BROADCAST },
-	{ "hypercall", no_argument, NULL, OPT_HYPERCALL },
-	{ "seed", required_argument, NULL, OPT_SEED },
-	{ "free-ticks", required_argument, NULL, OPT_FREE_TICKS },
-	{ "policy", required_argument, NULL, OPT_POLICY },
-	{ "topology", required_argument, NULL, OPT_TOPOLOGY },
-	{ "ipi-delay-spins", required_argument, NULL, OPT_IPI_DELAY },
-	{ "trace-compute-scale", required_argument, NULL, OPT_COMPUTE_SCALE },
-	{ "threads", required_argument, NULL, OPT_THREADS },
-	{ "vm", no_argument, NULL, OPT_VM },
-	{ "trace-cpu-ns", required_argument, NULL, OPT_CPU_NS },
-	{ "probe", no_argument, NULL, OPT_PROBE },
-	{ "pcid", no_argument, NULL, OPT_PCID },
-	{ "stamps", no_argument, NULL, OPT_STAMPS },
-	{ "stamp-spare", no_argument, NULL, OPT_STAMP_SPARE },
-	{ "stamp-lookahead", required_argument, NULL, OPT_STAMP_LOOKAHEAD },
-	{ "block-us", required_argument, NULL, OPT_BLOCK },
-	{ "pages", required_argument, NULL, OPT_PAGES },
-	{ "wait-irqs", required_argument, NULL, OPT_WAIT_IRQS },
+#define X(id, name, kind, field) { name, HAS_ARG_##kind, NULL, OPT_##id },
+	SIM_OPTIONS(X)
+#undef X
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -157,18 +149,16 @@ static void usage(FILE *f)
  */
 static int numeric_option(struct sim_config *cfg, int c, const char *name, const char *v)
 {
+	/* The U32 and U64 entries of SIM_OPTIONS. */
+#define NUM_ARG(id, f)
+#define NUM_NONE(id, f)
+#define NUM_SET(id, f)
+#define NUM_U32(id, f) CLI_U32(OPT_##id, cfg->f),
+#define NUM_U64(id, f) CLI_U64(OPT_##id, cfg->f),
 	const struct cli_number nums[] = {
-		CLI_U32(OPT_CPUS, cfg->ncpus),
-		CLI_U32(OPT_NODES, cfg->nnodes),
-		CLI_U64(OPT_EVENTS, cfg->events),
-		CLI_U64(OPT_SEED, cfg->seed),
-		CLI_U32(OPT_FREE_TICKS, cfg->free_ticks),
-		CLI_U32(OPT_L1, cfg->l1_entries),
-		CLI_U32(OPT_L2, cfg->l2_entries),
-		CLI_U32(OPT_OVERCOMMIT, cfg->overcommit),
-		CLI_U32(OPT_THREADS, cfg->threads),
-		CLI_U32(OPT_PAGES, cfg->pages),
-		CLI_U32(OPT_STAMP_LOOKAHEAD, cfg->stamp_lookahead),
+#define X(id, name, kind, field) NUM_##kind(id, field)
+		SIM_OPTIONS(X)
+#undef X
 	};
 	const struct {
 		int opt;
@@ -281,16 +271,19 @@ static int operand(struct sim_options *o, const char *a, int argc, char **argv)
 static int option(struct sim_options *o, int c, const char *name, const char *v)
 {
 	struct sim_config *cfg = &o->cfg;
+	/* The SET entries of SIM_OPTIONS. */
+#define SET_ARG(id, f)
+#define SET_NONE(id, f)
+#define SET_U32(id, f)
+#define SET_U64(id, f)
+#define SET_SET(id, f) { OPT_##id, &cfg->f },
 	const struct {
 		int opt;
 		int *flag;
 	} flags[] = {
-		{ OPT_BROADCAST, &cfg->broadcast },
-		{ OPT_VM, &cfg->vm },
-		{ OPT_PROBE, &cfg->probe },
-		{ OPT_PCID, &cfg->pcid },
-		{ OPT_STAMPS, &cfg->stamps },
-		{ OPT_STAMP_SPARE, &cfg->stamp_spare },
+#define X(id, name, kind, field) SET_##kind(id, field)
+		SIM_OPTIONS(X)
+#undef X
 	};
 
 	for (size_t i = 0; i < sizeof(flags) / sizeof(flags[0]); i++)

@@ -364,6 +364,32 @@ int orc_tick(struct orc_world *w, uint32_t cpu)
 }
 
 /*
+ * The engine's two calls that complete @cpu's recorded changes, on its
+ * thread: tlbpol_stamp() when @st is given (it completes the work due by a
+ * free, as tlbpol_flush(BY_FREE) does, and writes a stamp in *@st), else
+ * tlbpol_flush(@by).  A success completes what @cpu recorded due by @by
+ * (nothing for BY_NOW: such a change completed in its own submit).
+ * Return: the call's.
+ */
+static int completing_call(struct orc_world *w, uint32_t cpu, uint32_t by, uint64_t *st,
+			   const char *what)
+{
+	struct orc_cpu *c = &w->cpus[cpu];
+	uint64_t upto = c->seq;
+	int r;
+
+	call_begin(w, c, 0);
+	r = st ? tlbpol_stamp(w->eng, cpu, st) : tlbpol_flush(w->eng, cpu, by);
+	call_end(w, c);
+	if (st)
+		c->stamp_owed = 0;
+	trace(w, (int)cpu, TR_EFLUSH, 0, 0, by, (uint32_t)r);
+	if (r >= 0 && by != TLBPOL_BY_NOW)
+		complete_recs(w, c, upto, by, what);
+	return r;
+}
+
+/*
  * tlbpol_stamp() for @cpu, on its thread: the return, the stamp in *@st
  * (STAMP_UNWRITTEN if none was written).  A success completes @cpu's work
  * due by a free and posts the rest, so the oracle completes what @cpu
@@ -372,21 +398,12 @@ int orc_tick(struct orc_world *w, uint32_t cpu)
  */
 int stamp_call(struct orc_world *w, uint32_t cpu, uint64_t *st)
 {
-	struct orc_cpu *c = &w->cpus[cpu];
-	uint64_t upto = c->seq;
 	int r;
 
 	*st = STAMP_UNWRITTEN;
-	call_begin(w, c, 0);
-	r = tlbpol_stamp(w->eng, cpu, st);
-	call_end(w, c);
-	c->stamp_owed = 0;
-	trace(w, (int)cpu, TR_EFLUSH, 0, 0, TLBPOL_BY_FREE, (uint32_t)r);
-	if (r < 0)
-		return r;
-	complete_recs(w, c, upto, TLBPOL_BY_FREE, "stamp");
-	if (*st && *st != STAMP_UNWRITTEN)
-		live_stamp(w, c, *st);
+	r = completing_call(w, cpu, TLBPOL_BY_FREE, st, "stamp");
+	if (r >= 0 && *st && *st != STAMP_UNWRITTEN)
+		live_stamp(w, &w->cpus[cpu], *st);
 	return r;
 }
 
@@ -426,22 +443,12 @@ uint64_t orc_stamp(struct orc_world *w, uint32_t cpu)
 
 int orc_flush(struct orc_world *w, uint32_t cpu, uint32_t by)
 {
-	struct orc_cpu *c = &w->cpus[cpu];
-	uint64_t upto = c->seq;
-	int r;
+	const char *what = by == TLBPOL_BY_WRITEBACK ? "flush(writeback)"
+			   : by == TLBPOL_BY_FREE    ? "flush(free)"
+						     : "flush(lazy)";
+	int r = completing_call(w, cpu, by, NULL, what);
 
-	call_begin(w, c, 0);
-	r = tlbpol_flush(w->eng, cpu, by);
-	call_end(w, c);
-
-	trace(w, (int)cpu, TR_EFLUSH, 0, 0, by, (uint32_t)r);
-	if (r < 0) {
+	if (r < 0)
 		violation(w, ORC_V_API, "tlbpol_flush(cpu %u, %u) = %d", cpu, by, r);
-		return r;
-	}
-	if (by != TLBPOL_BY_NOW)
-		complete_recs(w, c, upto, by, by == TLBPOL_BY_WRITEBACK ? "flush(writeback)"
-					       : by == TLBPOL_BY_FREE   ? "flush(free)"
-									: "flush(lazy)");
 	return r;
 }
