@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 #define _POSIX_C_SOURCE 200809L
 /*
- * tlbpol-sim: replay the seed workloads on a modelled machine and show, side
- * by side, what each policy costs (docs/results.md, "tlbpol-sim, the main
+ * tlbpol-sim: replay the workloads of the Linux changes on a modelled
+ * machine and show, side by side, what each policy costs (docs/results.md, "tlbpol-sim, the main
  * job").  options.c reads the command line and report.c prints; this file
  * runs every (scenario, policy) pair.
  */
@@ -31,7 +31,7 @@ static void policies(const struct workload *wl, uint64_t custom, int wait_irqs,
 {
 	const uint64_t rules[SIM_NR_POLICIES] = {
 		[POL_NAIVE] = TLBPOL_RULES_NONE,
-		[POL_BEFORE] = TLBPOL_RULES_LINUX & ~wl->seed_rule,
+		[POL_BEFORE] = TLBPOL_RULES_LINUX & ~wl->before_rule,
 		[POL_LINUX] = TLBPOL_RULES_LINUX,
 		[POL_DEFAULT] = TLBPOL_RULES_DEFAULT,
 		[POL_CUSTOM] = custom,
@@ -50,7 +50,7 @@ static double now_s(void)
 	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-/* The scenario's own figure: what its seed patch measured. */
+/* The scenario's own figure: what its Linux commit measured. */
 static double metric_of(const struct workload *wl, const struct sim *s, double span)
 {
 	if (!strcmp(wl->name, "reclaim"))

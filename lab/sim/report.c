@@ -40,8 +40,8 @@ static int any_stamped(const struct result *r, int n)
 void print_table(FILE *f, const struct workload *wl, const struct result *r, int n, int before,
 		 int linux_i)
 {
-	if (strcmp(wl->seed, "-"))
-		fprintf(f, "\n%s — %s (seed %s)\n", wl->name, wl->what, wl->seed);
+	if (strcmp(wl->commit, "-"))
+		fprintf(f, "\n%s — %s (Linux %s)\n", wl->name, wl->what, wl->commit);
 	else
 		fprintf(f, "\n%s — %s\n", wl->name, wl->what);
 	fprintf(f, "  %-8s %10s %10s %9s %10s %8s %10s %13s %14s %6s %9s %9s\n", "policy",

@@ -207,9 +207,9 @@ struct sim_config {
 struct workload {
 	const char *name;
 	const char *what;
-	const char *seed;      /* seed number, or "-" */
+	const char *commit;    /* the Linux commit it reproduces, or "-" */
 	uint32_t arch;
-	uint64_t seed_rule;    /* the rule "before" switches off (0: none) */
+	uint64_t before_rule;  /* the rule that commit added, which "before" switches off (0: none) */
 	uint64_t default_events;
 	int broadcast, vm;
 	const char *metric;    /* what busy_ns / busy_ops measures */

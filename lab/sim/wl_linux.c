@@ -317,27 +317,27 @@ static void swapout_finish(struct sim *s)
 }
 
 const struct workload wl_spurious = {
-	"spurious", "every CPU writes the same fresh page", "000", TLBPOL_ARCH_X86_64,
+	"spurious", "every CPU writes the same fresh page", "61c77326d1df", TLBPOL_ARCH_X86_64,
 	U(SPURIOUS_NOFLUSH), 300, 0, 0, NULL,
 	spurious_setup, spurious_step, NULL,
 };
 const struct workload wl_munmap = {
-	"munmap", "CPU 0 unmaps 8 pages in a loop, the others read a 4096-page set", "001",
+	"munmap", "CPU 0 unmaps 8 pages in a loop, the others read a 4096-page set", "611ae8e3f520",
 	TLBPOL_ARCH_X86_64, U(RANGE_FLUSH), 1000, 0, 0, "ns per remote read",
 	munmap_setup, munmap_step, NULL,
 };
 const struct workload wl_retry = {
-	"retry", "page_fault3 on ARM64, throttled faults retried", "002", TLBPOL_ARCH_ARM64,
+	"retry", "page_fault3 on ARM64, throttled faults retried", "b7333b58f358", TLBPOL_ARCH_ARM64,
 	U(RETRY_NOFLUSH), 8000, 1, 0, NULL,
 	retry_setup, retry_step, NULL,
 };
 const struct workload wl_reclaim = {
-	"reclaim", "kswapd reclaims cold pages of 4 processes", "003", TLBPOL_ARCH_X86_64,
+	"reclaim", "kswapd reclaims cold pages of 4 processes", "72b252aed506", TLBPOL_ARCH_X86_64,
 	U(BATCH), 16384, 0, 0, "interrupts per second",
 	reclaim_setup, reclaim_step, NULL,
 };
 const struct workload wl_swapout = {
-	"swapout", "kswapd ages and swaps out a threaded program", "004", TLBPOL_ARCH_X86_64,
+	"swapout", "kswapd ages and swaps out a threaded program", "b13b1d2d8692", TLBPOL_ARCH_X86_64,
 	U(AGING_NOFLUSH), 12000, 0, 0, "ns per page swapped out",
 	swapout_setup, swapout_step, swapout_finish,
 };
