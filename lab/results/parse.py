@@ -1,0 +1,409 @@
+# SPDX-License-Identifier: MIT
+"""Figures out of raw outputs: one parser per measurement.
+
+Each parser reads one Result (resultfile.py) and returns its figures as a
+flat dictionary of strings, keyed "scenario.policy.column" and the like;
+keys starting with "table." hold a whole Markdown table.  A figure keeps
+the digits the program printed: nothing is rounded here, so the rendered
+documents show exactly what the recorded files hold.  A line that does not
+read as expected raises ResultError (the renderer stops).
+"""
+
+import re
+from typing import Callable, Dict, List, Tuple
+
+from resultfile import Result, ResultError, need
+
+Values = Dict[str, str]
+
+POLICIES = ('naive', 'before', 'linux', 'default', 'custom')
+SIM_COLS = ('irq_sent', 'irq_recv', 'flushes', 'pages', 'full', 'flush_miss', 'ms',
+            'metric', 'viol', 'x_before', 'x_linux')
+NUM = r'-?[\d.]+|inf|nan'
+
+
+def table(head: List[str], rows: List[List[str]]) -> str:
+    out = ['| ' + ' | '.join(head) + ' |', '|' + '---|' * len(head)]
+    out += ['| ' + ' | '.join(r) + ' |' for r in rows]
+    return '\n'.join(out)
+
+
+def parse_sim(res: Result, _sim: Values) -> Values:
+    """tlbpol-sim's scenario tables (no argument, or scenarios and options)."""
+    v: Values = {}
+    scen = ''
+    order: List[str] = []
+    for ln in res.lines():
+        m = re.match(r'tlbpol-sim: (\d+) CPUs on (\d+) nodes, TLB (\S+) entries, libtlbpol (\S+)$',
+                     ln)
+        if m:
+            v['cpus'], v['nodes'], v['tlb'], v['version'] = m.groups()
+            continue
+        m = re.match(r'(\S+) \u2014 (.*?)(?: \(Linux ([0-9a-f]+)\))?$', ln)
+        if m:
+            scen = m.group(1)
+            order.append(scen)
+            v[scen + '.desc'] = m.group(2)
+            if m.group(3):
+                v[scen + '.commit'] = m.group(3)
+            continue
+        m = re.match(r'  policy .*modelled ms\s+(.*?)\s+viol ', ln)
+        if m and scen:
+            v[scen + '.metric'] = m.group(1)
+            continue
+        f = ln.split()
+        if scen and len(f) == 12 and f[0] in POLICIES and \
+                all(re.fullmatch(NUM, x) for x in f[1:]):
+            for col, val in zip(SIM_COLS, f[1:]):
+                v['%s.%s.%s' % (scen, f[0], col)] = val
+            v[scen + '.policies'] = ' '.join(
+                filter(None, [v.get(scen + '.policies', ''), f[0]]))
+            continue
+        m = re.match(r'wall time ([\d.]+) s; (\d+) stale-TLB violations under every policy$', ln)
+        if m:
+            v['wall'], v['violations'] = m.groups()
+    need(order, res, 'no scenario table')
+    need('wall' in v, res, 'no "wall time" line')
+    for s in order:
+        need(s + '.policies' in v, res, 'scenario %s has no policy rows' % s)
+    v['scenarios'] = ' '.join(order)
+    v['count'] = str(len(order))
+    rows = []
+    for s in order:
+        for p in v[s + '.policies'].split():
+            k = '%s.%s.' % (s, p)
+            rows.append([s if p == v[s + '.policies'].split()[0] else '', p,
+                         v[k + 'irq_sent'], v[k + 'irq_recv'], v[k + 'flushes'],
+                         v[k + 'ms'], v[k + 'metric'], v[k + 'viol'], v[k + 'x_linux']])
+        v['table.' + s] = table(['scenario', 'policy', 'interrupts sent', 'received',
+                                 'flushes', 'modelled ms', v[s + '.metric'],
+                                 'violations', 'time x linux'],
+                                rows[-len(v[s + '.policies'].split()):])
+    v['table.all'] = table(['scenario', 'policy', 'interrupts sent', 'received', 'flushes',
+                            'modelled ms', 'figure of merit', 'violations', 'time x linux'],
+                           rows)
+    v['table.scenarios'] = table(['scenario', 'what runs', 'figure of merit'],
+                                 [['`%s`' % s, v[s + '.desc'], v[s + '.metric']]
+                                  for s in order])
+    return v
+
+
+def parse_scale(res: Result, _sim: Values) -> Values:
+    """tlbpol-sim --scale SCENARIO: interrupts and time by CPU count."""
+    v: Values = {}
+    pols: List[str] = []
+    rows = []
+    for ln in res.lines():
+        m = re.match(r'(\S+): interrupts sent and modelled time \(ms\) by CPU count$', ln)
+        if m:
+            v['scenario'] = m.group(1)
+            continue
+        if ln.split()[:1] == ['cpus']:
+            pols = [w for w in ln.split()[1:] if w not in ('irq', 'ms')]
+            continue
+        f = ln.split()
+        if pols and len(f) == 1 + 2 * len(pols) and f[0].isdigit():
+            for i, p in enumerate(pols):
+                v['%s.%s.irq' % (f[0], p)] = f[1 + 2 * i]
+                v['%s.%s.ms' % (f[0], p)] = f[2 + 2 * i]
+            for i, p in enumerate(pols):
+                v['max.%s.irq' % p], v['max.%s.ms' % p] = f[1 + 2 * i], f[2 + 2 * i]
+            rows.append(f)
+            v['max_cpus'] = f[0]
+            v.setdefault('min_cpus', f[0])
+    need(rows, res, 'no scaling rows')
+    head = ['CPUs'] + ['%s %s' % (p, c) for p in pols for c in ('interrupts', 'ms')]
+    v['table.scale'] = table(head, rows)
+    return v
+
+
+def parse_replay(res: Result, _sim: Values) -> Values:
+    """lab/validate/run.sh --replay-only: predicted against measured, by program."""
+    v: Values = {}
+    rows = []
+    progs: List[str] = []
+    for ln in res.lines():
+        f = ln.split()
+        if len(f) == 9 and re.fullmatch(r'\d+', f[5]) and re.fullmatch(NUM, f[7]):
+            prog = f[0]
+            progs.append(prog)
+            for k, val in zip(('tlb_row', 'own', 'calls', 'baseline', 'events', 'linux',
+                               'ratio', 'status'), f[1:]):
+                v['%s.%s' % (prog, k)] = val
+            rows.append(f)
+            continue
+        m = re.match(r'  (\S+): .*\[expected-out: (.*)\]$', ln)
+        if m:
+            v['expected'] = v.get('expected', '') + '- `%s`: %s\n' % m.groups()
+            continue
+        m = re.match(r'  (\S+): (?:IPIs/op )?predicted (\S+), measured \(own\) (\S+);', ln)
+        if m:
+            v[m.group(1) + '.predicted'], v[m.group(1) + '.measured'] = m.group(2, 3)
+            continue
+        m = re.match(r'  tlb_flush2 2T/1T throughput \(run by run\): measured (\S+); '
+                     r'model (\S+) ', ln)
+        if m:
+            v['tf2.ratio_measured'], v['tf2.ratio_model'] = m.groups()
+            continue
+        m = re.match(r'  violations under every policy: (.*)$', ln)
+        if m:
+            v['violations'] = str(sum(int(x.split('=')[1]) for x in m.group(1).split()))
+    need(rows, res, 'no program rows')
+    need('violations' in v, res, 'no violations line')
+    v['programs'] = ' '.join(progs)
+    v['count'] = str(len(progs))
+    v['ok'] = str(sum(1 for r in rows if r[8] == 'ok'))
+    v['expected'] = v.get('expected', '- none\n').rstrip('\n')
+    v['table.programs'] = table(
+        ['program', 'kernel: TLB row', 'own IPIs', 'flush calls', 'trace events',
+         'linux predicts', 'predicted / measured', 'status'],
+        [[r[0], r[1], r[2], r[3], r[5], r[6], r[7], r[8]] for r in rows])
+    return v
+
+
+STAMP_CELL = re.compile(r'(\S+):\s+(\d+) ->\s+(\d+) \(([^)]*)\), all\s+(\d+) ->\s+(\d+)$')
+
+
+def parse_stamps(res: Result, _sim: Values) -> Values:
+    """validate.py stamps: unmap-caused interrupts, linux -> default, by allocator."""
+    v: Values = {}
+    rows = []
+    tags: List[str] = []
+    on = False
+    for ln in res.lines():
+        if ln.startswith('unmap-caused interrupts'):
+            on = True
+            continue
+        if not on or not ln.startswith('  '):
+            continue
+        prog, _, rest = ln.strip().partition(' ')
+        row = [prog]
+        for cell in rest.split(';'):
+            m = STAMP_CELL.match(cell.strip())
+            need(m, res, 'cannot read %r' % cell)
+            assert m
+            tag = m.group(1)
+            if tag not in tags:
+                tags.append(tag)
+            for k, val in zip(('unmap_linux', 'unmap_default', 'gain', 'all_linux',
+                               'all_default'), m.groups()[1:]):
+                v['%s.%s.%s' % (prog, tag, k)] = val
+            row.append('%s → %s; all %s → %s' % m.group(2, 3, 5, 6))
+        rows.append(row)
+    need(rows, res, 'no "unmap-caused interrupts" block')
+    v['table.unmap'] = table(['program'] + ['allocator %s' % t for t in tags], rows)
+    return v
+
+
+def parse_stress(res: Result, _sim: Values) -> Values:
+    m = re.search(r'^grand total: runs=(\d+) events=(\d+) violations=(\d+) failed_runs=(\d+) '
+                  r'seed=(\d+) time=(\d+)s$', res.out, re.M)
+    need(m, res, 'no "grand total" line')
+    assert m
+    v = dict(zip(('runs', 'events', 'violations', 'failed', 'seed', 'time'), m.groups()))
+    m = re.search(r'^stress.sh: (\d+) runs x (\d+) rule masks x (\d+) events', res.out, re.M)
+    need(m, res, 'no "stress.sh: N runs" line')
+    assert m
+    v['masks'], v['per_config'] = m.group(2, 3)
+    return v
+
+
+def parse_softmmu(res: Result, _sim: Values) -> Values:
+    v: Values = {}
+    cols = ('wall', 'macc', 'mm_ops', 'kicks', 'flushes', 'full', 'pages', 'stale',
+            'kicks_naive', 'kicks_linux', 'wall_naive', 'wall_linux')
+    rows = []
+    for ln in res.lines():
+        f = ln.split()
+        if len(f) == 13 and f[0] in POLICIES and all(re.fullmatch(NUM, x) for x in f[1:]):
+            for c, val in zip(cols, f[1:]):
+                v['%s.%s' % (f[0], c)] = val
+            rows.append(f)
+        elif len(f) == 4 and f[0] in POLICIES and all(x.isdigit() for x in f[1:]):
+            for c, val in zip(('stamped', 'reused', 'waited'), f[1:]):
+                v['%s.%s' % (f[0], c)] = val
+    last = [ln for ln in res.lines() if ln.strip()]
+    v['verdict'] = last[-1] if last else ''
+    need(rows, res, 'no policy rows')
+    v['table.policies'] = table(['policy', 'wall s', 'M accesses/s', 'mm ops', 'kicks',
+                                 'flushes', 'stale', 'kicks / naive', 'kicks / linux',
+                                 'wall / naive', 'wall / linux'],
+                                [r[:6] + [r[8]] + r[9:] for r in rows])
+    return v
+
+
+def parse_unikernel(res: Result, sim: Values) -> Values:
+    """The test kernel's table (its workloads named as tlbpol-sim's
+    scenarios where they are the same)."""
+    v: Values = {}
+    cols: List[str] = []
+    rows: List[List[str]] = []
+    wl = ''
+    for ln in res.lines():
+        left = ln.split('|')[0].split()
+        if left[:2] == ['workload', 'rules']:
+            cols = left[2:]
+            continue
+        if not cols or not left:
+            continue
+        if left[0] not in POLICIES:
+            wl = left[0]
+            left = left[1:]
+        if len(left) == 1 + len(cols) and left[0] in POLICIES and \
+                all(re.fullmatch(NUM, x) for x in left[1:]):
+            for c, val in zip(cols, left[1:]):
+                v['%s.%s.%s' % (wl, left[0], c)] = val
+            rows.append([wl if not rows or rows[-1][-1] != wl else '', left[0]] + left[1:])
+            rows[-1].append(wl)
+    need(rows, res, 'no workload table')
+    need('stale' in cols and 'IPIs-sent' in cols, res, 'no stale or IPIs-sent column')
+    v['stale'] = str(sum(int(v['%s.%s.stale' % (r[-1], r[1])]) for r in rows))
+    v['workloads'] = str(len({r[-1] for r in rows}))
+    m = re.search(r'^run.sh: (.*)$', res.err, re.M)
+    v['machine'] = m.group(1) if m else '?'
+    pick = [cols.index(c) for c in ('ops', 'IPIs-sent', 'invlpg', 'full-fl', 'stale')
+            if c in cols]
+    v['table.workloads'] = table(['workload', 'rules'] + [cols[i] for i in pick],
+                                 [r[:2] + [r[2 + i] for i in pick] for r in rows])
+    return v
+
+
+def parse_bench(res: Result, _sim: Values) -> Values:
+    v: Values = {}
+    goal = '?'
+    rows = []
+    for ln in res.lines():
+        m = re.match(r'  (\d) (.*?)\s{2,}([\d.]+)\s+([\d.]+)\s+([\d.]+)x$', ln)
+        if m:
+            rows.append(list(m.groups()))
+            continue
+        m = re.match(r'  (.*) within ([\d.]+)x of an empty call:$', ln)
+        if m:
+            goal = m.group(2)
+            continue
+        m = re.match(r'\s+(submit|decide|pages 2 apart|adjacent pages) ([\d.]+)x (\S+)', ln)
+        if m:
+            k = m.group(1).replace(' ', '_')
+            v[k + '.ratio'], v[k + '.target'] = m.group(2, 3)
+            v[k + '.goal'] = goal
+            continue
+        m = re.match(r'\s+2-thread scaling >= ([\d.]+)x: ([\d.]+)x (\S+)', ln)
+        if m:
+            v['scaling.goal'], v['scaling.ratio'], v['scaling.target'] = m.groups()
+            continue
+        m = re.match(r'samples retaken because the CPU was shared: (\d+)', ln)
+        if m:
+            v['retaken'] = m.group(1)
+    need(rows, res, 'no operation rows')
+    for k in ('submit.ratio', 'decide.ratio', 'pages_2_apart.ratio', 'scaling.ratio'):
+        need(k in v, res, 'no %s in the targets' % k)
+    v['table.ops'] = table(['operation', 'ns/op', 'empty call ns', 'ratio'],
+                           [[r[1], r[2], r[3], r[4] + 'x'] for r in rows])
+    return v
+
+
+def parse_memory(res: Result, _sim: Values) -> Values:
+    v: Values = {}
+    rows = []
+    for m in re.finditer(r'^# (\d+) CPUs: (\d+) bytes, ([\d.]+) KiB per CPU$', res.out, re.M):
+        v['%s.bytes' % m.group(1)], v['%s.kib_per_cpu' % m.group(1)] = m.group(2, 3)
+        rows.append([m.group(1), m.group(2), m.group(3)])
+    need(rows, res, 'no "# N CPUs: B bytes" lines')
+    v['summary'] = '; '.join('%s CPUs: %s bytes (%s KiB per CPU)' % tuple(r) for r in rows)
+    v['table.size'] = table(['CPUs', 'tlbpol_engine_size() bytes', 'KiB per CPU'], rows)
+    return v
+
+
+def parse_kernel_counts(res: Result, _sim: Values) -> Values:
+    v: Values = {}
+    rows = []
+    for ln in res.lines():
+        r = dict(kv.split('=', 1) for kv in ln.split('\t'))
+        p = r['program']
+        v[p + '.measured'] = '%s-%s' % (r['measured_min'], r['measured_max'])
+        v[p + '.cpu_s'] = r['cpu_s']
+        rows.append([p, r['runs'], r['calls'], r['cpu_s'], r['desc']])
+    v['count'] = str(len(rows))
+    v['table.programs'] = table(['program', 'TLB row per run', 'flush calls per run',
+                                 'CPU s per run', 'what runs'], rows)
+    return v
+
+
+def parse_tcg(res: Result, _sim: Values) -> Values:
+    v: Values = {}
+    r2: List[str] = []
+    ipis: List[str] = []
+    for m in re.finditer(r'^summary run=\d+ ratio_2t_1t=(\S+) ratio_apart_1t=\S+ '
+                         r'ipis_per_op_2t=(\S+)', res.out, re.M):
+        r2.append(m.group(1))
+        ipis.append(m.group(2))
+    need(r2, res, 'no "summary run=" lines')
+    v['runs'] = str(len(r2))
+    v['ratio_2t_1t'] = '%s-%s' % (min(r2, key=float), max(r2, key=float))
+    v['ipis_per_op_2t'] = '%s-%s' % (min(ipis, key=float), max(ipis, key=float))
+    med = re.search(r'^summary ipi_rtt_median rtt_ns=(\d+) recv_ns=(\d+) mutual_rtt_ns=(\d+)',
+                    res.out, re.M)
+    need(med, res, 'no "summary ipi_rtt_median" line')
+    assert med
+    v['rtt_ns'], v['recv_ns'], v['mutual_rtt_ns'] = med.groups()
+    v['qemu'] = res.head['qemu']
+    return v
+
+
+def parse_cited(res: Result, _sim: Values) -> Values:
+    v: Values = {}
+    for ln in res.lines():
+        scen, patch, reported = ln.split('\t')
+        v[scen + '.patch'], v[scen + '.reported'] = patch, reported
+    need(v, res, 'no lines')
+    v['count'] = str(len(v) // 2)
+    return v
+
+
+def parse_traces(res: Result, _sim: Values) -> Values:
+    """The trace files' headers: one row per trace."""
+    heads: Dict[str, Dict[str, str]] = {}
+    for ln in res.lines():
+        path, key, val = ln.split('\t')
+        heads.setdefault(path, {})[key] = val
+    need(heads, res, 'no trace files')
+    rows = []
+    for path, h in heads.items():
+        for key in ('recorded', 'program', 'events'):
+            need(key in h, res, '%s: no "# %s:" line' % (path, key))
+        rows.append(['`%s`' % path, h['program'], h['recorded'], h['events'].split(' ')[0],
+                     h.get('threads', '?')])
+    return {'count': str(len(rows)),
+            'table.traces': table(['trace', 'program', 'recorded', 'events', 'threads'],
+                                  rows)}
+
+
+# name -> (topic, parser); topic '' is a file of lab/validate/data.
+Parser = Callable[[Result, Values], Values]
+PARSERS: Dict[str, Tuple[str, Parser]] = {
+    'sim-main': ('sim', parse_sim),
+    'sim-scale-reclaim': ('sim', parse_scale),
+    'sim-1024': ('sim', parse_sim),
+    'sim-dontneed-vm2': ('sim', parse_sim),
+    'sim-lazy-stamps': ('sim', parse_sim),
+    'replay': ('programs', parse_replay),
+    'stamps': ('programs', parse_stamps),
+    'stress': ('safety', parse_stress),
+    'softmmu': ('safety', parse_softmmu),
+    'unikernel-tcg': ('safety', parse_unikernel),
+    'unikernel-kvm': ('kernel', parse_unikernel),
+    'bench': ('overhead', parse_bench),
+    'engine-memory': ('overhead', parse_memory),
+    'kernel-counts': ('', parse_kernel_counts),
+    'kernel-tcg': ('', parse_tcg),
+    'cited': ('', parse_cited),
+    'traces': ('', parse_traces),
+}
+
+
+def parse(res: Result, sim: Values) -> Values:
+    """res's figures; sim: the main job's, which name the patches' scenarios."""
+    try:
+        return PARSERS[res.name][1](res, sim)
+    except (KeyError, IndexError, ValueError) as e:
+        raise ResultError('%s: cannot read it: %r' % (res.path, e)) from e
