@@ -5,7 +5,7 @@
  * What tlbpol_switch(), tlbpol_tick(), tlbpol_flush(), tlbpol_stamp() and a
  * full deferred-free queue (tlbpol_defer_free()) do with the work a CPU has
  * been asked for and the work it owes, in one order, the steps each caller
- * leaves out named by enum drain_step (internal.h).  Below the public calls
+ * leaves out named by enum drain_step (layers.h).  Below the public calls
  * (cpu.c, submit.c, stamp.c); calls down into batch.c, lazy.c, shootdown.c,
  * receive.c and pending.c.
  */
