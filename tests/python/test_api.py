@@ -19,46 +19,12 @@ import tlbpol
 from tlbpol import (Action, Arch, CpuState, Deadline, EventFlag, EventKind, FlushKind,
                     Pte, Reason, Rule)
 
-RWUA = Pte.PRESENT | Pte.WRITE | Pte.USER | Pte.ACCESSED
-RWUAD = RWUA | Pte.DIRTY
-RUA = Pte.PRESENT | Pte.USER | Pte.ACCESSED
-VA = 0x7F0000000000
+from helpers import RUA, RWUA, RWUAD, VA, loaded
+from helpers import RecordingHost as Host
 
 
 def downgrade(pages=1):
     return tlbpol.Event(EventKind.PROTECT, old_pte=RWUA, new_pte=RUA, nr_pages=pages, va=VA)
-
-
-class Host:
-    """Callbacks that record; CPUs simulated on one thread: an interrupt is
-    served by relax() (the initiator's wait loop) or by deliver()."""
-
-    def __init__(self):
-        self.flushes = []
-        self.ipis = []
-        self.pending = set()
-        self.eng = None
-
-    def flush_local(self, cpu, f):
-        self.flushes.append((cpu, f))
-
-    def send_ipi(self, from_cpu, targets):
-        self.ipis.append((from_cpu, targets))
-        self.pending |= targets
-
-    def relax(self, cpu):
-        self.deliver()
-
-    def deliver(self):
-        while self.pending:
-            self.eng.handle_ipi(self.pending.pop())
-
-    def engine(self, **kw):
-        kw.setdefault("flush_local", self.flush_local)
-        kw.setdefault("send_ipi", self.send_ipi)
-        kw.setdefault("relax", self.relax)
-        self.eng = tlbpol.Engine(**kw)
-        return self.eng
 
 
 class Names(unittest.TestCase):
@@ -196,9 +162,7 @@ class Callbacks(unittest.TestCase):
     def test_send_ipi_and_remote_flush(self):
         h = Host()
         with h.engine(arch="x86_64", cpus=3) as eng:
-            space = eng.open_as(1)
-            eng.switch(0, space)
-            eng.switch(2, space)
+            space = loaded(eng, 1, 0, 2)
             eng.submit(space, 0, downgrade())
             self.assertEqual(h.ipis, [(0, frozenset({2}))])
             self.assertEqual(sorted(cpu for cpu, _ in h.flushes), [0, 2])
@@ -211,9 +175,7 @@ class Callbacks(unittest.TestCase):
         with h.engine(arch="x86_64", cpus=8, broadcast=lambda cpu, f: casts.append((cpu, f))) as eng:
             self.assertTrue(eng.rules & Rule.BROADCAST)
             eng.set_cost_model(ipi_ns=100000, ipi_target_ns=100000, broadcast_ns=1)
-            space = eng.open_as(1)
-            for c in range(8):
-                eng.switch(c, space)
+            space = loaded(eng, 1, *range(8))
             eng.submit(space, 0, downgrade())
             self.assertEqual(len(casts), 1)
             self.assertEqual(casts[0][0], 0)
@@ -230,9 +192,7 @@ class Callbacks(unittest.TestCase):
             return True
 
         with h.engine(arch="x86_64", cpus=2, vcpu_defer=vcpu_defer) as eng:
-            space = eng.open_as(1)
-            eng.switch(0, space)
-            eng.switch(1, space)
+            space = loaded(eng, 1, 0, 1)
             eng.submit(space, 0, downgrade())
             self.assertIn(1, asked)
             self.assertEqual(h.ipis, [])
@@ -250,9 +210,7 @@ class Callbacks(unittest.TestCase):
         lost = []
         with h.engine(arch="x86_64", cpus=2, stuck=stuck, wait_limit=50,
                       send_ipi=lambda cpu, t: lost.append(t), relax=lambda cpu: None) as eng:
-            space = eng.open_as(1)
-            eng.switch(0, space)
-            eng.switch(1, space)
+            space = loaded(eng, 1, 0, 1)
             eng.submit(space, 0, downgrade())
             self.assertEqual(len(reports), 1)
             self.assertEqual(reports[0][:2], (0, frozenset({1})))
@@ -272,8 +230,7 @@ class Callbacks(unittest.TestCase):
         eng, calls = make()
         gc.collect()
         gc.collect()
-        space = eng.open_as(1)
-        eng.switch(0, space)
+        space = loaded(eng, 1, 0)
         for _ in range(3):
             eng.submit(space, 0, downgrade())
             gc.collect()
@@ -283,9 +240,7 @@ class Callbacks(unittest.TestCase):
     def test_cpu_state_and_unload(self):
         h = Host()
         with h.engine(arch="x86_64", cpus=2) as eng:
-            space = eng.open_as(3)
-            eng.switch(0, space)
-            eng.switch(1, space)
+            space = loaded(eng, 3, 0, 1)
             self.assertFalse(eng.cpu_state(1, CpuState.PREEMPTED))
             eng.submit(space, 0, downgrade())  # vcpu-defer: cpu 1 is not interrupted
             self.assertEqual(h.ipis, [])
@@ -313,8 +268,7 @@ class Exceptions(unittest.TestCase):
                 raise boom
 
         with h.engine(arch="x86_64", cpus=1, flush_local=flush_local) as eng:
-            space = eng.open_as(1)
-            eng.switch(0, space)
+            space = loaded(eng, 1, 0)
             with self.assertRaises(RuntimeError) as cm:
                 eng.submit(space, 0, downgrade())
             self.assertIs(cm.exception, boom)
@@ -331,9 +285,7 @@ class Exceptions(unittest.TestCase):
             raise KeyboardInterrupt
 
         with h.engine(arch="x86_64", cpus=2, send_ipi=send_ipi) as eng:
-            space = eng.open_as(1)
-            eng.switch(0, space)
-            eng.switch(1, space)
+            space = loaded(eng, 1, 0, 1)
             with self.assertRaises(KeyboardInterrupt):
                 eng.submit(space, 0, downgrade())
             self.assertEqual(sorted(c for c, _ in h.flushes), [0, 1])  # it completed
@@ -345,9 +297,7 @@ class Exceptions(unittest.TestCase):
             raise ValueError("no steal-time area")
 
         with h.engine(arch="x86_64", cpus=2, vcpu_defer=vcpu_defer) as eng:
-            space = eng.open_as(1)
-            eng.switch(0, space)
-            eng.switch(1, space)
+            space = loaded(eng, 1, 0, 1)
             with self.assertRaises(ValueError):
                 eng.submit(space, 0, downgrade())
             self.assertEqual(h.ipis, [(0, frozenset({1}))])  # interrupted, not deferred
@@ -359,8 +309,7 @@ class Exceptions(unittest.TestCase):
             h.eng.tick(cpu)  # not allowed inside an engine call for cpu
 
         with h.engine(arch="x86_64", cpus=1, flush_local=flush_local) as eng:
-            space = eng.open_as(1)
-            eng.switch(0, space)
+            space = loaded(eng, 1, 0)
             with self.assertRaises(OSError) as cm:
                 eng.submit(space, 0, downgrade())
             self.assertEqual(cm.exception.errno, errno.EBUSY)
@@ -439,8 +388,7 @@ class StatsAndFrees(unittest.TestCase):
     def test_stats_mapping(self):
         h = Host()
         with h.engine(arch="x86_64", cpus=2) as eng:
-            space = eng.open_as(1)
-            eng.switch(0, space)
+            space = loaded(eng, 1, 0)
             eng.submit(space, 0, downgrade())
             st = eng.stats()
             self.assertIsInstance(st, Mapping)
@@ -457,9 +405,7 @@ class StatsAndFrees(unittest.TestCase):
         h.relax = lambda cpu: None  # interrupts only when the test delivers them
         ran = []
         with h.engine(arch="x86_64", cpus=2, relax=lambda cpu: h.deliver()) as eng:
-            space = eng.open_as(1)
-            eng.switch(0, space)
-            eng.switch(1, space)
+            space = loaded(eng, 1, 0, 1)
             unmap = tlbpol.Event("unmap", old_pte=RWUA, new_pte=0, nr_pages=4)
             d = eng.submit(space, 0, unmap)
             self.assertEqual((d.action, d.deadline), (Action.SHOOTDOWN, Deadline.BY_FREE))
@@ -480,9 +426,7 @@ class StatsAndFrees(unittest.TestCase):
         h = Host()
         with h.engine(arch="x86_64", cpus=2) as eng:
             self.assertTrue(eng.rules & Rule.FLUSH_STAMP)
-            space = eng.open_as(1)
-            eng.switch(0, space)
-            eng.switch(1, space)
+            space = loaded(eng, 1, 0, 1)
             ev = tlbpol.Event("unmap", old_pte=RWUA, new_pte=0,
                               flags=EventFlag.PRIVATE | EventFlag.STAMP)
             eng.submit(space, 0, ev)
@@ -512,6 +456,17 @@ class Docs(unittest.TestCase):
                              timeout=60)
         self.assertEqual(out.returncode, 0, out.stderr)
         self.assertIn("shootdown/now (downgrade) -- ", out.stdout)
+
+    def test_all_is_the_api(self):
+        # The package is several modules; what it exports is one list: each
+        # name once and defined, every enum and constant of the header
+        # (_constants, generated from it), and not the layout test's table.
+        self.assertEqual(len(set(tlbpol.__all__)), len(tlbpol.__all__))
+        for name in tlbpol.__all__:
+            self.assertTrue(hasattr(tlbpol, name), name)
+        header = set(tlbpol._constants.__all__) - {"HEADER_CONSTANTS"}
+        self.assertEqual(header - set(tlbpol.__all__), set())
+        self.assertFalse(hasattr(tlbpol, "HEADER_CONSTANTS"))
 
     def test_docstrings(self):
         for name in tlbpol.__all__:

@@ -4,7 +4,6 @@
 library's decisions, its citations against tlbpol_reason_cite(), its
 --all-kinds table against examples/decide (TLBPOL_DECIDE), its errors."""
 
-import os
 import re
 import subprocess
 import sys
@@ -12,6 +11,8 @@ import unittest
 
 import tlbpol
 from tlbpol import Arch, EventFlag, EventKind
+
+from helpers import env_or_skip
 
 ROW = re.compile(r"^(\S+)\s+(none|local|shootdown)\s+(now|writeback|free|lazy)\s+(\S+)$")
 
@@ -125,10 +126,7 @@ class Explain(unittest.TestCase):
                     self.assertRegex(cites, r"(?m)^  %s\s+\S" % re.escape(name))
 
     def test_all_kinds_agrees_with_examples_decide(self):
-        decide = os.environ.get("TLBPOL_DECIDE")
-        if not decide:
-            self.skipTest("TLBPOL_DECIDE not set")
-        d_out = subprocess.run([decide], capture_output=True, text=True, check=True).stdout
+        d_out = subprocess.run([env_or_skip("TLBPOL_DECIDE")], capture_output=True, text=True, check=True).stdout
         ours = {}
         for arch in ("x86_64", "arm64", "generic"):
             for line in run("explain", "--arch", arch, "--all-kinds").stdout.splitlines():

@@ -25,9 +25,8 @@ from typing import Any, Callable, NamedTuple, Tuple
 import tlbpol
 from tlbpol import CpuState, Deadline, EventFlag, EventKind, Pte, Rule, _ffi
 
-RWUA = Pte.PRESENT | Pte.WRITE | Pte.USER | Pte.ACCESSED
-RUA = Pte.PRESENT | Pte.USER | Pte.ACCESSED
-VA = 0x7F0000000000
+from helpers import RUA, RWUA, VA, RecordingHost, loaded
+
 # Wrong types for an integer (but see Case.allows).
 BAD_TYPES: Tuple[Any, ...] = (None, 1.5, True, False, [0], b"1", "1")
 NONE, STR = type(None), str
@@ -67,32 +66,19 @@ def downgrade(**fields):
     return ev
 
 
-class Host:
+class Host(RecordingHost):
     """Two CPUs on one thread: an interrupt is served from relax()."""
 
     def __init__(self):
-        self.flushes, self.ipis, self.frees, self.pending = [], [], [], set()
-        self.eng = tlbpol.Engine(arch="x86_64", cpus=2, flush_local=self.flush_local,
-                                 send_ipi=self.send_ipi, relax=self.relax)
-        self.space = self.eng.open_as(1)
-        for cpu in (0, 1):
-            self.eng.switch(cpu, self.space)
+        super().__init__()
+        self.frees = []
+        self.engine(arch="x86_64", cpus=2)
+        self.space = loaded(self.eng, 1, 0, 1)
         # Pending work that a call truncated to CPU 0 would move: a batched
         # unmap due by a free, and a deferred free waiting for it.
         self.eng.submit(self.space, 0, tlbpol.Event("unmap", old_pte=RWUA, new_pte=0,
                                                     va=VA + 0x10000))
         self.eng.defer_free(0, lambda: self.frees.append(0))
-
-    def flush_local(self, cpu, f):
-        self.flushes.append((cpu, f))
-
-    def send_ipi(self, cpu, targets):
-        self.ipis.append((cpu, targets))
-        self.pending |= targets
-
-    def relax(self, cpu):
-        while self.pending:
-            self.eng.handle_ipi(self.pending.pop())
 
     def snapshot(self):
         """Everything a call that got through would move."""
@@ -413,8 +399,14 @@ class Coverage(unittest.TestCase):
     def test_every_integer_argument(self):
         import importlib
         import inspect
+        import pkgutil
+        # Every module that calls C: all but _ffi, which declares every
+        # prototype, and _constants, the header's values.
+        modules = [m.name for m in pkgutil.iter_modules(tlbpol.__path__)
+                   if m.name not in ("_ffi", "_constants")]
+        self.assertIn("_engine", modules)
         source = "".join(inspect.getsource(importlib.import_module("tlbpol." + m))
-                         for m in ("_engine", "_pte", "__main__"))
+                         for m in modules)
         covered = {re.sub(r"\(.*", "", label) for label in self.LABELS}
         for name, (_, argtypes) in _ffi.PROTOTYPES.items():
             if not any(_ffi.is_int_type(t) for t in argtypes):

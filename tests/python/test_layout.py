@@ -24,6 +24,8 @@ import unittest
 
 from tlbpol import _constants, _ffi
 
+from helpers import env_or_skip
+
 
 def header_api(path):
     """The header as gen/tlbpol_api.py reads it (the one reader of it)."""
@@ -41,10 +43,7 @@ def header_names(path):
 class Layout(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        exe = os.environ.get("TLBPOL_LAYOUT_EXE")
-        if not exe:
-            raise unittest.SkipTest("TLBPOL_LAYOUT_EXE not set")
-        out = subprocess.run([exe], check=True, capture_output=True, text=True).stdout
+        out = subprocess.run([env_or_skip("TLBPOL_LAYOUT_EXE")], check=True, capture_output=True, text=True).stdout
         cls.consts, cls.sizes, cls.aligns, cls.fields = {}, {}, {}, {}
         for line in out.splitlines():
             words = line.split()
@@ -85,10 +84,7 @@ class Layout(unittest.TestCase):
 class HeaderCoverage(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        path = os.environ.get("TLBPOL_HEADER")
-        if not path:
-            raise unittest.SkipTest("TLBPOL_HEADER not set")
-        cls.consts, cls.structs, cls.funcs = header_names(path)
+        cls.consts, cls.structs, cls.funcs = header_names(env_or_skip("TLBPOL_HEADER"))
 
     def test_header_constants_all_mirrored(self):
         missing = sorted(self.consts - set(_constants.HEADER_CONSTANTS))

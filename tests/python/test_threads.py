@@ -12,10 +12,10 @@ import time
 import unittest
 
 import tlbpol
-from tlbpol import CpuState, EventKind, Pte, Reason
+from tlbpol import CpuState, EventKind, Reason
 
-RWUA = Pte.PRESENT | Pte.WRITE | Pte.USER | Pte.ACCESSED
-RUA = Pte.PRESENT | Pte.USER | Pte.ACCESSED
+from helpers import RUA, RWUA
+
 NCPU = 2
 PAGES = 8   # page p belongs to CPU p % NCPU
 STEPS = 2000

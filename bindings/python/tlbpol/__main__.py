@@ -13,12 +13,14 @@ import sys
 import textwrap
 from typing import Callable, Dict, List, NamedTuple, Optional, Sequence, Tuple
 
-from . import _engine, _ffi
+from . import _ffi
 from ._constants import Arch, EventFlag, EventKind, Pte, Reason, Rule
-from ._engine import (AddressSpace, Decision, Engine, Event, TlbpolError,
-                      has_reason_cite, parse_arch, parse_rules, reason_cite,
-                      rule_str, version)
+from ._engine import AddressSpace, Engine
+from ._errors import TlbpolError
+from ._names import (has_reason_cite, parse_arch, parse_rules, reason_cite, reason_str,
+                     rule_str, version)
 from ._pte import format_pte, parse_pte
+from ._values import Decision, Event
 
 STANDARD_RULES: Tuple[Tuple[str, str], ...] = (("naive", "none"), ("linux", "linux"),
                                                 ("default", "default"))
@@ -225,9 +227,9 @@ def _explain_all(args: argparse.Namespace, arch: Arch, out: List[str]) -> None:
     out.append("shootdown = every CPU that may hold the entry; now / writeback / free / lazy.")
     out.append("")
     out.append("citations (%s):" % arch.name.lower())
-    width = max(len(_engine.reason_str(r)) for r in reasons)
+    width = max(len(reason_str(r)) for r in reasons)
     for r in sorted(reasons):
-        name = _engine.reason_str(r)
+        name = reason_str(r)
         out.extend(textwrap.wrap(_cite(r, arch), width=100,
                                  initial_indent="  %-*s  " % (width, name),
                                  subsequent_indent=" " * (width + 4)))

@@ -1,326 +1,23 @@
 # SPDX-License-Identifier: MIT
-"""The Pythonic API over the ctypes layer: Engine, AddressSpace, Event,
-Decision, Stats, the names of things, and errors as OSError."""
+"""The engine handle and its calls: Engine (tlbpol_engine_new() and every
+per-CPU call) and AddressSpace (tlbpol_as_open()), with Python callables
+as the host's callbacks (see _callbacks)."""
 
 from __future__ import annotations
 
 import ctypes
-import errno as _errno
-import itertools
-import os
-import threading
-from ctypes import byref, c_int, c_uint16, c_uint64, c_void_p, sizeof
-from dataclasses import dataclass
-from typing import (Any, Callable, Dict, FrozenSet, Iterator, List, Mapping,
-                    NamedTuple, Optional, Sequence, Tuple, Union)
+from ctypes import byref, c_int, c_uint16, c_uint64, c_void_p
+from typing import Any, Callable, Dict, List, Optional, Sequence, Union
 
 from . import _ffi
-from ._constants import (Action, Arch, ConfigFlag, CpuState, Deadline,
-                         EventFlag, EventKind, FlushFlag, FlushKind, Pte,
-                         Reason, Rule, WHY_MAX)
+from ._callbacks import Broadcast, Callbacks, FlushLocal, Relax, SendIpi, Stuck, VcpuDefer
+from ._constants import Arch, ConfigFlag, CpuState, Deadline, Rule
+from ._errors import TlbpolError, check
+from ._names import ArchLike, RulesLike, parse_arch, rule_mask
+from ._values import Decision, Event, Stats
 
-__all__ = [
-    "TlbpolError", "version", "rule_str", "parse_rules", "reason_str",
-    "action_str", "deadline_str", "reason_cite", "has_reason_cite",
-    "parse_arch", "Range", "Flush", "Event", "Decision", "Stats",
-    "AddressSpace", "Engine", "thread_register", "thread_unregister",
-    "quiescent", "thread_offline", "thread_online",
-]
+__all__ = ["AddressSpace", "Engine"]
 
-ArchLike = Union[Arch, int, str]
-RulesLike = Union[Rule, int, str]
-
-
-class TlbpolError(OSError):
-    """A libtlbpol call failed: ``errno`` is the positive errno value the C
-    function returned negated, ``function`` the C function's name (also in
-    the message: ``[Errno 22] tlbpol_submit: Invalid argument``)."""
-
-    function: str
-
-    def __init__(self, err: int, function: str, detail: str = "") -> None:
-        msg = "%s: %s" % (function, os.strerror(err))
-        if detail:
-            msg += " (%s)" % detail
-        super().__init__(err, msg)
-        self.function = function
-
-
-def _check(function: str, rc: int, detail: str = "") -> int:
-    if rc < 0:
-        raise TlbpolError(-rc, function, detail)
-    return rc
-
-
-def _s(b: Optional[bytes]) -> str:
-    return b.decode("utf-8", "replace") if b is not None else "unknown"
-
-
-# --------------------------------------------------------------------------
-# Names
-
-def version() -> str:
-    """The linked library's version, "MAJOR.MINOR.PATCH" (tlbpol_version())."""
-    return _s(_ffi.lib().tlbpol_version())
-
-
-def rule_str(rule: Union[Rule, int]) -> str:
-    """The name of one rule bit ("lazy-unmap"); "unknown" for 0 or several bits."""
-    return _s(_ffi.call("tlbpol_rule_str", rule=rule))
-
-
-def parse_rules(spec: str) -> Rule:
-    """A rule mask from names, as tlbpol_rules_parse() reads them:
-    "default,-lazy-unmap", "linux+receiver-merge", "none", "0x1ff".
-
-    Raises TlbpolError (EINVAL) for an empty spec or an unknown name,
-    TypeError if @spec is not a str, ValueError if it holds a NUL.
-    """
-    out = c_uint64()
-    _check("tlbpol_rules_parse", _ffi.call("tlbpol_rules_parse", spec=spec, out=byref(out)),
-           repr(spec))
-    return Rule(out.value)
-
-
-def reason_str(reason: Union[Reason, int]) -> str:
-    """The short name of a reason ("downgrade"); "unknown" out of range."""
-    return _s(_ffi.call("tlbpol_reason_str", reason=reason))
-
-
-def action_str(action: Union[Action, int]) -> str:
-    """The name of an action ("none", "local", "shootdown")."""
-    return _s(_ffi.call("tlbpol_action_str", action=action))
-
-
-def deadline_str(deadline: Union[Deadline, int]) -> str:
-    """The name of a deadline ("now", "writeback", "free", "lazy")."""
-    return _s(_ffi.call("tlbpol_deadline_str", deadline=deadline))
-
-
-def has_reason_cite() -> bool:
-    """Does the linked library have tlbpol_reason_cite() (release 0.3)?"""
-    return _ffi.has("tlbpol_reason_cite")
-
-
-def reason_cite(reason: Union[Reason, int], arch: ArchLike) -> str:
-    """The hardware rule or kernel source the decision table cites for
-    @reason on @arch (tlbpol_reason_cite()); "unknown" for an unknown reason
-    or arch.  Raises NotImplementedError if the library predates it."""
-    if not _ffi.has("tlbpol_reason_cite"):
-        raise NotImplementedError("libtlbpol %s at %s has no tlbpol_reason_cite() "
-                                  "(release 0.3)" % (version(), _ffi.lib_path()))
-    return _s(_ffi.call("tlbpol_reason_cite", reason=reason, arch=parse_arch(arch)))
-
-
-_ARCH_NAMES = {"generic": Arch.GENERIC, "x86_64": Arch.X86_64, "x86-64": Arch.X86_64,
-               "amd64": Arch.X86_64, "x86": Arch.X86_64, "arm64": Arch.ARM64,
-               "aarch64": Arch.ARM64}
-
-
-def parse_arch(arch: ArchLike) -> Arch:
-    """An Arch from the enum, its value, or a name: "x86_64" (or "x86-64",
-    "amd64"), "arm64" (or "aarch64"), "generic".  ValueError for another
-    name or value; TypeError and OverflowError as for every integer."""
-    if isinstance(arch, str):
-        try:
-            return _ARCH_NAMES[arch.strip().lower()]
-        except KeyError:
-            raise ValueError("unknown arch %r (x86_64, arm64, generic)" % arch) from None
-    value = _ffi.check_int("arch", arch, _ffi.field_types(_ffi.Config)["arch"])
-    try:
-        return Arch(value)
-    except ValueError:
-        raise ValueError("unknown arch %d (x86_64, arm64, generic)" % value) from None
-
-
-def _rules(rules: RulesLike) -> Union[Rule, int]:
-    """A rule mask from a spec, or @rules itself, checked where it reaches C."""
-    if isinstance(rules, str):
-        return parse_rules(rules)
-    return rules
-
-
-def thread_register() -> None:
-    """tlbpol_thread_register(): the calling thread takes part in the grace
-    periods of live reconfiguration (Engine.set_rules() and the like)."""
-    _ffi.lib().tlbpol_thread_register()
-
-
-def thread_unregister() -> None:
-    """tlbpol_thread_unregister(): the calling thread leaves them."""
-    _ffi.lib().tlbpol_thread_unregister()
-
-
-def quiescent() -> None:
-    """tlbpol_quiescent(): the calling thread holds no engine configuration."""
-    _ffi.lib().tlbpol_quiescent()
-
-
-def thread_offline() -> None:
-    """tlbpol_thread_offline(): around a long block of a registered thread."""
-    _ffi.lib().tlbpol_thread_offline()
-
-
-def thread_online() -> None:
-    """tlbpol_thread_online(): back from thread_offline()."""
-    _ffi.lib().tlbpol_thread_online()
-
-
-# --------------------------------------------------------------------------
-# Values
-
-class Range(NamedTuple):
-    """nr_pages pages of 1 << page_shift bytes from va (struct tlbpol_range)."""
-    va: int
-    nr_pages: int
-    page_shift: int
-
-
-@dataclass(frozen=True)
-class Flush:
-    """One flush to perform on one CPU (struct tlbpol_flush), copied out of
-    the callback's arguments so that it may be kept.
-
-    ``ranges`` is empty unless ``kind`` is FlushKind.PAGES.
-    """
-    as_tag: int
-    kind: FlushKind
-    flags: FlushFlag
-    ranges: Tuple[Range, ...]
-
-    @classmethod
-    def _from_c(cls, p: Any) -> "Flush":
-        f = p.contents
-        n = f.nr_ranges
-        ranges = tuple(Range(f.ranges[i].va, f.ranges[i].nr_pages, f.ranges[i].page_shift)
-                       for i in range(n)) if n else ()
-        return cls(f.as_tag, FlushKind(f.kind), FlushFlag(f.flags), ranges)
-
-    def pages(self) -> Iterator[int]:
-        """The address of every page the flush names (PAGES only)."""
-        for r in self.ranges:
-            for i in range(r.nr_pages):
-                yield r.va + (i << r.page_shift)
-
-
-def _cpuset(p: Any) -> FrozenSet[int]:
-    bits = p.contents.bits
-    out = []
-    for w in range(len(bits)):
-        word = bits[w]
-        while word:
-            low = word & -word
-            out.append(w * 64 + low.bit_length() - 1)
-            word ^= low
-    return frozenset(out)
-
-
-def _event_kind(kind: Union[EventKind, int, str]) -> Union[EventKind, int]:
-    """An EventKind from its name ("clear-young"); any other value as it is."""
-    if not isinstance(kind, str):
-        return kind
-    try:
-        return EventKind[kind.strip().upper().replace("-", "_")]
-    except KeyError:
-        raise ValueError("unknown event kind %r (%s)" % (
-            kind, ", ".join(k.name.lower() for k in EventKind))) from None
-
-
-@dataclass
-class Event:
-    """One page-table change (struct tlbpol_event).
-
-    kind: an EventKind (or its name, "protect"); old_pte / new_pte: Pte bits
-    before and after; flags: EventFlag bits; va aligned to 1 << page_shift;
-    nr_pages >= 1.  Each number must fit its C field (uint64_t va and
-    nr_pages, uint32_t the rest): TypeError or OverflowError naming the field
-    ("tlbpol_event.va") when the event is made, and again when it is handed
-    to C (after a field was changed).
-    """
-    kind: Union[EventKind, int, str]
-    old_pte: Union[Pte, int] = 0
-    new_pte: Union[Pte, int] = 0
-    flags: Union[EventFlag, int] = 0
-    va: int = 0x7F0000000000
-    nr_pages: int = 1
-    page_shift: int = 12
-
-    def __post_init__(self) -> None:
-        self.kind = _event_kind(self.kind)
-        self._to_c()  # every field checked now, not first at the engine call
-
-    def _to_c(self) -> _ffi.EventS:
-        """struct tlbpol_event: each field checked as it is stored."""
-        return _ffi.EventS(size=sizeof(_ffi.EventS), kind=_event_kind(self.kind),
-                           flags=self.flags, page_shift=self.page_shift, va=self.va,
-                           nr_pages=self.nr_pages, old_pte=self.old_pte, new_pte=self.new_pte)
-
-
-@dataclass(frozen=True)
-class Decision:
-    """What an event needs (struct tlbpol_decision): an action, by when, and why."""
-    action: Action
-    deadline: Deadline
-    reason: Reason
-
-    @classmethod
-    def _from_c(cls, d: _ffi.DecisionS) -> "Decision":
-        return cls(Action(d.action), Deadline(d.deadline), Reason(d.reason))
-
-    @property
-    def action_name(self) -> str:
-        """The library's name of the action ("shootdown")."""
-        return action_str(self.action)
-
-    @property
-    def deadline_name(self) -> str:
-        """The library's name of the deadline ("now")."""
-        return deadline_str(self.deadline)
-
-    @property
-    def reason_name(self) -> str:
-        """The library's name of the reason ("downgrade")."""
-        return reason_str(self.reason)
-
-    def cite(self, arch: ArchLike) -> str:
-        """The citation of this decision's reason on @arch (reason_cite())."""
-        return reason_cite(self.reason, arch)
-
-    def __str__(self) -> str:
-        return "%s/%s (%s)" % (self.action_name, self.deadline_name, self.reason_name)
-
-
-class Stats(Mapping[str, int]):
-    """Counters of struct tlbpol_stats, as a read-only mapping of name ->
-    value ("events", "ipis_sent", ...; also readable as attributes), with
-    ``by_reason``: events per Reason."""
-
-    def __init__(self, s: _ffi.StatsS) -> None:
-        self._d: Dict[str, int] = {n: getattr(s, n) for n in
-                                   _ffi.STATS_COUNTERS + _ffi.STATS_COUNTERS_0_2}
-        self.by_reason: Dict[Reason, int] = {Reason(i): s.by_reason[i] for i in range(WHY_MAX)}
-
-    def __getitem__(self, key: str) -> int:
-        return self._d[key]
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._d)
-
-    def __len__(self) -> int:
-        return len(self._d)
-
-    def __getattr__(self, name: str) -> int:
-        try:
-            return int(self.__dict__["_d"][name])
-        except KeyError:
-            raise AttributeError(name) from None
-
-    def __repr__(self) -> str:
-        return "Stats(%r)" % (self._d,)
-
-
-# --------------------------------------------------------------------------
-# Engine
 
 def _cpu_nodes(cpu_node: Sequence[int], cpus: int) -> Any:
     """cfg->cpu_node: an array of the field's element type (uint16_t), each
@@ -349,14 +46,6 @@ def _event_c(event: Any) -> _ffi.EventS:
     if not isinstance(event, Event):
         raise TypeError("event must be a tlbpol.Event, not %s" % type(event).__name__)
     return event._to_c()
-
-
-FlushLocal = Callable[[int, Flush], Any]
-SendIpi = Callable[[int, FrozenSet[int]], Any]
-Broadcast = Callable[[int, Flush], Any]
-Relax = Callable[[int], Any]
-VcpuDefer = Callable[[int], bool]
-Stuck = Callable[[int, FrozenSet[int], int], Any]
 
 
 class AddressSpace:
@@ -445,49 +134,20 @@ class Engine:
                  flags: Union[ConfigFlag, int] = 0, ipi_delay_spins: Optional[int] = None,
                  wait_limit: Optional[int] = None, free_ticks: Optional[int] = None) -> None:
         self._handle: Optional[c_void_p] = None
-        self._tls = threading.local()
         self._spaces: Dict[int, AddressSpace] = {}
-        self._frees: Dict[int, Callable[[], Any]] = {}
-        self._free_ids = itertools.count(1)
         self.arch = parse_arch(arch)
-        rule_mask = _rules(rules)
-
-        self._flush_local: FlushLocal = flush_local
-        self._send_ipi: SendIpi = send_ipi
-        self._broadcast: Optional[Broadcast] = broadcast
-        self._relax: Optional[Relax] = relax
-        self._vcpu_defer: Optional[VcpuDefer] = vcpu_defer
-        self._stuck: Optional[Stuck] = stuck
-
-        # The CFUNCTYPE objects must live as long as the engine: the C side
-        # holds raw pointers to their thunks until tlbpol_engine_free().
-        # self._keep holds them (ctypes also records them in ops._objects).
-        ops = _ffi.Ops(size=sizeof(_ffi.Ops))
-        self._keep: List[Any] = []
-        slots: List[Tuple[str, Any, Callable[..., Any], Optional[Callable[..., Any]]]] = [
-                ("flush_local", _ffi.FLUSH_LOCAL_FN, self._cb_flush_local, flush_local),
-                ("send_ipi", _ffi.SEND_IPI_FN, self._cb_send_ipi, send_ipi),
-                ("broadcast", _ffi.BROADCAST_FN, self._cb_broadcast, broadcast),
-                ("relax", _ffi.RELAX_FN, self._cb_relax, relax),
-                ("vcpu_defer", _ffi.VCPU_DEFER_FN, self._cb_vcpu_defer, vcpu_defer),
-                ("stuck", _ffi.STUCK_FN, self._cb_stuck, stuck)]
-        for field, proto, method, fn in slots:
-            if fn is None and field not in ("flush_local", "send_ipi"):
-                continue
-            if not callable(fn):
-                raise TypeError("%s must be callable, not %s" % (field, type(fn).__name__))
-            thunk = proto(method)
-            setattr(ops, field, thunk)
-            self._keep.append(thunk)
-        self._free_tramp = _ffi.DEFER_FREE_FN(self._cb_free)
-        self._keep.append(self._free_tramp)
-        self._ops = ops
+        mask = rule_mask(rules)
+        # The engine holds the callbacks (and so their thunks) until
+        # close(): C may call them until tlbpol_engine_free() returns.
+        self._callbacks = Callbacks(flush_local, send_ipi, broadcast, relax, vcpu_defer, stuck)
+        self._frees = self._callbacks.frees
+        ops = self._callbacks.ops
 
         # Every integer is checked as it is stored (_ffi.CheckedStructure,
         # _ffi.call): nothing out of range reaches the library truncated.
         cfg = _ffi.Config()
         _ffi.call("tlbpol_config_init", byref(cfg), cpus=cpus, arch=self.arch)
-        cfg.rules = rule_mask
+        cfg.rules = mask
         cfg.ops = ctypes.pointer(ops)
         cfg.flags = flags
         for name, value in (("max_as", max_as), ("flush_ceiling", flush_ceiling),
@@ -501,67 +161,9 @@ class Engine:
             cfg.cpu_node = ctypes.cast(self._cpu_node, ctypes.POINTER(c_uint16))
         self._cfg = cfg
         eng = c_void_p()
-        _check("tlbpol_engine_new", _ffi.call("tlbpol_engine_new", byref(cfg), byref(eng)))
+        check("tlbpol_engine_new", _ffi.call("tlbpol_engine_new", byref(cfg), byref(eng)))
         self._handle = eng
         self.cpus: int = cfg.nr_cpus
-
-    # -- callbacks: never let an exception into C --------------------------
-    def _record(self, exc: BaseException) -> None:
-        pending = getattr(self._tls, "exc", None)
-        if pending is None:
-            self._tls.exc = exc
-        elif pending is not exc and hasattr(pending, "add_note"):
-            pending.add_note("also raised in a later callback: %r" % (exc,))
-
-    def _cb_flush_local(self, ctx: Any, cpu: int, f: Any) -> None:
-        try:
-            self._flush_local(cpu, Flush._from_c(f))
-        except BaseException as exc:  # noqa: B902 - recorded, re-raised later
-            self._record(exc)
-
-    def _cb_send_ipi(self, ctx: Any, cpu: int, targets: Any) -> None:
-        try:
-            self._send_ipi(cpu, _cpuset(targets))
-        except BaseException as exc:
-            self._record(exc)
-
-    def _cb_broadcast(self, ctx: Any, cpu: int, f: Any) -> None:
-        try:
-            assert self._broadcast is not None
-            self._broadcast(cpu, Flush._from_c(f))
-        except BaseException as exc:
-            self._record(exc)
-
-    def _cb_relax(self, ctx: Any, cpu: int) -> None:
-        try:
-            assert self._relax is not None
-            self._relax(cpu)
-        except BaseException as exc:
-            self._record(exc)
-
-    def _cb_vcpu_defer(self, ctx: Any, cpu: int) -> int:
-        try:
-            assert self._vcpu_defer is not None
-            return 1 if self._vcpu_defer(cpu) else 0
-        except BaseException as exc:
-            self._record(exc)
-            return 0
-
-    def _cb_stuck(self, ctx: Any, cpu: int, waiting: Any, turns: int) -> None:
-        try:
-            assert self._stuck is not None
-            self._stuck(cpu, _cpuset(waiting), turns)
-        except BaseException as exc:
-            self._record(exc)
-
-    def _cb_free(self, arg: Optional[int]) -> None:
-        fn = self._frees.pop(arg or 0, None)
-        if fn is None:
-            return
-        try:
-            fn()
-        except BaseException as exc:
-            self._record(exc)
 
     # -- calls ---------------------------------------------------------------
     @property
@@ -581,11 +183,8 @@ class Engine:
 
     def _run(self, name: str, values: List[Any]) -> int:
         rc = getattr(_ffi.lib(), name)(*values)
-        exc = getattr(self._tls, "exc", None)
-        if exc is not None:
-            self._tls.exc = None
-            raise exc
-        return _check(name, rc)
+        self._callbacks.raise_pending()
+        return check(name, rc)
 
     def close(self) -> None:
         """tlbpol_engine_free(): pending flushes and deferred frees are
@@ -632,7 +231,7 @@ class Engine:
     def set_rules(self, rules: RulesLike) -> None:
         """tlbpol_engine_set_rules(): replace the rule mask while CPUs run
         (waits for a grace period; not from a callback)."""
-        self._call("tlbpol_engine_set_rules", self._h(), rules=_rules(rules))
+        self._call("tlbpol_engine_set_rules", self._h(), rules=rule_mask(rules))
 
     def set_flush_ceiling(self, pages: int) -> None:
         """tlbpol_engine_set_flush_ceiling()."""
@@ -726,9 +325,9 @@ class Engine:
         @fn must not call the engine for @cpu."""
         if not callable(fn):
             raise TypeError("fn must be callable, not %s" % type(fn).__name__)
-        key = next(self._free_ids)
+        key = self._callbacks.free_key()
         args = _ffi.c_args("tlbpol_defer_free", (self._h(),),
-                           dict(cpu=cpu, fn=self._free_tramp, arg=c_void_p(key)))
+                           dict(cpu=cpu, fn=self._callbacks.free_tramp, arg=c_void_p(key)))
         self._frees[key] = fn  # the library may call it at once
         try:
             self._run("tlbpol_defer_free", args)
@@ -765,5 +364,3 @@ class Engine:
         self._call("tlbpol_stats_read", self._h(), cpu=-1 if cpu is None else cpu, out=byref(s))
         return Stats(s)
 
-
-del _errno
