@@ -75,11 +75,16 @@ static inline void h_send_ipi(void *ctx, uint32_t from, const struct tlbpol_cpus
 		assert_true(tlbpol_handle_ipi(h->eng, (uint32_t)c) >= 1);
 }
 
-static const struct tlbpol_ops h_ops = {
-	.size = sizeof(struct tlbpol_ops),
-	.flush_local = h_flush_local,
-	.send_ipi = h_send_ipi,
-};
+/* The harness's host, with a test's own further hooks:
+ * `static const struct tlbpol_ops ops = H_OPS_AND(.broadcast = bcast);`
+ * (a hook given here must not be one of these two: -Woverride-init). */
+#define H_OPS_AND(...)                                                          \
+	{                                                                       \
+		.size = sizeof(struct tlbpol_ops), .flush_local = h_flush_local, \
+		.send_ipi = h_send_ipi, __VA_ARGS__                              \
+	}
+
+static const struct tlbpol_ops h_ops = H_OPS_AND();
 
 /* A fresh @h (interrupts not delivered) and the defaults in @cfg for an
  * engine of @nr_cpus CPUs for @arch with the harness's callbacks. */
@@ -135,6 +140,16 @@ static inline struct tlbpol_as *h_as_run(struct harness *h, uint64_t tag, uint32
 		assert_int_equal(tlbpol_switch(h->eng, c, as, NULL), 0);
 	return as;
 }
+
+/* CPU @cpu's timer tick (tlbpol_tick()), which must succeed.  A macro, so
+ * that a failure names the test's line. */
+#define h_tick(h, cpu) assert_int_equal(tlbpol_tick((h)->eng, (cpu)), 0)
+/* @n of them. */
+#define h_ticks(h, cpu, n)                                                      \
+	do {                                                                    \
+		for (uint32_t h_tick_i = 0; h_tick_i < (uint32_t)(n); h_tick_i++) \
+			h_tick(h, cpu);                                         \
+	} while (0)
 
 /* A deferred free that counts its runs in the int at @arg. */
 static inline void h_count_free(void *arg)

@@ -29,14 +29,17 @@ import sys
 
 
 def read_layers(path):
+    """A LAYERS file (lib/core/LAYERS, ROOT/LAYERS): rows of names, top
+    first, "#" comments; returns each name's row.  A directory's trailing
+    "/" is dropped."""
     rank = {}
     depth = 0
     for line in open(path):
-        line = line.split("#", 1)[0].split()
-        if not line:
+        names = line.split("#", 1)[0].split()
+        if not names:
             continue
-        for name in line:
-            rank[name] = depth
+        for name in names:
+            rank[name.rstrip("/")] = depth
         depth += 1
     return rank
 
@@ -120,20 +123,6 @@ def self_test():
 
 C_EXT = (".c", ".h", ".cc", ".cpp", ".cxx", ".hh", ".hpp", ".S")
 SKIP_DIRS = {".git", "__pycache__", "target", "node_modules"}
-
-
-def read_tree_layers(path):
-    """ROOT/LAYERS: rows of unit names (directories or files), top first."""
-    rank = {}
-    depth = 0
-    for line in open(path):
-        names = line.split("#", 1)[0].split()
-        if not names:
-            continue
-        for name in names:
-            rank[name.rstrip("/")] = depth
-        depth += 1
-    return rank
 
 
 def unit_of(rank, rel):
@@ -407,7 +396,7 @@ def check_tree(root, rank):
 
 
 def tree_main(root):
-    rank = read_tree_layers(os.path.join(root, "LAYERS"))
+    rank = read_layers(os.path.join(root, "LAYERS"))
     bad, arrows = check_tree(root, rank)
     for line in bad:
         print("FAIL:", line)
@@ -477,14 +466,14 @@ def tree_self_test():
     ok = True
     with tempfile.TemporaryDirectory() as d:
         write_tree(d, dict(TREE, **{"tests/env.sh": "Y=1\n", "lab/sim/sim.c": ""}))
-        bad, arrows = check_tree(d, read_tree_layers(os.path.join(d, "LAYERS")))
+        bad, arrows = check_tree(d, read_layers(os.path.join(d, "LAYERS")))
         print("clean tree:", f"passes ({arrows} arrows)" if not bad else bad)
         ok = not bad and arrows == 10
     for what, (rel, text) in PLANTS.items():
         with tempfile.TemporaryDirectory() as d:
             write_tree(d, dict(TREE, **{"tests/env.sh": "Y=1\n", "lab/sim/sim.c": "",
                                         "lib/hosted/hosted.h": "", rel: text}))
-            bad, _ = check_tree(d, read_tree_layers(os.path.join(d, "LAYERS")))
+            bad, _ = check_tree(d, read_layers(os.path.join(d, "LAYERS")))
         print(f"planted {what}:", bad or "NOT CAUGHT")
         ok = ok and bool(bad)
     return 0 if ok else 1

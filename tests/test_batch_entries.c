@@ -55,6 +55,29 @@ static const struct h_flush *flush_kind(const struct harness *h, uint64_t tag, u
 	return f;
 }
 
+/* setup() of two address spaces, and CPU 0's batch full: CAP entries, the
+ * last @nr_as1 of them as[1]'s, nothing flushed yet. */
+static void full_batch(struct harness *h, struct tlbpol_as **as, uint32_t nr_as1)
+{
+	setup(h, 2, as);
+	unmap_n(h, as[0], 0, CAP - nr_as1);
+	unmap_n(h, as[1], 0, nr_as1);
+	assert_int_equal(h->nr_log, 0);
+}
+
+/* After a full batch went out ahead of a newcomer: the newcomer, as[1]'s
+ * page at @va, was queued alone, and completes as an exact page flush. */
+static const struct h_flush *newcomer_alone(struct harness *h, uint64_t va)
+{
+	const struct h_flush *f;
+
+	h_reset_log(h);
+	assert_int_equal(tlbpol_flush(h->eng, 0, TLBPOL_BY_FREE), 1);
+	f = flush_kind(h, 2, TLBPOL_FLUSH_PAGES);
+	assert_int_equal(f->first.va, va);
+	return f;
+}
+
 /* One address space: the entry after CAP widens the last; one interrupt,
  * one whole-AS flush (CAP pages are past the ceiling anyway), every event
  * done. */
@@ -83,21 +106,13 @@ static void test_full_small_as_completes(void **s)
 {
 	struct harness h;
 	struct tlbpol_as *as[2];
-	const struct h_flush *f;
 
 	(void)s;
-	setup(&h, 2, as);
-	unmap_n(&h, as[0], 0, CAP - 6);
-	unmap_n(&h, as[1], 0, 6);
-	assert_int_equal(h.nr_log, 0);
+	full_batch(&h, as, 6);
 	unmap(&h, as[1], VA(100));
-	f = flush_kind(&h, 2, TLBPOL_FLUSH_PAGES);
-	assert_int_equal(f->pages, 6);
+	assert_int_equal(flush_kind(&h, 2, TLBPOL_FLUSH_PAGES)->pages, 6);
 	flush_kind(&h, 1, TLBPOL_FLUSH_AS); /* 60 pages */
-	h_reset_log(&h);
-	assert_int_equal(tlbpol_flush(h.eng, 0, TLBPOL_BY_FREE), 1);
-	f = flush_kind(&h, 2, TLBPOL_FLUSH_PAGES);
-	assert_int_equal(f->first.va, VA(100));
+	newcomer_alone(&h, VA(100));
 	tlbpol_engine_free(h.eng);
 }
 
@@ -110,18 +125,13 @@ static void test_full_other_as(void **s)
 	const struct h_flush *f;
 
 	(void)s;
-	setup(&h, 2, as);
-	unmap_n(&h, as[0], 0, CAP);
-	assert_int_equal(h.nr_log, 0);
+	full_batch(&h, as, 0);
 	unmap(&h, as[1], VA(7));
 	/* The full batch went out (as[0] runs on CPU 0 only: a local flush). */
 	assert_int_equal(h.nr_log, 1);
 	flush_kind(&h, 1, TLBPOL_FLUSH_AS);
-	h_reset_log(&h);
-	assert_int_equal(tlbpol_flush(h.eng, 0, TLBPOL_BY_FREE), 1);
+	f = newcomer_alone(&h, VA(7));
 	assert_int_equal(h.ipi_calls, 1);
-	f = flush_kind(&h, 2, TLBPOL_FLUSH_PAGES);
-	assert_int_equal(f->first.va, VA(7));
 	assert_int_equal(f->pages, 1);
 	tlbpol_engine_free(h.eng);
 }

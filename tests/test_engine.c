@@ -351,7 +351,7 @@ static void test_defer_free(void **s)
 	submit(&h, as, 0, h_event(TLBPOL_EV_RECLAIM, 0, 0x2000, 1, RW, 0));  /* free */
 	assert_int_equal(tlbpol_defer_free(h.eng, 0, h_count_free, &b), 0);
 	assert_int_equal(b, 0);
-	assert_int_equal(tlbpol_tick(h.eng, 0), 0);
+	h_tick(&h, 0);
 	assert_int_equal(tlbpol_switch(h.eng, 0, as, NULL), 0);
 	assert_int_equal(b, 0);
 	/* Half the work done is not enough. */
@@ -395,15 +395,15 @@ static void test_tick_completes_lazy(void **s)
 	assert_int_equal(tlbpol_defer_free(h.eng, 0, h_count_free, &done), 0);
 	assert_int_equal(h.nr_log, 1); /* itself, at once (LATR) */
 	assert_int_equal(h.log[0].cpu, 0);
-	assert_int_equal(tlbpol_tick(h.eng, 0), 0);
+	h_tick(&h, 0);
 	assert_int_equal(h.nr_log, 2); /* posted, and itself again */
 	assert_int_equal(h.ipi_calls, 0);
 	assert_int_equal(done, 0);     /* CPU 1 has not flushed yet */
-	assert_int_equal(tlbpol_tick(h.eng, 1), 0);
+	h_tick(&h, 1);
 	assert_int_equal(h.nr_log, 3);
 	assert_int_equal(h.log[2].cpu, 1);
 	assert_int_equal(done, 0);     /* runs on CPU 0, at its next call */
-	assert_int_equal(tlbpol_tick(h.eng, 0), 0);
+	h_tick(&h, 0);
 	assert_int_equal(done, 1);
 	assert_int_equal(h.ipi_calls, 0);
 	tlbpol_engine_free(h.eng);
@@ -420,10 +420,10 @@ static void test_flush_lazy_forces(void **s)
 	h_reset_log(&h);
 	submit(&h, as, 0, h_event(TLBPOL_EV_UNMAP, TLBPOL_EVF_LAZY_OK, 0x1000, 1, RW, 0));
 	assert_int_equal(tlbpol_defer_free(h.eng, 0, h_count_free, &done), 0);
-	assert_int_equal(tlbpol_tick(h.eng, 0), 0); /* posted, no interrupt */
+	h_tick(&h, 0); /* posted, no interrupt */
 	assert_int_equal(h.ipi_calls, 0);
 	assert_int_equal(done, 0);
-	assert_int_equal(tlbpol_tick(h.eng, 1), 0); /* CPU 1 picks it up */
+	h_tick(&h, 1); /* CPU 1 picks it up */
 	assert_int_equal(h.flushes_on[1], 1);
 	assert_int_equal(tlbpol_flush(h.eng, 0, TLBPOL_BY_LAZY), 0);
 	assert_int_equal(h.ipi_calls, 1);            /* only CPU 2 was left */

@@ -43,32 +43,34 @@ static void queue_then_free(struct harness *h, struct tlbpol_as *as, struct tlbp
 	h_reset_log(h);
 }
 
-/* 44 clean reclaims and one deferred free, then only ticks. */
-static void unmap_then_quiet(struct harness *h, struct tlbpol_as *as)
+/* two_cpus(@free_ticks), and CPU 0's 44 clean reclaims and one deferred
+ * free, then only ticks; the address space. */
+static struct tlbpol_as *unmap_then_quiet(struct harness *h, uint32_t free_ticks)
 {
+	struct tlbpol_as *as = two_cpus(h, free_ticks);
+
 	queue_then_free(h, as, h_event(TLBPOL_EV_RECLAIM, 0, 0x100000, 1, P | W | U | A, 0), 44,
 			TLBPOL_BY_FREE);
+	return as;
 }
 
 static void test_quiet_cpu_frees(void **state)
 {
 	struct harness h;
-	struct tlbpol_as *as;
 	struct tlbpol_stats st;
 
 	(void)state;
 	for (uint32_t ft = 1; ft <= 5; ft++) {
-		as = two_cpus(&h, ft);
-		unmap_then_quiet(&h, as);
+		unmap_then_quiet(&h, ft);
 		assert_int_equal(tlbpol_frees_pending(h.eng, 0), 1);
 		assert_int_equal(tlbpol_frees_pending(h.eng, 1), 0);
 		for (uint32_t t = 1; t < ft; t++) {
-			assert_int_equal(tlbpol_tick(h.eng, 0), 0);
+			h_tick(&h, 0);
 			assert_int_equal(freed, 0);
 			assert_int_equal(tlbpol_frees_pending(h.eng, 0), 1);
 			assert_int_equal(h.flushes_on[1], 0);
 		}
-		assert_int_equal(tlbpol_tick(h.eng, 0), 0);
+		h_tick(&h, 0);
 		/* One shootdown for the batch, and only then the free. */
 		assert_int_equal(freed, 1);
 		assert_int_equal(tlbpol_frees_pending(h.eng, 0), 0);
@@ -78,8 +80,8 @@ static void test_quiet_cpu_frees(void **state)
 		assert_int_equal(st.aged_flushes, 1);
 		assert_int_equal(st.deferred_frees, 1);
 		/* Nothing left: more ticks do nothing. */
-		assert_int_equal(tlbpol_tick(h.eng, 0), 0);
-		assert_int_equal(tlbpol_tick(h.eng, 0), 0);
+		h_tick(&h, 0);
+		h_tick(&h, 0);
 		assert_int_equal(h.ipi_calls, 1);
 		tlbpol_engine_free(h.eng);
 	}
@@ -100,15 +102,12 @@ static void test_frees_pending_errors(void **state)
 static void test_default(void **state)
 {
 	struct harness h;
-	struct tlbpol_as *as;
 
 	(void)state;
-	as = two_cpus(&h, 0);
-	unmap_then_quiet(&h, as);
-	for (uint32_t t = 1; t < TLBPOL_DEFAULT_FREE_TICKS; t++)
-		assert_int_equal(tlbpol_tick(h.eng, 0), 0);
+	unmap_then_quiet(&h, 0);
+	h_ticks(&h, 0, TLBPOL_DEFAULT_FREE_TICKS - 1);
 	assert_int_equal(freed, 0);
-	assert_int_equal(tlbpol_tick(h.eng, 0), 0);
+	h_tick(&h, 0);
 	assert_int_equal(freed, 1);
 	tlbpol_engine_free(h.eng);
 }
@@ -117,13 +116,10 @@ static void test_default(void **state)
 static void test_never(void **state)
 {
 	struct harness h;
-	struct tlbpol_as *as;
 
 	(void)state;
-	as = two_cpus(&h, TLBPOL_FREE_TICKS_NEVER);
-	unmap_then_quiet(&h, as);
-	for (uint32_t t = 0; t < 10000; t++)
-		assert_int_equal(tlbpol_tick(h.eng, 0), 0);
+	unmap_then_quiet(&h, TLBPOL_FREE_TICKS_NEVER);
+	h_ticks(&h, 0, 10000);
 	assert_int_equal(freed, 0);
 	assert_int_equal(h.flushes_on[1], 0);
 	assert_true(tlbpol_flush(h.eng, 0, TLBPOL_BY_FREE) > 0);
@@ -142,20 +138,19 @@ static void test_age_restarts(void **state)
 	struct tlbpol_event ev = h_event(TLBPOL_EV_RECLAIM, 0, 0x900000, 1, P | W | U | A, 0);
 
 	(void)state;
-	as = two_cpus(&h, 3);
-	unmap_then_quiet(&h, as);
-	assert_int_equal(tlbpol_tick(h.eng, 0), 0);
-	assert_int_equal(tlbpol_tick(h.eng, 0), 0);
+	as = unmap_then_quiet(&h, 3);
+	h_tick(&h, 0);
+	h_tick(&h, 0);
 	assert_true(tlbpol_flush(h.eng, 0, TLBPOL_BY_FREE) > 0);
 	assert_int_equal(freed, 1);
 	assert_int_equal(tlbpol_submit(h.eng, as, 0, &ev, &d), 0);
 	assert_int_equal(tlbpol_defer_free(h.eng, 0, h_count_free, &freed), 0);
 	h_reset_log(&h);
-	assert_int_equal(tlbpol_tick(h.eng, 0), 0);
-	assert_int_equal(tlbpol_tick(h.eng, 0), 0);
+	h_tick(&h, 0);
+	h_tick(&h, 0);
 	assert_int_equal(freed, 1);
 	assert_int_equal(h.ipi_calls, 0);
-	assert_int_equal(tlbpol_tick(h.eng, 0), 0);
+	h_tick(&h, 0);
 	assert_int_equal(freed, 2);
 	assert_int_equal(h.ipi_calls, 1);
 	tlbpol_engine_free(h.eng);
@@ -177,19 +172,18 @@ static void test_writeback_flushed_by_host(void **state)
 	assert_int_equal(d.deadline, TLBPOL_BY_WRITEBACK);
 	assert_true(tlbpol_flush(h.eng, 0, TLBPOL_BY_WRITEBACK) > 0);
 	h_reset_log(&h);
-	for (uint32_t t = 0; t < 4; t++)
-		assert_int_equal(tlbpol_tick(h.eng, 0), 0);
+	h_ticks(&h, 0, 4);
 	assert_int_equal(h.ipi_calls, 0);
 	assert_int_equal(tlbpol_stats_read(h.eng, 0, &st), 0);
 	assert_int_equal(st.aged_flushes, 0);
 	tlbpol_engine_free(h.eng);
 }
 
-/* One lazy unmap by CPU 0 (LAZY_OK: no flush due before a free), and a
- * deferred free queued behind it; the log reset. */
-static void lazy_unmap(struct harness *h, struct tlbpol_as *as)
+/* two_cpus(@free_ticks), and one lazy unmap by CPU 0 (LAZY_OK: no flush
+ * due before a free) and a deferred free queued behind it; the log reset. */
+static void lazy_unmap(struct harness *h, uint32_t free_ticks)
 {
-	queue_then_free(h, as,
+	queue_then_free(h, two_cpus(h, free_ticks),
 			h_event(TLBPOL_EV_UNMAP, TLBPOL_EVF_LAZY_OK | TLBPOL_EVF_PRIVATE, 0x700000, 1,
 				P | W | U | A, 0),
 			1, TLBPOL_BY_LAZY);
@@ -200,14 +194,12 @@ static void lazy_unmap(struct harness *h, struct tlbpol_as *as)
 static void test_lazy_taken_by_ticks(void **state)
 {
 	struct harness h;
-	struct tlbpol_as *as;
 
 	(void)state;
-	as = two_cpus(&h, 1);
-	lazy_unmap(&h, as);
+	lazy_unmap(&h, 1);
 	for (uint32_t t = 0; t < 5; t++) {
-		assert_int_equal(tlbpol_tick(h.eng, 0), 0);
-		assert_int_equal(tlbpol_tick(h.eng, 1), 0);
+		h_tick(&h, 0);
+		h_tick(&h, 1);
 	}
 	assert_int_equal(h.ipi_calls, 0);
 	assert_int_equal(h.flushes_on[1], 1);
@@ -224,28 +216,23 @@ static void test_lazy_taken_by_ticks(void **state)
 static void test_lazy_aged(void **state)
 {
 	struct harness h;
-	struct tlbpol_as *as;
 
 	(void)state;
 	for (uint32_t ft = 1; ft <= 4; ft++) {
-		as = two_cpus(&h, ft);
-		lazy_unmap(&h, as);
-		assert_int_equal(tlbpol_tick(h.eng, 0), 0); /* posts it */
-		for (uint32_t t = 1; t < ft; t++)
-			assert_int_equal(tlbpol_tick(h.eng, 0), 0);
+		lazy_unmap(&h, ft);
+		h_tick(&h, 0); /* posts it */
+		h_ticks(&h, 0, ft - 1);
 		assert_int_equal(h.ipi_calls, 0);
 		assert_int_equal(freed, 0);
-		assert_int_equal(tlbpol_tick(h.eng, 0), 0); /* interrupts CPU 1 */
+		h_tick(&h, 0); /* interrupts CPU 1 */
 		assert_int_equal(h.ipi_calls, 1);
 		assert_int_equal(h.flushes_on[1], 1);
-		assert_int_equal(tlbpol_tick(h.eng, 0), 0); /* reaps, frees */
+		h_tick(&h, 0); /* reaps, frees */
 		assert_int_equal(freed, 1);
 		tlbpol_engine_free(h.eng);
 	}
-	as = two_cpus(&h, TLBPOL_FREE_TICKS_NEVER);
-	lazy_unmap(&h, as);
-	for (uint32_t t = 0; t < 1000; t++)
-		assert_int_equal(tlbpol_tick(h.eng, 0), 0);
+	lazy_unmap(&h, TLBPOL_FREE_TICKS_NEVER);
+	h_ticks(&h, 0, 1000);
 	assert_int_equal(h.ipi_calls, 0);
 	assert_int_equal(freed, 0);
 	tlbpol_engine_free(h.eng);
@@ -261,8 +248,8 @@ static void test_lazy_aged(void **state)
 /* CPU 0's lazy unmap posted at its tick, then CPU 1 goes to @state. */
 static void posted_then(struct harness *h, uint32_t state)
 {
-	lazy_unmap(h, two_cpus(h, 2));
-	assert_int_equal(tlbpol_tick(h->eng, 0), 0); /* posts it */
+	lazy_unmap(h, 2);
+	h_tick(h, 0); /* posts it */
 	assert_int_equal(tlbpol_cpu_state(h->eng, 1, state), 0);
 }
 
@@ -283,8 +270,7 @@ static void test_lazy_idle_target(void **state)
 
 	(void)state;
 	posted_then(&h, TLBPOL_CPU_IDLE);
-	for (uint32_t t = 0; t < 3; t++)
-		assert_int_equal(tlbpol_tick(h.eng, 0), 0);
+	h_ticks(&h, 0, 3);
 	left_to_catch_up(&h);
 }
 
@@ -327,8 +313,8 @@ static void test_writeback_then_free_ages(void **state)
 	assert_int_equal(tlbpol_defer_free(h.eng, 0, h_count_free, &freed), 0);
 	assert_int_equal(tlbpol_flush(h.eng, 0, TLBPOL_BY_WRITEBACK), 1);
 	assert_int_equal(freed, 0);
-	assert_int_equal(tlbpol_tick(h.eng, 0), 0);
-	assert_int_equal(tlbpol_tick(h.eng, 0), 0);
+	h_tick(&h, 0);
+	h_tick(&h, 0);
 	assert_int_equal(freed, 1);
 	tlbpol_engine_free(h.eng);
 }

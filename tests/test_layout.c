@@ -33,11 +33,17 @@ static void engine_n_as(struct harness *h, struct tlbpol_as **as, uint32_t n)
 	assert_int_equal(tlbpol_switch(h->eng, 1, as[0], NULL), 0);
 }
 
-/* CPU 0 changes one page at @va in each of @n address spaces: due @deadline. */
-static void one_page_each(struct harness *h, struct tlbpol_as **as, uint32_t n, uint32_t kind,
-			  uint32_t flags, uint64_t va, uint32_t deadline)
+/* More address spaces than a request carries (TLBPOL_PARTS_MAX, 16):
+ * ceil(40 / 16) = 3 requests. */
+#define MANY_AS 40
+
+/* engine_n_as() of MANY_AS, and CPU 0 changes one page at @va in each:
+ * due @deadline. */
+static void one_page_each(struct harness *h, struct tlbpol_as **as, uint32_t kind, uint32_t flags,
+			  uint64_t va, uint32_t deadline)
 {
-	for (uint32_t a = 0; a < n; a++) {
+	engine_n_as(h, as, MANY_AS);
+	for (uint32_t a = 0; a < MANY_AS; a++) {
 		struct tlbpol_decision d;
 		struct tlbpol_event ev = h_event(kind, flags, va, 1, P | W | U | A, 0);
 
@@ -46,24 +52,22 @@ static void one_page_each(struct harness *h, struct tlbpol_as **as, uint32_t n, 
 	}
 }
 
-/* @n address spaces; FOOTPRINT off, so each part targets every CPU: CPU 0
- * reclaims one page in each, CPU 1 must flush them all. */
+/* MANY_AS address spaces; FOOTPRINT off, so each part targets every CPU:
+ * CPU 0 reclaims one page in each, CPU 1 must flush them all. */
 static void test_many_as_batch(void **state)
 {
 	struct harness h;
-	struct tlbpol_as *as[40];
-	uint32_t n = 40;
+	struct tlbpol_as *as[MANY_AS];
 
 	(void)state;
-	engine_n_as(&h, as, n);
+	one_page_each(&h, as, TLBPOL_EV_RECLAIM, 0, 0x10000, TLBPOL_BY_FREE);
 	freed = 0;
-	one_page_each(&h, as, n, TLBPOL_EV_RECLAIM, 0, 0x10000, TLBPOL_BY_FREE);
 	assert_int_equal(tlbpol_defer_free(h.eng, 0, h_count_free, &freed), 0);
 	h_reset_log(&h);
-	assert_int_equal(tlbpol_flush(h.eng, 0, TLBPOL_BY_FREE), (int)n);
-	/* ceil(40 / 16) = 3 requests, and CPU 1 flushed every AS's page. */
+	assert_int_equal(tlbpol_flush(h.eng, 0, TLBPOL_BY_FREE), MANY_AS);
+	/* 3 requests, and CPU 1 flushed every AS's page. */
 	assert_int_equal(h.ipi_calls, 3);
-	assert_int_equal(h.flushes_on[1], n);
+	assert_int_equal(h.flushes_on[1], MANY_AS);
 	assert_int_equal(freed, 1);
 	tlbpol_engine_free(h.eng);
 }
@@ -72,18 +76,16 @@ static void test_many_as_batch(void **state)
 static void test_many_as_lazy(void **state)
 {
 	struct harness h;
-	struct tlbpol_as *as[40];
-	uint32_t n = 40;
+	struct tlbpol_as *as[MANY_AS];
 
 	(void)state;
-	engine_n_as(&h, as, n);
-	one_page_each(&h, as, n, TLBPOL_EV_UNMAP, TLBPOL_EVF_LAZY_OK | TLBPOL_EVF_PRIVATE, 0x20000,
+	one_page_each(&h, as, TLBPOL_EV_UNMAP, TLBPOL_EVF_LAZY_OK | TLBPOL_EVF_PRIVATE, 0x20000,
 		      TLBPOL_BY_LAZY);
 	h_reset_log(&h);
-	assert_int_equal(tlbpol_tick(h.eng, 0), 0); /* posts all of them */
+	h_tick(&h, 0); /* posts all of them */
 	assert_int_equal(h.ipi_calls, 0);
-	assert_int_equal(tlbpol_tick(h.eng, 1), 0); /* CPU 1 takes them */
-	assert_int_equal(h.flushes_on[1], n);
+	h_tick(&h, 1); /* CPU 1 takes them */
+	assert_int_equal(h.flushes_on[1], MANY_AS);
 	assert_int_equal(tlbpol_flush(h.eng, 0, TLBPOL_BY_LAZY), 0);
 	tlbpol_engine_free(h.eng);
 }

@@ -223,12 +223,7 @@ static int hv_vcpu_defer(void *ctx, uint32_t cpu)
  */
 static void test_vcpu_defer_guest(void **s)
 {
-	static const struct tlbpol_ops ops = {
-		.size = sizeof(ops),
-		.flush_local = h_flush_local,
-		.send_ipi = h_send_ipi,
-		.vcpu_defer = hv_vcpu_defer,
-	};
+	static const struct tlbpol_ops ops = H_OPS_AND(.vcpu_defer = hv_vcpu_defer);
 
 	(void)s;
 	for (int on = 1; on >= 0; on--) {
@@ -260,7 +255,7 @@ static void test_vcpu_defer_guest(void **s)
 		/* A lazy request does not ask (it interrupts nobody). */
 		hv_calls = 0;
 		submit(&h, as, 0, h_event(TLBPOL_EV_UNMAP, TLBPOL_EVF_LAZY_OK, 0x800000, 1, RO, 0));
-		assert_int_equal(tlbpol_tick(h.eng, 0), 0);
+		h_tick(&h, 0);
 		assert_int_equal(hv_calls, 0);
 		tlbpol_engine_free(h.eng);
 	}
@@ -284,9 +279,9 @@ static void test_gen_skip(void **s)
 		/* CPU 3 takes generation 1, CPU 0 generation 2; CPU 2 serves
 		 * its inbox in CPU order: 0's (gen 2) before 3's (gen 1). */
 		submit(&h, as, 3, h_event(TLBPOL_EV_UNMAP, TLBPOL_EVF_LAZY_OK, 0x1000, 1, RO, 0));
-		assert_int_equal(tlbpol_tick(h.eng, 3), 0);
+		h_tick(&h, 3);
 		submit(&h, as, 0, h_event(TLBPOL_EV_UNMAP, TLBPOL_EVF_LAZY_OK, 0x2000, 1, RO, 0));
-		assert_int_equal(tlbpol_tick(h.eng, 0), 0);
+		h_tick(&h, 0);
 		h_reset_log(&h);
 		assert_int_equal(tlbpol_handle_ipi(h.eng, 2), 2);
 		st = stats(&h, 2);
@@ -318,7 +313,7 @@ static void test_receiver_merge(void **s)
 		for (uint32_t c = 0; c < 4; c++) {
 			submit(&h, as, c, h_event(TLBPOL_EV_UNMAP, TLBPOL_EVF_LAZY_OK,
 						  0x100000 + c * 0x1000, 1, RO, 0));
-			assert_int_equal(tlbpol_tick(h.eng, c), 0);
+			h_tick(&h, c);
 		}
 		h_reset_log(&h);
 		assert_int_equal(tlbpol_handle_ipi(h.eng, 4), 4);
@@ -346,12 +341,7 @@ static void bcast(void *ctx, uint32_t from, const struct tlbpol_flush *f)
  * with one target an interrupt is cheaper. */
 static void test_broadcast(void **s)
 {
-	static const struct tlbpol_ops ops = {
-		.size = sizeof(ops),
-		.flush_local = h_flush_local,
-		.send_ipi = h_send_ipi,
-		.broadcast = bcast,
-	};
+	static const struct tlbpol_ops ops = H_OPS_AND(.broadcast = bcast);
 
 	for (int on = 1; on >= 0; on--) {
 		struct harness h;
@@ -448,10 +438,10 @@ static void test_lazy_unmap(void **s)
 		assert_int_equal(tlbpol_defer_free(h.eng, 0, count_free, NULL), 0);
 		assert_int_equal(frees_run, 0);
 		if (on) {
-			assert_int_equal(tlbpol_tick(h.eng, 0), 0);
+			h_tick(&h, 0);
 			for (uint32_t c = 1; c < 4; c++)
-				assert_int_equal(tlbpol_tick(h.eng, c), 0);
-			assert_int_equal(tlbpol_tick(h.eng, 0), 0);
+				h_tick(&h, c);
+			h_tick(&h, 0);
 			assert_int_equal(h.ipi_calls, 0);
 		} else {
 			assert_int_equal(tlbpol_flush(h.eng, 0, TLBPOL_BY_FREE), 8);

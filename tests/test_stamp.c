@@ -84,7 +84,7 @@ static void test_settled_by_ticks(void **s)
 	assert_int_equal(tlbpol_stamp_pending(h.eng, st), 1);
 	for (uint32_t c = 1; c < 4; c++) {
 		assert_int_equal(tlbpol_stamp_pending(h.eng, st), 1);
-		assert_int_equal(tlbpol_tick(h.eng, c), 0);
+		h_tick(&h, c);
 		assert_true(flushed(&h, c, 0x13000));
 	}
 	assert_int_equal(tlbpol_stamp_pending(h.eng, st), 0);
@@ -104,7 +104,7 @@ static void test_settle_immediate_reuse(void **s)
 
 	(void)s;
 	st = stamped_unmap(&h, as, 0, 0x10000, 1);
-	assert_int_equal(tlbpol_tick(h.eng, 1), 0); /* one got there already */
+	h_tick(&h, 1); /* one got there already */
 	h_reset_log(&h);
 	assert_int_equal(tlbpol_stamp_settle(h.eng, 2, st), 1);
 	assert_int_equal(h.ipi_calls, 1);
@@ -231,7 +231,7 @@ static void test_install_precise(void **s)
 	/* CPU 0's unmap, acknowledged by all (ticks), not released by 0. */
 	st0 = stamped_unmap(&h, as, 0, 0x10000, 8);
 	for (uint32_t c = 1; c < 4; c++)
-		assert_int_equal(tlbpol_tick(h.eng, c), 0);
+		h_tick(&h, c);
 	assert_int_equal(tlbpol_stamp_pending(h.eng, st0), 0);
 	h_reset_log(&h);
 	submit(&h, as, 1, h_event(TLBPOL_EV_FAULT, TLBPOL_EVF_WRITE, 0x12000, 1, 0, RW));
@@ -270,8 +270,8 @@ static void test_lazy_cpu(void **s)
 	assert_int_equal(tlbpol_switch(h.eng, 3, NULL, NULL), 0);
 	assert_int_equal(tlbpol_cpu_state(h.eng, 3, TLBPOL_CPU_IDLE), 0);
 	st = stamped_unmap(&h, as, 0, 0x10000, 1);
-	assert_int_equal(tlbpol_tick(h.eng, 1), 0);
-	assert_int_equal(tlbpol_tick(h.eng, 2), 0);
+	h_tick(&h, 1);
+	h_tick(&h, 2);
 	assert_int_equal(tlbpol_stamp_pending(h.eng, st), 0);
 	assert_int_equal(tlbpol_stamp_settle(h.eng, 1, st), 0);
 	assert_int_equal(h.ipi_calls, 0);
@@ -295,13 +295,13 @@ static void test_order(void **s)
 	assert_true(a != b);
 	assert_int_equal(tlbpol_stamp_pending(h.eng, a), 1);
 	assert_int_equal(tlbpol_stamp_pending(h.eng, b), 1);
-	assert_int_equal(tlbpol_tick(h.eng, 1), 0); /* serves both */
+	h_tick(&h, 1); /* serves both */
 	assert_int_equal(tlbpol_stamp_pending(h.eng, a), 0);
 	assert_int_equal(tlbpol_stamp_pending(h.eng, b), 0);
 	/* Nothing stamped since the last stamp: -ENOENT, not "nothing to
 	 * settle" (a stamp from the wrong CPU would say that of frames other
 	 * CPUs still translate to). */
-	assert_int_equal(tlbpol_tick(h.eng, 0), 0);
+	h_tick(&h, 0);
 	a = 7;
 	assert_int_equal(tlbpol_stamp(h.eng, 0, &a), -ENOENT);
 	assert_int_equal(a, 7);
@@ -331,8 +331,8 @@ static void test_settle_preempted_target(void **s)
 		if (settler == 0)
 			assert_int_equal(tlbpol_stamp_pending(h.eng, st), 0);
 		assert_int_equal(tlbpol_cpu_state(h.eng, 1, TLBPOL_CPU_RUNNING), 1);
-		assert_int_equal(tlbpol_tick(h.eng, 1), 0);
-		assert_int_equal(tlbpol_tick(h.eng, 0), 0);
+		h_tick(&h, 1);
+		h_tick(&h, 0);
 		assert_int_equal(tlbpol_stamp_pending(h.eng, st), 0);
 	}
 	tlbpol_engine_free(h.eng);

@@ -110,15 +110,16 @@ struct wd_counts {
 
 /* Two CPUs in one address space, CPU 1 silent unless @deliver; CPU 0 then
  * write-protects a page: a synchronous shootdown at CPU 1, whose watchdog
- * counts must be @want; the engine's statistics in *@st. */
-static void wd_run(struct wd *w, const struct tlbpol_ops *ops, uint32_t wait_limit, int deliver,
-		   struct wd_counts want, struct tlbpol_stats *st)
+ * counts must be @want; returns the engine's statistics. */
+static struct tlbpol_stats wd_run(struct wd *w, const struct tlbpol_ops *ops, uint32_t wait_limit,
+				  int deliver, struct wd_counts want)
 {
 	struct tlbpol_as *as = wd_start(w, ops, wait_limit,
 					TLBPOL_RULES_DEFAULT & ~TLBPOL_RULE_BROADCAST);
 	struct tlbpol_decision d;
 	struct tlbpol_event ev = h_event(TLBPOL_EV_PROTECT, 0, 0x5000, 1, P | W | U | A | D,
 					 P | U | A | D);
+	struct tlbpol_stats st;
 
 	w->h.deliver = deliver;
 	assert_int_equal(tlbpol_submit(w->h.eng, as, 0, &ev, &d), 0);
@@ -126,11 +127,12 @@ static void wd_run(struct wd *w, const struct tlbpol_ops *ops, uint32_t wait_lim
 	assert_int_equal(d.deadline, TLBPOL_BY_NOW);
 	/* Complete only now, and only because CPU 1 flushed. */
 	assert_int_equal(w->h.flushes_on[1], 1);
-	assert_int_equal(tlbpol_stats_read(w->h.eng, 0, st), 0);
+	assert_int_equal(tlbpol_stats_read(w->h.eng, 0, &st), 0);
 	tlbpol_engine_free(w->h.eng);
 	assert_int_equal(w->stuck_calls, want.hook_calls);
-	assert_int_equal(st->stuck_calls, want.periods);
-	assert_int_equal(st->ipis_resent, want.resent);
+	assert_int_equal(st.stuck_calls, want.periods);
+	assert_int_equal(st.ipis_resent, want.resent);
+	return st;
 }
 
 /* A silent CPU: re-sent to and reported every wait_limit turns, listed as
@@ -141,7 +143,7 @@ static void test_silent_cpu_reported(void **state)
 	struct tlbpol_stats st;
 
 	(void)state;
-	wd_run(&w, &wd_ops, 100, 0, (struct wd_counts){ 3, 3, 3 }, &st);
+	st = wd_run(&w, &wd_ops, 100, 0, (struct wd_counts){ 3, 3, 3 });
 	assert_int_equal(w.stuck_turns[0], 100);
 	assert_int_equal(w.stuck_turns[1], 200);
 	assert_int_equal(w.stuck_turns[2], 300);
@@ -157,11 +159,10 @@ static void test_watchdog_without_hook(void **state)
 {
 	struct wd w = { .revive_at = 250 };
 	struct tlbpol_ops nohook = wd_ops;
-	struct tlbpol_stats st;
 
 	(void)state;
 	nohook.stuck = NULL;
-	wd_run(&w, &nohook, 100, 0, (struct wd_counts){ 0, 2, 2 }, &st);
+	wd_run(&w, &nohook, 100, 0, (struct wd_counts){ 0, 2, 2 });
 	assert_int_equal(w.flushed_before_revive, 0);
 }
 
@@ -169,10 +170,9 @@ static void test_watchdog_without_hook(void **state)
 static void test_lost_interrupt_recovered(void **state)
 {
 	struct wd w = { .drop_ipis = 1 };
-	struct tlbpol_stats st;
 
 	(void)state;
-	wd_run(&w, &wd_ops, 64, 1, (struct wd_counts){ 1, 1, 1 }, &st);
+	wd_run(&w, &wd_ops, 64, 1, (struct wd_counts){ 1, 1, 1 });
 	assert_int_equal(w.stuck_listed_1, 1);
 	assert_true(w.turns >= 64 && w.turns < 128);
 }
@@ -184,7 +184,7 @@ static void test_no_limit(void **state)
 	struct tlbpol_stats st;
 
 	(void)state;
-	wd_run(&w, &wd_ops, 0, 0, (struct wd_counts){ 0, 0, 0 }, &st);
+	st = wd_run(&w, &wd_ops, 0, 0, (struct wd_counts){ 0, 0, 0 });
 	assert_int_equal(st.ipis_sent, 1);
 	assert_int_equal(w.turns, 1000);
 }

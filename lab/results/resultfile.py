@@ -42,11 +42,32 @@ def need(cond: object, res: 'Result', what: str) -> None:
         raise ResultError('%s: %s' % (res.path, what))
 
 
+# What every result's header says: record.py writes these keys.
+HEAD_KEYS = ('commit', 'cpu', 'vcpus', 'kernel', 'date', 'steal', 'command', 'exit',
+             'seconds', 'load')
+
+
+def unknown_head(**known: str) -> Dict[str, str]:
+    """The header of a result recorded elsewhere: '-' where it says nothing
+    (it ran to completion: exit 0), and what it does say."""
+    head = dict.fromkeys(HEAD_KEYS, '-')
+    head['exit'] = '0'
+    head.update(known)
+    return head
+
+
+def existing(path: str, hint: str = '', is_dir: bool = False) -> str:
+    """path relative to the top of the tree; ResultError if it is missing
+    (or is not a file; with is_dir, not a directory)."""
+    rel = os.path.relpath(path, TOP)
+    if not (os.path.isdir(path) if is_dir else os.path.isfile(path)):
+        raise ResultError('%s: missing%s' % (rel, hint))
+    return rel
+
+
 def load(data: str, topic: str, name: str) -> Result:
     path = os.path.join(data, topic, name + '.txt')
-    rel = os.path.relpath(path, TOP)
-    if not os.path.isfile(path):
-        raise ResultError('%s: missing (run: scripts/results.sh record %s)' % (rel, name))
+    rel = existing(path, ' (run: scripts/results.sh record %s)' % name)
     with open(path) as f:
         text = f.read()
     head: Dict[str, str] = {}
@@ -61,8 +82,7 @@ def load(data: str, topic: str, name: str) -> Result:
         raise ResultError('%s: no "# ---" line ending the header' % rel)
     body = '\n'.join(rest[i + 1:])
     out, _, err = body.partition('# --- stderr\n')
-    for key in ('commit', 'cpu', 'vcpus', 'kernel', 'date', 'steal', 'command', 'exit',
-                'seconds', 'load'):
+    for key in HEAD_KEYS:
         if key not in head:
             raise ResultError('%s: header has no %s' % (rel, key))
     return Result(name, rel, head, out, err)
@@ -70,9 +90,7 @@ def load(data: str, topic: str, name: str) -> Result:
 
 def load_kernel_counts(path: str) -> Result:
     """lab/validate/data/measured.txt as a Result: provenance from its lines."""
-    rel = os.path.relpath(path, TOP)
-    if not os.path.isfile(path):
-        raise ResultError('%s: missing' % rel)
+    rel = existing(path)
     rows = []
     with open(path) as f:
         for line in f:
@@ -82,23 +100,19 @@ def load_kernel_counts(path: str) -> Result:
         raise ResultError('%s: no program= lines' % rel)
     dates = sorted(r['date'] for r in rows)
     steals = sorted(float(s.rstrip('%')) for r in rows for s in r['steal'].split(','))
-    head = {
-        'commit': 'lab/validate/run.sh --update',
-        'cpu': rows[0]['cpu'], 'vcpus': rows[0]['cpus'], 'kernel': rows[0]['kernel'],
-        'date': dates[0] if dates[0] == dates[-1] else '%s to %s' % (dates[0], dates[-1]),
-        'steal': '%.1f%% to %.1f%% per run' % (steals[0], steals[-1]),
-        'command': 'lab/validate/run.sh --update', 'exit': '0', 'seconds': '-',
-        'load': ', '.join(sorted(set(r['load'] for r in rows))),
-    }
+    head = unknown_head(
+        commit='lab/validate/run.sh --update', command='lab/validate/run.sh --update',
+        cpu=rows[0]['cpu'], vcpus=rows[0]['cpus'], kernel=rows[0]['kernel'],
+        date=dates[0] if dates[0] == dates[-1] else '%s to %s' % (dates[0], dates[-1]),
+        steal='%.1f%% to %.1f%% per run' % (steals[0], steals[-1]),
+        load=', '.join(sorted(set(r['load'] for r in rows))))
     text = ''.join('\t'.join('%s=%s' % kv for kv in r.items()) + '\n' for r in rows)
     return Result('kernel-counts', rel, head, text, '')
 
 
 def load_tcg(path: str) -> Result:
     """lab/validate/data/tcg.txt as a Result: provenance from its first line."""
-    rel = os.path.relpath(path, TOP)
-    if not os.path.isfile(path):
-        raise ResultError('%s: missing' % rel)
+    rel = existing(path)
     with open(path) as f:
         first = f.readline()
         text = f.read()
@@ -106,24 +120,18 @@ def load_tcg(path: str) -> Result:
                  first.rstrip('\n'))
     if not m:
         raise ResultError('%s: first line is not "# COMMAND, DATE; host: ..."' % rel)
-    head = {
-        'commit': '-', 'cpu': m.group(3), 'vcpus': m.group(4), 'kernel': m.group(5),
-        'date': m.group(2), 'steal': 'not recorded', 'command': m.group(1), 'exit': '0',
-        'seconds': '-', 'load': 'not recorded', 'qemu': m.group(6),
-    }
+    head = unknown_head(command=m.group(1), date=m.group(2), cpu=m.group(3),
+                        vcpus=m.group(4), kernel=m.group(5), qemu=m.group(6),
+                        steal='not recorded', load='not recorded')
     return Result('kernel-tcg', rel, head, text, '')
 
 
 def load_cited(path: str) -> Result:
     """lab/results/cited.txt: what the reproduced patches reported (quoted)."""
-    rel = os.path.relpath(path, TOP)
-    if not os.path.isfile(path):
-        raise ResultError('%s: missing' % rel)
+    rel = existing(path)
     with open(path) as f:
         text = ''.join(ln for ln in f if not ln.startswith('#'))
-    head = {'commit': '-', 'cpu': '-', 'vcpus': '-', 'kernel': '-', 'date': '-',
-            'steal': '-', 'command': '-', 'exit': '0', 'seconds': '-', 'load': '-'}
-    return Result('cited', rel, head, text, '')
+    return Result('cited', rel, unknown_head(), text, '')
 
 
 def load_traces(dirs: List[str]) -> Result:
@@ -131,8 +139,7 @@ def load_traces(dirs: List[str]) -> Result:
     each says when, on what and by which command it was recorded."""
     lines = []
     for d in dirs:
-        if not os.path.isdir(d):
-            raise ResultError('%s: missing' % os.path.relpath(d, TOP))
+        existing(d, is_dir=True)
         for f in sorted(os.listdir(d)):
             if not f.endswith('.trace'):
                 continue
@@ -143,9 +150,8 @@ def load_traces(dirs: List[str]) -> Result:
                         break
                     key, _, val = ln[1:].strip().partition(': ')
                     lines.append('%s\t%s\t%s' % (os.path.relpath(path, TOP), key, val))
-    head = {'commit': '-', 'cpu': '-', 'vcpus': '-', 'kernel': '-', 'date': '-',
-            'steal': '-', 'command': '-', 'exit': '0', 'seconds': '-', 'load': '-'}
-    return Result('traces', 'trace headers', head, ''.join(ln + '\n' for ln in lines), '')
+    return Result('traces', 'trace headers', unknown_head(),
+                  ''.join(ln + '\n' for ln in lines), '')
 
 
 def provenance(res: Result, with_command: bool = False) -> str:
