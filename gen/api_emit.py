@@ -129,34 +129,51 @@ def flag_value(value: int) -> str:
 # ---------------------------------------------------------------------------
 # Python
 
-PY_TAIL = '''
+PY_TAIL = """
 # Header name prefix of each enum / flag class.  Rule's masks are
 # TLBPOL_RULES_*, its bits TLBPOL_RULE_*.
 _PREFIXES: Tuple[Tuple[Type[Union[enum.IntEnum, enum.IntFlag]], str], ...] = (
-{prefixes}
-)
+{prefixes})
 _RULE_MASKS = ("NONE", "LINUX", "DEFAULT", "ALL")
-
-
-def _header_constants() -> Dict[str, int]:
-    out: Dict[str, int] = {{}}
-    for cls, prefix in _PREFIXES:
-        for name, member in cls.__members__.items():
-            out[prefix + name] = int(member)
-    for name, member in Rule.__members__.items():
-        out[("TLBPOL_RULES_" if name in _RULE_MASKS else "TLBPOL_RULE_") + name] = int(member)
-    for name in __all__:
-        value = globals().get(name)
-        if isinstance(value, int) and not isinstance(value, bool):
-            out["TLBPOL_" + name] = value
-    return out
-
 
 #: Every header constant this package mirrors: C name -> value.  The layout
 #: test checks each against the compiler's view of the header, and checks
 #: that the header has no constant missing from it.
-HEADER_CONSTANTS: Dict[str, int] = _header_constants()
-'''
+HEADER_CONSTANTS: Dict[str, int] = {{
+    **{{p + n: int(m) for c, p in _PREFIXES for n, m in c.__members__.items()}},
+    **{{("TLBPOL_RULES_" if n in _RULE_MASKS else "TLBPOL_RULE_") + n: int(m)
+       for n, m in Rule.__members__.items()}},
+    **{{"TLBPOL_" + n: v for n, v in globals().items() if n in __all__ and type(v) is int}},
+}}
+"""
+
+
+def py_members(members: List[Tuple[str, int, str]], prefix: str, flag: bool) -> List[str]:
+    """The body of a class: one comment line a member (its doc), then the
+    members in one tuple assignment -- range(n) for an enum numbered from 0,
+    the bits 1 << 0 ... for a flag set's leading single bits -- and the rest
+    (masks, gaps) one a line."""
+    names = [short(n, prefix) for n, _, _ in members]
+    values = [v for _, v, _ in members]
+    w: List[str] = []
+    for name, (_, _, doc) in zip(names, members):
+        if doc:
+            w += textwrap.wrap(f"{name}: {first_sentence(doc)}", 79,
+                               initial_indent="    # ", subsequent_indent="    #   ")
+    run = 0
+    while run < len(values) and values[run] == (1 << run if flag else run):
+        run += 1
+    if run >= 2:
+        seq = f"(1 << i for i in range({run}))" if flag else f"range({run})"
+        # NUL for the spaces of " = seq": it stays on the last line.
+        lines = textwrap.wrap("(" + ", ".join(names[:run]) + ")\0=\0" + seq.replace(" ", "\0"),
+                              79, initial_indent="    ", subsequent_indent="     ")
+        w += [line.replace("\0", " ") for line in lines]
+    else:
+        run = 0
+    for name, value in zip(names[run:], values[run:]):
+        w.append(f"    {name} = {flag_value(value) if flag else value}")
+    return w
 
 
 def emit_python(api: Api) -> str:
@@ -173,18 +190,14 @@ def emit_python(api: Api) -> str:
          "Written from the header by gen/tlbpol_api.py, and checked against the",
          "compiler's view of the header by ``tests/python/test_layout.py``.",
          '"""', "", "from __future__ import annotations", "", "import enum",
-         "from typing import Dict, Tuple, Type, Union", "", "__all__ = [", all_ + ",", "]"]
+         "from typing import Dict, Tuple, Type, Union", "",
+         "__all__ = [", all_ + ",", "]"]
     for cls, _, enum, prefix, doc in GROUPS:
         base = "enum.IntFlag" if is_flag(enum) else "enum.IntEnum"
         w += ["", "", f"class {cls}({base}):"]
         w.append(textwrap.indent(textwrap.fill('"""' + group_doc(api, enum, doc) + '"""', 75),
                                  "    "))
-        for name, value, mdoc in members(api, enum, prefix):
-            if mdoc:
-                w += textwrap.wrap(first_sentence(mdoc), 75, initial_indent="    #: ",
-                                   subsequent_indent="    #: ")
-            v = flag_value(value) if is_flag(enum) else str(value)
-            w.append(f"    {short(name, prefix)} = {v}")
+        w += py_members(members(api, enum, prefix), prefix, is_flag(enum))
     w.append("")
     w.append("")
     for name, value, doc in loose:
@@ -192,9 +205,10 @@ def emit_python(api: Api) -> str:
             w += textwrap.wrap(first_sentence(doc), 77, initial_indent="#: ",
                                subsequent_indent="#: ")
         w.append(f"{name[len('TLBPOL_'):]} = {value}")
-    prefixes = "\n".join(f'    ({cls}, "{prefix}"),' for cls, _, _, prefix, _ in GROUPS
-                          if cls != "Rule")
-    return "\n".join(w) + "\n" + PY_TAIL.format(prefixes=prefixes)
+    prefixes = textwrap.fill(", ".join(f'({cls},\0"{prefix}")' for cls, _, _, prefix, _ in GROUPS
+                                       if cls != "Rule") + ",", 79,
+                             initial_indent="    ", subsequent_indent="    ").replace("\0", " ")
+    return "\n".join(w) + "\n" + PY_TAIL.format(prefixes=prefixes + "\n")
 
 
 # ---------------------------------------------------------------------------
@@ -253,12 +267,15 @@ ENGINE_SIZE_DOC = """/// `TLBPOL_ENGINE_SIZE(cpus, max_as, batch_pages, flush_ce
 
 def emit_rust_size(api: Api) -> List[str]:
     """The header's internal sizes and TLBPOL_ENGINE_SIZE(), in Rust."""
-    w = ["", "// The internal sizes and macros behind TLBPOL_ENGINE_SIZE(): the X-lists",
-         "// (TLBPOL__CPU_ARRAYS() ...) expanded, each other macro a const fn."]
-    for d in api.defines.values():
-        if d.internal:
-            w.append(f"/// `{d.name}` of the header (an internal size of the core).")
-            w.append(f"pub const {d.name}: u64 = {rust_expr(api, d.body)};")
+    w = ["", "// The internal sizes and macros behind TLBPOL_ENGINE_SIZE(): the sizes through",
+         "// lib.rs's internal_sizes!, the X-lists (TLBPOL__CPU_ARRAYS() ...) expanded, each",
+         "// other macro a const fn."]
+    items = [f"{d.name} = {rust_expr(api, d.body)}," for d in api.defines.values() if d.internal]
+    w.append("internal_sizes! {")
+    w += [line.replace("\0", " ") for line in
+          textwrap.wrap(" ".join(i.replace(" ", "\0") for i in items), 120,
+                        initial_indent="    ", subsequent_indent="    ")]
+    w.append("}")
     lists = {n for n, m in api.macros.items() if m.params[:1] == ("X",)}
     adders = {n for n, m in api.macros.items()
               if re.search(r"##", m.body) and m.params[:1] != ("X",)}
@@ -286,31 +303,42 @@ def camel(suffix: str) -> str:
 
 
 def emit_rust_enums(api: Api) -> str:
+    """The flag sets in one bits! and the enums in one c_enum! (types.rs):
+    each with its doc, one line a member, then its members, several to a
+    line, each the tlbpol-sys constant of the same C name (the macro links
+    it)."""
     w = [f"// {NOTICE}", "// (gen/tlbpol_api.py --write . rewrites it; meson test api-generated checks it.)",
          "//", "// The typed mirrors of the header's enums and flag sets, include!d by types.rs",
          "// (which defines the c_enum! and bits! macros); each value is the tlbpol-sys",
          "// constant of the same C name."]
-    for _, rust, enum, prefix, doc in GROUPS:
-        if not rust:
-            continue
-        w.append("")
-        if is_flag(enum):
-            ty = "u64" if rust == "Rules" else "u32"
-            w.append("bits! {")
-            w += textwrap.wrap(group_doc(api, enum, doc), 92, initial_indent="    /// ",
-                               subsequent_indent="    /// ")
-            w.append(f"    {rust}({ty}) {{")
-        else:
-            w.append("c_enum! {")
-            w += textwrap.wrap(f"`{group_doc(api, enum, doc)}`".replace(": ", "`: ", 1)[:-1],
-                               92, initial_indent="    /// ", subsequent_indent="    /// ")
-            w.append(f"    {rust} {{")
-        for name, _, mdoc in members(api, enum, prefix):
-            sfx = short(name, prefix)
-            variant = sfx if is_flag(enum) else camel(sfx[3:] if rust == "Deadline" else sfx)
-            w += rust_doc(name, mdoc, "        ")
-            w.append(f"        {variant} = sys::{name},")
-        w += ["    }", "}"]
+    for flags in (True, False):
+        w += ["", "bits! {" if flags else "c_enum! {"]
+        for _, rust, enum, prefix, doc in GROUPS:
+            if not rust or is_flag(enum) != flags:
+                continue
+            if flags:
+                w += textwrap.wrap(group_doc(api, enum, doc), 92, initial_indent="    /// ",
+                                   subsequent_indent="    /// ")
+                head = f"    {rust}({'u64' if rust == 'Rules' else 'u32'}) {{"
+            else:
+                w += textwrap.wrap(f"`{group_doc(api, enum, doc)}`".replace(": ", "`: ", 1)[:-1],
+                                   92, initial_indent="    /// ", subsequent_indent="    /// ")
+                head = f"    {rust} {{"
+            w.append("    ///")
+            items = []
+            for name, _, mdoc in members(api, enum, prefix):
+                sfx = short(name, prefix)
+                variant = sfx if flags else camel(sfx[3:] if rust == "Deadline" else sfx)
+                text = f"- `{variant}`" + (": " + first_sentence(mdoc) if mdoc else "")
+                w += textwrap.wrap(text.replace("[", "\\[").replace("]", "\\]"), 92,
+                                   initial_indent="    /// ", subsequent_indent="    ///   ")
+                items.append(f"{variant}\0=\0{name},")
+            w.append(head)
+            w += [line.replace("\0", " ") for line in
+                  textwrap.wrap(" ".join(items), 120, initial_indent="        ",
+                                subsequent_indent="        ")]
+            w.append("    }")
+        w.append("}")
     return "\n".join(w) + "\n"
 
 
@@ -319,11 +347,10 @@ def emit_rust_enums(api: Api) -> str:
 
 ABI_HEAD = """/* SPDX-License-Identifier: MIT */
 /*
- * abi_expect.h - the ABI of <tlbpol/tlbpol.h> on LP64 targets (x86-64,
- * arm64), pinned with compile-time assertions.  Included by abi_lp64.c (C11,
- * _Static_assert) and by header_cxx.cc (C++11, static_assert), so the same
- * list is checked in both languages.  A failing assertion names the
- * expression that no longer holds.
+ * abi_expect.h - the ABI of <tlbpol/tlbpol.h>, pinned: the layout of every
+ * public structure on LP64 targets (x86-64, arm64) and the value of every
+ * public constant, as X-macro lists that abi_check.h turns into
+ * compile-time assertions (in C11 and in C++11).
  *
  * %s
  * The layouts were computed by gen/tlbpol_api.py from the declarations
@@ -340,30 +367,10 @@ ABI_HEAD = """/* SPDX-License-Identifier: MIT */
 #ifndef TLBPOL_TEST_ABI_EXPECT_H
 #define TLBPOL_TEST_ABI_EXPECT_H
 
-#include <stddef.h>
-
-#include <tlbpol/tlbpol.h>
-
-#ifdef __cplusplus
-#define ABI_ASSERT(cond, what) static_assert(cond, what)
-#define ABI_ALIGNOF(T) alignof(T)
-#else
-#define ABI_ASSERT(cond, what) _Static_assert(cond, what)
-#define ABI_ALIGNOF(T) _Alignof(T)
-#endif
-
-#define ABI_SIZE(T, n) ABI_ASSERT(sizeof(T) == (n), "sizeof(" #T ") == " #n)
-#define ABI_ALIGN(T, n) ABI_ASSERT(ABI_ALIGNOF(T) == (n), "alignof(" #T ") == " #n)
-#define ABI_OFF(T, f, n) ABI_ASSERT(offsetof(T, f) == (n), "offsetof(" #T ", " #f ") == " #n)
-#define ABI_FSIZE(T, f, n) ABI_ASSERT(sizeof(((T *)0)->f) == (n), "sizeof(" #T "." #f ") == " #n)
-#define ABI_VAL(e, n) ABI_ASSERT((e) == (n), #e " == " #n)
-
-#if defined(__LP64__) || defined(_LP64)
-#define TLBPOL_ABI_CHECKED 1
-
-ABI_SIZE(void *, 8);
-ABI_SIZE(size_t, 8);
-""" % NOTICE
+/*
+ * ABI_STRUCTS(S): S(name, sizeof, alignof) of each struct name, LP64;
+ * ABI_FIELDS_name(F, T): F(T, field, offsetof, sizeof) of each of its fields.
+ */""" % NOTICE
 
 
 def symbolic(n: int, grow: Optional[Tuple[str, int, int]]) -> str:
@@ -379,44 +386,66 @@ def growable(name: str) -> bool:
     return name.endswith("_MAX") or name.endswith("_ALL") or name == "TLBPOL_RULES_DEFAULT"
 
 
+def x_list(head: str, items: List[str]) -> List[str]:
+    """#define @head as @items, several to a line (a line holds whole items)."""
+    lines = textwrap.wrap(" ".join(i.replace(" ", "\0") for i in items), 88)
+    return [f"#define {head} \\"] + [
+        "\t" + line.replace("\0", " ") + (" \\" if k < len(lines) - 1 else "")
+        for k, line in enumerate(lines)]
+
+
 def emit_abi(api: Api) -> str:
-    w = [ABI_HEAD.rstrip("\n")]
+    structs: List[str] = []
+    fields: List[str] = []
     for s in api.structs.values():
         lay = api.layout(s.name)
-        t = f"struct {s.name}"
-        w += ["", f"/* {t} */"]
         grow: Optional[Tuple[str, int, int]] = None
-        after: List[str] = []
+        items: List[str] = []
         for f in s.fields:
-            if f.array is not None and not f.array.isdigit() and re.fullmatch(r"TLBPOL_\w+",
-                                                                            f.array):
+            off = symbolic(lay.offsets[f.name], grow)
+            size = str(lay.sizes[f.name])
+            if f.array is not None and re.fullmatch(r"TLBPOL_\w+", f.array):
                 grow = (f.array, api.value(f.array), lay.sizes[f.name] // api.value(f.array))
-                after.append(f"ABI_OFF({t}, {f.name}, {lay.offsets[f.name]});")
-                after.append(f"ABI_FSIZE({t}, {f.name}, {f.array} * {grow[2]});")
-                continue
-            after.append(f"ABI_OFF({t}, {f.name}, {symbolic(lay.offsets[f.name], grow)});")
-            after.append(f"ABI_FSIZE({t}, {f.name}, {lay.sizes[f.name]});")
-        w.append(f"ABI_SIZE({t}, {symbolic(lay.size, grow)});")
-        w.append(f"ABI_ALIGN({t}, {lay.align});")
-        w += after
-    w += ["", "#endif /* LP64 */", "", "/*",
-          " * Values compiled into callers: they may gain new members, but an existing",
-          " * one never changes.  (Any data model.)", " */"]
+                size = f"{f.array} * {grow[2]}"
+            items.append(f"F(T, {f.name}, {off}, {size})")
+        structs.append(f"S({s.name}, {symbolic(lay.size, grow)}, {lay.align})")
+        fields += [""] + x_list(f"ABI_FIELDS_{s.name}(F, T)", items)
     consts = api.constants()
-    for n in header_order(api):
-        v = consts[n]
-        w.append(f"ABI_VAL({n}, {v}{'ULL' if api.ctype(n) == 'uint64_t' else 'U'});")
+    values = [f"V({n}, {consts[n]}{'ULL' if api.ctype(n) == 'uint64_t' else 'U'})"
+              for n in header_order(api)]
+    w = [ABI_HEAD] + x_list("ABI_STRUCTS(S)", structs) + fields
+    w += ["", "/*", " * ABI_VALUES(V): V(name, value) of each constant compiled into callers",
+          " * (any data model): they may gain new members, but an existing one never",
+          " * changes.", " */"]
+    w += x_list("ABI_VALUES(V)", values)
     w += ["", "#endif /* TLBPOL_TEST_ABI_EXPECT_H */"]
     return "\n".join(w) + "\n"
 
 
-_PIN = re.compile(r"^ABI_(SIZE|ALIGN|OFF|FSIZE|VAL)\((.*), ([^,]*)\);$", re.M)
+def abi_pins(text: str) -> Dict[Tuple[str, str], str]:
+    """(what, of what) -> value of every pin of an abi_expect.h: SIZE and
+    ALIGN of "struct name", OFF and FSIZE of "struct name, field", VAL of a
+    constant."""
+    lists = {m.group(1): m.group(2) for m in
+             re.finditer(r"^#define (ABI_\w+)\(.*?\)(.*)$", text.replace("\\\n", " "), re.M)}
+    out: Dict[Tuple[str, str], str] = {}
+    for m in re.finditer(r"\bS\((\w+), ([^,]+), (\d+)\)", lists.get("ABI_STRUCTS", "")):
+        out[("SIZE", f"struct {m.group(1)}")] = m.group(2)
+        out[("ALIGN", f"struct {m.group(1)}")] = m.group(3)
+    for name, body in lists.items():
+        if name.startswith("ABI_FIELDS_"):
+            t = f"struct {name[len('ABI_FIELDS_'):]}"
+            for f in re.finditer(r"\bF\(T, (\w+), ([^,]+), ([^,)]+)\)", body):
+                out[("OFF", f"{t}, {f.group(1)}")] = f.group(2)
+                out[("FSIZE", f"{t}, {f.group(1)}")] = f.group(3)
+    for m in re.finditer(r"\bV\((\w+), (\w+)\)", lists.get("ABI_VALUES", "")):
+        out[("VAL", m.group(1))] = m.group(2)
+    return out
 
 
 def abi_breaks(old: str, new: str) -> List[str]:
     """What @new changes of the values @old pins (empty: an extension)."""
-    was = {(m.group(1), m.group(2)): m.group(3) for m in _PIN.finditer(old)}
-    now = {(m.group(1), m.group(2)): m.group(3) for m in _PIN.finditer(new)}
+    was, now = abi_pins(old), abi_pins(new)
     out = []
     for key, v in was.items():
         what = f"ABI_{key[0]}({key[1]})"

@@ -116,42 +116,44 @@ class Enumerator:
 
 
 @dataclass(frozen=True)
-class Enum:
+class Declared:
+    """What every enum, structure and function of the header has: its name,
+    and its kernel-doc comment if it has one."""
     name: str
-    members: Tuple[Enumerator, ...]
     doc: Optional[KernelDoc]
 
 
 @dataclass(frozen=True)
-class Field:
+class Enum(Declared):
+    members: Tuple[Enumerator, ...]
+
+
+@dataclass(frozen=True)
+class Param:
+    """A name declared with a C type: a function's parameter, and the start
+    of a structure's field."""
     name: str
     ctype: str
+
+
+@dataclass(frozen=True)
+class Field(Param):
     array: Optional[str]
     count: Optional[int]
     is_fnptr: bool
 
 
 @dataclass(frozen=True)
-class Struct:
-    name: str
+class Struct(Declared):
     fields: Tuple[Field, ...]
-    doc: Optional[KernelDoc]
 
 
 @dataclass(frozen=True)
-class Param:
-    name: str
-    ctype: str
-
-
-@dataclass(frozen=True)
-class Function:
-    name: str
+class Function(Declared):
     ret: str
     params: Tuple[Param, ...]
     prototype: str
     hosted_only: bool
-    doc: Optional[KernelDoc]
 
 
 @dataclass(frozen=True)
@@ -498,7 +500,7 @@ def _statement(s: str, hosted: bool, api: Api, docs: Dict[str, KernelDoc],
                 raise ApiError(f"enum {name}: {item.strip()!r} has no constant value")
             known[n.strip()] = value
             members.append(Enumerator(n.strip(), value, edocs.get(n.strip(), "")))
-        api.enums[name] = Enum(name, tuple(members), kd)
+        api.enums[name] = Enum(name, kd, members=tuple(members))
     elif s.startswith("struct ") and "{" in s:
         name = s[7:s.index("{")].strip()
         fields = []
@@ -507,7 +509,7 @@ def _statement(s: str, hosted: bool, api: Api, docs: Dict[str, KernelDoc],
                 n, ctype, array, fnptr = _declarator(decl)
                 count = evaluate(array, known) if array is not None else None
                 fields.append(Field(n, ctype, array, count, fnptr))
-        api.structs[name] = Struct(name, tuple(fields), docs.get(f"struct:{name}"))
+        api.structs[name] = Struct(name, docs.get(f"struct:{name}"), fields=tuple(fields))
     elif s.startswith("TLBPOL_API "):
         decl = s[len("TLBPOL_API "):].rstrip(";").strip()
         open_ = decl.index("(")
@@ -522,8 +524,9 @@ def _statement(s: str, hosted: bool, api: Api, docs: Dict[str, KernelDoc],
             for p in _split_params(inner):
                 pn, pt, _, _ = _declarator(p)
                 params.append(Param(pn, pt))
-        api.functions[name] = Function(name, ret, tuple(params), decl + ";", hosted,
-                                       docs.get(f"function:{name}"))
+        api.functions[name] = Function(name, docs.get(f"function:{name}"), ret=ret,
+                                       params=tuple(params), prototype=decl + ";",
+                                       hosted_only=hosted)
     elif s.startswith("struct ") or s.startswith("extern ") or s == "}":
         return  # a forward declaration, or extern "C"'s end
     else:

@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * abi_lp64.c - pins the ABI of <tlbpol/tlbpol.h> at compile time (C11
- * _Static_assert; see abi_expect.h for the expected layouts).  Nothing runs:
+ * _Static_assert; abi_check.h checks the pins of abi_expect.h).  Nothing runs:
  * if this file compiles, the layout is as pinned.
  */
-#include "abi_expect.h"
+#include "abi_check.h"
 
 #ifndef TLBPOL_ABI_CHECKED
 #if defined(__x86_64__) || defined(__aarch64__)

@@ -2,13 +2,13 @@
 //
 // header_cxx.cc - <tlbpol/tlbpol.h> from C++ (built as C++11 and C++17 with
 // -Wall -Wextra -Werror -pedantic).  The header is included first, so it must
-// be self-contained; abi_expect.h re-checks the pinned ABI with C++
+// be self-contained; abi_check.h re-checks the pinned ABI with C++
 // static_assert; and calling into the library checks that the declarations
 // have C linkage (without extern "C" the names would be mangled and the link
 // would fail).
 #include <tlbpol/tlbpol.h>
 
-#include "abi_expect.h"
+#include "abi_check.h"
 
 #include <cstdio>
 #include <cstring>

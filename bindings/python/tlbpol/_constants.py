@@ -27,268 +27,208 @@ __all__ = [
 
 class Arch(enum.IntEnum):
     """enum tlbpol_arch: what the engine may assume of the hardware."""
-    #: nothing: no hardware A/D bits, no invalidation on a fault, no
-    #: broadcast invalidation, and invalid entries may be cached (RISC-V
-    #: without Svvptc): an install is ...
-    GENERIC = 0
-    #: what the x86 architecture guarantees: the CPU sets A/D bits itself
-    #: and, once a PTE is not present, can no longer set them (Linux
-    #: pmdp_invalidate_ad()); a page ...
-    X86_64 = 1
-    #: the Arm architecture: broadcast TLBI, AF and DBM (hardware dirty
-    #: state), no invalidation on a fault.
-    ARM64 = 2
+    # GENERIC: nothing: no hardware A/D bits, no invalidation on a fault, no
+    #   broadcast invalidation, and invalid entries may be cached (RISC-V
+    #   without Svvptc): an install is ...
+    # X86_64: what the x86 architecture guarantees: the CPU sets A/D bits
+    #   itself and, once a PTE is not present, can no longer set them (Linux
+    #   pmdp_invalidate_ad()); a page ...
+    # ARM64: the Arm architecture: broadcast TLBI, AF and DBM (hardware dirty
+    #   state), no invalidation on a fault.
+    (GENERIC, X86_64, ARM64) = range(3)
 
 
 class Rule(enum.IntFlag):
     """A rule mask (TLBPOL_RULE_*): each bit one optimisation that can be
     switched off, and the named masks NONE, LINUX, DEFAULT, ALL
     (TLBPOL_RULES_*)."""
-    #: No remote flush for a spurious fault (the PTE already allowed the
-    #: access); x86: no flush at all, other arches: local only.
-    SPURIOUS_NOFLUSH = 1 << 0
-    #: Flush the pages of a range instead of the whole address space, up to
-    #: flush_ceiling pages.
-    RANGE_FLUSH = 1 << 1
-    #: No access-flag update and no flush on a retried fault whose PTE is
-    #: already installed (FAULT_FLAG_TRIED).
-    RETRY_NOFLUSH = 1 << 2
-    #: Defer flushes of unmap/reclaim/migrate to the event's deadline and
-    #: send one shootdown per batch.
-    BATCH = 1 << 3
-    #: No synchronous flush when the accessed bit is cleared for aging.
-    AGING_NOFLUSH = 1 << 4
-    #: No remote flush when a PTE only becomes more permissive.
-    UPGRADE_NOFLUSH = 1 << 5
-    #: Target only CPUs that may cache the address space (Linux
-    #: mm_cpumask).
-    FOOTPRINT = 1 << 6
-    #: Do not interrupt idle/lazy CPUs; they flush when they next switch
-    #: in, never when page tables were freed (Linux lazy TLB).
-    LAZY_CPUS = 1 << 7
-    #: Skip CPUs whose flushed generation covers the request (Linux
-    #: tlb_gen).
-    GEN_SKIP = 1 << 8
-    #: A CPU receiving requests from several initiators serves them with
-    #: one merged flush.
-    RECEIVER_MERGE = 1 << 9
-    #: Use ops->broadcast (INVLPGB, TLBI IS, a hypercall) where it is
-    #: cheaper.
-    BROADCAST = 1 << 10
-    #: Interrupt one leader per NUMA node, which forwards within its node.
-    NUMA_FANOUT = 1 << 11
-    #: For events flagged TLBPOL_EVF_LAZY_OK, complete the flush at each
-    #: CPU's next switch or tick with no interrupt (LATR).
-    LAZY_UNMAP = 1 << 12
-    #: A preempted vCPU is not interrupted; it flushes before it next runs
-    #: (KVM PV flush): told by tlbpol_cpu_state() (a hypervisor embedding
-    #: the engine) or asked ...
-    VCPU_DEFER = 1 << 13
-    #: Do not interrupt a CPU that is waiting inside the engine for its own
-    #: shootdown's acknowledgements: it polls its inbox on every turn of
-    #: that wait and once more ...
-    POLLING_CPUS = 1 << 14
-    #: For events flagged TLBPOL_EVF_STAMP (frames that die with the
-    #: mapping), flush at each CPU's next switch or tick with no interrupt,
-    #: and let the host give the ...
-    FLUSH_STAMP = 1 << 15
-    #: The naive policy: every change to a present PTE is a full flush on
-    #: every CPU before the call returns.
+    # SPURIOUS_NOFLUSH: No remote flush for a spurious fault (the PTE already
+    #   allowed the access); x86: no flush at all, other arches: local only.
+    # RANGE_FLUSH: Flush the pages of a range instead of the whole address
+    #   space, up to flush_ceiling pages.
+    # RETRY_NOFLUSH: No access-flag update and no flush on a retried fault
+    #   whose PTE is already installed (FAULT_FLAG_TRIED).
+    # BATCH: Defer flushes of unmap/reclaim/migrate to the event's deadline and
+    #   send one shootdown per batch.
+    # AGING_NOFLUSH: No synchronous flush when the accessed bit is cleared for
+    #   aging.
+    # UPGRADE_NOFLUSH: No remote flush when a PTE only becomes more permissive.
+    # FOOTPRINT: Target only CPUs that may cache the address space (Linux
+    #   mm_cpumask).
+    # LAZY_CPUS: Do not interrupt idle/lazy CPUs; they flush when they next
+    #   switch in, never when page tables were freed (Linux lazy TLB).
+    # GEN_SKIP: Skip CPUs whose flushed generation covers the request (Linux
+    #   tlb_gen).
+    # RECEIVER_MERGE: A CPU receiving requests from several initiators serves
+    #   them with one merged flush.
+    # BROADCAST: Use ops->broadcast (INVLPGB, TLBI IS, a hypercall) where it is
+    #   cheaper.
+    # NUMA_FANOUT: Interrupt one leader per NUMA node, which forwards within
+    #   its node.
+    # LAZY_UNMAP: For events flagged TLBPOL_EVF_LAZY_OK, complete the flush at
+    #   each CPU's next switch or tick with no interrupt (LATR).
+    # VCPU_DEFER: A preempted vCPU is not interrupted; it flushes before it
+    #   next runs (KVM PV flush): told by tlbpol_cpu_state() (a hypervisor
+    #   embedding the engine) or asked ...
+    # POLLING_CPUS: Do not interrupt a CPU that is waiting inside the engine
+    #   for its own shootdown's acknowledgements: it polls its inbox on every
+    #   turn of that wait and once more ...
+    # FLUSH_STAMP: For events flagged TLBPOL_EVF_STAMP (frames that die with
+    #   the mapping), flush at each CPU's next switch or tick with no
+    #   interrupt, and let the host give the ...
+    # NONE: The naive policy: every change to a present PTE is a full flush on
+    #   every CPU before the call returns.
+    # LINUX: What Linux does today: the five rules above from Linux commits,
+    #   footprint, lazy CPUs, generations.
+    # DEFAULT: Every rule.
+    # ALL: Every rule bit this version knows; any other bit is rejected
+    #   (-EINVAL).
+    (SPURIOUS_NOFLUSH, RANGE_FLUSH, RETRY_NOFLUSH, BATCH, AGING_NOFLUSH,
+     UPGRADE_NOFLUSH, FOOTPRINT, LAZY_CPUS, GEN_SKIP, RECEIVER_MERGE,
+     BROADCAST, NUMA_FANOUT, LAZY_UNMAP, VCPU_DEFER, POLLING_CPUS,
+     FLUSH_STAMP) = (1 << i for i in range(16))
     NONE = 0x0
-    #: What Linux does today: the five rules above from Linux commits,
-    #: footprint, lazy CPUs, generations.
     LINUX = 0x1FF
-    #: Every rule.
     DEFAULT = 0xFFFF
-    #: Every rule bit this version knows; any other bit is rejected
-    #: (-EINVAL).
     ALL = 0xFFFF
 
 
 class FlushKind(enum.IntEnum):
     """enum tlbpol_flush_kind: what a flush covers."""
-    #: the ranges of struct tlbpol_flush (sorted, merged).
-    PAGES = 0
-    #: every non-global entry of the address space, and its paging-
-    #: structure caches (walk caches) whether or not TLBPOL_FLUSHF_TABLES
-    #: is set: the engine counts a CPU ...
-    AS = 1
-    #: everything, global entries too.
-    ALL = 2
+    # PAGES: the ranges of struct tlbpol_flush (sorted, merged).
+    # AS: every non-global entry of the address space, and its paging-structure
+    #   caches (walk caches) whether or not TLBPOL_FLUSHF_TABLES is set: the
+    #   engine counts a CPU ...
+    # ALL: everything, global entries too.
+    (PAGES, AS, ALL) = range(3)
 
 
 class FlushFlag(enum.IntFlag):
     """TLBPOL_FLUSHF_*: paging-structure caches too; global entries too."""
-    #: Paging-structure caches too: page-table pages under the range were
-    #: freed.
-    TABLES = 1 << 0
-    #: The pages may be cached as global entries (a PTE that was or becomes
-    #: global), or, where invalid entries are cached, under any tag:
-    #: invalidate them whatever tag ...
-    GLOBAL = 1 << 1
+    # TABLES: Paging-structure caches too: page-table pages under the range
+    #   were freed.
+    # GLOBAL: The pages may be cached as global entries (a PTE that was or
+    #   becomes global), or, where invalid entries are cached, under any tag:
+    #   invalidate them whatever tag ...
+    (TABLES, GLOBAL) = (1 << i for i in range(2))
 
 
 class ConfigFlag(enum.IntFlag):
     """TLBPOL_CFGF_*: RETAIN_AS (PCID/ASID keep a switched-away AS's entries);
     WAIT_IRQS (the host's relax takes this CPU's interrupts, as Linux's
     csd_lock_wait())."""
-    #: Config flags.
-    RETAIN_AS = 1 << 0
-    WAIT_IRQS = 1 << 1
+    # RETAIN_AS: Config flags.
+    (RETAIN_AS, WAIT_IRQS) = (1 << i for i in range(2))
     ALL = 0x3
 
 
 class CpuState(enum.IntEnum):
     """enum tlbpol_cpu_state: what a CPU is doing."""
-    #: running, takes interrupts.
-    RUNNING = 0
-    #: idle; still takes interrupts (RULE_LAZY_CPUS may spare it).
-    IDLE = 1
-    #: a vCPU that is not scheduled (RULE_VCPU_DEFER may spare it).
-    PREEMPTED = 2
-    #: takes no interrupts and is never targeted: nothing it keeps counts.
-    OFFLINE = 3
+    # RUNNING: running, takes interrupts.
+    # IDLE: idle; still takes interrupts (RULE_LAZY_CPUS may spare it).
+    # PREEMPTED: a vCPU that is not scheduled (RULE_VCPU_DEFER may spare it).
+    # OFFLINE: takes no interrupts and is never targeted: nothing it keeps
+    #   counts.
+    (RUNNING, IDLE, PREEMPTED, OFFLINE) = range(4)
 
 
 class EventKind(enum.IntEnum):
     """enum tlbpol_event_kind: what happened to the page tables."""
-    #: a page fault was resolved: PTE @old_pte -> @new_pte at va.
-    FAULT = 0
-    #: software changed permissions (mprotect, write-protect for COW or
-    #: dirty tracking).
-    PROTECT = 1
-    #: PTEs cleared (munmap, zap; MADV_DONTNEED with
-    #: TLBPOL_EVF_STAYS_MAPPED).
-    UNMAP = 2
-    #: a page unmapped for reclaim / swap-out.
-    RECLAIM = 3
-    #: a page unmapped for migration or compaction.
-    MIGRATE = 4
-    #: accessed bit cleared for aging.
-    CLEAR_YOUNG = 5
-    #: dirty bit cleared (writeback, dirty logging).
-    CLEAR_DIRTY = 6
-    #: PTEs moved away from va (mremap): the old addresses must go.
-    REMAP = 7
+    # FAULT: a page fault was resolved: PTE @old_pte -> @new_pte at va.
+    # PROTECT: software changed permissions (mprotect, write-protect for COW or
+    #   dirty tracking).
+    # UNMAP: PTEs cleared (munmap, zap; MADV_DONTNEED with
+    #   TLBPOL_EVF_STAYS_MAPPED).
+    # RECLAIM: a page unmapped for reclaim / swap-out.
+    # MIGRATE: a page unmapped for migration or compaction.
+    # CLEAR_YOUNG: accessed bit cleared for aging.
+    # CLEAR_DIRTY: dirty bit cleared (writeback, dirty logging).
+    # REMAP: PTEs moved away from va (mremap): the old addresses must go.
+    (FAULT, PROTECT, UNMAP, RECLAIM, MIGRATE, CLEAR_YOUNG, CLEAR_DIRTY,
+     REMAP) = range(8)
 
 
 class Pte(enum.IntFlag):
     """Portable PTE bits (TLBPOL_PTE_*), for an event's old and new PTE."""
-    #: Portable PTE bits, for old_pte / new_pte.
-    PRESENT = 1 << 0
-    WRITE = 1 << 1
-    EXEC = 1 << 2
-    USER = 1 << 3
-    ACCESSED = 1 << 4
-    DIRTY = 1 << 5
-    GLOBAL = 1 << 6
+    # PRESENT: Portable PTE bits, for old_pte / new_pte.
+    (PRESENT, WRITE, EXEC, USER, ACCESSED, DIRTY,
+     GLOBAL) = (1 << i for i in range(7))
     ALL = 0x7F
 
 
 class EventFlag(enum.IntFlag):
     """Event flags (TLBPOL_EVF_*)."""
-    #: fault: the access was a write.
-    WRITE = 1 << 0
-    #: fault: the access was an instruction fetch.
-    EXEC = 1 << 1
-    #: fault: a retried fault (FAULT_FLAG_TRIED).
-    TRIED = 1 << 2
-    #: the PTE now points to another frame.
-    PFN_CHANGED = 1 << 3
-    #: page-table pages under the range were freed.
-    TABLES_FREED = 1 << 4
-    #: frames/addresses not reused before a deferred free runs.
-    LAZY_OK = 1 << 5
-    #: unmap: the frame is private to this mapping and its contents die
-    #: with it (private anonymous memory): no writeback and no other
-    #: mapping can see a late write ...
-    PRIVATE = 1 << 6
-    #: unmap: the addresses stay mapped (MADV_DONTNEED, MADV_REMOVE, a hole
-    #: punched in a mapped file): a later access must see the page gone as
-    #: soon as the call ...
-    STAYS_MAPPED = 1 << 7
-    #: something the portable bits cannot express changed: size, structure,
-    #: memory type, protection key, shadow stack (see enum
-    #: tlbpol_event_kind); a shootdown now ...
-    ATTRS = 1 << 8
-    #: unmap (with PRIVATE, not STAYS_MAPPED) or reclaim: the frames die
-    #: with the mapping and go back to the host's allocator after
-    #: tlbpol_stamp(), with its stamp ...
-    STAMP = 1 << 9
+    # WRITE: fault: the access was a write.
+    # EXEC: fault: the access was an instruction fetch.
+    # TRIED: fault: a retried fault (FAULT_FLAG_TRIED).
+    # PFN_CHANGED: the PTE now points to another frame.
+    # TABLES_FREED: page-table pages under the range were freed.
+    # LAZY_OK: frames/addresses not reused before a deferred free runs.
+    # PRIVATE: unmap: the frame is private to this mapping and its contents die
+    #   with it (private anonymous memory): no writeback and no other mapping
+    #   can see a late write ...
+    # STAYS_MAPPED: unmap: the addresses stay mapped (MADV_DONTNEED,
+    #   MADV_REMOVE, a hole punched in a mapped file): a later access must see
+    #   the page gone as soon as the call ...
+    # ATTRS: something the portable bits cannot express changed: size,
+    #   structure, memory type, protection key, shadow stack (see enum
+    #   tlbpol_event_kind); a shootdown now ...
+    # STAMP: unmap (with PRIVATE, not STAYS_MAPPED) or reclaim: the frames die
+    #   with the mapping and go back to the host's allocator after
+    #   tlbpol_stamp(), with its stamp ...
+    (WRITE, EXEC, TRIED, PFN_CHANGED, TABLES_FREED, LAZY_OK, PRIVATE,
+     STAYS_MAPPED, ATTRS, STAMP) = (1 << i for i in range(10))
     ALL = 0x3FF
 
 
 class Action(enum.IntEnum):
     """enum tlbpol_action: what a decision asks for."""
-    #: no flush anywhere.
-    NONE = 0
-    #: flush the deciding CPU only.
-    LOCAL = 1
-    #: flush every CPU that may hold the entries.
-    SHOOTDOWN = 2
+    # NONE: no flush anywhere.
+    # LOCAL: flush the deciding CPU only.
+    # SHOOTDOWN: flush every CPU that may hold the entries.
+    (NONE, LOCAL, SHOOTDOWN) = range(3)
 
 
 class Deadline(enum.IntEnum):
     """enum tlbpol_deadline: by when the flush must be complete."""
-    #: before tlbpol_submit() returns.
-    BY_NOW = 0
-    #: before the pages' contents are written back or copied (a stale
-    #: writable entry could otherwise change them afterwards).
-    BY_WRITEBACK = 1
-    #: before the frames (or page tables) are freed or reused.
-    BY_FREE = 2
-    #: eventually (next tick or switch); only stale accessed bits or frames
-    #: held back by a deferred free depend on it.
-    BY_LAZY = 3
+    # BY_NOW: before tlbpol_submit() returns.
+    # BY_WRITEBACK: before the pages' contents are written back or copied (a
+    #   stale writable entry could otherwise change them afterwards).
+    # BY_FREE: before the frames (or page tables) are freed or reused.
+    # BY_LAZY: eventually (next tick or switch); only stale accessed bits or
+    #   frames held back by a deferred free depend on it.
+    (BY_NOW, BY_WRITEBACK, BY_FREE, BY_LAZY) = range(4)
 
 
 class Reason(enum.IntEnum):
     """enum tlbpol_reason: why a decision is what it is (TLBPOL_WHY_*).
     tlbpol_reason_str() names each."""
-    #: old PTE not present: nothing cached.
-    NOT_PRESENT = 0
-    #: the PTE did not change.
-    UNCHANGED = 1
-    #: rules NONE: full flush everywhere, now.
-    NAIVE = 2
-    #: fault the PTE already allowed.
-    SPURIOUS = 3
-    #: retried fault, PTE already installed.
-    RETRIED = 4
-    #: fault only set the accessed/dirty bits.
-    ACCESS_FLAGS = 5
-    #: permissions only grew.
-    UPGRADE = 6
-    #: accessed bit cleared.
-    AGING = 7
-    #: PTEs cleared, frames freed later.
-    UNMAP = 8
-    #: clean page reclaimed.
-    RECLAIM_CLEAN = 9
-    #: dirty page reclaimed: before writeback.
-    RECLAIM_DIRTY = 10
-    #: clean page migrated.
-    MIGRATE_CLEAN = 11
-    #: dirty page migrated: before the copy.
-    MIGRATE_DIRTY = 12
-    #: PTE points to another frame.
-    PFN_CHANGE = 13
-    #: a permission was removed.
-    DOWNGRADE = 14
-    #: dirty bit cleared.
-    CLEAR_DIRTY = 15
-    #: PTEs moved away from these addresses.
-    REMAP = 16
-    #: dirty PTEs cleared: before writeback.
-    UNMAP_DIRTY = 17
-    #: page-table pages freed: before free.
-    TABLES_FREED = 18
-    #: PTEs cleared, range stays mapped: now.
-    DISCARD = 19
-    #: size, type or key changed (EVF_ATTRS).
-    ATTRS = 20
-    #: GENERIC install: invalid entries may be cached.
-    INSTALL = 21
+    # NOT_PRESENT: old PTE not present: nothing cached.
+    # UNCHANGED: the PTE did not change.
+    # NAIVE: rules NONE: full flush everywhere, now.
+    # SPURIOUS: fault the PTE already allowed.
+    # RETRIED: retried fault, PTE already installed.
+    # ACCESS_FLAGS: fault only set the accessed/dirty bits.
+    # UPGRADE: permissions only grew.
+    # AGING: accessed bit cleared.
+    # UNMAP: PTEs cleared, frames freed later.
+    # RECLAIM_CLEAN: clean page reclaimed.
+    # RECLAIM_DIRTY: dirty page reclaimed: before writeback.
+    # MIGRATE_CLEAN: clean page migrated.
+    # MIGRATE_DIRTY: dirty page migrated: before the copy.
+    # PFN_CHANGE: PTE points to another frame.
+    # DOWNGRADE: a permission was removed.
+    # CLEAR_DIRTY: dirty bit cleared.
+    # REMAP: PTEs moved away from these addresses.
+    # UNMAP_DIRTY: dirty PTEs cleared: before writeback.
+    # TABLES_FREED: page-table pages freed: before free.
+    # DISCARD: PTEs cleared, range stays mapped: now.
+    # ATTRS: size, type or key changed (EVF_ATTRS).
+    # INSTALL: GENERIC install: invalid entries may be cached.
+    (NOT_PRESENT, UNCHANGED, NAIVE, SPURIOUS, RETRIED, ACCESS_FLAGS, UPGRADE,
+     AGING, UNMAP, RECLAIM_CLEAN, RECLAIM_DIRTY, MIGRATE_CLEAN, MIGRATE_DIRTY,
+     PFN_CHANGE, DOWNGRADE, CLEAR_DIRTY, REMAP, UNMAP_DIRTY, TABLES_FREED,
+     DISCARD, ATTRS, INSTALL) = range(22)
 
 
 ARCH_MAX = 3
@@ -324,36 +264,20 @@ WHY_MAX = 22
 # Header name prefix of each enum / flag class.  Rule's masks are
 # TLBPOL_RULES_*, its bits TLBPOL_RULE_*.
 _PREFIXES: Tuple[Tuple[Type[Union[enum.IntEnum, enum.IntFlag]], str], ...] = (
-    (Arch, "TLBPOL_ARCH_"),
-    (FlushKind, "TLBPOL_FLUSH_"),
-    (FlushFlag, "TLBPOL_FLUSHF_"),
-    (ConfigFlag, "TLBPOL_CFGF_"),
-    (CpuState, "TLBPOL_CPU_"),
-    (EventKind, "TLBPOL_EV_"),
-    (Pte, "TLBPOL_PTE_"),
-    (EventFlag, "TLBPOL_EVF_"),
-    (Action, "TLBPOL_ACT_"),
-    (Deadline, "TLBPOL_"),
+    (Arch, "TLBPOL_ARCH_"), (FlushKind, "TLBPOL_FLUSH_"),
+    (FlushFlag, "TLBPOL_FLUSHF_"), (ConfigFlag, "TLBPOL_CFGF_"),
+    (CpuState, "TLBPOL_CPU_"), (EventKind, "TLBPOL_EV_"), (Pte, "TLBPOL_PTE_"),
+    (EventFlag, "TLBPOL_EVF_"), (Action, "TLBPOL_ACT_"), (Deadline, "TLBPOL_"),
     (Reason, "TLBPOL_WHY_"),
 )
 _RULE_MASKS = ("NONE", "LINUX", "DEFAULT", "ALL")
 
-
-def _header_constants() -> Dict[str, int]:
-    out: Dict[str, int] = {}
-    for cls, prefix in _PREFIXES:
-        for name, member in cls.__members__.items():
-            out[prefix + name] = int(member)
-    for name, member in Rule.__members__.items():
-        out[("TLBPOL_RULES_" if name in _RULE_MASKS else "TLBPOL_RULE_") + name] = int(member)
-    for name in __all__:
-        value = globals().get(name)
-        if isinstance(value, int) and not isinstance(value, bool):
-            out["TLBPOL_" + name] = value
-    return out
-
-
 #: Every header constant this package mirrors: C name -> value.  The layout
 #: test checks each against the compiler's view of the header, and checks
 #: that the header has no constant missing from it.
-HEADER_CONSTANTS: Dict[str, int] = _header_constants()
+HEADER_CONSTANTS: Dict[str, int] = {
+    **{p + n: int(m) for c, p in _PREFIXES for n, m in c.__members__.items()},
+    **{("TLBPOL_RULES_" if n in _RULE_MASKS else "TLBPOL_RULE_") + n: int(m)
+       for n, m in Rule.__members__.items()},
+    **{"TLBPOL_" + n: v for n, v in globals().items() if n in __all__ and type(v) is int},
+}

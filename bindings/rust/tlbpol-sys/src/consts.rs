@@ -267,40 +267,16 @@ pub const TLBPOL_WHY_INSTALL: u32 = 21;
 /// `TLBPOL_WHY_MAX`.
 pub const TLBPOL_WHY_MAX: u32 = 22;
 
-// The internal sizes and macros behind TLBPOL_ENGINE_SIZE(): the X-lists
-// (TLBPOL__CPU_ARRAYS() ...) expanded, each other macro a const fn.
-/// `TLBPOL__SZ_ENGINE` of the header (an internal size of the core).
-pub const TLBPOL__SZ_ENGINE: u64 = 352;
-/// `TLBPOL__SZ_CPU_BASE` of the header (an internal size of the core).
-pub const TLBPOL__SZ_CPU_BASE: u64 = 4360;
-/// `TLBPOL__SZ_CPU_PER_REASON` of the header (an internal size of the core).
-pub const TLBPOL__SZ_CPU_PER_REASON: u64 = 40;
-/// `TLBPOL__SZ_CPU` of the header (an internal size of the core).
-pub const TLBPOL__SZ_CPU: u64 = TLBPOL__LINE_UP(TLBPOL__SZ_CPU_BASE + (TLBPOL_WHY_MAX as u64) * TLBPOL__SZ_CPU_PER_REASON);
-/// `TLBPOL__SZ_AS` of the header (an internal size of the core).
-pub const TLBPOL__SZ_AS: u64 = 64;
-/// `TLBPOL__SZ_PENDING_SPAN` of the header (an internal size of the core).
-pub const TLBPOL__SZ_PENDING_SPAN: u64 = 32;
-/// `TLBPOL__SZ_PENDING` of the header (an internal size of the core).
-pub const TLBPOL__SZ_PENDING: u64 = 32;
-/// `TLBPOL__SZ_REQ_FLUSH` of the header (an internal size of the core).
-pub const TLBPOL__SZ_REQ_FLUSH: u64 = 80;
-/// `TLBPOL__SZ_RECV_AS` of the header (an internal size of the core).
-pub const TLBPOL__SZ_RECV_AS: u64 = 48;
-/// `TLBPOL__SZ_RECV_RANGE` of the header (an internal size of the core).
-pub const TLBPOL__SZ_RECV_RANGE: u64 = 24;
-/// `TLBPOL__SZ_RANGE` of the header (an internal size of the core).
-pub const TLBPOL__SZ_RANGE: u64 = 24;
-/// `TLBPOL__SZ_U64` of the header (an internal size of the core).
-pub const TLBPOL__SZ_U64: u64 = 8;
-/// `TLBPOL__SZ_U32` of the header (an internal size of the core).
-pub const TLBPOL__SZ_U32: u64 = 4;
-/// `TLBPOL__SZ_U16` of the header (an internal size of the core).
-pub const TLBPOL__SZ_U16: u64 = 2;
-/// `TLBPOL__REQS_PER_CPU` of the header (an internal size of the core).
-pub const TLBPOL__REQS_PER_CPU: u64 = 9;
-/// `TLBPOL__PARTS_MAX` of the header (an internal size of the core).
-pub const TLBPOL__PARTS_MAX: u64 = 16;
+// The internal sizes and macros behind TLBPOL_ENGINE_SIZE(): the sizes through
+// lib.rs's internal_sizes!, the X-lists (TLBPOL__CPU_ARRAYS() ...) expanded, each
+// other macro a const fn.
+internal_sizes! {
+    TLBPOL__SZ_ENGINE = 352, TLBPOL__SZ_CPU_BASE = 4360, TLBPOL__SZ_CPU_PER_REASON = 40,
+    TLBPOL__SZ_CPU = TLBPOL__LINE_UP(TLBPOL__SZ_CPU_BASE + (TLBPOL_WHY_MAX as u64) * TLBPOL__SZ_CPU_PER_REASON),
+    TLBPOL__SZ_AS = 64, TLBPOL__SZ_PENDING_SPAN = 32, TLBPOL__SZ_PENDING = 32, TLBPOL__SZ_REQ_FLUSH = 80,
+    TLBPOL__SZ_RECV_AS = 48, TLBPOL__SZ_RECV_RANGE = 24, TLBPOL__SZ_RANGE = 24, TLBPOL__SZ_U64 = 8, TLBPOL__SZ_U32 = 4,
+    TLBPOL__SZ_U16 = 2, TLBPOL__REQS_PER_CPU = 9, TLBPOL__PARTS_MAX = 16,
+}
 
 /// `TLBPOL__LINE_UP()` of the header.
 #[allow(non_snake_case)]

@@ -27,30 +27,30 @@ pub use core::ffi::c_void;
 /// C `int` (every target libtlbpol supports has a 32-bit `int`).
 /// Defined here because `core::ffi::c_int` needs Rust 1.64.
 pub type c_int = i32;
-/// C `char`: unsigned on the ABIs that say so, as `std::os::raw::c_char`.
-#[cfg(any(
-    target_arch = "aarch64",
-    target_arch = "arm",
-    target_arch = "riscv64",
-    target_arch = "riscv32",
-    target_arch = "powerpc",
-    target_arch = "powerpc64",
-    target_arch = "s390x"
-))]
-pub type c_char = u8;
-/// C `char`: signed on x86 and x86-64.
-#[cfg(not(any(
-    target_arch = "aarch64",
-    target_arch = "arm",
-    target_arch = "riscv64",
-    target_arch = "riscv32",
-    target_arch = "powerpc",
-    target_arch = "powerpc64",
-    target_arch = "s390x"
-)))]
-pub type c_char = i8;
+/// `c_char` for the targets whose C `char` is unsigned (the ABIs of
+/// `$arch`), signed elsewhere (x86, x86-64), as `std::os::raw::c_char`.
+macro_rules! c_char_unsigned_on {
+    ($($arch:literal),*) => {
+        /// C `char`: unsigned on the ABIs that say so, as `std::os::raw::c_char`.
+        #[cfg(any($(target_arch = $arch),*))]
+        pub type c_char = u8;
+        /// C `char`: signed on x86 and x86-64.
+        #[cfg(not(any($(target_arch = $arch),*)))]
+        pub type c_char = i8;
+    };
+}
+c_char_unsigned_on!("aarch64", "arm", "riscv64", "riscv32", "powerpc", "powerpc64", "s390x");
 
 include!(concat!(env!("OUT_DIR"), "/version.rs"));
+
+/// The header's internal sizes (`TLBPOL__*`), which `TLBPOL_ENGINE_SIZE()`
+/// adds up: `NAME = value, ...`, each a documented `u64` constant.
+macro_rules! internal_sizes {
+    ($($name:ident = $v:expr,)*) => {$(
+        #[doc = concat!("`", stringify!($name), "` of the header (an internal size of the core).")]
+        pub const $name: u64 = $v;
+    )*};
+}
 
 // Every integer constant of the header, and TLBPOL_ENGINE_SIZE(), written
 // from it by gen/tlbpol_api.py (committed, so that the crate builds without

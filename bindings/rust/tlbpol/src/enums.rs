@@ -5,284 +5,201 @@
 // (which defines the c_enum! and bits! macros); each value is the tlbpol-sys
 // constant of the same C name.
 
-c_enum! {
-    /// `enum tlbpol_arch`: what the engine may assume of the hardware.
-    Arch {
-        /// `TLBPOL_ARCH_GENERIC`: nothing: no hardware A/D bits, no invalidation on a
-        /// fault, no broadcast invalidation, and invalid entries may be cached (RISC-V
-        /// without Svvptc): an install is ...
-        Generic = sys::TLBPOL_ARCH_GENERIC,
-        /// `TLBPOL_ARCH_X86_64`: what the x86 architecture guarantees: the CPU sets A/D
-        /// bits itself and, once a PTE is not present, can no longer set them (Linux
-        /// pmdp_invalidate_ad()); a page ...
-        X86_64 = sys::TLBPOL_ARCH_X86_64,
-        /// `TLBPOL_ARCH_ARM64`: the Arm architecture: broadcast TLBI, AF and DBM
-        /// (hardware dirty state), no invalidation on a fault.
-        Arm64 = sys::TLBPOL_ARCH_ARM64,
-    }
-}
-
 bits! {
     /// A rule mask (TLBPOL_RULE_*): each bit one optimisation that can be switched off, and
     /// the named masks NONE, LINUX, DEFAULT, ALL (TLBPOL_RULES_*).
+    ///
+    /// - `SPURIOUS_NOFLUSH`: No remote flush for a spurious fault (the PTE already allowed
+    ///   the access); x86: no flush at all, other arches: local only.
+    /// - `RANGE_FLUSH`: Flush the pages of a range instead of the whole address space, up
+    ///   to flush_ceiling pages.
+    /// - `RETRY_NOFLUSH`: No access-flag update and no flush on a retried fault whose PTE
+    ///   is already installed (FAULT_FLAG_TRIED).
+    /// - `BATCH`: Defer flushes of unmap/reclaim/migrate to the event's deadline and send
+    ///   one shootdown per batch.
+    /// - `AGING_NOFLUSH`: No synchronous flush when the accessed bit is cleared for aging.
+    /// - `UPGRADE_NOFLUSH`: No remote flush when a PTE only becomes more permissive.
+    /// - `FOOTPRINT`: Target only CPUs that may cache the address space (Linux mm_cpumask).
+    /// - `LAZY_CPUS`: Do not interrupt idle/lazy CPUs; they flush when they next switch in,
+    ///   never when page tables were freed (Linux lazy TLB).
+    /// - `GEN_SKIP`: Skip CPUs whose flushed generation covers the request (Linux tlb_gen).
+    /// - `RECEIVER_MERGE`: A CPU receiving requests from several initiators serves them
+    ///   with one merged flush.
+    /// - `BROADCAST`: Use ops->broadcast (INVLPGB, TLBI IS, a hypercall) where it is
+    ///   cheaper.
+    /// - `NUMA_FANOUT`: Interrupt one leader per NUMA node, which forwards within its node.
+    /// - `LAZY_UNMAP`: For events flagged TLBPOL_EVF_LAZY_OK, complete the flush at each
+    ///   CPU's next switch or tick with no interrupt (LATR).
+    /// - `VCPU_DEFER`: A preempted vCPU is not interrupted; it flushes before it next runs
+    ///   (KVM PV flush): told by tlbpol_cpu_state() (a hypervisor embedding the engine) or
+    ///   asked ...
+    /// - `POLLING_CPUS`: Do not interrupt a CPU that is waiting inside the engine for its
+    ///   own shootdown's acknowledgements: it polls its inbox on every turn of that wait
+    ///   and once more ...
+    /// - `FLUSH_STAMP`: For events flagged TLBPOL_EVF_STAMP (frames that die with the
+    ///   mapping), flush at each CPU's next switch or tick with no interrupt, and let the
+    ///   host give the ...
+    /// - `NONE`: The naive policy: every change to a present PTE is a full flush on every
+    ///   CPU before the call returns.
+    /// - `LINUX`: What Linux does today: the five rules above from Linux commits,
+    ///   footprint, lazy CPUs, generations.
+    /// - `DEFAULT`: Every rule.
+    /// - `ALL`: Every rule bit this version knows; any other bit is rejected (-EINVAL).
     Rules(u64) {
-        /// `TLBPOL_RULE_SPURIOUS_NOFLUSH`: No remote flush for a spurious fault (the
-        /// PTE already allowed the access); x86: no flush at all, other arches: local
-        /// only.
-        SPURIOUS_NOFLUSH = sys::TLBPOL_RULE_SPURIOUS_NOFLUSH,
-        /// `TLBPOL_RULE_RANGE_FLUSH`: Flush the pages of a range instead of the whole
-        /// address space, up to flush_ceiling pages.
-        RANGE_FLUSH = sys::TLBPOL_RULE_RANGE_FLUSH,
-        /// `TLBPOL_RULE_RETRY_NOFLUSH`: No access-flag update and no flush on a retried
-        /// fault whose PTE is already installed (FAULT_FLAG_TRIED).
-        RETRY_NOFLUSH = sys::TLBPOL_RULE_RETRY_NOFLUSH,
-        /// `TLBPOL_RULE_BATCH`: Defer flushes of unmap/reclaim/migrate to the event's
-        /// deadline and send one shootdown per batch.
-        BATCH = sys::TLBPOL_RULE_BATCH,
-        /// `TLBPOL_RULE_AGING_NOFLUSH`: No synchronous flush when the accessed bit is
-        /// cleared for aging.
-        AGING_NOFLUSH = sys::TLBPOL_RULE_AGING_NOFLUSH,
-        /// `TLBPOL_RULE_UPGRADE_NOFLUSH`: No remote flush when a PTE only becomes more
-        /// permissive.
-        UPGRADE_NOFLUSH = sys::TLBPOL_RULE_UPGRADE_NOFLUSH,
-        /// `TLBPOL_RULE_FOOTPRINT`: Target only CPUs that may cache the address space
-        /// (Linux mm_cpumask).
-        FOOTPRINT = sys::TLBPOL_RULE_FOOTPRINT,
-        /// `TLBPOL_RULE_LAZY_CPUS`: Do not interrupt idle/lazy CPUs; they flush when
-        /// they next switch in, never when page tables were freed (Linux lazy TLB).
-        LAZY_CPUS = sys::TLBPOL_RULE_LAZY_CPUS,
-        /// `TLBPOL_RULE_GEN_SKIP`: Skip CPUs whose flushed generation covers the
-        /// request (Linux tlb_gen).
-        GEN_SKIP = sys::TLBPOL_RULE_GEN_SKIP,
-        /// `TLBPOL_RULE_RECEIVER_MERGE`: A CPU receiving requests from several
-        /// initiators serves them with one merged flush.
-        RECEIVER_MERGE = sys::TLBPOL_RULE_RECEIVER_MERGE,
-        /// `TLBPOL_RULE_BROADCAST`: Use ops->broadcast (INVLPGB, TLBI IS, a hypercall)
-        /// where it is cheaper.
-        BROADCAST = sys::TLBPOL_RULE_BROADCAST,
-        /// `TLBPOL_RULE_NUMA_FANOUT`: Interrupt one leader per NUMA node, which
-        /// forwards within its node.
-        NUMA_FANOUT = sys::TLBPOL_RULE_NUMA_FANOUT,
-        /// `TLBPOL_RULE_LAZY_UNMAP`: For events flagged TLBPOL_EVF_LAZY_OK, complete
-        /// the flush at each CPU's next switch or tick with no interrupt (LATR).
-        LAZY_UNMAP = sys::TLBPOL_RULE_LAZY_UNMAP,
-        /// `TLBPOL_RULE_VCPU_DEFER`: A preempted vCPU is not interrupted; it flushes
-        /// before it next runs (KVM PV flush): told by tlbpol_cpu_state() (a hypervisor
-        /// embedding the engine) or asked ...
-        VCPU_DEFER = sys::TLBPOL_RULE_VCPU_DEFER,
-        /// `TLBPOL_RULE_POLLING_CPUS`: Do not interrupt a CPU that is waiting inside
-        /// the engine for its own shootdown's acknowledgements: it polls its inbox on
-        /// every turn of that wait and once more ...
-        POLLING_CPUS = sys::TLBPOL_RULE_POLLING_CPUS,
-        /// `TLBPOL_RULE_FLUSH_STAMP`: For events flagged TLBPOL_EVF_STAMP (frames that
-        /// die with the mapping), flush at each CPU's next switch or tick with no
-        /// interrupt, and let the host give the ...
-        FLUSH_STAMP = sys::TLBPOL_RULE_FLUSH_STAMP,
-        /// `TLBPOL_RULES_NONE`: The naive policy: every change to a present PTE is a
-        /// full flush on every CPU before the call returns.
-        NONE = sys::TLBPOL_RULES_NONE,
-        /// `TLBPOL_RULES_LINUX`: What Linux does today: the five rules above from Linux
-        /// commits, footprint, lazy CPUs, generations.
-        LINUX = sys::TLBPOL_RULES_LINUX,
-        /// `TLBPOL_RULES_DEFAULT`: Every rule.
-        DEFAULT = sys::TLBPOL_RULES_DEFAULT,
-        /// `TLBPOL_RULES_ALL`: Every rule bit this version knows; any other bit is
-        /// rejected (-EINVAL).
-        ALL = sys::TLBPOL_RULES_ALL,
+        SPURIOUS_NOFLUSH = TLBPOL_RULE_SPURIOUS_NOFLUSH, RANGE_FLUSH = TLBPOL_RULE_RANGE_FLUSH,
+        RETRY_NOFLUSH = TLBPOL_RULE_RETRY_NOFLUSH, BATCH = TLBPOL_RULE_BATCH, AGING_NOFLUSH = TLBPOL_RULE_AGING_NOFLUSH,
+        UPGRADE_NOFLUSH = TLBPOL_RULE_UPGRADE_NOFLUSH, FOOTPRINT = TLBPOL_RULE_FOOTPRINT,
+        LAZY_CPUS = TLBPOL_RULE_LAZY_CPUS, GEN_SKIP = TLBPOL_RULE_GEN_SKIP, RECEIVER_MERGE = TLBPOL_RULE_RECEIVER_MERGE,
+        BROADCAST = TLBPOL_RULE_BROADCAST, NUMA_FANOUT = TLBPOL_RULE_NUMA_FANOUT, LAZY_UNMAP = TLBPOL_RULE_LAZY_UNMAP,
+        VCPU_DEFER = TLBPOL_RULE_VCPU_DEFER, POLLING_CPUS = TLBPOL_RULE_POLLING_CPUS,
+        FLUSH_STAMP = TLBPOL_RULE_FLUSH_STAMP, NONE = TLBPOL_RULES_NONE, LINUX = TLBPOL_RULES_LINUX,
+        DEFAULT = TLBPOL_RULES_DEFAULT, ALL = TLBPOL_RULES_ALL,
     }
-}
-
-c_enum! {
-    /// `enum tlbpol_flush_kind`: what a flush covers.
-    FlushKind {
-        /// `TLBPOL_FLUSH_PAGES`: the ranges of struct tlbpol_flush (sorted, merged).
-        Pages = sys::TLBPOL_FLUSH_PAGES,
-        /// `TLBPOL_FLUSH_AS`: every non-global entry of the address space, and its
-        /// paging-structure caches (walk caches) whether or not TLBPOL_FLUSHF_TABLES is
-        /// set: the engine counts a CPU ...
-        As = sys::TLBPOL_FLUSH_AS,
-        /// `TLBPOL_FLUSH_ALL`: everything, global entries too.
-        All = sys::TLBPOL_FLUSH_ALL,
-    }
-}
-
-c_enum! {
-    /// `enum tlbpol_cpu_state`: what a CPU is doing.
-    CpuState {
-        /// `TLBPOL_CPU_RUNNING`: running, takes interrupts.
-        Running = sys::TLBPOL_CPU_RUNNING,
-        /// `TLBPOL_CPU_IDLE`: idle; still takes interrupts (RULE_LAZY_CPUS may spare
-        /// it).
-        Idle = sys::TLBPOL_CPU_IDLE,
-        /// `TLBPOL_CPU_PREEMPTED`: a vCPU that is not scheduled (RULE_VCPU_DEFER may
-        /// spare it).
-        Preempted = sys::TLBPOL_CPU_PREEMPTED,
-        /// `TLBPOL_CPU_OFFLINE`: takes no interrupts and is never targeted: nothing it
-        /// keeps counts.
-        Offline = sys::TLBPOL_CPU_OFFLINE,
-    }
-}
-
-c_enum! {
-    /// `enum tlbpol_event_kind`: what happened to the page tables.
-    EventKind {
-        /// `TLBPOL_EV_FAULT`: a page fault was resolved: PTE @old_pte -> @new_pte at
-        /// va.
-        Fault = sys::TLBPOL_EV_FAULT,
-        /// `TLBPOL_EV_PROTECT`: software changed permissions (mprotect, write-protect
-        /// for COW or dirty tracking).
-        Protect = sys::TLBPOL_EV_PROTECT,
-        /// `TLBPOL_EV_UNMAP`: PTEs cleared (munmap, zap; MADV_DONTNEED with
-        /// TLBPOL_EVF_STAYS_MAPPED).
-        Unmap = sys::TLBPOL_EV_UNMAP,
-        /// `TLBPOL_EV_RECLAIM`: a page unmapped for reclaim / swap-out.
-        Reclaim = sys::TLBPOL_EV_RECLAIM,
-        /// `TLBPOL_EV_MIGRATE`: a page unmapped for migration or compaction.
-        Migrate = sys::TLBPOL_EV_MIGRATE,
-        /// `TLBPOL_EV_CLEAR_YOUNG`: accessed bit cleared for aging.
-        ClearYoung = sys::TLBPOL_EV_CLEAR_YOUNG,
-        /// `TLBPOL_EV_CLEAR_DIRTY`: dirty bit cleared (writeback, dirty logging).
-        ClearDirty = sys::TLBPOL_EV_CLEAR_DIRTY,
-        /// `TLBPOL_EV_REMAP`: PTEs moved away from va (mremap): the old addresses must
-        /// go.
-        Remap = sys::TLBPOL_EV_REMAP,
-    }
-}
-
-bits! {
     /// Portable PTE bits (TLBPOL_PTE_*), for an event's old and new PTE.
+    ///
+    /// - `PRESENT`: Portable PTE bits, for old_pte / new_pte.
+    /// - `WRITE`
+    /// - `EXEC`
+    /// - `USER`
+    /// - `ACCESSED`
+    /// - `DIRTY`
+    /// - `GLOBAL`
+    /// - `ALL`
     Pte(u32) {
-        /// `TLBPOL_PTE_PRESENT`: Portable PTE bits, for old_pte / new_pte.
-        PRESENT = sys::TLBPOL_PTE_PRESENT,
-        /// `TLBPOL_PTE_WRITE`.
-        WRITE = sys::TLBPOL_PTE_WRITE,
-        /// `TLBPOL_PTE_EXEC`.
-        EXEC = sys::TLBPOL_PTE_EXEC,
-        /// `TLBPOL_PTE_USER`.
-        USER = sys::TLBPOL_PTE_USER,
-        /// `TLBPOL_PTE_ACCESSED`.
-        ACCESSED = sys::TLBPOL_PTE_ACCESSED,
-        /// `TLBPOL_PTE_DIRTY`.
-        DIRTY = sys::TLBPOL_PTE_DIRTY,
-        /// `TLBPOL_PTE_GLOBAL`.
-        GLOBAL = sys::TLBPOL_PTE_GLOBAL,
-        /// `TLBPOL_PTE_ALL`.
-        ALL = sys::TLBPOL_PTE_ALL,
+        PRESENT = TLBPOL_PTE_PRESENT, WRITE = TLBPOL_PTE_WRITE, EXEC = TLBPOL_PTE_EXEC, USER = TLBPOL_PTE_USER,
+        ACCESSED = TLBPOL_PTE_ACCESSED, DIRTY = TLBPOL_PTE_DIRTY, GLOBAL = TLBPOL_PTE_GLOBAL, ALL = TLBPOL_PTE_ALL,
     }
-}
-
-bits! {
     /// Event flags (TLBPOL_EVF_*).
+    ///
+    /// - `WRITE`: fault: the access was a write.
+    /// - `EXEC`: fault: the access was an instruction fetch.
+    /// - `TRIED`: fault: a retried fault (FAULT_FLAG_TRIED).
+    /// - `PFN_CHANGED`: the PTE now points to another frame.
+    /// - `TABLES_FREED`: page-table pages under the range were freed.
+    /// - `LAZY_OK`: frames/addresses not reused before a deferred free runs.
+    /// - `PRIVATE`: unmap: the frame is private to this mapping and its contents die with
+    ///   it (private anonymous memory): no writeback and no other mapping can see a late
+    ///   write ...
+    /// - `STAYS_MAPPED`: unmap: the addresses stay mapped (MADV_DONTNEED, MADV_REMOVE, a
+    ///   hole punched in a mapped file): a later access must see the page gone as soon as
+    ///   the call ...
+    /// - `ATTRS`: something the portable bits cannot express changed: size, structure,
+    ///   memory type, protection key, shadow stack (see enum tlbpol_event_kind); a
+    ///   shootdown now ...
+    /// - `STAMP`: unmap (with PRIVATE, not STAYS_MAPPED) or reclaim: the frames die with
+    ///   the mapping and go back to the host's allocator after tlbpol_stamp(), with its
+    ///   stamp ...
+    /// - `ALL`
     EventFlags(u32) {
-        /// `TLBPOL_EVF_WRITE`: fault: the access was a write.
-        WRITE = sys::TLBPOL_EVF_WRITE,
-        /// `TLBPOL_EVF_EXEC`: fault: the access was an instruction fetch.
-        EXEC = sys::TLBPOL_EVF_EXEC,
-        /// `TLBPOL_EVF_TRIED`: fault: a retried fault (FAULT_FLAG_TRIED).
-        TRIED = sys::TLBPOL_EVF_TRIED,
-        /// `TLBPOL_EVF_PFN_CHANGED`: the PTE now points to another frame.
-        PFN_CHANGED = sys::TLBPOL_EVF_PFN_CHANGED,
-        /// `TLBPOL_EVF_TABLES_FREED`: page-table pages under the range were freed.
-        TABLES_FREED = sys::TLBPOL_EVF_TABLES_FREED,
-        /// `TLBPOL_EVF_LAZY_OK`: frames/addresses not reused before a deferred free
-        /// runs.
-        LAZY_OK = sys::TLBPOL_EVF_LAZY_OK,
-        /// `TLBPOL_EVF_PRIVATE`: unmap: the frame is private to this mapping and its
-        /// contents die with it (private anonymous memory): no writeback and no other
-        /// mapping can see a late write ...
-        PRIVATE = sys::TLBPOL_EVF_PRIVATE,
-        /// `TLBPOL_EVF_STAYS_MAPPED`: unmap: the addresses stay mapped (MADV_DONTNEED,
-        /// MADV_REMOVE, a hole punched in a mapped file): a later access must see the
-        /// page gone as soon as the call ...
-        STAYS_MAPPED = sys::TLBPOL_EVF_STAYS_MAPPED,
-        /// `TLBPOL_EVF_ATTRS`: something the portable bits cannot express changed:
-        /// size, structure, memory type, protection key, shadow stack (see enum
-        /// tlbpol_event_kind); a shootdown now ...
-        ATTRS = sys::TLBPOL_EVF_ATTRS,
-        /// `TLBPOL_EVF_STAMP`: unmap (with PRIVATE, not STAYS_MAPPED) or reclaim: the
-        /// frames die with the mapping and go back to the host's allocator after
-        /// tlbpol_stamp(), with its stamp ...
-        STAMP = sys::TLBPOL_EVF_STAMP,
-        /// `TLBPOL_EVF_ALL`.
-        ALL = sys::TLBPOL_EVF_ALL,
+        WRITE = TLBPOL_EVF_WRITE, EXEC = TLBPOL_EVF_EXEC, TRIED = TLBPOL_EVF_TRIED,
+        PFN_CHANGED = TLBPOL_EVF_PFN_CHANGED, TABLES_FREED = TLBPOL_EVF_TABLES_FREED, LAZY_OK = TLBPOL_EVF_LAZY_OK,
+        PRIVATE = TLBPOL_EVF_PRIVATE, STAYS_MAPPED = TLBPOL_EVF_STAYS_MAPPED, ATTRS = TLBPOL_EVF_ATTRS,
+        STAMP = TLBPOL_EVF_STAMP, ALL = TLBPOL_EVF_ALL,
     }
 }
 
 c_enum! {
+    /// `enum tlbpol_arch`: what the engine may assume of the hardware.
+    ///
+    /// - `Generic`: nothing: no hardware A/D bits, no invalidation on a fault, no broadcast
+    ///   invalidation, and invalid entries may be cached (RISC-V without Svvptc): an
+    ///   install is ...
+    /// - `X86_64`: what the x86 architecture guarantees: the CPU sets A/D bits itself and,
+    ///   once a PTE is not present, can no longer set them (Linux pmdp_invalidate_ad()); a
+    ///   page ...
+    /// - `Arm64`: the Arm architecture: broadcast TLBI, AF and DBM (hardware dirty state),
+    ///   no invalidation on a fault.
+    Arch {
+        Generic = TLBPOL_ARCH_GENERIC, X86_64 = TLBPOL_ARCH_X86_64, Arm64 = TLBPOL_ARCH_ARM64,
+    }
+    /// `enum tlbpol_flush_kind`: what a flush covers.
+    ///
+    /// - `Pages`: the ranges of struct tlbpol_flush (sorted, merged).
+    /// - `As`: every non-global entry of the address space, and its paging-structure caches
+    ///   (walk caches) whether or not TLBPOL_FLUSHF_TABLES is set: the engine counts a CPU
+    ///   ...
+    /// - `All`: everything, global entries too.
+    FlushKind {
+        Pages = TLBPOL_FLUSH_PAGES, As = TLBPOL_FLUSH_AS, All = TLBPOL_FLUSH_ALL,
+    }
+    /// `enum tlbpol_cpu_state`: what a CPU is doing.
+    ///
+    /// - `Running`: running, takes interrupts.
+    /// - `Idle`: idle; still takes interrupts (RULE_LAZY_CPUS may spare it).
+    /// - `Preempted`: a vCPU that is not scheduled (RULE_VCPU_DEFER may spare it).
+    /// - `Offline`: takes no interrupts and is never targeted: nothing it keeps counts.
+    CpuState {
+        Running = TLBPOL_CPU_RUNNING, Idle = TLBPOL_CPU_IDLE, Preempted = TLBPOL_CPU_PREEMPTED,
+        Offline = TLBPOL_CPU_OFFLINE,
+    }
+    /// `enum tlbpol_event_kind`: what happened to the page tables.
+    ///
+    /// - `Fault`: a page fault was resolved: PTE @old_pte -> @new_pte at va.
+    /// - `Protect`: software changed permissions (mprotect, write-protect for COW or dirty
+    ///   tracking).
+    /// - `Unmap`: PTEs cleared (munmap, zap; MADV_DONTNEED with TLBPOL_EVF_STAYS_MAPPED).
+    /// - `Reclaim`: a page unmapped for reclaim / swap-out.
+    /// - `Migrate`: a page unmapped for migration or compaction.
+    /// - `ClearYoung`: accessed bit cleared for aging.
+    /// - `ClearDirty`: dirty bit cleared (writeback, dirty logging).
+    /// - `Remap`: PTEs moved away from va (mremap): the old addresses must go.
+    EventKind {
+        Fault = TLBPOL_EV_FAULT, Protect = TLBPOL_EV_PROTECT, Unmap = TLBPOL_EV_UNMAP, Reclaim = TLBPOL_EV_RECLAIM,
+        Migrate = TLBPOL_EV_MIGRATE, ClearYoung = TLBPOL_EV_CLEAR_YOUNG, ClearDirty = TLBPOL_EV_CLEAR_DIRTY,
+        Remap = TLBPOL_EV_REMAP,
+    }
     /// `enum tlbpol_action`: what a decision asks for.
+    ///
+    /// - `None`: no flush anywhere.
+    /// - `Local`: flush the deciding CPU only.
+    /// - `Shootdown`: flush every CPU that may hold the entries.
     Action {
-        /// `TLBPOL_ACT_NONE`: no flush anywhere.
-        None = sys::TLBPOL_ACT_NONE,
-        /// `TLBPOL_ACT_LOCAL`: flush the deciding CPU only.
-        Local = sys::TLBPOL_ACT_LOCAL,
-        /// `TLBPOL_ACT_SHOOTDOWN`: flush every CPU that may hold the entries.
-        Shootdown = sys::TLBPOL_ACT_SHOOTDOWN,
+        None = TLBPOL_ACT_NONE, Local = TLBPOL_ACT_LOCAL, Shootdown = TLBPOL_ACT_SHOOTDOWN,
     }
-}
-
-c_enum! {
     /// `enum tlbpol_deadline`: by when the flush must be complete.
+    ///
+    /// - `Now`: before tlbpol_submit() returns.
+    /// - `Writeback`: before the pages' contents are written back or copied (a stale
+    ///   writable entry could otherwise change them afterwards).
+    /// - `Free`: before the frames (or page tables) are freed or reused.
+    /// - `Lazy`: eventually (next tick or switch); only stale accessed bits or frames held
+    ///   back by a deferred free depend on it.
     Deadline {
-        /// `TLBPOL_BY_NOW`: before tlbpol_submit() returns.
-        Now = sys::TLBPOL_BY_NOW,
-        /// `TLBPOL_BY_WRITEBACK`: before the pages' contents are written back or copied
-        /// (a stale writable entry could otherwise change them afterwards).
-        Writeback = sys::TLBPOL_BY_WRITEBACK,
-        /// `TLBPOL_BY_FREE`: before the frames (or page tables) are freed or reused.
-        Free = sys::TLBPOL_BY_FREE,
-        /// `TLBPOL_BY_LAZY`: eventually (next tick or switch); only stale accessed bits
-        /// or frames held back by a deferred free depend on it.
-        Lazy = sys::TLBPOL_BY_LAZY,
+        Now = TLBPOL_BY_NOW, Writeback = TLBPOL_BY_WRITEBACK, Free = TLBPOL_BY_FREE, Lazy = TLBPOL_BY_LAZY,
     }
-}
-
-c_enum! {
     /// `enum tlbpol_reason`: why a decision is what it is (TLBPOL_WHY_*).
     /// tlbpol_reason_str() names each.
+    ///
+    /// - `NotPresent`: old PTE not present: nothing cached.
+    /// - `Unchanged`: the PTE did not change.
+    /// - `Naive`: rules NONE: full flush everywhere, now.
+    /// - `Spurious`: fault the PTE already allowed.
+    /// - `Retried`: retried fault, PTE already installed.
+    /// - `AccessFlags`: fault only set the accessed/dirty bits.
+    /// - `Upgrade`: permissions only grew.
+    /// - `Aging`: accessed bit cleared.
+    /// - `Unmap`: PTEs cleared, frames freed later.
+    /// - `ReclaimClean`: clean page reclaimed.
+    /// - `ReclaimDirty`: dirty page reclaimed: before writeback.
+    /// - `MigrateClean`: clean page migrated.
+    /// - `MigrateDirty`: dirty page migrated: before the copy.
+    /// - `PfnChange`: PTE points to another frame.
+    /// - `Downgrade`: a permission was removed.
+    /// - `ClearDirty`: dirty bit cleared.
+    /// - `Remap`: PTEs moved away from these addresses.
+    /// - `UnmapDirty`: dirty PTEs cleared: before writeback.
+    /// - `TablesFreed`: page-table pages freed: before free.
+    /// - `Discard`: PTEs cleared, range stays mapped: now.
+    /// - `Attrs`: size, type or key changed (EVF_ATTRS).
+    /// - `Install`: GENERIC install: invalid entries may be cached.
     Reason {
-        /// `TLBPOL_WHY_NOT_PRESENT`: old PTE not present: nothing cached.
-        NotPresent = sys::TLBPOL_WHY_NOT_PRESENT,
-        /// `TLBPOL_WHY_UNCHANGED`: the PTE did not change.
-        Unchanged = sys::TLBPOL_WHY_UNCHANGED,
-        /// `TLBPOL_WHY_NAIVE`: rules NONE: full flush everywhere, now.
-        Naive = sys::TLBPOL_WHY_NAIVE,
-        /// `TLBPOL_WHY_SPURIOUS`: fault the PTE already allowed.
-        Spurious = sys::TLBPOL_WHY_SPURIOUS,
-        /// `TLBPOL_WHY_RETRIED`: retried fault, PTE already installed.
-        Retried = sys::TLBPOL_WHY_RETRIED,
-        /// `TLBPOL_WHY_ACCESS_FLAGS`: fault only set the accessed/dirty bits.
-        AccessFlags = sys::TLBPOL_WHY_ACCESS_FLAGS,
-        /// `TLBPOL_WHY_UPGRADE`: permissions only grew.
-        Upgrade = sys::TLBPOL_WHY_UPGRADE,
-        /// `TLBPOL_WHY_AGING`: accessed bit cleared.
-        Aging = sys::TLBPOL_WHY_AGING,
-        /// `TLBPOL_WHY_UNMAP`: PTEs cleared, frames freed later.
-        Unmap = sys::TLBPOL_WHY_UNMAP,
-        /// `TLBPOL_WHY_RECLAIM_CLEAN`: clean page reclaimed.
-        ReclaimClean = sys::TLBPOL_WHY_RECLAIM_CLEAN,
-        /// `TLBPOL_WHY_RECLAIM_DIRTY`: dirty page reclaimed: before writeback.
-        ReclaimDirty = sys::TLBPOL_WHY_RECLAIM_DIRTY,
-        /// `TLBPOL_WHY_MIGRATE_CLEAN`: clean page migrated.
-        MigrateClean = sys::TLBPOL_WHY_MIGRATE_CLEAN,
-        /// `TLBPOL_WHY_MIGRATE_DIRTY`: dirty page migrated: before the copy.
-        MigrateDirty = sys::TLBPOL_WHY_MIGRATE_DIRTY,
-        /// `TLBPOL_WHY_PFN_CHANGE`: PTE points to another frame.
-        PfnChange = sys::TLBPOL_WHY_PFN_CHANGE,
-        /// `TLBPOL_WHY_DOWNGRADE`: a permission was removed.
-        Downgrade = sys::TLBPOL_WHY_DOWNGRADE,
-        /// `TLBPOL_WHY_CLEAR_DIRTY`: dirty bit cleared.
-        ClearDirty = sys::TLBPOL_WHY_CLEAR_DIRTY,
-        /// `TLBPOL_WHY_REMAP`: PTEs moved away from these addresses.
-        Remap = sys::TLBPOL_WHY_REMAP,
-        /// `TLBPOL_WHY_UNMAP_DIRTY`: dirty PTEs cleared: before writeback.
-        UnmapDirty = sys::TLBPOL_WHY_UNMAP_DIRTY,
-        /// `TLBPOL_WHY_TABLES_FREED`: page-table pages freed: before free.
-        TablesFreed = sys::TLBPOL_WHY_TABLES_FREED,
-        /// `TLBPOL_WHY_DISCARD`: PTEs cleared, range stays mapped: now.
-        Discard = sys::TLBPOL_WHY_DISCARD,
-        /// `TLBPOL_WHY_ATTRS`: size, type or key changed (EVF_ATTRS).
-        Attrs = sys::TLBPOL_WHY_ATTRS,
-        /// `TLBPOL_WHY_INSTALL`: GENERIC install: invalid entries may be cached.
-        Install = sys::TLBPOL_WHY_INSTALL,
+        NotPresent = TLBPOL_WHY_NOT_PRESENT, Unchanged = TLBPOL_WHY_UNCHANGED, Naive = TLBPOL_WHY_NAIVE,
+        Spurious = TLBPOL_WHY_SPURIOUS, Retried = TLBPOL_WHY_RETRIED, AccessFlags = TLBPOL_WHY_ACCESS_FLAGS,
+        Upgrade = TLBPOL_WHY_UPGRADE, Aging = TLBPOL_WHY_AGING, Unmap = TLBPOL_WHY_UNMAP,
+        ReclaimClean = TLBPOL_WHY_RECLAIM_CLEAN, ReclaimDirty = TLBPOL_WHY_RECLAIM_DIRTY,
+        MigrateClean = TLBPOL_WHY_MIGRATE_CLEAN, MigrateDirty = TLBPOL_WHY_MIGRATE_DIRTY,
+        PfnChange = TLBPOL_WHY_PFN_CHANGE, Downgrade = TLBPOL_WHY_DOWNGRADE, ClearDirty = TLBPOL_WHY_CLEAR_DIRTY,
+        Remap = TLBPOL_WHY_REMAP, UnmapDirty = TLBPOL_WHY_UNMAP_DIRTY, TablesFreed = TLBPOL_WHY_TABLES_FREED,
+        Discard = TLBPOL_WHY_DISCARD, Attrs = TLBPOL_WHY_ATTRS, Install = TLBPOL_WHY_INSTALL,
     }
 }

@@ -108,15 +108,19 @@
     clippy::cast_lossless
 )]
 
+mod config;
+mod cpu;
 mod engine;
 mod host;
+mod mem;
 mod types;
 
-pub use engine::{
-    engine_mem_size, mem_size_for, AddressSpace, Config, Cpu, Cpus, DeferredFree, Engine, EngineMem, Stamp, Stats,
-};
+pub use config::Config;
 #[cfg(feature = "std")]
-pub use engine::SpaceRef;
+pub use cpu::SpaceRef;
+pub use cpu::{AddressSpace, Cpu, Cpus, DeferredFree};
+pub use engine::{Engine, Stamp, Stats};
+pub use mem::{engine_mem_size, mem_size_for, EngineMem};
 pub use host::{CpuSet, CpuSetIter, Flush, Here, Host, Range};
 pub use types::{
     Action, Arch, CpuState, Deadline, Decision, Error, Event, EventFlags, EventKind, FlushKind, Pte, Reason,

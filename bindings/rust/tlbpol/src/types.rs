@@ -7,6 +7,22 @@ use tlbpol_sys as sys;
 
 use crate::static_str;
 
+/// Builder methods (of `Event` and `Config`) that each set one field of
+/// `self.raw` and return `self`, as type `Ret`: `Ret; name(arg: T) => field
+/// = value; ...`.
+macro_rules! setters {
+    ($ret:ty; $($(#[$m:meta])* $name:ident($arg:ident: $t:ty) => $field:ident = $v:expr;)*) => {
+        $(
+            $(#[$m])*
+            pub fn $name(mut self, $arg: $t) -> $ret {
+                self.raw.$field = $v;
+                self
+            }
+        )*
+    };
+}
+pub(crate) use setters;
+
 /// A failed call: the library's negative errno, by name.
 ///
 /// A failed call changes nothing (no pending flush is lost, no counter
@@ -106,13 +122,15 @@ pub(crate) const fn size_field(n: usize) -> u32 {
     m
 }
 
+/// The enums of the header: `Name { Variant = TLBPOL_C_NAME, ... } ...`,
+/// each value the tlbpol-sys constant of that name (which its doc links).
 macro_rules! c_enum {
-    ($(#[$m:meta])* $name:ident { $($(#[$vm:meta])* $v:ident = $c:path,)* }) => {
+    ($($(#[$m:meta])* $name:ident { $($v:ident = $c:ident,)* })*) => {$(
         $(#[$m])*
         #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
         #[repr(u32)]
         pub enum $name {
-            $($(#[$vm])* $v = $c,)*
+            $(#[doc = concat!("[`", stringify!($c), "`](sys::", stringify!($c), ")")] $v = sys::$c,)*
         }
         impl $name {
             /// Every value, in the header's order.
@@ -120,7 +138,7 @@ macro_rules! c_enum {
             /// The value of a C code, `None` for a code these bindings do not know.
             pub fn from_raw(raw: u32) -> Option<$name> {
                 match raw {
-                    $(x if x == $c => Some($name::$v),)*
+                    $(x if x == sys::$c => Some($name::$v),)*
                     _ => None,
                 }
             }
@@ -131,7 +149,7 @@ macro_rules! c_enum {
                 self as u32
             }
         }
-    };
+    )*};
 }
 
 impl Action {
@@ -220,13 +238,18 @@ impl fmt::Display for Decision {
     }
 }
 
+/// The flag sets of the header: `Name(type) { BIT = TLBPOL_C_NAME, ... } ...`,
+/// each value the tlbpol-sys constant of that name (which its doc links).
 macro_rules! bits {
-    ($(#[$m:meta])* $name:ident($t:ty) { $($(#[$vm:meta])* $v:ident = $c:expr,)* }) => {
+    ($($(#[$m:meta])* $name:ident($t:ty) { $($v:ident = $c:ident,)* })*) => {$(
         $(#[$m])*
         #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
         pub struct $name(pub $t);
         impl $name {
-            $($(#[$vm])* pub const $v: $name = $name($c);)*
+            $(
+                #[doc = concat!("[`", stringify!($c), "`](sys::", stringify!($c), ")")]
+                pub const $v: $name = $name(sys::$c);
+            )*
             /// No bit.
             pub const EMPTY: $name = $name(0);
             /// Whether every bit of `other` is set here.
@@ -268,7 +291,7 @@ macro_rules! bits {
                 $name(!self.0)
             }
         }
-    };
+    )*};
 }
 
 // The enums and flag sets that mirror the header's (Arch, EventKind, Action,
@@ -379,40 +402,20 @@ impl Event {
         Event { raw }
     }
 
-    /// First address, aligned to the page size.
-    pub fn va(mut self, va: u64) -> Event {
-        self.raw.va = va;
-        self
-    }
-
-    /// Number of pages, >= 1.
-    pub fn pages(mut self, nr_pages: u64) -> Event {
-        self.raw.nr_pages = nr_pages;
-        self
-    }
-
-    /// log2 of the page size: one of the arch's (12, 21, 30 on x86-64).
-    pub fn page_shift(mut self, shift: u32) -> Event {
-        self.raw.page_shift = shift;
-        self
-    }
-
-    /// The PTE bits before the change (what the atomic get-and-clear returned).
-    pub fn old_pte(mut self, pte: Pte) -> Event {
-        self.raw.old_pte = pte.0;
-        self
-    }
-
-    /// The PTE bits after the change.
-    pub fn new_pte(mut self, pte: Pte) -> Event {
-        self.raw.new_pte = pte.0;
-        self
-    }
-
-    /// The flags (replacing any set before).
-    pub fn flags(mut self, flags: EventFlags) -> Event {
-        self.raw.flags = flags.0;
-        self
+    setters! {
+        Event;
+        /// First address, aligned to the page size.
+        va(va: u64) => va = va;
+        /// Number of pages, >= 1.
+        pages(nr_pages: u64) => nr_pages = nr_pages;
+        /// log2 of the page size: one of the arch's (12, 21, 30 on x86-64).
+        page_shift(shift: u32) => page_shift = shift;
+        /// The PTE bits before the change (what the atomic get-and-clear returned).
+        old_pte(pte: Pte) => old_pte = pte.0;
+        /// The PTE bits after the change.
+        new_pte(pte: Pte) => new_pte = pte.0;
+        /// The flags (replacing any set before).
+        flags(flags: EventFlags) => flags = flags.0;
     }
 
     /// The C structure.

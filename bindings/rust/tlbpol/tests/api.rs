@@ -6,6 +6,9 @@ use std::sync::Mutex;
 
 use tlbpol::*;
 
+#[macro_use]
+mod common;
+
 const RW: Pte = Pte(Pte::PRESENT.0 | Pte::WRITE.0 | Pte::USER.0 | Pte::ACCESSED.0);
 
 #[derive(Debug, Clone, PartialEq)]
@@ -37,13 +40,21 @@ impl Recorder {
     }
 }
 
+/// `flush_local` and `send_ipi` of a host: recorded by its `Recorder`
+/// (`self`, or the field named).
+macro_rules! recorded_by {
+    ($($field:tt)?) => {
+        fn flush_local(&self, cpu: &Here<'_>, f: &Flush<'_>) {
+            self$(.$field)?.flush(cpu.cpu(), f)
+        }
+        fn send_ipi(&self, from: &Here<'_>, targets: &CpuSet) {
+            self$(.$field)?.ipi(from.cpu(), targets)
+        }
+    };
+}
+
 impl Host for Recorder {
-    fn flush_local(&self, cpu: &Here<'_>, f: &Flush<'_>) {
-        self.flush(cpu.cpu(), f)
-    }
-    fn send_ipi(&self, from: &Here<'_>, targets: &CpuSet) {
-        self.ipi(from.cpu(), targets)
-    }
+    recorded_by!();
 }
 
 /// The same, with a broadcast.
@@ -51,12 +62,7 @@ impl Host for Recorder {
 struct Broadcaster(Recorder);
 
 impl Host for Broadcaster {
-    fn flush_local(&self, cpu: &Here<'_>, f: &Flush<'_>) {
-        self.0.flush(cpu.cpu(), f)
-    }
-    fn send_ipi(&self, from: &Here<'_>, targets: &CpuSet) {
-        self.0.ipi(from.cpu(), targets)
-    }
+    recorded_by!(0);
     const HAS_BROADCAST: bool = true;
     fn broadcast(&self, from: &Here<'_>, f: &Flush<'_>) {
         self.0.seen.lock().unwrap().push(Seen::Broadcast { from: from.cpu(), kind: f.kind() });
@@ -77,14 +83,8 @@ fn serve<'e>(pending: &AtomicBool, stop: &AtomicBool, mut cpu: Cpu<'e>) -> Cpu<'
 #[test]
 fn a_shootdown_reaches_the_callbacks_typed() {
     let host = Recorder::default();
-    let cfg = Config::new(2, Arch::X86_64);
-    let mut mem = vec![0u8; Engine::<Recorder>::mem_size(&cfg)];
-    let eng = Engine::init(&cfg, &host, &mut mem).unwrap();
-    let space = eng.open_as(0x42).unwrap();
-    let mut cpus = eng.take_cpus().unwrap();
-    let (mut c0, mut c1) = (cpus.next().unwrap(), cpus.next().unwrap());
-    c0.switch(Some(&space)).unwrap();
-    c1.switch(Some(&space)).unwrap();
+    engine!(eng = &Config::new(2, Arch::X86_64), &host);
+    two_cpus!(eng, space = 0x42, c0, c1);
     host.take();
     let ceiling = sys::TLBPOL_DEFAULT_FLUSH_CEILING as u64;
 
@@ -124,19 +124,13 @@ fn a_shootdown_reaches_the_callbacks_typed() {
 fn broadcast_is_registered_only_when_the_host_has_it() {
     let cfg = Config::new(2, Arch::Arm64).ipi_cost(100_000, 100_000, 0).broadcast_cost(1, 1);
     let plain = Recorder::default();
-    let mut mem = vec![0u8; Engine::<Recorder>::mem_size(&cfg)];
-    let eng = Engine::init(&cfg, &plain, &mut mem).unwrap();
+    engine!(eng = &cfg, &plain);
     assert!(!eng.rules().contains(Rules::BROADCAST), "broadcast rule without a broadcast hook");
 
     let host = Broadcaster::default();
-    let mut mem = vec![0u8; Engine::<Broadcaster>::mem_size(&cfg)];
-    let eng = Engine::init(&cfg, &host, &mut mem).unwrap();
+    engine!(eng = &cfg, &host);
     assert!(eng.rules().contains(Rules::BROADCAST));
-    let space = eng.open_as(5).unwrap();
-    let mut cpus = eng.take_cpus().unwrap();
-    let (mut c0, mut c1) = (cpus.next().unwrap(), cpus.next().unwrap());
-    c0.switch(Some(&space)).unwrap();
-    c1.switch(Some(&space)).unwrap();
+    two_cpus!(eng, space = 5, c0, c1);
     let ev = Event::new(EventKind::Protect).va(0x1000).old_pte(RW).new_pte(Pte::PRESENT | Pte::USER);
     c0.submit(&space, &ev).unwrap();
     let seen = host.0.take();
@@ -148,14 +142,8 @@ fn broadcast_is_registered_only_when_the_host_has_it() {
 #[test]
 fn stamps_settle_after_the_other_cpu_ticks() {
     let host = Recorder::default();
-    let cfg = Config::new(2, Arch::X86_64);
-    let mut mem = vec![0u8; Engine::<Recorder>::mem_size(&cfg)];
-    let eng = Engine::init(&cfg, &host, &mut mem).unwrap();
-    let space = eng.open_as(1).unwrap();
-    let mut cpus = eng.take_cpus().unwrap();
-    let (mut c0, mut c1) = (cpus.next().unwrap(), cpus.next().unwrap());
-    c0.switch(Some(&space)).unwrap();
-    c1.switch(Some(&space)).unwrap();
+    engine!(eng = &Config::new(2, Arch::X86_64), &host);
+    two_cpus!(eng, space = 1, c0, c1);
 
     let ev = Event::new(EventKind::Unmap).va(0x5000).old_pte(RW).flags(EventFlags::PRIVATE | EventFlags::STAMP);
     let d = c0.submit(&space, &ev).unwrap();
@@ -218,12 +206,8 @@ fn a_panicking_callback_aborts_instead_of_unwinding_into_c() {
             }
             fn send_ipi(&self, _: &Here<'_>, _: &CpuSet) {}
         }
-        let cfg = Config::new(1, Arch::X86_64);
-        let mut mem = vec![0u8; Engine::<Panics>::mem_size(&cfg)];
-        let eng = Engine::init(&cfg, &Panics, &mut mem).unwrap();
-        let space = eng.open_as(1).unwrap();
-        let mut c0 = eng.take_cpus().unwrap().next().unwrap();
-        c0.switch(Some(&space)).unwrap();
+        engine!(eng = &Config::new(1, Arch::X86_64), &Panics);
+        one_cpu!(eng, space = 1, c0 = 0);
         let ev = Event::new(EventKind::Protect).va(0x1000).old_pte(RW).new_pte(Pte::PRESENT);
         let _ = c0.submit(&space, &ev);
         // Reached only if the panic was swallowed: exit "successfully" so
@@ -294,12 +278,7 @@ struct Guest {
 }
 
 impl Host for Guest {
-    fn flush_local(&self, cpu: &Here<'_>, f: &Flush<'_>) {
-        self.rec.flush(cpu.cpu(), f)
-    }
-    fn send_ipi(&self, from: &Here<'_>, targets: &CpuSet) {
-        self.rec.ipi(from.cpu(), targets)
-    }
+    recorded_by!(rec);
     const HAS_VCPU_DEFER: bool = true;
     fn vcpu_defer(&self, cpu: u32) -> bool {
         cpu == 1
@@ -316,15 +295,9 @@ fn vcpu_defer_spares_a_preempted_vcpu() {
     // The watchdog turns a wait for vCPU 1, which never serves here, into
     // an abort instead of a silent hang.
     let host = Guest { abort_if_stuck: true, ..Guest::default() };
-    let cfg = Config::new(2, Arch::X86_64).wait_limit(100_000);
-    let mut mem = vec![0u8; Engine::<Guest>::mem_size(&cfg)];
-    let eng = Engine::init(&cfg, &host, &mut mem).unwrap();
+    engine!(eng = &Config::new(2, Arch::X86_64).wait_limit(100_000), &host);
     assert!(eng.rules().contains(Rules::VCPU_DEFER));
-    let space = eng.open_as(1).unwrap();
-    let mut cpus = eng.take_cpus().unwrap();
-    let (mut c0, mut c1) = (cpus.next().unwrap(), cpus.next().unwrap());
-    c0.switch(Some(&space)).unwrap();
-    c1.switch(Some(&space)).unwrap();
+    two_cpus!(eng, space = 1, c0, c1);
     let ev = Event::new(EventKind::Protect).va(0x1000).old_pte(RW).new_pte(Pte::PRESENT | Pte::USER);
     let d = c0.submit(&space, &ev).unwrap();
     assert_eq!((d.action, d.deadline), (Action::Shootdown, Deadline::Now));
@@ -335,14 +308,8 @@ fn vcpu_defer_spares_a_preempted_vcpu() {
 #[test]
 fn the_watchdog_reports_a_cpu_that_does_not_serve() {
     let host = Guest::default();
-    let cfg = Config::new(2, Arch::X86_64).rules(Rules::DEFAULT - Rules::VCPU_DEFER).wait_limit(50);
-    let mut mem = vec![0u8; Engine::<Guest>::mem_size(&cfg)];
-    let eng = Engine::init(&cfg, &host, &mut mem).unwrap();
-    let space = eng.open_as(1).unwrap();
-    let mut cpus = eng.take_cpus().unwrap();
-    let (mut c0, mut c1) = (cpus.next().unwrap(), cpus.next().unwrap());
-    c0.switch(Some(&space)).unwrap();
-    c1.switch(Some(&space)).unwrap();
+    engine!(eng = &Config::new(2, Arch::X86_64).rules(Rules::DEFAULT - Rules::VCPU_DEFER).wait_limit(50), &host);
+    two_cpus!(eng, space = 1, c0, c1);
     let stop = AtomicBool::new(false);
     let ev = Event::new(EventKind::Protect).va(0x1000).old_pte(RW).new_pte(Pte::PRESENT | Pte::USER);
     std::thread::scope(|s| {
@@ -372,14 +339,8 @@ fn the_watchdog_reports_a_cpu_that_does_not_serve() {
 #[test]
 fn the_interrupt_handler_needs_no_token() {
     let host = Recorder::default();
-    let cfg = Config::new(2, Arch::X86_64);
-    let mut mem = vec![0u8; Engine::<Recorder>::mem_size(&cfg)];
-    let eng = Engine::init(&cfg, &host, &mut mem).unwrap();
-    let space = eng.open_as(7).unwrap();
-    let mut cpus = eng.take_cpus().unwrap();
-    let (mut c0, mut c1) = (cpus.next().unwrap(), cpus.next().unwrap());
-    c0.switch(Some(&space)).unwrap();
-    c1.switch(Some(&space)).unwrap();
+    engine!(eng = &Config::new(2, Arch::X86_64), &host);
+    two_cpus!(eng, space = 7, c0, c1);
     host.take();
     let stop = AtomicBool::new(false);
     let ev = Event::new(EventKind::Protect).va(0x40_0000).old_pte(RW).new_pte(Pte::PRESENT | Pte::USER);
@@ -414,12 +375,7 @@ fn the_interrupt_handler_needs_no_token() {
 struct IrqsInRelax(Recorder);
 
 impl Host for IrqsInRelax {
-    fn flush_local(&self, cpu: &Here<'_>, f: &Flush<'_>) {
-        self.0.flush(cpu.cpu(), f)
-    }
-    fn send_ipi(&self, from: &Here<'_>, targets: &CpuSet) {
-        self.0.ipi(from.cpu(), targets)
-    }
+    recorded_by!(0);
     fn relax(&self, cpu: &Here<'_>) {
         if self.0.pending[cpu.cpu() as usize].swap(false, SeqCst) {
             cpu.handle_ipi().unwrap();
@@ -434,14 +390,8 @@ impl Host for IrqsInRelax {
 #[test]
 fn wait_irqs_mutual_shootdowns_finish_when_relax_takes_interrupts() {
     let host = IrqsInRelax::default();
-    let cfg = Config::new(2, Arch::X86_64).rules(Rules::DEFAULT - Rules::POLLING_CPUS).wait_irqs(true);
-    let mut mem = vec![0u8; Engine::<IrqsInRelax>::mem_size(&cfg)];
-    let eng = Engine::init(&cfg, &host, &mut mem).unwrap();
-    let space = eng.open_as(3).unwrap();
-    let mut cpus = eng.take_cpus().unwrap();
-    let (mut c0, mut c1) = (cpus.next().unwrap(), cpus.next().unwrap());
-    c0.switch(Some(&space)).unwrap();
-    c1.switch(Some(&space)).unwrap();
+    engine!(eng = &Config::new(2, Arch::X86_64).rules(Rules::DEFAULT - Rules::POLLING_CPUS).wait_irqs(true), &host);
+    two_cpus!(eng, space = 3, c0, c1);
     let done = std::sync::atomic::AtomicU32::new(0);
     let run = |cpu: &mut Cpu<'_>, n: u32| {
         for i in 0..200u64 {

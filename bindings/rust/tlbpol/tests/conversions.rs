@@ -5,11 +5,14 @@
 //!
 //! (The conversions no public call can reach on this target -- a buffer of
 //! 2^32 entries, an engine size past `usize` -- are tested in the crate's
-//! unit tests, `src/engine.rs` and `src/types.rs`.)
+//! unit tests, `src/engine.rs`, `src/mem.rs` and `src/types.rs`.)
 
 use std::sync::atomic::{AtomicU32, Ordering::SeqCst};
 
 use tlbpol::*;
+
+#[macro_use]
+mod common;
 
 const RW: Pte = Pte(Pte::PRESENT.0 | Pte::WRITE.0 | Pte::USER.0 | Pte::ACCESSED.0);
 
@@ -38,12 +41,8 @@ fn all_stats<H: Host>(eng: &Engine<'_, H>) -> Vec<Stats> {
 #[test]
 fn a_cpu_past_int_is_refused_not_wrapped_to_every_cpu() {
     let host = Counting::default();
-    let cfg = Config::new(2, Arch::X86_64);
-    let mut mem = vec![0u8; Engine::<Counting>::mem_size(&cfg)];
-    let eng = Engine::init(&cfg, &host, &mut mem).unwrap();
-    let space = eng.open_as(1).unwrap();
-    let mut c1 = eng.take_cpus().unwrap().nth(1).unwrap();
-    c1.switch(Some(&space)).unwrap();
+    engine!(eng = &Config::new(2, Arch::X86_64), &host);
+    one_cpu!(eng, space = 1, c1 = 1);
     c1.submit(&space, &Event::new(EventKind::Protect).va(0x1000).old_pte(RW).new_pte(Pte::PRESENT)).unwrap();
     let before = all_stats(&eng);
     assert_eq!(before[0].events, 1, "every CPU");
@@ -66,12 +65,8 @@ fn a_cpu_past_int_is_refused_not_wrapped_to_every_cpu() {
 #[test]
 fn an_event_whose_size_claims_more_than_it_has_is_refused() {
     let host = Counting::default();
-    let cfg = Config::new(2, Arch::X86_64);
-    let mut mem = vec![0u8; Engine::<Counting>::mem_size(&cfg)];
-    let eng = Engine::init(&cfg, &host, &mut mem).unwrap();
-    let space = eng.open_as(1).unwrap();
-    let mut c0 = eng.take_cpus().unwrap().next().unwrap();
-    c0.switch(Some(&space)).unwrap();
+    engine!(eng = &Config::new(2, Arch::X86_64), &host);
+    one_cpu!(eng, space = 1, c0 = 0);
     let good = Event::new(EventKind::Unmap).va(0x4000).old_pte(RW);
     let exact = good.raw().size;
     assert_eq!(usize::try_from(exact).unwrap(), std::mem::size_of::<sys::tlbpol_event>());

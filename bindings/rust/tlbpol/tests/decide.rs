@@ -4,6 +4,9 @@
 
 use tlbpol::*;
 
+#[macro_use]
+mod common;
+
 struct Quiet;
 impl Host for Quiet {
     fn flush_local(&self, _: &Here<'_>, _: &Flush<'_>) {}
@@ -84,9 +87,7 @@ fn scenarios() -> Vec<Scenario> {
 }
 
 fn decide(arch: Arch, rules: Rules, s: &Scenario) -> Decision {
-    let cfg = Config::new(4, arch).rules(rules);
-    let mut mem = vec![0u8; Engine::<Quiet>::mem_size(&cfg)];
-    let eng = Engine::init(&cfg, &Quiet, &mut mem).unwrap();
+    engine!(eng = &Config::new(4, arch).rules(rules), &Quiet);
     let space = eng.open_as(1).unwrap();
     let ev = Event::new(s.kind).va(0x7f00_0000_0000).pages(s.pages).flags(s.flags).old_pte(s.old).new_pte(s.new);
     eng.decide(&space, 0, &ev).unwrap()
@@ -123,13 +124,8 @@ fn rules_by_name_decide_as_the_masks() {
 
 #[test]
 fn decide_is_pure_and_submit_agrees() {
-    let cfg = Config::new(2, Arch::X86_64);
-    let mut mem = vec![0u8; Engine::<Quiet>::mem_size(&cfg)];
-    let eng = Engine::init(&cfg, &Quiet, &mut mem).unwrap();
-    let space = eng.open_as(7).unwrap();
-    let mut cpus = eng.take_cpus().unwrap();
-    let mut c0 = cpus.next().unwrap();
-    c0.switch(Some(&space)).unwrap();
+    engine!(eng = &Config::new(2, Arch::X86_64), &Quiet);
+    one_cpu!(eng, space = 7, c0 = 0);
     let ev = Event::new(EventKind::Reclaim).va(0x1000).old_pte(P | W | U | A | D);
     let before = eng.stats(None).unwrap();
     let d = eng.decide(&space, 0, &ev).unwrap();

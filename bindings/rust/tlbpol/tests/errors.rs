@@ -3,6 +3,9 @@
 
 use tlbpol::*;
 
+#[macro_use]
+mod common;
+
 struct Quiet;
 impl Host for Quiet {
     fn flush_local(&self, _: &Here<'_>, _: &Flush<'_>) {}
@@ -66,9 +69,7 @@ fn const_size_matches_the_library() {
 
 #[test]
 fn bad_events() {
-    let cfg = Config::new(4, Arch::X86_64);
-    let mut mem = vec![0u8; Engine::<Quiet>::mem_size(&cfg)];
-    let eng = Engine::init(&cfg, &Quiet, &mut mem).unwrap();
+    engine!(eng = &Config::new(4, Arch::X86_64), &Quiet);
     let space = eng.open_as(1).unwrap();
     let good = Event::new(EventKind::Unmap).va(0x40_0000).old_pte(RW);
     assert!(eng.decide(&space, 0, &good).is_ok());
@@ -105,8 +106,7 @@ fn bad_events() {
 #[test]
 fn address_spaces() {
     let cfg = Config::new(2, Arch::X86_64).max_as(2);
-    let mut mem = vec![0u8; Engine::<Quiet>::mem_size(&cfg)];
-    let eng = Engine::init(&cfg, &Quiet, &mut mem).unwrap();
+    engine!(eng = &cfg, &Quiet);
     let a = eng.open_as(10).unwrap();
     assert_eq!(a.tag(), 10);
     assert_eq!(eng.open_as(10).map(drop), Err(Error::Exists));
@@ -129,8 +129,7 @@ fn address_spaces() {
     let c = eng.open_as(12).unwrap();
 
     // An address space of another engine is refused, not used.
-    let mut mem2 = vec![0u8; Engine::<Quiet>::mem_size(&cfg)];
-    let other = Engine::init(&cfg, &Quiet, &mut mem2).unwrap();
+    engine!(other = &cfg, &Quiet);
     let foreign = other.open_as(12).unwrap();
     let ev = Event::new(EventKind::Unmap).va(0x1000).old_pte(RW);
     assert_eq!(eng.decide(&foreign, 0, &ev), Err(Error::Invalid));
@@ -141,9 +140,7 @@ fn address_spaces() {
 
 #[test]
 fn cpu_tokens_and_states() {
-    let cfg = Config::new(2, Arch::X86_64);
-    let mut mem = vec![0u8; Engine::<Quiet>::mem_size(&cfg)];
-    let eng = Engine::init(&cfg, &Quiet, &mut mem).unwrap();
+    engine!(eng = &Config::new(2, Arch::X86_64), &Quiet);
     let space = eng.open_as(1).unwrap();
     let mut cpus = eng.take_cpus().unwrap();
     assert_eq!(eng.take_cpus().map(drop).unwrap_err(), Error::Busy, "tokens are handed out once");
