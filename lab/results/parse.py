@@ -208,6 +208,25 @@ def parse_stress(res: Result, _sim: Values) -> Values:
     return v
 
 
+def parse_mutants(res: Result, _sim: Values) -> Values:
+    """lab/mutants/run.py: one verdict line per planted bug, then the sums."""
+    m = re.search(r'^killed by a safety checker: (\d+) of (\d+); '
+                  r'killed by anything: (\d+) of (\d+)$', res.out, re.M)
+    need(m, res, 'no "killed by a safety checker" line')
+    assert m
+    v = dict(zip(('safety', 'total', 'any'), m.group(1, 2, 3)))
+    rows = []
+    for name, verdict, by in re.findall(
+            r'^(\S+): (KILLED \(oracle\)|killed \(assert/hang only\)|SURVIVED|STALE|'
+            r'does not build)(?:: (.*))?$', res.out, re.M):
+        # Each checker with its count, the violation kinds left out.
+        rows.append(['`%s`' % name, verdict, ' '.join(re.sub(r'\(.*?\)', '', c)
+                                                      for c in by.split())])
+    need(len(rows) == int(v['total']), res, 'a verdict line per mutant')
+    v['table'] = table(['planted bug', 'verdict', 'checkers that caught it (count)'], rows)
+    return v
+
+
 def parse_softmmu(res: Result, _sim: Values) -> Values:
     v: Values = {}
     cols = ('wall', 'macc', 'mm_ops', 'kicks', 'flushes', 'full', 'pages', 'stale',
@@ -389,6 +408,7 @@ PARSERS: Dict[str, Tuple[str, Parser]] = {
     'replay': ('programs', parse_replay),
     'stamps': ('programs', parse_stamps),
     'stress': ('safety', parse_stress),
+    'mutants': ('safety', parse_mutants),
     'softmmu': ('safety', parse_softmmu),
     'unikernel-tcg': ('safety', parse_unikernel),
     'unikernel-kvm': ('kernel', parse_unikernel),

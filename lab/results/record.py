@@ -37,11 +37,12 @@ class Measurement(NamedTuple):
     env: Tuple[Tuple[str, str], ...]
     timeout: int             # seconds
     what: str
+    default: bool            # recorded by `record` with no name
 
 
 def _m(name: str, topic: str, cmd: str, timeout: int, what: str,
-       env: Tuple[Tuple[str, str], ...] = ()) -> Measurement:
-    return Measurement(name, topic, tuple(shlex.split(cmd)), env, timeout, what)
+       env: Tuple[Tuple[str, str], ...] = (), default: bool = True) -> Measurement:
+    return Measurement(name, topic, tuple(shlex.split(cmd)), env, timeout, what, default)
 
 
 SIM = '{build}/lab/sim/tlbpol-sim'
@@ -77,12 +78,16 @@ MEASUREMENTS: List[Measurement] = [
        'hot paths against an empty call (~1 min)'),
     _m('engine-memory', 'overhead', '{build}/tests/test_layout', 120,
        'tlbpol_engine_size() at default settings (seconds)'),
+    # An hour: recorded only when named (`record mutants`).  It builds its
+    # own copies of the tree (git-tracked files only) and a baseline first.
+    _m('mutants', 'safety', 'python3 lab/mutants/run.py --seed 1', 3 * 3600,
+       'every planted bug against every checker (~1 h; only when named)', default=False),
 ]
 
 
 def find(names: List[str]) -> List[Measurement]:
     if not names:
-        return list(MEASUREMENTS)
+        return [m for m in MEASUREMENTS if m.default]
     out: List[Measurement] = []
     for n in names:
         hit = [m for m in MEASUREMENTS if n in (m.name, m.topic)]
