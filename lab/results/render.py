@@ -41,7 +41,7 @@ from parse import PARSERS, Values, parse  # noqa: E402
 from record import MEASUREMENTS  # noqa: E402
 from resultfile import (DATA, HERE, TOP, Result, ResultError, failure,  # noqa: E402
                         load, load_cited, load_kernel_counts, load_tcg, load_traces,
-                        provenance, when)
+                        provenance, unknown_head, when)
 
 RESULTS_MD = os.path.join(TOP, 'docs', 'results.md')
 README = os.path.join(TOP, 'README.md')
@@ -62,6 +62,7 @@ class Results:
         self.res: Dict[str, Result] = {}
         self.val: Dict[str, Values] = {}
         topics = {m.name: m.topic for m in MEASUREMENTS}
+        optional = {m.name for m in MEASUREMENTS if not m.default}
         vdata = os.path.join(TOP, 'lab', 'validate', 'data')
         # The main job first: its figures name the patches' scenarios.
         for name in sorted(PARSERS, key=lambda n: n != 'sim-main'):
@@ -73,6 +74,11 @@ class Results:
                 r = load_traces([os.path.join(TOP, 'lab', 'trace', 'traces'), vdata])
             elif name == 'cited':
                 r = load_cited(os.path.join(HERE, 'cited.txt'))
+            elif name in optional and not os.path.isfile(
+                    os.path.join(data, topics[name], name + '.txt')):
+                # Recorded only when named (an hour's run): say so, not fail.
+                r = Result(name, '-', unknown_head(exit='-'), '',
+                           'not recorded yet (scripts/results.sh record %s)' % name)
             else:
                 r = load(data, topics[name], name)
             self.res[name] = r
@@ -83,7 +89,9 @@ class Results:
                     raise
                 self.val[name] = {}   # a failed run: {{fail NAME}} says why
             self.val[name]['when'] = when(r)
-        recorded = [r for n, r in self.res.items() if n in topics]
+        # The README's commit: the newest of the measurements `record` runs
+        # by default (an optional one, recorded later, would hide them all).
+        recorded = [r for n, r in self.res.items() if n in topics and n not in optional]
         newest = max(recorded, key=lambda r: (r.head['date'], r.name))
         self.commit = newest.head['commit']
 

@@ -184,6 +184,8 @@ def when(res: Result) -> str:
 def failure(res: Optional[Result]) -> str:
     if res is None:
         return 'not recorded'
+    if res.head.get('exit') == '-':   # an optional measurement never recorded
+        return res.err
     last = [ln for ln in res.err.splitlines() if ln.strip()]
     return 'the command failed (exit %s): %s' % (
         res.head.get('exit', '?'), last[-1] if last else 'no message')
