@@ -178,7 +178,7 @@ int tlbpol__flush_batch(struct tlbpol_engine *eng, const struct tlbpol_params *p
 	struct request *s = &cpu_of(eng, cpu)->reqs[REQ_SYNC];
 	uint32_t n, total = 0;
 
-	/* One request per TLBPOL_PARTS_MAX address spaces of the batch. */
+	/* One request per TLBPOL__PARTS_MAX address spaces of the batch. */
 	while ((n = build(eng, prm, cpu, s, from, to))) {
 		tlbpol__shoot(eng, prm, cpu, s);
 		tlbpol__release_entries(eng, cpu, s);
@@ -200,7 +200,7 @@ int tlbpol__post_lazy_batch(struct tlbpol_engine *eng, const struct tlbpol_param
 	struct tlbpol_cpu *c = cpu_of(eng, cpu);
 	uint32_t total = 0;
 
-	/* One lazy request per TLBPOL_PARTS_MAX address spaces: all of them
+	/* One lazy request per TLBPOL__PARTS_MAX address spaces: all of them
 	 * leave the batch (a full batch must come out empty of them). */
 	for (;;) {
 		struct request *s;

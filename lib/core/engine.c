@@ -150,7 +150,7 @@ static uint32_t nodes_of(const struct tlbpol_config *cfg)
  * the public header, for TLBPOL_ENGINE_SIZE().
  *
  * Address spaces one request carries (its parts), TLBPOL__PARTS(): a batch
- * that spans more is sent as several requests, TLBPOL_PARTS_MAX at a time
+ * that spans more is sent as several requests, TLBPOL__PARTS_MAX at a time
  * (build()).  Most batches are of one address space; reclaim across
  * processes spans a few.  A receiver merges what it claims into one flush
  * per address space, for as many address spaces at once.
@@ -161,20 +161,7 @@ static uint32_t nodes_of(const struct tlbpol_config *cfg)
  * flush and carries none; a part that does not fit in what is left is one
  * too (build()).  Sized by what a request can use, not by the batch: five
  * requests of batch_pages ranges were 60 KiB of each CPU's 135.
- */
-#define TLBPOL_PARTS_MAX TLBPOL__PARTS_MAX
-
-static inline uint32_t tlbpol__part_cap(uint32_t batch_pages, uint32_t max_as)
-{
-	return (uint32_t)TLBPOL__PARTS(batch_pages, max_as);
-}
-
-static inline uint32_t tlbpol__range_cap(uint32_t batch_pages, uint32_t flush_ceiling)
-{
-	return (uint32_t)TLBPOL__RANGES(batch_pages, flush_ceiling);
-}
-
-/*
+ *
  * Entries one CPU's batch holds, TLBPOL__ENTRIES(): room for eight address
  * spaces at the flush ceiling, at least 64, no more than the batch's pages.
  * Past them an event widens an entry whose part is past the ceiling anyway,
@@ -185,11 +172,6 @@ static inline uint32_t tlbpol__range_cap(uint32_t batch_pages, uint32_t flush_ce
  * batches need 8, and tlbpol-sim's reclaim sent 6% more; at 256 tlbpol-sim
  * matched 512 entries to the digit.
  */
-static inline uint32_t tlbpol__entry_cap(uint32_t batch_pages, uint32_t flush_ceiling)
-{
-	return (uint32_t)TLBPOL__ENTRIES(batch_pages, flush_ceiling);
-}
-
 #define PAGE 4096
 
 /*
@@ -219,9 +201,9 @@ static size_t layout(const struct tlbpol_config *cfg, struct tlbpol_engine *eng,
 		     struct probe *probe)
 {
 	uint32_t words = (cfg->nr_cpus + 63) / 64;
-	uint32_t flush_cap = tlbpol__part_cap(cfg->batch_pages, cfg->max_as);
-	uint32_t range_cap = tlbpol__range_cap(cfg->batch_pages, cfg->flush_ceiling);
-	uint32_t entry_cap = tlbpol__entry_cap(cfg->batch_pages, cfg->flush_ceiling);
+	uint32_t flush_cap = (uint32_t)TLBPOL__PARTS(cfg->batch_pages, cfg->max_as);
+	uint32_t range_cap = (uint32_t)TLBPOL__RANGES(cfg->batch_pages, cfg->flush_ceiling);
+	uint32_t entry_cap = (uint32_t)TLBPOL__ENTRIES(cfg->batch_pages, cfg->flush_ceiling);
 	size_t stride = placed ? prim_align_up(sizeof(struct tlbpol_cpu), PAGE)
 			       : sizeof(struct tlbpol_cpu);
 	size_t off = 0, cpus, as, gens, spans, masks = 0;

@@ -169,9 +169,10 @@ static inline void count_decision(struct tlbpol_cpu *c, uint32_t v)
  * due deferred frees; then the call ends.  Out of line: the no-flush
  * decision (the spurious fault of Linux 61c77326d1df "x86, mm: Avoid
  * unnecessary TLB flush", the most frequent event) and the plain deferral
- * need none of it, and submit_event() makes no call for them.  With the call's configuration (@prm) it takes seven arguments, so
- * on x86-64 it is reached by a call, not a tail call: every path into it
- * flushes or settles, which costs far more than the frame.
+ * need none of it, and submit_event() makes no call for them.  With the
+ * call's configuration (@prm) it takes seven arguments, so on x86-64 it is
+ * reached by a call, not a tail call: every path into it flushes or
+ * settles, which costs far more than the frame.
  */
 static __attribute__((noinline)) int act(struct tlbpol_engine *eng, const struct tlbpol_params *prm,
 					 struct tlbpol_as *as, uint32_t cpu,
