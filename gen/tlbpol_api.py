@@ -72,7 +72,7 @@ HEADER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "include
                       "tlbpol.h")
 
 #: Names that are #defined but are not interface constants.
-NOT_CONSTANTS = frozenset({"TLBPOL_TLBPOL_H", "TLBPOL_API", "TLBPOL_FREESTANDING",
+NOT_CONSTANTS = frozenset({"TLBPOL_TLBPOL_H", "TLBPOL_API", "TLBPOL_HOSTED_API", "TLBPOL_FREESTANDING",
                            "TLBPOL_BUILDING"})
 
 
@@ -510,8 +510,11 @@ def _statement(s: str, hosted: bool, api: Api, docs: Dict[str, KernelDoc],
                 count = evaluate(array, known) if array is not None else None
                 fields.append(Field(n, ctype, array, count, fnptr))
         api.structs[name] = Struct(name, docs.get(f"struct:{name}"), fields=tuple(fields))
-    elif s.startswith("TLBPOL_API "):
-        decl = s[len("TLBPOL_API "):].rstrip(";").strip()
+    elif s.startswith(("TLBPOL_API ", "TLBPOL_HOSTED_API ")):
+        # TLBPOL_HOSTED_API: the hosted build only (unavailable with
+        # TLBPOL_FREESTANDING)
+        hosted = hosted or s.startswith("TLBPOL_HOSTED_API ")
+        decl = s.split(" ", 1)[1].rstrip(";").strip()
         open_ = decl.index("(")
         head = decl[:open_].strip()
         m = re.match(r"^(.*?)(\w+)$", head)

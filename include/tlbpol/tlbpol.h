@@ -129,18 +129,36 @@ extern "C" {
 
 /*
  * TLBPOL_FREESTANDING: the kernel core archive (libtlbpol-core.a) has no
- * hosted layer, so the functions of the hosted build (tlbpol_engine_new(),
- * the live reconfiguration, the thread registration of liburcu and
- * tlbpol_as_lookup()) are not declared: using one is a compile error, not a
- * link error.  The <tlbpol/version.h> that -Dfreestanding=true generates
- * and installs defines it; define it yourself when you compile against the
- * hosted build's headers but link the core archive.
+ * hosted layer: no tlbpol_engine_new(), no live reconfiguration, no thread
+ * registration of liburcu, no tlbpol_as_lookup().  These are declared
+ * TLBPOL_HOSTED_API.  Code that links the core archive defines
+ * TLBPOL_FREESTANDING (tlbpol-core.pc's Cflags carry -DTLBPOL_FREESTANDING),
+ * and a call to one of them is then a compile error -- the "unavailable"
+ * attribute of gcc >= 12 and clang; gcc's "error" attribute, which fails
+ * when the call is compiled, on older gcc -- rather than a link error in a
+ * kernel's final link, or a warning about an implicit declaration.  The
+ * headers are the same for both libraries, so one prefix holds both.
  */
 #ifndef TLBPOL_API
 #if defined(TLBPOL_BUILDING) && defined(__GNUC__)
 #define TLBPOL_API __attribute__((visibility("default")))
 #else
 #define TLBPOL_API
+#endif
+#endif
+
+#ifndef TLBPOL_HOSTED_API
+#if defined(TLBPOL_FREESTANDING) && defined(__has_attribute)
+#if __has_attribute(unavailable)
+#define TLBPOL_HOSTED_API \
+	__attribute__((unavailable("hosted build only: libtlbpol-core.a has no hosted layer")))
+#elif __has_attribute(error)
+#define TLBPOL_HOSTED_API \
+	__attribute__((error("hosted build only: libtlbpol-core.a has no hosted layer")))
+#endif
+#endif
+#ifndef TLBPOL_HOSTED_API
+#define TLBPOL_HOSTED_API TLBPOL_API
 #endif
 #endif
 
@@ -780,13 +798,12 @@ TLBPOL_API size_t tlbpol_engine_size(const struct tlbpol_config *cfg);
 TLBPOL_API int tlbpol_engine_init(struct tlbpol_engine **out, void *mem, size_t len,
 				  const struct tlbpol_config *cfg);
 
-#ifndef TLBPOL_FREESTANDING
 /**
  * tlbpol_engine_new() - allocate and build an engine (hosted build only).
  * Context: process context, may allocate.
  * Return: 0, or the errors of tlbpol_engine_init(); -ENOMEM if allocation fails.
  */
-TLBPOL_API int tlbpol_engine_new(const struct tlbpol_config *cfg, struct tlbpol_engine **out);
+TLBPOL_HOSTED_API int tlbpol_engine_new(const struct tlbpol_config *cfg, struct tlbpol_engine **out);
 
 /**
  * tlbpol_engine_free() - free an engine made by tlbpol_engine_new() (hosted
@@ -795,8 +812,7 @@ TLBPOL_API int tlbpol_engine_new(const struct tlbpol_config *cfg, struct tlbpol_
  * dropped: complete them first with tlbpol_flush(.., TLBPOL_BY_LAZY).
  * Context: no other call may be running on the engine.
  */
-TLBPOL_API void tlbpol_engine_free(struct tlbpol_engine *eng);
-#endif /* !TLBPOL_FREESTANDING */
+TLBPOL_HOSTED_API void tlbpol_engine_free(struct tlbpol_engine *eng);
 
 /**
  * tlbpol_engine_topology() - the NUMA node of each CPU, as the engine uses it.
@@ -821,7 +837,6 @@ TLBPOL_API uint64_t tlbpol_engine_rules(const struct tlbpol_engine *eng);
 /* ------------------------------------------------------------------------ */
 /* Live reconfiguration (hosted build; engines from tlbpol_engine_new())     */
 /* ------------------------------------------------------------------------ */
-#ifndef TLBPOL_FREESTANDING
 
 /*
  * Rules, flush ceiling, batch size and cost model can change while CPUs run.
@@ -847,33 +862,33 @@ TLBPOL_API uint64_t tlbpol_engine_rules(const struct tlbpol_engine *eng);
  * Return: 0; -EINVAL for NULL or a freestanding engine, or unknown bits;
  * -ENOMEM.
  */
-TLBPOL_API int tlbpol_engine_set_rules(struct tlbpol_engine *eng, uint64_t rules);
+TLBPOL_HOSTED_API int tlbpol_engine_set_rules(struct tlbpol_engine *eng, uint64_t rules);
 /**
  * tlbpol_engine_set_flush_ceiling() - pages above which a whole-AS flush is
  * used.  Context and errors: as tlbpol_engine_set_rules(); -EINVAL for 0.
  */
-TLBPOL_API int tlbpol_engine_set_flush_ceiling(struct tlbpol_engine *eng, uint32_t pages);
+TLBPOL_HOSTED_API int tlbpol_engine_set_flush_ceiling(struct tlbpol_engine *eng, uint32_t pages);
 /**
  * tlbpol_engine_set_batch_pages() - deferred pages a CPU holds before it
  * flushes by itself: 1 .. the batch_pages the engine was created with (its
  * arrays are sized for that).  Context: as tlbpol_engine_set_rules().
  * Return: 0; -EINVAL; -ERANGE for 0 or above the creation size; -ENOMEM.
  */
-TLBPOL_API int tlbpol_engine_set_batch_pages(struct tlbpol_engine *eng, uint32_t pages);
+TLBPOL_HOSTED_API int tlbpol_engine_set_batch_pages(struct tlbpol_engine *eng, uint32_t pages);
 /**
  * tlbpol_engine_set_cost_model() - the broadcast cost model from @cfg's
  * cost_* fields (a zero field keeps the current value).
  * Context: as tlbpol_engine_set_rules().
  * Return: 0; -EINVAL for NULL or cfg->size too small; -ENOMEM.
  */
-TLBPOL_API int tlbpol_engine_set_cost_model(struct tlbpol_engine *eng,
+TLBPOL_HOSTED_API int tlbpol_engine_set_cost_model(struct tlbpol_engine *eng,
 					    const struct tlbpol_config *cfg);
 /**
  * tlbpol_engine_set_ipi_delay() - replace the config's ipi_delay_spins (0:
  * interrupt at once).  Context: as tlbpol_engine_set_rules().
  * Return: 0; -EINVAL for NULL or a freestanding engine; -ENOMEM.
  */
-TLBPOL_API int tlbpol_engine_set_ipi_delay(struct tlbpol_engine *eng, uint32_t spins);
+TLBPOL_HOSTED_API int tlbpol_engine_set_ipi_delay(struct tlbpol_engine *eng, uint32_t spins);
 /**
  * tlbpol_thread_register() / tlbpol_thread_unregister() - the calling thread
  * takes part in (leaves) the grace periods of live reconfiguration.
@@ -882,8 +897,8 @@ TLBPOL_API int tlbpol_engine_set_ipi_delay(struct tlbpol_engine *eng, uint32_t s
  *
  * Context: the thread itself.
  */
-TLBPOL_API void tlbpol_thread_register(void);
-TLBPOL_API void tlbpol_thread_unregister(void);
+TLBPOL_HOSTED_API void tlbpol_thread_register(void);
+TLBPOL_HOSTED_API void tlbpol_thread_unregister(void);
 /**
  * tlbpol_quiescent() - the calling thread holds no engine configuration now.
  *
@@ -891,7 +906,7 @@ TLBPOL_API void tlbpol_thread_unregister(void);
  *
  * Context: the thread itself, outside engine calls.
  */
-TLBPOL_API void tlbpol_quiescent(void);
+TLBPOL_HOSTED_API void tlbpol_quiescent(void);
 /**
  * tlbpol_thread_offline() / tlbpol_thread_online() - the calling thread
  * leaves the grace periods around a long block, and comes back.
@@ -900,9 +915,8 @@ TLBPOL_API void tlbpol_quiescent(void);
  *
  * Context: the thread itself, outside engine calls.
  */
-TLBPOL_API void tlbpol_thread_offline(void);
-TLBPOL_API void tlbpol_thread_online(void);
-#endif /* !TLBPOL_FREESTANDING */
+TLBPOL_HOSTED_API void tlbpol_thread_offline(void);
+TLBPOL_HOSTED_API void tlbpol_thread_online(void);
 
 /* ------------------------------------------------------------------------ */
 /* Address spaces and CPU state                                             */
@@ -931,7 +945,6 @@ TLBPOL_API int tlbpol_as_open(struct tlbpol_engine *eng, uint64_t tag, struct tl
  */
 TLBPOL_API int tlbpol_as_close(struct tlbpol_engine *eng, struct tlbpol_as *as);
 
-#ifndef TLBPOL_FREESTANDING
 /**
  * tlbpol_as_lookup() - the open address space with @tag (hosted build).
  * Lock-free on the read side (a liburcu hash table); in a thread registered
@@ -941,8 +954,7 @@ TLBPOL_API int tlbpol_as_close(struct tlbpol_engine *eng, struct tlbpol_as *as);
  * Return: the address space, or NULL (none open with @tag, NULL or
  * freestanding @eng).
  */
-TLBPOL_API struct tlbpol_as *tlbpol_as_lookup(struct tlbpol_engine *eng, uint64_t tag);
-#endif /* !TLBPOL_FREESTANDING */
+TLBPOL_HOSTED_API struct tlbpol_as *tlbpol_as_lookup(struct tlbpol_engine *eng, uint64_t tag);
 
 /**
  * tlbpol_as_tag() - the tag @as was opened with (0 for NULL).
