@@ -234,6 +234,13 @@ static void test_newer_config_ops(void **state)
 	assert_int_equal(tlbpol_engine_new(&c.cfg, &eng), -E2BIG);
 	assert_int_equal(tlbpol_engine_size(&c.cfg), 0);
 	o.future = 0;
+	assert_int_equal(tlbpol_engine_new(&c.cfg, &eng), 0);
+	/* The live cost change reads the same size-led config. */
+	assert_int_equal(tlbpol_engine_set_cost_model(eng, &c.cfg), 0);
+	c.future = 1;
+	assert_int_equal(tlbpol_engine_set_cost_model(eng, &c.cfg), -E2BIG);
+	c.future = 0;
+	tlbpol_engine_free(eng);
 	c.cfg.size = 5000;
 	assert_int_equal(tlbpol_engine_size(&c.cfg), 0);
 }

@@ -204,9 +204,13 @@ int tlbpol_engine_set_ipi_delay(struct tlbpol_engine *eng, uint32_t spins)
 int tlbpol_engine_set_cost_model(struct tlbpol_engine *eng, const struct tlbpol_config *cfg)
 {
 	struct tlbpol_config c;
+	int ret;
 
-	/* Only the cost fields are read, so only the size is checked. */
-	if (tlbpol__config_copy(cfg, &c))
-		return -EINVAL;
+	/* Only the cost fields are read, so only the size is checked: too
+	 * small is -EINVAL, larger with a nonzero byte past this library's
+	 * structure -E2BIG, as tlbpol_engine_new() says of the same config. */
+	ret = tlbpol__config_copy(cfg, &c);
+	if (ret)
+		return ret;
 	return change(eng, edit_costs, &c);
 }
