@@ -157,6 +157,26 @@ class Explain(unittest.TestCase):
         self.assertEqual(r.returncode, 0)
         self.assertIn("explain", r.stdout)
 
+    def test_kind_choices_listed_once(self):
+        kinds = [k.name.lower().replace("_", "-") for k in EventKind]
+        r = run("explain", "--kind", "frob")
+        self.assertEqual(r.returncode, 2)
+        listed = re.search(r"invalid choice: 'frob' \(choose from (.*)\)", r.stderr)
+        self.assertIsNotNone(listed, r.stderr)
+        self.assertEqual(re.findall(r"'([^']*)'", listed.group(1)), kinds)
+        # --help: the --kind line names each kind once (argparse may wrap
+        # "clear-young" after its hyphen).
+        r = run("explain", "--help")
+        text = re.sub(r"-\n\s*", "-", r.stdout)
+        line = re.search(r"--kind KIND\s+the event: ([^\n]*(?:\n {10,}[^\n-][^\n]*)*)", text)
+        self.assertIsNotNone(line, r.stdout)
+        self.assertEqual(flat(line.group(1)).split(", "), kinds)
+        # Either spelling, any case, still works.
+        for spelling in ("clear_young", "CLEAR-YOUNG", "clear-young"):
+            out, rows = self.explain("--kind", spelling)
+            self.assertIn(", clear_young of 1 page", out)
+            self.assertEqual(len(rows), 3)
+
     def test_errors(self):
         r = run("explain", "--kind", "protect", "--old", "rwz")
         self.assertEqual(r.returncode, 2)

@@ -27,6 +27,8 @@ OSError carrying the errno and the C function's name.
 from __future__ import annotations
 
 from . import _constants
+# Print the enums by name (Python 3.11 prints an IntEnum as its number).
+from . import _enumstr  # noqa: F401
 # Every enum and constant of the header, as _constants.__all__ names them.
 from ._constants import *  # noqa: F401,F403
 from ._engine import AddressSpace, Engine

@@ -304,6 +304,12 @@ def _pte_arg(text: str) -> Pte:
         raise argparse.ArgumentTypeError(str(exc)) from None
 
 
+def _kind_arg(text: str) -> str:
+    """An argparse type for --kind: the kind's name as the choices spell it,
+    lower case with '-' ("clear_young" -> "clear-young")."""
+    return text.strip().lower().replace("_", "-")
+
+
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="python3 -m tlbpol",
@@ -340,9 +346,10 @@ def _parser() -> argparse.ArgumentParser:
     ex.add_argument("--arch", default="x86_64",
                     help="x86_64 (default), arm64 or generic")
     what = ex.add_mutually_exclusive_group()
-    what.add_argument("--kind", metavar="KIND", type=str.lower,
-                      choices=[k.name.lower().replace("_", "-") for k in EventKind]
-                      + [k.name.lower() for k in EventKind],
+    # One spelling per kind in the choices (usage errors list them):
+    # "clear_young" and "CLEAR-YOUNG" become "clear-young" before the check.
+    what.add_argument("--kind", metavar="KIND", type=_kind_arg,
+                      choices=[_kind_arg(k.name) for k in EventKind],
                       help="the event: " + kinds)
     what.add_argument("--all-kinds", action="store_true",
                       help="the whole table for --arch: every kind, representative PTEs")

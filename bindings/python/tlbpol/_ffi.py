@@ -12,7 +12,8 @@ The library is loaded on first use (:func:`lib`), looked for in this order:
 2. an in-tree build: this package at ``<src>/bindings/python/tlbpol``, and
    ``<src>/build/libtlbpol.so.0``;
 3. the libdir the library was installed into with this package (written by
-   meson into ``_paths.py`` at install time);
+   meson into ``_paths.py`` at install time; a pip-installed or wheel-built
+   copy has none recorded and goes on to the next);
 4. ``pkg-config --variable=libdir tlbpol``, then ``ctypes.util.find_library``;
 5. the plain soname ``libtlbpol.so.0`` (the dynamic loader's own search).
 
@@ -298,11 +299,9 @@ def _candidates() -> Iterator[Tuple[str, str]]:
     if os.path.basename(os.path.dirname(here)) == "python" and \
             os.path.isfile(os.path.join(src, "include", "tlbpol", "tlbpol.h")):
         yield ("in-tree build", os.path.join(src, "build", SONAME))
-    try:
-        from . import _paths  # type: ignore[attr-defined]  # meson writes it at install
+    from . import _paths  # meson installs one that records its libdir
+    if _paths.LIBDIR:
         yield ("install libdir", os.path.join(_paths.LIBDIR, SONAME))
-    except ImportError:
-        pass
     if shutil.which("pkg-config"):
         try:
             libdir = subprocess.run(["pkg-config", "--variable=libdir", "tlbpol"],
@@ -354,8 +353,20 @@ def lib() -> ctypes.CDLL:
                 continue
             _lib, _lib_path = cdll, path
             return cdll
-        raise OSError("libtlbpol: cannot load %s; tried:\n  %s\n(set %s to its path)"
-                      % (SONAME, "\n  ".join(tried), ENV_LIBRARY))
+        raise OSError(_not_found(tried))
+
+
+def _not_found(tried: List[str]) -> str:
+    """The error when no candidate loads: what was tried, and what to do."""
+    from . import _paths
+    return ("libtlbpol: cannot load %s; tried:\n  %s\n"
+            "The install libdir is %s.  Install libtlbpol (e.g. meson install; "
+            "ldconfig after an install to /usr/local), or put the directory of %s "
+            "in LD_LIBRARY_PATH, or set %s=/path/to/%s (or its directory)."
+            % (SONAME, "\n  ".join(tried),
+               "recorded as %s" % _paths.LIBDIR if _paths.LIBDIR else
+               "not recorded (this copy was not installed by meson)",
+               SONAME, ENV_LIBRARY, SONAME))
 
 
 @functools.lru_cache(maxsize=None)

@@ -1,0 +1,65 @@
+# SPDX-License-Identifier: MIT
+"""How the header's enums print: by name, on every Python.
+
+Python 3.11 made ``str()`` and ``format()`` of an IntEnum or IntFlag member
+the bare number (``str(EventKind.RECLAIM) == "3"``: "Changed in version
+3.11: __str__() is now int.__str__()", Python documentation, enum module,
+IntEnum), where 3.10 and earlier printed ``EventKind.RECLAIM`` for ``str()``
+and plain Enum still does.  A "3" in a log line or an f-string says nothing,
+so every enum class of :mod:`tlbpol._constants` (generated from the header:
+not edited by hand) gets back the Enum spelling here, on import of the
+package, before anything can print one:
+
+- ``str(m)`` and ``f"{m}"``: ``EventKind.RECLAIM``, ``Pte.PRESENT|WRITE``
+  (the class keeps members apart that share a name: Action.NONE and
+  Rule.NONE, Reason.UNMAP and EventKind.UNMAP; and it is how the member is
+  written in Python code).  The library's own lower-case names ("now",
+  "downgrade") stay what :func:`tlbpol.deadline_str` and friends return.
+- a numeric format spec (``f"{m:d}"``, ``f"{m:#x}"``, ``"%d" % m``) still
+  formats the number, and a spec of only fill, alignment and width
+  (``f"{m:<20}"``) pads the name;
+- ``repr()`` is the Enum one, ``<EventKind.RECLAIM: 3>``: name and value.
+
+Only printing changes: members are the same ints (``int(m)``, ``m == 3``,
+``operator.index(m)``), and what reaches C is that number unchanged.
+"""
+
+from __future__ import annotations
+
+import enum
+from typing import Tuple, Type
+
+from . import _constants
+
+__all__ = ["ENUM_CLASSES"]
+
+#: The enum and flag classes of the header, each printed by name.
+ENUM_CLASSES: Tuple[Type[enum.Enum], ...] = tuple(
+    c for c in vars(_constants).values()
+    if isinstance(c, type) and issubclass(c, (enum.IntEnum, enum.IntFlag))
+    and c.__module__ == _constants.__name__)
+
+# The presentation types of the format mini-language that format a number
+# (Python documentation, "Format Specification Mini-Language").
+_NUMERIC_TYPES = frozenset("bcdoxXneEfFgG%")
+
+
+def _enum_str(self: enum.Enum) -> str:
+    return "%s.%s" % (type(self).__name__, self.name)
+
+
+def _flag_str(self: enum.Flag) -> str:
+    # Flag's own str names the bits ("Pte.PRESENT|WRITE"), "Pte(0)" for none.
+    return enum.Flag.__str__(self)
+
+
+def _format(self: int, spec: str) -> str:
+    if spec and spec[-1] in _NUMERIC_TYPES:
+        return int.__format__(int(self), spec)
+    return str.__format__(str(self), spec)
+
+
+for _cls in ENUM_CLASSES:
+    setattr(_cls, "__str__", _flag_str if issubclass(_cls, enum.Flag) else _enum_str)
+    setattr(_cls, "__format__", _format)
+del _cls
