@@ -46,9 +46,13 @@ Interface (stable; typed, mypy --strict clean):
       declaration without TLBPOL_API, on one line), hosted_only,
       doc (KernelDoc|None)
   KernelDoc: names (functions it documents; or the enum/struct name),
-      kind ("function", "enum", "struct"), summary, args [(name, text)],
-      paras (description lines, "" between paragraphs),
-      sections {"Context": [...], "Return": [...]}, lines (the raw lines)
+      kind ("function", "enum", "struct"), summary (its first sentence),
+      args [(name, text)] (every "@name:", "@a, @b:" line),
+      paras (description lines, "" between paragraphs: the summary's
+      further sentences first), sections {"Context": [...], "Return":
+      [...]} (at a line's start, or after a sentence in a function's
+      comment), lines (the raw lines); read by gen/kernel_doc.py
+      (parse_kdoc(), split_sentence()), this reader's part for comments
 
 Command line:
   tlbpol_api.py [--header H] --dump            a summary, for people
@@ -67,6 +71,12 @@ from typing import Dict, List, Optional, Tuple
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from c_expr import evaluate  # noqa: E402
+# The kernel-doc comments are read by kernel_doc.py, part of this reader
+# (its KernelDoc and parse_kdoc are this module's too).
+from kernel_doc import KernelDoc as KernelDoc  # noqa: E402
+from kernel_doc import comment_lines as _comment_lines  # noqa: E402
+from kernel_doc import parse_kdoc as parse_kdoc  # noqa: E402
+from kernel_doc import split_sentence as split_sentence  # noqa: E402,F401 (re-exported)
 
 HEADER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "include", "tlbpol",
                       "tlbpol.h")
@@ -78,17 +88,6 @@ NOT_CONSTANTS = frozenset({"TLBPOL_TLBPOL_H", "TLBPOL_API", "TLBPOL_HOSTED_API",
 
 class ApiError(Exception):
     """The header has something this reader does not understand."""
-
-
-@dataclass(frozen=True)
-class KernelDoc:
-    names: Tuple[str, ...]
-    kind: str
-    summary: str
-    args: Tuple[Tuple[str, str], ...]
-    paras: Tuple[str, ...]
-    sections: Dict[str, Tuple[str, ...]]
-    lines: Tuple[str, ...]
 
 
 @dataclass(frozen=True)
@@ -265,75 +264,6 @@ class Api:
             lay = self.layout(base[len("struct "):])
             return lay.size, lay.align
         raise ApiError(f"no LP64 size for the C type {ctype!r}")
-
-
-# ---------------------------------------------------------------------------
-# Kernel-doc
-
-_KDOC_FUNC = re.compile(r"^((?:tlbpol_\w+\(\)\s*(?:/\s*)?)+)-\s*(.*)$")
-_KDOC_TYPE = re.compile(r"^(enum|struct)\s+(tlbpol_\w+)\s+-\s*(.*)$")
-
-
-def _comment_lines(body: str) -> List[str]:
-    lines = []
-    for line in body.split("\n"):
-        if line.strip().startswith("*"):
-            line = re.sub(r"^\s*\* ?", "", line, count=1)
-        else:
-            line = line.strip()
-        lines.append(line.rstrip())
-    return lines
-
-
-def parse_kdoc(lines: List[str]) -> Optional[KernelDoc]:
-    """A /** ... */ comment's lines (leading " * " removed) as kernel-doc;
-    None when its first line names no function, enum or struct."""
-    if not lines:
-        return None
-    m = _KDOC_FUNC.match(lines[0])
-    t = _KDOC_TYPE.match(lines[0])
-    if m:
-        names = tuple(re.findall(r"(tlbpol_\w+)\(\)", m.group(1)))
-        kind, first = "function", m.group(2)
-    elif t:
-        names, kind, first = (t.group(2),), t.group(1), t.group(3)
-    else:
-        return None
-    summary = [first]
-    i = 1
-    while i < len(lines) and lines[i] and not lines[i].startswith("@"):
-        summary.append(lines[i].strip())
-        i += 1
-    args: List[Tuple[str, List[str]]] = []
-    paras: List[str] = []
-    sections: Dict[str, List[str]] = {"Context": [], "Return": []}
-    cur: Optional[List[str]] = None  # the list the next continuation line goes to
-    for line in lines[i:]:
-        a = re.match(r"^@(\w+):\s*(.*)$", line)
-        s = re.match(r"^(Context|Return):\s*(.*)$", line)
-        if a:
-            args.append((a.group(1), [a.group(2)]))
-            cur = args[-1][1]
-        elif s:
-            sections[s.group(1)].append(s.group(2))
-            cur = sections[s.group(1)]
-        elif not line.strip():
-            if cur is not None and cur is not paras:
-                cur = None
-            elif paras and paras[-1]:
-                paras.append("")
-        elif cur is not None and (line.startswith("\t") or line.startswith(" ")
-                                  or cur is not paras):
-            cur.append(line.strip())
-        else:
-            if cur is not paras:
-                if paras and paras[-1]:
-                    paras.append("")
-                cur = paras
-            paras.append(line)
-    return KernelDoc(names, kind, " ".join(summary),
-                     tuple((n, " ".join(t)) for n, t in args), tuple(paras),
-                     {k: tuple(v) for k, v in sections.items()}, tuple(lines))
 
 
 # ---------------------------------------------------------------------------

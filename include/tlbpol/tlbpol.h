@@ -327,6 +327,7 @@ TLBPOL_API int tlbpol_rules_parse(const char *spec, uint64_t *out);
 
 /**
  * struct tlbpol_cpuset - a set of CPUs, one bit per CPU (bit c of bits[c/64]).
+ * @bits: the bits, CPU c at bit c % 64 of bits[c / 64].
  *
  * Fixed size, so a binding can mirror it as an array of 64 uint64_t.  Bits at
  * or above the engine's nr_cpus are always clear in sets the engine hands out.
@@ -337,18 +338,22 @@ struct tlbpol_cpuset {
 
 /**
  * tlbpol_cpuset_test() - is @cpu in @set?
+ * @set: the set (may be NULL).
+ * @cpu: a CPU number.
  * Context: any.
  * Return: 1 if it is, 0 if not, or if @set is NULL or @cpu >= TLBPOL_MAX_CPUS.
  */
 TLBPOL_API int tlbpol_cpuset_test(const struct tlbpol_cpuset *set, uint32_t cpu);
 /**
  * tlbpol_cpuset_count() - the number of CPUs in @set.
+ * @set: the set (may be NULL).
  * Context: any.
  * Return: the count (0 for NULL).
  */
 TLBPOL_API int tlbpol_cpuset_count(const struct tlbpol_cpuset *set);
 /**
  * tlbpol_cpuset_next() - iterate over a set.
+ * @set: the set (may be NULL: there is no next CPU).
  * @cpu: the last CPU seen, or -1 to start.
  * Context: any.
  * Return: the next CPU in @set greater than @cpu, or -1 when there is none.
@@ -356,7 +361,9 @@ TLBPOL_API int tlbpol_cpuset_count(const struct tlbpol_cpuset *set);
 TLBPOL_API int tlbpol_cpuset_next(const struct tlbpol_cpuset *set, int cpu);
 /**
  * tlbpol_cpuset_zero() / tlbpol_cpuset_set() / tlbpol_cpuset_clear() - build
- * a set (for callers and tests).  @cpu >= TLBPOL_MAX_CPUS is ignored.
+ * a set (for callers and tests).
+ * @set: the set: emptied, or @cpu added to it or removed from it.
+ * @cpu: the CPU to add or remove; @cpu >= TLBPOL_MAX_CPUS is ignored.
  * Context: any.
  */
 TLBPOL_API void tlbpol_cpuset_zero(struct tlbpol_cpuset *set);
@@ -369,6 +376,10 @@ TLBPOL_API void tlbpol_cpuset_clear(struct tlbpol_cpuset *set, uint32_t cpu);
 
 /**
  * struct tlbpol_range - nr_pages pages of 1 << page_shift bytes from va.
+ * @va: the first address.
+ * @nr_pages: the number of pages.
+ * @page_shift: log2 of the page size.
+ * @pad: 0.
  */
 struct tlbpol_range {
 	uint64_t va;
@@ -415,6 +426,7 @@ enum tlbpol_flush_kind {
  * @kind: enum tlbpol_flush_kind.
  * @flags: TLBPOL_FLUSHF_*.
  * @nr_ranges: entries in @ranges (0 unless @kind is TLBPOL_FLUSH_PAGES).
+ * @pad: 0.
  * @ranges: valid only during the callback.
  *
  * Tagged flushes.  @as_tag need not be the address space the CPU runs: a
@@ -452,6 +464,7 @@ struct tlbpol_flush {
 
 /**
  * struct tlbpol_ops - the host's hooks.  Set @size to sizeof.
+ * @pad: unused; set it to 0.
  * @flush_local: flush this CPU's TLB as @f describes.  Runs on @cpu itself:
  *	from the call that needed it, or from tlbpol_handle_ipi().  A hypervisor
  *	or unikernel issues invlpg / invpcid / a CR3 write here.  Required.
@@ -627,7 +640,7 @@ struct tlbpol_ops {
  *	default, TLBPOL_DEFAULT_FREE_TICKS; TLBPOL_FREE_TICKS_NEVER leaves
  *	such work for the host's own tlbpol_flush() (release 0.1's behaviour).
  *
- * @size: sizeof(struct tlbpol_config) of the header the caller was built
+ * @size is sizeof(struct tlbpol_config) of the header the caller was built
  * with; release 0.1's structure (exactly TLBPOL_CONFIG_SIZE_0_1 bytes, up
  * to @reserved) is accepted, and the fields it lacks take their defaults.
  * A size between the two is -EINVAL.
@@ -665,6 +678,11 @@ struct tlbpol_as;
 
 /**
  * tlbpol_config_init() - fill @cfg with defaults.
+ * @cfg: the configuration to fill.
+ * @nr_cpus: its nr_cpus, 1 .. TLBPOL_MAX_CPUS (checked when an engine is
+ *	built from it).
+ * @arch: its arch, enum tlbpol_arch.
+ *
  * Sets size, nr_cpus and arch as given, max_as TLBPOL_DEFAULT_MAX_AS, rules
  * TLBPOL_RULES_DEFAULT, flush_ceiling 33, batch_pages 512, the default cost
  * model, and NULL cpu_node, ops and ops_ctx, no flags, no wait_limit.  Does
@@ -677,6 +695,7 @@ TLBPOL_API void tlbpol_config_init(struct tlbpol_config *cfg, uint32_t nr_cpus, 
 
 /**
  * tlbpol_engine_size() - bytes of memory an engine for @cfg needs.
+ * @cfg: the configuration the engine will be built with.
  * Context: any.
  * Return: the size, or 0 if @cfg is NULL or invalid (see tlbpol_engine_init()).
  */
@@ -800,6 +819,8 @@ TLBPOL_API int tlbpol_engine_init(struct tlbpol_engine **out, void *mem, size_t 
 
 /**
  * tlbpol_engine_new() - allocate and build an engine (hosted build only).
+ * @cfg: the configuration (copied).
+ * @out: receives the engine.
  * Context: process context, may allocate.
  * Return: 0, or the errors of tlbpol_engine_init(); -ENOMEM if allocation fails.
  */
@@ -807,7 +828,10 @@ TLBPOL_HOSTED_API int tlbpol_engine_new(const struct tlbpol_config *cfg, struct 
 
 /**
  * tlbpol_engine_free() - free an engine made by tlbpol_engine_new() (hosted
- * build only).  NULL, and an engine built by tlbpol_engine_init() in the
+ * build only).
+ * @eng: the engine, or NULL.
+ *
+ * NULL, and an engine built by tlbpol_engine_init() in the
  * caller's memory (which stays the caller's), are ignored.  Pending flushes and deferred frees are
  * dropped: complete them first with tlbpol_flush(.., TLBPOL_BY_LAZY).
  * Context: no other call may be running on the engine.
@@ -816,7 +840,10 @@ TLBPOL_HOSTED_API void tlbpol_engine_free(struct tlbpol_engine *eng);
 
 /**
  * tlbpol_engine_topology() - the NUMA node of each CPU, as the engine uses it.
+ * @eng: the engine.
  * @cpu_node: receives min(@n, nr_cpus) entries (may be NULL if @n is 0).
+ * @n: entries at @cpu_node.
+ *
  * With cfg->cpu_node given, that; with tlbpol_engine_new() and no cpu_node,
  * what libnuma reported (one node where NUMA is unavailable).
  * Context: any.
@@ -826,9 +853,11 @@ TLBPOL_API int tlbpol_engine_topology(const struct tlbpol_engine *eng, uint16_t 
 				      uint32_t n);
 
 /**
- * tlbpol_engine_rules() - the rules in force: the configured mask less the
- * rules this arch or these ops cannot use (e.g. RULE_BROADCAST without
- * ops->broadcast).
+ * tlbpol_engine_rules() - the rules in force.
+ * @eng: the engine.
+ *
+ * The configured mask less the rules this arch or these ops cannot use
+ * (e.g. RULE_BROADCAST without ops->broadcast).
  * Context: any.
  * Return: the mask, 0 for NULL.
  */
@@ -855,8 +884,10 @@ TLBPOL_API uint64_t tlbpol_engine_rules(const struct tlbpol_engine *eng);
  */
 
 /**
- * tlbpol_engine_set_rules() - replace the rule mask (filtered as at creation:
- * rules the ops or topology cannot serve are dropped).
+ * tlbpol_engine_set_rules() - replace the rule mask.
+ * @eng: an engine made by tlbpol_engine_new().
+ * @rules: the new mask of TLBPOL_RULE_* bits, filtered as at creation:
+ *	rules the ops or topology cannot serve are dropped.
  * Context: process context, may block until a grace period has elapsed; not
  * from a callback.
  * Return: 0; -EINVAL for NULL or a freestanding engine, or unknown bits;
@@ -864,34 +895,48 @@ TLBPOL_API uint64_t tlbpol_engine_rules(const struct tlbpol_engine *eng);
  */
 TLBPOL_HOSTED_API int tlbpol_engine_set_rules(struct tlbpol_engine *eng, uint64_t rules);
 /**
- * tlbpol_engine_set_flush_ceiling() - pages above which a whole-AS flush is
- * used.  Context and errors: as tlbpol_engine_set_rules(); -EINVAL for 0.
+ * tlbpol_engine_set_flush_ceiling() - replace the flush ceiling.
+ * @eng: an engine made by tlbpol_engine_new().
+ * @pages: pages above which a whole-AS flush is used, >= 1.
+ * Context: as tlbpol_engine_set_rules().
+ * Return: 0; -EINVAL for NULL or a freestanding engine, or 0 @pages;
+ * -ENOMEM.
  */
 TLBPOL_HOSTED_API int tlbpol_engine_set_flush_ceiling(struct tlbpol_engine *eng, uint32_t pages);
 /**
- * tlbpol_engine_set_batch_pages() - deferred pages a CPU holds before it
- * flushes by itself: 1 .. the batch_pages the engine was created with (its
- * arrays are sized for that).  Context: as tlbpol_engine_set_rules().
- * Return: 0; -EINVAL; -ERANGE for 0 or above the creation size; -ENOMEM.
+ * tlbpol_engine_set_batch_pages() - replace the batch size.
+ * @eng: an engine made by tlbpol_engine_new().
+ * @pages: deferred pages a CPU holds before it flushes by itself: 1 .. the
+ *	batch_pages the engine was created with (its arrays are sized for
+ *	that).
+ * Context: as tlbpol_engine_set_rules().
+ * Return: 0; -EINVAL for NULL or a freestanding engine; -ERANGE for 0 or
+ * above the creation size; -ENOMEM.
  */
 TLBPOL_HOSTED_API int tlbpol_engine_set_batch_pages(struct tlbpol_engine *eng, uint32_t pages);
 /**
- * tlbpol_engine_set_cost_model() - the broadcast cost model from @cfg's
- * cost_* fields (a zero field keeps the current value).
+ * tlbpol_engine_set_cost_model() - replace the broadcast cost model.
+ * @eng: an engine made by tlbpol_engine_new().
+ * @cfg: its cost_* fields are the new model (a zero field keeps the current
+ *	value); of the rest only its size is checked.
  * Context: as tlbpol_engine_set_rules().
- * Return: 0; -EINVAL for NULL or cfg->size too small; -ENOMEM.
+ * Return: 0; -EINVAL for NULL or cfg->size too small; -E2BIG for cfg->size
+ * larger than this library's structure with a nonzero byte past it;
+ * -ENOMEM.
  */
 TLBPOL_HOSTED_API int tlbpol_engine_set_cost_model(struct tlbpol_engine *eng,
 					    const struct tlbpol_config *cfg);
 /**
- * tlbpol_engine_set_ipi_delay() - replace the config's ipi_delay_spins (0:
- * interrupt at once).  Context: as tlbpol_engine_set_rules().
+ * tlbpol_engine_set_ipi_delay() - replace the config's ipi_delay_spins.
+ * @eng: an engine made by tlbpol_engine_new().
+ * @spins: the new ipi_delay_spins (0: interrupt at once).
+ * Context: as tlbpol_engine_set_rules().
  * Return: 0; -EINVAL for NULL or a freestanding engine; -ENOMEM.
  */
 TLBPOL_HOSTED_API int tlbpol_engine_set_ipi_delay(struct tlbpol_engine *eng, uint32_t spins);
 /**
  * tlbpol_thread_register() / tlbpol_thread_unregister() - the calling thread
- * takes part in (leaves) the grace periods of live reconfiguration.
+ * joins (leaves) the grace periods of live reconfiguration.
  *
  * Idempotent.
  *
@@ -924,8 +969,10 @@ TLBPOL_HOSTED_API void tlbpol_thread_online(void);
 
 /**
  * tlbpol_as_open() - start tracking an address space.
+ * @eng: the engine.
  * @tag: the caller's tag (PCID, ASID, VMID...), passed back in every flush.
  *	Tags of open address spaces are unique.
+ * @out: receives the address space.
  * Context: any; thread-safe.
  * Return: 0; -EINVAL for NULL arguments; -EEXIST if an open address space has
  * @tag; -ENOMEM if max_as are open.
@@ -934,6 +981,8 @@ TLBPOL_API int tlbpol_as_open(struct tlbpol_engine *eng, uint64_t tag, struct tl
 
 /**
  * tlbpol_as_close() - stop tracking an address space.
+ * @eng: the engine.
+ * @as: the address space.
  * Context: any; thread-safe.  No CPU may still have @as loaded, running or
  * lazily (switch away, or tlbpol_unload() lazy CPUs, first).  Free its page
  * tables through an unmap with TLBPOL_EVF_TABLES_FREED and
@@ -947,6 +996,9 @@ TLBPOL_API int tlbpol_as_close(struct tlbpol_engine *eng, struct tlbpol_as *as);
 
 /**
  * tlbpol_as_lookup() - the open address space with @tag (hosted build).
+ * @eng: the engine.
+ * @tag: the tag it was opened with.
+ *
  * Lock-free on the read side (a liburcu hash table); in a thread registered
  * with tlbpol_thread_register() it costs no more than the hash walk.  The
  * handle is valid until the address space is closed.
@@ -957,13 +1009,18 @@ TLBPOL_API int tlbpol_as_close(struct tlbpol_engine *eng, struct tlbpol_as *as);
 TLBPOL_HOSTED_API struct tlbpol_as *tlbpol_as_lookup(struct tlbpol_engine *eng, uint64_t tag);
 
 /**
- * tlbpol_as_tag() - the tag @as was opened with (0 for NULL).
+ * tlbpol_as_tag() - the tag @as was opened with.
+ * @as: an open address space, or NULL.
  * Context: any.
+ * Return: the tag; 0 for NULL.
  */
 TLBPOL_API uint64_t tlbpol_as_tag(const struct tlbpol_as *as);
 
 /**
  * tlbpol_switch() - @cpu now runs @next (NULL: idle/lazy kernel thread).
+ * @eng: the engine.
+ * @cpu: the CPU that switches.
+ * @next: the address space it switches to, or NULL.
  *
  * Switching to NULL keeps the previous address space loaded (as Linux's lazy
  * TLB mode keeps the old mm for a kernel thread): the CPU stays in its
@@ -995,10 +1052,13 @@ TLBPOL_API int tlbpol_switch(struct tlbpol_engine *eng, uint32_t cpu, struct tlb
 			     int *need_flush);
 
 /**
- * tlbpol_unload() - @cpu drops the address space it keeps loaded while lazy
- * (after tlbpol_switch(.., NULL)) and leaves its footprint: the host switches
- * it to page tables of its own (Linux: switch_mm() to init_mm), e.g. before
- * the address space is closed and its page tables freed.
+ * tlbpol_unload() - @cpu drops the address space it keeps loaded while lazy.
+ * @eng: the engine.
+ * @cpu: a lazy CPU (after tlbpol_switch(.., NULL)).
+ *
+ * @cpu leaves the address space's footprint: the host switches it to page
+ * tables of its own (Linux: switch_mm() to init_mm), e.g. before the address
+ * space is closed and its page tables freed.
  * Context: for @cpu.
  * Call it with interrupts off, the CR3 write following at once (as
  * tlbpol_switch()).
@@ -1029,6 +1089,9 @@ enum tlbpol_cpu_state {
 
 /**
  * tlbpol_cpu_state() - record what @cpu is doing.
+ * @eng: the engine.
+ * @cpu: the CPU.
+ * @state: what it does now, enum tlbpol_cpu_state.
  *
  * With RULE_LAZY_CPUS an IDLE CPU, and with RULE_VCPU_DEFER a PREEMPTED one,
  * is not interrupted for flushes of the address space it has loaded (an IDLE
@@ -1064,7 +1127,11 @@ enum tlbpol_cpu_state {
 TLBPOL_API int tlbpol_cpu_state(struct tlbpol_engine *eng, uint32_t cpu, uint32_t state);
 
 /**
- * tlbpol_tick() - periodic work for @cpu: serves its incoming requests
+ * tlbpol_tick() - periodic work for @cpu, from its timer tick.
+ * @eng: the engine.
+ * @cpu: the CPU that ticks.
+ *
+ * Serves @cpu's incoming requests
  * (including lazy ones posted without an interrupt), completes its
  * BY_WRITEBACK / BY_FREE work once that has waited cfg->free_ticks ticks
  * (one shootdown for the batch), posts its own BY_LAZY work to its targets
@@ -1288,6 +1355,9 @@ enum tlbpol_deadline {
 
 /**
  * enum tlbpol_reason - why a decision is what it is (TLBPOL_WHY_*).
+ * @TLBPOL_WHY_MAX: the number of reasons (the length of the by_reason array
+ *	of struct tlbpol_stats).
+ *
  * tlbpol_reason_str() names each.
  */
 enum tlbpol_reason {
@@ -1321,6 +1391,7 @@ enum tlbpol_reason {
  * @action: enum tlbpol_action.
  * @deadline: enum tlbpol_deadline (BY_NOW for NONE and LOCAL).
  * @reason: enum tlbpol_reason.
+ * @pad: 0.
  */
 struct tlbpol_decision {
 	uint32_t action;
@@ -1330,10 +1401,14 @@ struct tlbpol_decision {
 };
 
 /**
- * tlbpol_decide() - what @ev needs, under @eng's arch and rules.  Pure:
- * changes nothing, counts nothing.
+ * tlbpol_decide() - what @ev needs, under @eng's arch and rules.
+ * @eng: the engine.
  * @as: the address space the event is in (checked, not otherwise used).
  * @cpu: the CPU that made the change (checked).
+ * @ev: the event.
+ * @out: receives the decision.
+ *
+ * Pure: changes nothing, counts nothing.
  * Context: any; may run concurrently with everything.
  * Return: 0 and *@out filled; -EINVAL for a NULL argument, ev->size too small,
  * an unknown kind or flag, an unknown PTE bit, nr_pages 0, a page_shift the
@@ -1347,7 +1422,12 @@ TLBPOL_API int tlbpol_decide(const struct tlbpol_engine *eng, const struct tlbpo
 			     struct tlbpol_decision *out);
 
 /**
- * tlbpol_submit() - decide and act.  NONE is counted; LOCAL flushes @cpu;
+ * tlbpol_submit() - decide and act on a page-table change.
+ * @eng: the engine.
+ * @as: the address space the event is in.
+ * @cpu: the CPU that made the change, and calls this.
+ *
+ * NONE is counted; LOCAL flushes @cpu;
  * a BY_NOW shootdown is flushed locally and remotely before the call returns;
  * later deadlines join @cpu's batch (which flushes itself when it holds
  * batch_pages pages, or when its entries run out, see @batch_pages in
@@ -1375,21 +1455,23 @@ TLBPOL_API int tlbpol_submit(struct tlbpol_engine *eng, struct tlbpol_as *as, ui
 
 /**
  * tlbpol_reason_str() - a short name for a TLBPOL_WHY_* code.
+ * @reason: enum tlbpol_reason.
  * Context: any.
  * Return: a static string, never NULL ("unknown" for codes out of range).
  */
 TLBPOL_API const char *tlbpol_reason_str(uint32_t reason);
 
 /**
- * tlbpol_reason_cite() - what a TLBPOL_WHY_* decision rests on, on @arch:
- * the hardware rule or kernel source that the decision table's row cites
+ * tlbpol_reason_cite() - what a TLBPOL_WHY_* decision rests on, on @arch.
+ * @reason: enum tlbpol_reason.
+ * @arch: enum tlbpol_arch.
+ *
+ * The hardware rule or kernel source that the decision table's row cites
  * (Intel SDM and Arm ARM sections, Linux functions and commits, such as
  * the commit that introduced each rule), in one line of text.  The same
  * reason may cite differently per arch (a spurious fault needs no flush on
  * x86 because the fault itself invalidates; on ARM64 it does not).  `python3 -m tlbpol explain` prints
  * it beside each decision.
- * @reason: enum tlbpol_reason.
- * @arch: enum tlbpol_arch.
  * Context: any.
  * Return: a static string, never NULL ("unknown" for a reason or arch out
  * of range).
@@ -1397,8 +1479,12 @@ TLBPOL_API const char *tlbpol_reason_str(uint32_t reason);
 TLBPOL_API const char *tlbpol_reason_cite(uint32_t reason, uint32_t arch);
 
 /**
- * tlbpol_action_str() / tlbpol_deadline_str() - names for enum tlbpol_action
- * and enum tlbpol_deadline.  Context: any.  Return: never NULL.
+ * tlbpol_action_str() / tlbpol_deadline_str() - a short name for an action or
+ * a deadline.
+ * @action: enum tlbpol_action.
+ * @deadline: enum tlbpol_deadline.
+ * Context: any.
+ * Return: a static string, never NULL ("unknown" for values out of range).
  */
 TLBPOL_API const char *tlbpol_action_str(uint32_t action);
 TLBPOL_API const char *tlbpol_deadline_str(uint32_t deadline);
@@ -1409,6 +1495,8 @@ TLBPOL_API const char *tlbpol_deadline_str(uint32_t deadline);
 
 /**
  * tlbpol_flush() - complete every pending flush of @cpu whose deadline is <= @by.
+ * @eng: the engine.
+ * @cpu: the CPU whose batch is completed.
  * @by: TLBPOL_BY_WRITEBACK before writing back dirty pages, TLBPOL_BY_FREE
  *	before freeing frames, TLBPOL_BY_LAZY for everything (BY_NOW is
  *	accepted and completes nothing, since nothing is pending BY_NOW).
@@ -1422,11 +1510,15 @@ TLBPOL_API const char *tlbpol_deadline_str(uint32_t deadline);
 TLBPOL_API int tlbpol_flush(struct tlbpol_engine *eng, uint32_t cpu, uint32_t by);
 
 /**
- * tlbpol_defer_free() - run fn(arg) once every flush pending on @cpu now has
- * completed on every CPU it targets -- never earlier.  Free frames, page
- * tables or reuse addresses there.
+ * tlbpol_defer_free() - run fn(arg) once the flushes pending on @cpu are done.
+ * @eng: the engine.
+ * @cpu: the CPU whose pending flushes @fn waits for.
+ * @fn: the function to run, once, with @arg.
+ * @arg: its argument.
  *
- * If nothing is pending, @fn runs before this returns.  Otherwise it runs
+ * @fn runs once every flush pending on @cpu now has completed on every CPU it
+ * targets -- never earlier.  Free frames, page tables or reuse addresses
+ * there.  If nothing is pending, @fn runs before this returns.  Otherwise it runs
  * exactly once, on @cpu, from a later tlbpol_flush(), tlbpol_submit(),
  * tlbpol_tick() (within cfg->free_ticks ticks at the latest, if only
  * BY_FREE work stands in the way) or tlbpol_switch() for @cpu.  When @cpu's queue of deferred
@@ -1440,7 +1532,11 @@ TLBPOL_API int tlbpol_defer_free(struct tlbpol_engine *eng, uint32_t cpu,
 
 /**
  * tlbpol_frees_pending() - deferred frees registered on @cpu that have not
- * run yet (release 0.2).  They run once the flushes they wait for complete:
+ * run yet (release 0.2).
+ * @eng: the engine.
+ * @cpu: the CPU they were registered on.
+ *
+ * They run once the flushes they wait for complete:
  * by tlbpol_flush(), a full batch, or within cfg->free_ticks ticks.
  * Context: any; read without stopping @cpu, so exact only on @cpu itself.
  * Return: the count; -EINVAL for NULL @eng; -ERANGE for @cpu.
@@ -1503,10 +1599,13 @@ TLBPOL_API int tlbpol_frees_pending(const struct tlbpol_engine *eng, uint32_t cp
  */
 
 /**
- * tlbpol_stamp() - complete @cpu's flushes that are due by a free, post its
- * stamped ones lazily, and give the stamp that settles them.
+ * tlbpol_stamp() - take a flush stamp for the frames of an unmap.
+ * @eng: the engine.
+ * @cpu: the CPU that submitted the stamped events, and calls this.
  * @stamp: receives the stamp (0: nothing is left in flight).
  *
+ * It completes @cpu's flushes that are due by a free, posts its stamped ones
+ * lazily, and gives the stamp that settles them.
  * Call it after the events of an unmap or reclaim pass (TLBPOL_EVF_STAMP),
  * before their frames go back to the allocator, on the CPU that submitted
  * them: from the first event to this call the task must not migrate (Linux
@@ -1531,11 +1630,12 @@ TLBPOL_API int tlbpol_frees_pending(const struct tlbpol_engine *eng, uint32_t cp
 TLBPOL_API int tlbpol_stamp(struct tlbpol_engine *eng, uint32_t cpu, uint64_t *stamp);
 
 /**
- * tlbpol_stamp_settle() - make the frames freed under @stamp safe to hand
- * out again: on return no CPU that runs their address space translates to
- * them.
+ * tlbpol_stamp_settle() - make the frames freed under @stamp safe to reuse.
+ * @eng: the engine.
+ * @cpu: the calling CPU.
+ * @stamp: a stamp from tlbpol_stamp().
  *
- * If every target of the stamp's flushes has done them (through a tick, a
+ * On return no CPU that runs their address space translates to them.  If every target of the stamp's flushes has done them (through a tick, a
  * switch, a whole-AS flush or a later request it served), this returns 0 at
  * once.  Otherwise it interrupts the targets that have not taken them yet
  * and waits for all of them, serving @cpu's own inbox meanwhile -- but for
@@ -1554,6 +1654,8 @@ TLBPOL_API int tlbpol_stamp_settle(struct tlbpol_engine *eng, uint32_t cpu, uint
 /**
  * tlbpol_stamp_pending() - would tlbpol_stamp_settle(@stamp) have to
  * interrupt or wait now?
+ * @eng: the engine.
+ * @stamp: a stamp from tlbpol_stamp().
  *
  * A few loads, no store: for an allocator that would rather hand out
  * another frame.  An answer of 0 stays true (a settled stamp never becomes
@@ -1565,9 +1667,12 @@ TLBPOL_API int tlbpol_stamp_settle(struct tlbpol_engine *eng, uint32_t cpu, uint
 TLBPOL_API int tlbpol_stamp_pending(const struct tlbpol_engine *eng, uint64_t stamp);
 
 /**
- * tlbpol_handle_ipi() - the shootdown interrupt handler of @cpu calls this:
- * it serves every request waiting for @cpu, calls ops->flush_local, and
- * acknowledges each.
+ * tlbpol_handle_ipi() - serve @cpu's shootdown interrupt.
+ * @eng: the engine.
+ * @cpu: the interrupted CPU.
+ *
+ * The shootdown interrupt handler of @cpu calls this: it serves every
+ * request waiting for @cpu, calls ops->flush_local, and acknowledges each.
  * Context: on @cpu, in its interrupt handler or wherever the host delivers
  * the interrupt.  The one call that may run while another engine call for
  * @cpu is in progress on @cpu (an interrupt landing in it, or a callback of
@@ -1638,7 +1743,10 @@ struct tlbpol_stats {
 
 /**
  * tlbpol_stats_read() - read counters.
+ * @eng: the engine.
  * @cpu: a CPU, or -1 for the sum over all CPUs.
+ * @out: receives the counters.
+ *
  * Counters are read without stopping the CPUs: each is exact, the set is not
  * a snapshot while CPUs are running.
  * Context: any.

@@ -201,8 +201,7 @@ class Deadline(enum.IntEnum):
 
 
 class Reason(enum.IntEnum):
-    """enum tlbpol_reason: why a decision is what it is (TLBPOL_WHY_*).
-    tlbpol_reason_str() names each."""
+    """enum tlbpol_reason: why a decision is what it is (TLBPOL_WHY_*)."""
     # NOT_PRESENT: old PTE not present: nothing cached.
     # UNCHANGED: the PTE did not change.
     # NAIVE: rules NONE: full flush everywhere, now.

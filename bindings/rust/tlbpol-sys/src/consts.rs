@@ -264,7 +264,8 @@ pub const TLBPOL_WHY_DISCARD: u32 = 19;
 pub const TLBPOL_WHY_ATTRS: u32 = 20;
 /// `TLBPOL_WHY_INSTALL`: GENERIC install: invalid entries may be cached.
 pub const TLBPOL_WHY_INSTALL: u32 = 21;
-/// `TLBPOL_WHY_MAX`.
+/// `TLBPOL_WHY_MAX`: the number of reasons (the length of the by_reason array of struct
+/// tlbpol_stats).
 pub const TLBPOL_WHY_MAX: u32 = 22;
 
 // The internal sizes and macros behind TLBPOL_ENGINE_SIZE(): the sizes through

@@ -168,7 +168,6 @@ c_enum! {
         Now = TLBPOL_BY_NOW, Writeback = TLBPOL_BY_WRITEBACK, Free = TLBPOL_BY_FREE, Lazy = TLBPOL_BY_LAZY,
     }
     /// `enum tlbpol_reason`: why a decision is what it is (TLBPOL_WHY_*).
-    /// tlbpol_reason_str() names each.
     ///
     /// - `NotPresent`: old PTE not present: nothing cached.
     /// - `Unchanged`: the PTE did not change.
