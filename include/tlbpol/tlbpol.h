@@ -1109,9 +1109,9 @@ enum tlbpol_cpu_state {
  * that were freed while it was preempted: that call may return 1 as well.
  * Do that flush before any other engine call for @cpu and before the CPU
  * executes anything: the engine counts the CPU as caught up from its next
- * call on.  Every other transition returns 0: RUNNING or IDLE to anything,
- * PREEMPTED to PREEMPTED or OFFLINE, and OFFLINE to anything (the call that
- * brings a CPU back from OFFLINE flushes it itself).
+ * call on.  Every other transition returns 0: RUNNING to anything, IDLE to
+ * anything but RUNNING, PREEMPTED to PREEMPTED or OFFLINE, and OFFLINE to
+ * anything (the call that brings a CPU back from OFFLINE flushes it itself).
  *
  * Going OFFLINE serves every request already posted to @cpu first (so nobody
  * waits on it) and requires no pending deferred work on @cpu (flush it

@@ -60,7 +60,7 @@ def deadline_str(deadline: Union[Deadline, int]) -> str:
 
 
 def has_reason_cite() -> bool:
-    """Does the linked library have tlbpol_reason_cite() (release 0.3)?"""
+    """Does the linked library have tlbpol_reason_cite() (release 0.2)?"""
     return _ffi.has("tlbpol_reason_cite")
 
 
@@ -70,7 +70,7 @@ def reason_cite(reason: Union[Reason, int], arch: ArchLike) -> str:
     or arch.  Raises NotImplementedError if the library predates it."""
     if not _ffi.has("tlbpol_reason_cite"):
         raise NotImplementedError("libtlbpol %s at %s has no tlbpol_reason_cite() "
-                                  "(release 0.3)" % (version(), _ffi.lib_path()))
+                                  "(release 0.2)" % (version(), _ffi.lib_path()))
     return text(_ffi.call("tlbpol_reason_cite", reason=reason, arch=parse_arch(arch)))
 
 
