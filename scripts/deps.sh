@@ -7,6 +7,9 @@ pkgs=(meson ninja-build pkg-config gcc g++ libc6-dev libcmocka-dev libnuma-dev
       cpio         # lab/validate/tcg.sh: the guest's initramfs
       rustc cargo  # bindings/rust: Debian 12's Rust (1.63), the oldest the crates support
       python3-mypy # bindings/python: its test type-checks the package (--strict)
+      python3-pip python3-setuptools python3-wheel python3-build  # bindings/python: pip and wheel installs
+      groff-base man-db  # the man pages: rendered with groff -ww, indexed by mandb
+      clang        # a hosted-only call in kernel code fails with clang as with gcc
       gcc-aarch64-linux-gnu gcc-riscv64-linux-gnu)  # the kernel core archive, cross
 missing=()
 for p in "${pkgs[@]}"; do
