@@ -10,6 +10,7 @@ pkgs=(meson ninja-build pkg-config gcc g++ libc6-dev libcmocka-dev libnuma-dev
       python3-pip python3-setuptools python3-wheel python3-build  # bindings/python: pip and wheel installs
       groff-base man-db  # the man pages: rendered with groff -ww, indexed by mandb
       clang        # a hosted-only call in kernel code fails with clang as with gcc
+      dpkg-dev debhelper dh-python lintian xz-utils  # debian/: the packages built, installed, used
       gcc-aarch64-linux-gnu gcc-riscv64-linux-gnu)  # the kernel core archive, cross
 missing=()
 for p in "${pkgs[@]}"; do
