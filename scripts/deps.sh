@@ -5,7 +5,7 @@ set -euo pipefail
 pkgs=(meson ninja-build pkg-config gcc g++ libc6-dev libcmocka-dev libnuma-dev
       liburcu-dev python3 binutils
       cpio         # lab/validate/tcg.sh: the guest's initramfs
-      rustc cargo  # bindings/rust: Debian 12's Rust (1.63), the oldest the crates support
+      rustc cargo rust-clippy  # bindings/rust: Debian 12's Rust (1.63), the oldest the crates support; clippy
       python3-mypy # bindings/python: its test type-checks the package (--strict)
       python3-pip python3-setuptools python3-wheel python3-build  # bindings/python: pip and wheel installs
       groff-base man-db  # the man pages: rendered with groff -ww, indexed by mandb

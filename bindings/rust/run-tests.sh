@@ -9,7 +9,9 @@
 # Each runs the tests twice: with the shared library (TLBPOL_LIB_DIR, which
 # meson points at its build directory) and without default features, which
 # builds the crate no_std and links the freestanding core compiled from
-# lib/core.  Exits 77 (meson's "skipped") when that cargo is not installed.
+# lib/core; then cargo doc, and cargo clippy where that toolchain has it,
+# both with warnings as errors.  Exits 77 (meson's "skipped") when that
+# cargo is not installed (toolchain.sh).
 # CARGO_TARGET_DIR should be set (meson: under its build directory), so
 # that nothing is written into the source tree.
 set -eu
@@ -18,43 +20,14 @@ mode=${1:?usage: run-tests.sh debian|current}
 here=$(cd "$(dirname "$0")" && pwd)
 
 case $mode in
-debian)
-	cargo=/usr/bin/cargo
-	if [ ! -x "$cargo" ] || [ ! -x /usr/bin/rustc ]; then
-		echo "no Debian cargo/rustc in /usr/bin: skipped"
-		exit 77
-	fi
-	# Debian's cargo would otherwise run the first rustc on PATH, which may
-	# be a newer one (rustup's).
-	RUSTC=/usr/bin/rustc
-	RUSTDOC=/usr/bin/rustdoc
-	export RUSTC RUSTDOC
-	;;
-current)
-	# The first cargo on PATH, or rustup's, that is not Debian's.
-	debian=$(readlink -f /usr/bin/cargo 2>/dev/null || echo /usr/bin/cargo)
-	cargo=
-	for c in "$(command -v cargo || true)" "${CARGO_HOME:-$HOME/.cargo}/bin/cargo"; do
-		if [ -n "$c" ] && [ -x "$c" ] && [ "$(readlink -f "$c")" != "$debian" ]; then
-			cargo=$c
-			break
-		fi
-	done
-	if [ -z "$cargo" ]; then
-		echo "no cargo besides /usr/bin/cargo: skipped"
-		exit 77
-	fi
-	# rustup's proxies pick the toolchain; a RUSTC from the caller would
-	# pair this cargo with another compiler.
-	unset RUSTC RUSTDOC || true
-	PATH=$(dirname "$cargo"):$PATH
-	export PATH
-	;;
+debian | current) ;;
 *)
 	echo "usage: run-tests.sh debian|current" >&2
 	exit 2
 	;;
 esac
+. "$here/toolchain.sh"
+select_toolchain "$mode"
 
 if [ -n "${CARGO_TARGET_DIR:-}" ]; then
 	# One target directory per toolchain: their artifacts do not mix.
@@ -74,3 +47,19 @@ echo "== hosted: the shared library (TLBPOL_LIB_DIR=${TLBPOL_LIB_DIR:-unset})"
 "$cargo" test --offline --locked
 echo "== no_std: the freestanding core built from lib/core"
 "$cargo" test --offline --locked -p tlbpol -p tlbpol-sys --no-default-features
+
+# Warnings are errors in the documentation (broken intra-doc links, in
+# particular to items of the other feature set) and, where this toolchain
+# has clippy, in the lints (the build scripts included).
+echo "== cargo doc, both feature sets"
+RUSTDOCFLAGS="${RUSTDOCFLAGS:-} -D warnings"
+export RUSTDOCFLAGS
+"$cargo" doc --offline --locked --no-deps
+"$cargo" doc --offline --locked --no-deps -p tlbpol -p tlbpol-sys --no-default-features
+if [ "$clippy" = yes ]; then
+	echo "== cargo clippy, both feature sets"
+	cargo_clippy --offline --locked --all-targets -- -D warnings
+	cargo_clippy --offline --locked --all-targets -p tlbpol -p tlbpol-sys --no-default-features -- -D warnings
+else
+	echo "== no clippy for this toolchain (Debian: package rust-clippy): not run"
+fi

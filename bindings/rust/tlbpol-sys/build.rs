@@ -1,9 +1,17 @@
 //! Build script of tlbpol-sys.
 //!
-//! 1. Generates `<tlbpol/version.h>` from `include/tlbpol/version.h.in` as
-//!    `include/tlbpol/meson.build` does (the version from the top-level
-//!    `meson.build`), into `OUT_DIR`, and `version.rs` with the same numbers.
-//! 2. Reads `include/tlbpol/tlbpol.h` (and that `version.h`), just well
+//! 0. Finds libtlbpol (`build/locate.rs`, the order is in README.md):
+//!    - a source tree: `TLBPOL_SRC_DIR`, else the repository around this
+//!      crate (`../../..` has `meson.build` and `include/tlbpol/`); or
+//!    - an installed library: `pkg-config tlbpol` (the `hosted` feature) or
+//!      `pkg-config tlbpol-core` (without it), or `TLBPOL_LIB_DIR` and the
+//!      `include/` next to it, or `TLBPOL_INCLUDE_DIR`.
+//! 1. The version: in a source tree, generates `<tlbpol/version.h>` from
+//!    `include/tlbpol/version.h.in` as `include/tlbpol/meson.build` does
+//!    (the version from the top-level `meson.build`) into `OUT_DIR`; an
+//!    installed library has its own `version.h`, read as it is.  Writes
+//!    `version.rs` with the same numbers.
+//! 2. Reads `tlbpol.h` (and that `version.h`), just well
 //!    enough to check it: the Rust definitions themselves (`src/consts.rs`)
 //!    are written from the header by `gen/tlbpol_api.py`, and this is the
 //!    independent second reading that compares them with the C compiler's.
@@ -17,16 +25,19 @@
 //!    coercion per public function with the signature translated from the
 //!    header (a wrong parameter type does not compile).
 //! 3. Links: with the `hosted` feature the shared library (`TLBPOL_LIB_DIR`,
-//!    else the `pkg-config` program, else the repository's `build/`);
-//!    without it the freestanding core, compiled here from the
-//!    `core_sources` of `meson.build` with its `core_args`, archived with
-//!    `ar`.
+//!    else `pkg-config tlbpol`, else a source tree's `build/`); without it
+//!    the freestanding core: from a source tree compiled here from the
+//!    `core_sources` of `meson.build` with its `core_args` and archived
+//!    with `ar`, else the installed `libtlbpol-core.a`.  `cargo:libdir` is
+//!    the shared library's directory: a dependent's build script reads it as
+//!    `DEP_TLBPOL_LIBDIR` to set its executables' rpath.
 //!
 //! No `cc` crate (no registry is reachable): the C compiler is `$CC` or
 //! `cc`, run through `std::process::Command`.
 //!
-//! Steps 2 and 3 live in `build/`: `header.rs` (the reading), `checks.rs`
-//! (the layout program and `checks.rs`), `link.rs` (linking).
+//! Steps 0, 2 and 3 live in `build/`: `locate.rs` (finding the library),
+//! `header.rs` (the reading), `checks.rs` (the layout program and
+//! `checks.rs`), `link.rs` (linking).
 
 use std::env;
 use std::fs;
@@ -39,51 +50,60 @@ mod checks;
 mod header;
 #[path = "build/link.rs"]
 mod link;
+#[path = "build/locate.rs"]
+mod locate;
 
 use checks::{write_checks, write_cite_rs};
 use header::{parse_header, Api};
-use link::{build_core, link_hosted};
+use link::{build_core, link_core, link_hosted};
+use locate::{locate, Found};
 
 fn main() {
-    let manifest = PathBuf::from(env::var_os("CARGO_MANIFEST_DIR").unwrap());
-    // bindings/rust/tlbpol-sys -> the repository; TLBPOL_SRC_DIR for a copy
-    // of the crate kept elsewhere.
-    let root = match env::var_os("TLBPOL_SRC_DIR") {
-        Some(d) => PathBuf::from(d),
-        None => manifest.join("../../.."),
-    };
-    let root = root.canonicalize().unwrap_or(root);
     let out = PathBuf::from(env::var_os("OUT_DIR").unwrap());
     let hosted = env::var_os("CARGO_FEATURE_HOSTED").is_some();
 
-    for f in ["include/tlbpol/tlbpol.h", "include/tlbpol/version.h.in", "meson.build", "lib/core"] {
-        println!("cargo:rerun-if-changed={}", root.join(f).display());
-    }
     println!("cargo:rerun-if-changed=build.rs");
     println!("cargo:rerun-if-changed=build");
-    for v in ["TLBPOL_SRC_DIR", "TLBPOL_LIB_DIR", "PKG_CONFIG_PATH", "PKG_CONFIG", "CC", "AR", "CFLAGS"] {
+    for v in ["CC", "AR", "CFLAGS"] {
         println!("cargo:rerun-if-env-changed={}", v);
     }
 
-    let meson = read(&root.join("meson.build"));
-    let version = meson_version(&meson);
+    let found = locate(hosted);
     let inc_out = out.join("include");
-    write_version_h(&root, &inc_out, &version, hosted);
+    // The include directories of the layout program, and the header text.
+    let (includes, version, header, version_h) = match &found {
+        Found::Tree(root) => {
+            for f in ["include/tlbpol/tlbpol.h", "include/tlbpol/version.h.in", "meson.build", "lib/core"] {
+                println!("cargo:rerun-if-changed={}", root.join(f).display());
+            }
+            let version = meson_version(&read(&root.join("meson.build")));
+            write_version_h(root, &inc_out, &version);
+            let header = read(&root.join("include/tlbpol/tlbpol.h"));
+            let version_h = read(&inc_out.join("tlbpol/version.h"));
+            (vec![root.join("include"), inc_out.clone()], version, header, version_h)
+        }
+        Found::Installed(lib) => {
+            let (h, v) = (lib.include.join("tlbpol/tlbpol.h"), lib.include.join("tlbpol/version.h"));
+            println!("cargo:rerun-if-changed={}", h.display());
+            println!("cargo:rerun-if-changed={}", v.display());
+            let (header, version_h) = (read(&h), read(&v));
+            (vec![lib.include.clone()], header_version(&version_h, &v), header, version_h)
+        }
+    };
     write_version_rs(&out, &version);
 
     let cc = Tool::for_target("CC", "cc");
-    let header = read(&root.join("include/tlbpol/tlbpol.h"));
-    let version_h = read(&inc_out.join("tlbpol/version.h"));
     let mut api = Api::default();
     parse_header(&version_h, &mut api);
     parse_header(&header, &mut api);
     write_cite_rs(&out, &api);
-    write_checks(&root, &inc_out, &out, &cc, &api);
+    write_checks(&includes, &out, &cc, &api, hosted);
 
-    if hosted {
-        link_hosted(&root);
-    } else {
-        build_core(&root, &inc_out, &out, &cc, &meson);
+    match (&found, hosted) {
+        (Found::Tree(root), true) => link_hosted(Some(root)),
+        (Found::Installed(_), true) => link_hosted(None),
+        (Found::Tree(root), false) => build_core(root, &inc_out, &out, &cc, &read(&root.join("meson.build"))),
+        (Found::Installed(_), false) => link_core(),
     }
 }
 
@@ -144,24 +164,28 @@ fn meson_version(meson: &str) -> String {
     rest[a..b].to_string()
 }
 
-fn write_version_h(root: &Path, inc_out: &Path, version: &str, hosted: bool) {
+fn write_version_h(root: &Path, inc_out: &Path, version: &str) {
     let v: Vec<&str> = version.split('.').collect();
     assert!(v.len() == 3, "tlbpol-sys: version {:?} is not MAJOR.MINOR.PATCH", version);
-    // The same text meson substitutes for @FREESTANDING@.
-    let fs = if hosted {
-        "/* the hosted build: TLBPOL_FREESTANDING not defined */"
-    } else {
-        "#define TLBPOL_FREESTANDING 1 /* the kernel core archive: no hosted layer */"
-    };
     let text = read(&root.join("include/tlbpol/version.h.in"))
         .replace("@MAJOR@", v[0])
         .replace("@MINOR@", v[1])
         .replace("@PATCH@", v[2])
-        .replace("@VERSION@", version)
-        .replace("@FREESTANDING@", fs);
+        .replace("@VERSION@", version);
     assert!(!text.contains('@'), "tlbpol-sys: version.h.in has a placeholder this script does not know");
     fs::create_dir_all(inc_out.join("tlbpol")).unwrap();
     write_if_changed(&inc_out.join("tlbpol/version.h"), &text);
+}
+
+/// TLBPOL_VERSION_STRING of an installed `<tlbpol/version.h>`.
+fn header_version(version_h: &str, path: &Path) -> String {
+    for line in version_h.lines() {
+        let words: Vec<&str> = line.split_whitespace().collect();
+        if let ["#define", "TLBPOL_VERSION_STRING", v] = words[..] {
+            return v.trim_matches('"').to_string();
+        }
+    }
+    panic!("tlbpol-sys: no TLBPOL_VERSION_STRING in {}", path.display());
 }
 
 fn write_version_rs(out: &Path, version: &str) {

@@ -8,7 +8,8 @@ pub(crate) struct Api {
     pub(crate) enum_values: Vec<String>,
     /// Structures: name, fields.
     pub(crate) structs: Vec<(String, Vec<String>)>,
-    /// Functions: name, Rust fn-pointer type, declared only in the hosted build.
+    /// Functions: name, Rust fn-pointer type, hosted build only (declared
+    /// `TLBPOL_HOSTED_API`: unavailable under `TLBPOL_FREESTANDING`).
     pub(crate) functions: Vec<(String, String, bool)>,
 }
 
@@ -38,23 +39,20 @@ fn strip_comments(s: &str) -> String {
 
 pub(crate) fn parse_header(text: &str, api: &mut Api) {
     let text = strip_comments(text);
-    // Conditional stack: (hosted-only region, C++-only region).
-    let mut stack: Vec<(bool, bool)> = Vec::new();
+    // Conditional stack: whether each open #if is a C++-only region.  The
+    // hosted-only functions are not in a region: each is declared with
+    // TLBPOL_HOSTED_API instead of TLBPOL_API (see statement()).
+    let mut stack: Vec<bool> = Vec::new();
     let mut stmt = String::new();
-    let mut stmt_hosted = false;
     let mut depth = 0i32;
     for line in text.lines() {
         let t = line.trim();
-        let hosted_only = stack.iter().any(|s| s.0);
-        let cplusplus = stack.iter().any(|s| s.1);
+        let cplusplus = stack.iter().any(|&s| s);
         if let Some(d) = t.strip_prefix('#') {
             let d = d.trim();
             if d.starts_with("if") {
                 let words: Vec<&str> = d.split_whitespace().collect();
-                stack.push((
-                    words == ["ifndef", "TLBPOL_FREESTANDING"],
-                    words == ["ifdef", "__cplusplus"],
-                ));
+                stack.push(words == ["ifdef", "__cplusplus"]);
             } else if d.starts_with("endif") {
                 stack.pop();
             } else if let Some(def) = d.strip_prefix("define") {
@@ -62,7 +60,12 @@ pub(crate) fn parse_header(text: &str, api: &mut Api) {
                 let name_end = def.find(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).unwrap_or(def.len());
                 let name = &def[..name_end];
                 let rest = &def[name_end..];
-                let guard = matches!(name, "TLBPOL_TLBPOL_H" | "TLBPOL_VERSION_H" | "TLBPOL_API");
+                // Include guards and declaration attributes, not constants
+                // (gen/tlbpol_api.py's NOT_CONSTANTS).
+                let guard = matches!(
+                    name,
+                    "TLBPOL_TLBPOL_H" | "TLBPOL_VERSION_H" | "TLBPOL_API" | "TLBPOL_HOSTED_API" | "TLBPOL_FREESTANDING"
+                );
                 if !rest.starts_with('(') && !guard && name.starts_with("TLBPOL") {
                     api.defines.push((name.to_string(), rest.trim().starts_with('"')));
                 }
@@ -72,21 +75,18 @@ pub(crate) fn parse_header(text: &str, api: &mut Api) {
         if cplusplus || t.is_empty() {
             continue;
         }
-        if stmt.is_empty() {
-            stmt_hosted = hosted_only;
-        }
         stmt.push_str(t);
         stmt.push(' ');
         depth += t.matches('{').count() as i32 - t.matches('}').count() as i32;
         if depth == 0 && t.ends_with(';') {
-            statement(stmt.trim(), stmt_hosted, api);
+            statement(stmt.trim(), api);
             stmt.clear();
         }
     }
     assert!(stack.is_empty() && stmt.trim().is_empty(), "tlbpol-sys: could not read the header to its end");
 }
 
-fn statement(s: &str, hosted: bool, api: &mut Api) {
+fn statement(s: &str, api: &mut Api) {
     if s.starts_with("enum ") {
         let body = &s[s.find('{').unwrap() + 1..s.rfind('}').unwrap()];
         for item in body.split(',') {
@@ -105,7 +105,11 @@ fn statement(s: &str, hosted: bool, api: &mut Api) {
             .map(|d| declarator_name(d).to_string())
             .collect();
         api.structs.push((name, fields));
-    } else if let Some(f) = s.strip_prefix("TLBPOL_API ") {
+    } else if let Some((f, hosted)) = s
+        .strip_prefix("TLBPOL_API ")
+        .map(|f| (f, false))
+        .or_else(|| s.strip_prefix("TLBPOL_HOSTED_API ").map(|f| (f, true)))
+    {
         let open = f.find('(').unwrap();
         let head = &f[..open];
         let name = declarator_name(head).to_string();

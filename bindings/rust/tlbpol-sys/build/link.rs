@@ -4,42 +4,92 @@
 use std::env;
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 
+use crate::locate::{pc_name, pkg_config};
 use crate::{run, Tool};
 
-pub(crate) fn link_hosted(root: &Path) {
-    let dirs: Vec<PathBuf> = if let Some(d) = env::var_os("TLBPOL_LIB_DIR") {
-        println!("cargo:rustc-link-lib=dylib=tlbpol");
-        vec![PathBuf::from(d)]
-    } else if let Some(libs) = pkg_config_libs() {
-        let mut dirs = Vec::new();
-        for w in libs.split_whitespace() {
+/// The hosted library: `TLBPOL_LIB_DIR`, else pkg-config's `tlbpol`, else
+/// (in a source tree) its `build/`.  The shared one, or with the `static`
+/// feature `libtlbpol.a` and the libraries it needs (its tlbpol.pc's
+/// `--static --libs`).
+pub(crate) fn link_hosted(tree: Option<&Path>) {
+    let linkage = if env::var_os("CARGO_FEATURE_STATIC").is_some() { "static" } else { "dylib" };
+    // The directory given, and the .pc file that describes what is in it.
+    let given = env::var_os("TLBPOL_LIB_DIR").filter(|d| !d.is_empty()).map(PathBuf::from).or_else(|| {
+        // Neither TLBPOL_LIB_DIR nor pkg-config: the repository's own
+        // build, as after `meson setup build && ninja -C build`.
+        tree.map(|r| r.join("build"))
+            .filter(|b| b.join("libtlbpol.so").exists() && pkg_config(&["--exists", "tlbpol"]).is_none())
+    });
+    let mut dirs: Vec<PathBuf> = Vec::new();
+    let mut libs: Vec<String> = Vec::new();
+    if let Some(d) = &given {
+        dirs.push(d.clone());
+        libs.push("tlbpol".into());
+        if linkage == "static" {
+            // An installed lib/ has pkgconfig/tlbpol.pc, a meson build
+            // directory tlbpol.pc; else whichever pkg-config finds.
+            let pc = [d.join("pkgconfig/tlbpol.pc"), d.join("tlbpol.pc")]
+                .iter()
+                .find(|p| p.is_file())
+                .map_or_else(|| "tlbpol".to_string(), |p| p.display().to_string());
+            let words = pkg_config(&["--static", "--libs", &pc])
+                .unwrap_or_else(|| panic!("tlbpol-sys: feature static: pkg-config --static --libs {} failed", pc));
+            libs.extend(words.split_whitespace().filter_map(|w| w.strip_prefix("-l")).map(str::to_string));
+        }
+    } else if let Some(words) = pkg_config(&if linkage == "static" {
+        vec!["--static", "--libs", "tlbpol"]
+    } else {
+        vec!["--libs", "tlbpol"]
+    }) {
+        for w in words.split_whitespace() {
             if let Some(d) = w.strip_prefix("-L") {
                 dirs.push(PathBuf::from(d));
             } else if let Some(l) = w.strip_prefix("-l") {
-                println!("cargo:rustc-link-lib=dylib={}", l);
+                libs.push(l.to_string());
             }
         }
-        dirs
-    } else if root.join("build/libtlbpol.so").exists() {
-        // Neither said where: the repository's own build, as after
-        // `meson setup build && ninja -C build`.
-        println!("cargo:rustc-link-lib=dylib=tlbpol");
-        vec![root.join("build")]
+        // No -L: pkg-config leaves out the directories the linker searches
+        // anyway, which the dynamic loader searches too: no rpath needed.
+        // rustc looks for a static library itself, so it needs that one.
+        if linkage == "static" && dirs.is_empty() {
+            dirs.extend(pkg_config(&["--variable=libdir", "tlbpol"]).map(|d| PathBuf::from(d.trim())));
+        }
     } else {
         panic!(
-            "tlbpol-sys: libtlbpol not found: set TLBPOL_LIB_DIR to the meson build directory, \
-             or PKG_CONFIG_PATH to a directory with tlbpol.pc, or build {}/build; \
-             or use --no-default-features to compile the freestanding core",
-            root.display()
+            "tlbpol-sys: libtlbpol not found: set TLBPOL_LIB_DIR to the directory of libtlbpol.so \
+             (a meson build directory or an installed lib/), or PKG_CONFIG_PATH to a directory with \
+             tlbpol.pc{}; or use --no-default-features for the freestanding core",
+            tree.map_or(String::new(), |r| format!(", or build {}/build", r.display()))
         );
-    };
+    }
+    let mut libs_seen: Vec<&str> = Vec::new();
+    for l in &libs {
+        if libs_seen.contains(&l.as_str()) {
+            continue;
+        }
+        libs_seen.push(l);
+        // Only libtlbpol itself is static: what it needs (libnuma,
+        // liburcu) comes from the system's shared libraries.
+        let kind = if l == "tlbpol" { linkage } else { "dylib" };
+        println!("cargo:rustc-link-lib={}={}", kind, l);
+    }
     let mut joined = String::new();
     for d in &dirs {
         println!("cargo:rustc-link-search=native={}", d.display());
-        // Tests and examples of this crate run against it without
-        // LD_LIBRARY_PATH; tlbpol's build script does the same with `libdir`.
+        if linkage == "static" {
+            // Bundled into this crate's rlib: a new archive needs a relink.
+            let a = d.join("libtlbpol.a");
+            if a.is_file() {
+                println!("cargo:rerun-if-changed={}", a.display());
+            }
+            continue;
+        }
+        // This crate's own tests and examples run against it without
+        // LD_LIBRARY_PATH.  A link-arg does not reach the executables of
+        // dependents: they set the rpath from `libdir` (DEP_TLBPOL_LIBDIR)
+        // in their own build script, as tlbpol's does.
         println!("cargo:rustc-link-arg=-Wl,-rpath,{}", d.display());
         if !joined.is_empty() {
             joined.push(':');
@@ -49,14 +99,32 @@ pub(crate) fn link_hosted(root: &Path) {
     println!("cargo:libdir={}", joined);
 }
 
-fn pkg_config_libs() -> Option<String> {
-    let pc = env::var("PKG_CONFIG").unwrap_or_else(|_| "pkg-config".to_string());
-    let o = Command::new(pc).args(["--libs", "tlbpol"]).stderr(Stdio::null()).output().ok()?;
-    if o.status.success() {
-        String::from_utf8(o.stdout).ok()
-    } else {
-        None
+/// The installed freestanding core, `libtlbpol-core.a`: from
+/// `TLBPOL_LIB_DIR`, else pkg-config's `tlbpol-core`.
+pub(crate) fn link_core() {
+    let mut dirs: Vec<PathBuf> = Vec::new();
+    if let Some(d) = env::var_os("TLBPOL_LIB_DIR").filter(|d| !d.is_empty()) {
+        dirs.push(PathBuf::from(d));
     }
+    let pc = pc_name(false);
+    if let Some(libs) = pkg_config(&["--libs-only-L", pc]) {
+        dirs.extend(libs.split_whitespace().filter_map(|w| w.strip_prefix("-L")).map(PathBuf::from));
+    }
+    // pkg-config omits -L for the linker's own directories; rustc looks
+    // for a static library itself, so it needs the directory.
+    if let Some(d) = pkg_config(&["--variable=libdir", pc]) {
+        dirs.push(PathBuf::from(d.trim()));
+    }
+    let dir = dirs.into_iter().find(|d| d.join("libtlbpol-core.a").is_file()).unwrap_or_else(|| {
+        panic!(
+            "tlbpol-sys: libtlbpol-core.a not found: set TLBPOL_LIB_DIR to its directory, or \
+             PKG_CONFIG_PATH to a directory with tlbpol-core.pc (every meson install writes both)"
+        )
+    });
+    println!("cargo:rerun-if-changed={}", dir.join("libtlbpol-core.a").display());
+    println!("cargo:rustc-link-search=native={}", dir.display());
+    println!("cargo:rustc-link-lib=static=tlbpol-core");
+    println!("cargo:libdir=");
 }
 
 /// The list literal after `key` in meson.build: `core_sources = files('a', 'b')`.
@@ -91,6 +159,9 @@ pub(crate) fn build_core(root: &Path, inc_out: &Path, out: &Path, cc: &Tool, mes
     flags.push(if bare_metal { "-fPIE" } else { "-fPIC" }.into());
     flags.push("-O2".into());
     flags.push("-std=c11".into());
+    // As meson's kernel archive: a core file that called a hosted-only
+    // function (TLBPOL_HOSTED_API) does not compile.
+    flags.push("-DTLBPOL_FREESTANDING".into());
     let cc_include = run({
         let mut c = cc.cmd();
         c.arg("-print-file-name=include");

@@ -13,14 +13,60 @@
 //! function the header has and this crate lacks does not compile there, and
 //! each function's signature is checked against the header's prototype.
 //!
-//! Features: `hosted` (default) links the shared library and declares the
-//! functions of the hosted layer (`tlbpol_engine_new()`, live
-//! reconfiguration, thread registration, `tlbpol_as_lookup()`); without it
-//! the build script compiles the freestanding core from the repository's
-//! sources into a static archive, and those functions are not declared, as
-//! the header hides them under `TLBPOL_FREESTANDING`.
+//! # Features
+//! `hosted` (default) links the shared library and declares the functions
+//! of the hosted layer (`tlbpol_engine_new()`, live reconfiguration, thread
+//! registration, `tlbpol_as_lookup()`: `TLBPOL_HOSTED_API` in the header).
+//! Without it the crate links the freestanding core statically, and those
+//! functions are not declared, as the header makes them unavailable under
+//! `TLBPOL_FREESTANDING`.
+//! `static` (with `hosted`) links `libtlbpol.a` instead of `libtlbpol.so`,
+//! and what its `tlbpol.pc` lists for `--static --libs` (libnuma, liburcu)
+//! as shared libraries: the executables need no `libtlbpol.so` at run time.
+//!
+//! # Finding libtlbpol
+//! The build script takes the header and the library from the first of:
+//! 1. `TLBPOL_SRC_DIR`, a libtlbpol source tree;
+//! 2. the repository this crate sits in, when built in place (`../../..`
+//!    has `meson.build`, `include/tlbpol/` and `lib/core/`): without
+//!    `hosted` it compiles the core from `lib/core`;
+//! 3. an installed libtlbpol: headers from `TLBPOL_INCLUDE_DIR`, else the
+//!    `include/` next to `TLBPOL_LIB_DIR`, else `pkg-config tlbpol`
+//!    (`hosted`) or `pkg-config tlbpol-core` (without), whose
+//!    `libtlbpol-core.a` it links; the version is the installed
+//!    `<tlbpol/version.h>`'s.
+//!
+//! The shared library (`hosted`) is `TLBPOL_LIB_DIR`'s, else
+//! `pkg-config --libs tlbpol`'s (`PKG_CONFIG_PATH` for a prefix of your own),
+//! else a source tree's `build/`.  Every one of these variables, and `CC`,
+//! `AR`, `CFLAGS`, re-runs the build script when it changes.
+//!
+//! # Running without `LD_LIBRARY_PATH`
+//! Under a prefix the dynamic loader does not search, your executables need
+//! an rpath, and only your own build script can give them one (or use the
+//! `static` feature): this crate is `links = "tlbpol"` and passes the
+//! directory it linked as `libdir`, which cargo hands to the build scripts
+//! of the crates that depend on it directly as `DEP_TLBPOL_LIBDIR`.  Depend on `tlbpol-sys` (`default-features = false`
+//! is enough: `tlbpol`'s `std` turns `hosted` on) and add this `build.rs`:
+//!
+//! ```no_run
+//! // build.rs
+//! fn main() {
+//!     println!("cargo:rerun-if-env-changed=DEP_TLBPOL_LIBDIR");
+//!     let dirs = std::env::var("DEP_TLBPOL_LIBDIR").unwrap_or_default();
+//!     for dir in dirs.split(':').filter(|d| !d.is_empty()) {
+//!         println!("cargo:rustc-link-arg=-Wl,-rpath,{}", dir);
+//!     }
+//! }
+//! ```
 #![no_std]
 #![allow(non_camel_case_types)]
+// TLBPOL_ENGINE_SIZE() in consts.rs is generated term by term from the
+// header's macro, whose sums start at `0 +`; it stays a literal copy.
+#![allow(clippy::identity_op)]
+// The build.rs in the documentation above is a whole build script to copy:
+// its `fn main` is the point.
+#![allow(clippy::needless_doctest_main)]
 
 pub use core::ffi::c_void;
 
@@ -57,8 +103,9 @@ macro_rules! internal_sizes {
 // meson; `meson test api-generated` fails when it differs from the header).
 include!("consts.rs");
 
-/// `TLBPOL_FREESTANDING`: defined by the `<tlbpol/version.h>` of the core
-/// archive, which this crate builds when the `hosted` feature is off.
+/// `TLBPOL_FREESTANDING`: what C code that links the core archive defines
+/// (`tlbpol-core.pc`'s Cflags carry `-DTLBPOL_FREESTANDING`), as this crate
+/// does without the `hosted` feature.
 #[cfg(not(feature = "hosted"))]
 pub const TLBPOL_FREESTANDING: u32 = 1;
 
@@ -404,7 +451,8 @@ extern "C" {
     pub fn tlbpol_stats_read(eng: *const tlbpol_engine, cpu: c_int, out: *mut tlbpol_stats) -> c_int;
 }
 
-// The hosted layer (`#ifndef TLBPOL_FREESTANDING` in the header).
+// The hosted layer (`TLBPOL_HOSTED_API` in the header: unavailable under
+// TLBPOL_FREESTANDING).
 #[cfg(feature = "hosted")]
 extern "C" {
     /// `tlbpol_engine_new()`.

@@ -80,3 +80,38 @@ fn linked_library_is_this_header_s() {
     let v = unsafe { std::ffi::CStr::from_ptr(tlbpol_version() as *const std::os::raw::c_char) };
     assert_eq!(v.to_str().unwrap(), TLBPOL_VERSION_STRING);
 }
+
+/// Each function `src/lib.rs` declares, and whether it sits in the
+/// `hosted` block, is one the header declares, with `TLBPOL_HOSTED_API`
+/// exactly when hosted: the reading of the header (build.rs) found every
+/// function, so each one's signature was checked above.
+#[test]
+fn every_declared_function_was_read_from_the_header() {
+    let mut hosted_block = false;
+    let mut after_hosted_cfg = false;
+    let mut declared = Vec::new();
+    for line in include_str!("../src/lib.rs").lines() {
+        let t = line.trim();
+        if t.starts_with("extern \"C\"") {
+            hosted_block = after_hosted_cfg;
+        }
+        after_hosted_cfg = t == "#[cfg(feature = \"hosted\")]";
+        if let Some(rest) = t.strip_prefix("pub fn tlbpol_") {
+            let name = format!("tlbpol_{}", &rest[..rest.find('(').unwrap()]);
+            declared.push((name, hosted_block));
+        }
+    }
+    assert!(declared.iter().filter(|d| d.1).count() >= 10, "no hosted block found in src/lib.rs");
+    let mut wrong = Vec::new();
+    for (name, hosted) in &declared {
+        match HEADER_FUNCTIONS.iter().find(|f| f.0 == name) {
+            None => wrong.push(format!("{}: not read from the header", name)),
+            Some(f) if f.1 != *hosted => {
+                wrong.push(format!("{}: hosted-only in the header: {}, in src/lib.rs: {}", name, f.1, hosted))
+            }
+            Some(_) => {}
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+    assert_eq!(declared.len(), HEADER_FUNCTIONS.len(), "src/lib.rs and the header declare different counts");
+}

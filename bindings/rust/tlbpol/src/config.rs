@@ -83,7 +83,7 @@ impl<'n> Config<'n> {
         self
     }
     /// The NUMA node of each CPU (at least `nr_cpus` entries, copied).
-    pub fn cpu_node<'m>(self, nodes: &'m [u16]) -> Config<'m> {
+    pub fn cpu_node(self, nodes: &[u16]) -> Config<'_> {
         Config { raw: self.raw, nodes: Some(nodes) }
     }
     /// The interrupt side of the broadcast cost model, in ns: first

@@ -33,7 +33,7 @@ fn capacity_u32(len: usize) -> u32 {
 /// A TLB-flush policy engine driving host `H`.
 ///
 /// Built in caller memory with [`Engine::init`] (`no_std`: no allocation
-/// anywhere), or owning its memory with [`Engine::new`] (`std`).  `'m` is
+/// anywhere), or owning its memory with `Engine::new` (`std`).  `'m` is
 /// the borrow of that memory and of the host; an owning engine is
 /// `Engine<'static, H>`.
 ///

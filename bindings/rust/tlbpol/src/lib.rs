@@ -11,15 +11,23 @@
 //!
 //! # Features
 //! - `std` (default): links the shared library (the hosted build); adds
-//!   [`Engine::new`], which owns its memory, closures as deferred frees
-//!   ([`Cpu::defer_free`]), live reconfiguration, and panics in callbacks
+//!   `Engine::new`, which owns its memory, closures as deferred frees
+//!   (`Cpu::defer_free`), live reconfiguration, and panics in callbacks
 //!   are caught and abort the process.
 //! - without it the crate is `#![no_std]`, allocates nothing, and links the
-//!   freestanding core that `tlbpol-sys` compiles from the repository's
-//!   `lib/core`: what a kernel links.  Build the kernel with
+//!   freestanding core statically (`tlbpol-sys` compiles it from the
+//!   repository's `lib/core`, or links the installed `libtlbpol-core.a`):
+//!   what a kernel links.  Build the kernel with
 //!   `panic = "abort"` (or a panic handler that does not unwind): a panic
 //!   inside a callback must not unwind into C, and the guard that prevents
 //!   it aborts by panicking again.
+//! - `static`: with `std`, link `libtlbpol.a` rather than `libtlbpol.so`, so
+//!   that executables run without it.
+//!
+//! `tlbpol-sys`'s documentation says where the library is looked for
+//! (a source tree, `TLBPOL_LIB_DIR`, pkg-config), and how your executables
+//! find the shared library at run time without `LD_LIBRARY_PATH`: a
+//! six-line `build.rs` that reads `DEP_TLBPOL_LIBDIR`.
 //!
 //! # Who may call what
 //! The header's concurrency rule -- calls made *for* one CPU never run
