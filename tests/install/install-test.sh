@@ -28,7 +28,7 @@
 #    installed libdir, and `python3 -m tlbpol explain` prints decisions with
 #    their reasons and citations.
 #
-# 5. Runs the README's "Install and link" block word for word (between its
+# 5. Runs the README's "Install into another prefix" block word for word (between its
 #    install-and-link markers) in a copy of the source tree, with HOME in
 #    the temporary directory and app.c the consumer, under `sh -eu`.
 #
@@ -307,7 +307,7 @@ else
 fi
 
 # ---------------------------------------------------------------------------
-step "the README's Install and link block, word for word"
+step "the README's install-into-another-prefix block, word for word"
 readme=$src/README.md
 sed -n '/<!-- install-and-link: begin -->/,/<!-- install-and-link: end -->/p' "$readme" |
 	sed -e '1,/^```sh$/d' -e '/^```$/,$d' >"$tmp/readme-install.sh"
@@ -329,7 +329,7 @@ else
 			fail "the README's static consumer still needs a shared libtlbpol"
 	else
 		cat "$tmp/readme.log" >&2
-		fail "the README's Install and link block failed"
+		fail "the README's install-into-another-prefix block failed"
 	fi
 fi
 
