@@ -97,5 +97,55 @@ class EnumStr(unittest.TestCase):
         self.assertIn("Action.SHOOTDOWN", repr(d))
 
 
+class UnknownValues(unittest.TestCase):
+    """A value a later library returns that the package's enum lacks (a new
+    reason code: docs/versioning.md says a program must accept one) stays
+    usable: the int itself, printed Reason(23), named by the library."""
+
+    def decision(self, action, deadline, reason):
+        c = _ffi.DecisionS(action=action, deadline=deadline, reason=reason)
+        return tlbpol.Decision._from_c(c)
+
+    def test_unknown_reason(self):
+        d = self.decision(Action.SHOOTDOWN, Deadline.BY_NOW, tlbpol.WHY_MAX + 1)
+        self.assertIs(d.action, Action.SHOOTDOWN)
+        self.assertNotIsInstance(d.reason, Reason)
+        self.assertEqual(d.reason, tlbpol.WHY_MAX + 1)
+        self.assertEqual(hash(d.reason), hash(tlbpol.WHY_MAX + 1))
+        want = "Reason(%d)" % (tlbpol.WHY_MAX + 1)
+        self.assertEqual((str(d.reason), repr(d.reason), f"{d.reason}"), (want, want, want))
+        self.assertEqual(f"{d.reason:>12}", want.rjust(12))
+        self.assertEqual(f"{d.reason:d}", str(tlbpol.WHY_MAX + 1))
+        self.assertIn("reason=" + want, repr(d))
+        # The library names it: this one is older than the reason, too.
+        self.assertEqual(d.reason_name, "unknown")
+        self.assertEqual(str(d), "shootdown/now (unknown)")
+        self.assertEqual(d.cite("x86_64"), "unknown")
+        self.assertEqual(d, self.decision(2, 0, tlbpol.WHY_MAX + 1))
+        import pickle
+        self.assertEqual(str(pickle.loads(pickle.dumps(d)).reason), want)
+
+    def test_unknown_action_and_deadline(self):
+        d = self.decision(7, 9, Reason.DOWNGRADE)
+        self.assertEqual((str(d.action), str(d.deadline)), ("Action(7)", "Deadline(9)"))
+        self.assertIs(d.reason, Reason.DOWNGRADE)
+        self.assertEqual(str(d), "unknown/unknown (downgrade)")
+
+    def test_c_gets_the_same_number(self):
+        high = (1 << 32) - 1
+        d = self.decision(high, high, high)
+        for v in (d.action, d.deadline, d.reason):
+            self.assertEqual(v, high)
+            out = _ffi.c_args("tlbpol_reason_str", [v], {})
+            self.assertEqual(out, [high])
+            self.assertIs(type(out[0]), int)
+            self.assertEqual(_ffi.DecisionS(reason=v).reason, high)
+
+    def test_unknown_flush_kind(self):
+        c = _ffi.Flush(as_tag=5, kind=77, flags=0, nr_ranges=0)
+        f = tlbpol.Flush._from_c(ctypes.pointer(c))
+        self.assertEqual((f.kind, str(f.kind)), (77, "FlushKind(77)"))
+
+
 if __name__ == "__main__":
     unittest.main()

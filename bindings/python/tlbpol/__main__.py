@@ -11,7 +11,7 @@ from __future__ import annotations
 import argparse
 import sys
 import textwrap
-from typing import Callable, Dict, List, NamedTuple, Optional, Sequence, Tuple
+from typing import Callable, Dict, List, NamedTuple, Optional, Sequence, Tuple, Union
 
 from . import _ffi
 from ._constants import Arch, EventFlag, EventKind, Pte, Reason, Rule
@@ -111,7 +111,7 @@ class _Decider:
             eng.close()
 
 
-def _cite(reason: Reason, arch: Arch) -> str:
+def _cite(reason: Union[Reason, int], arch: Arch) -> str:
     if not has_reason_cite():
         return "(no citation: libtlbpol %s has no tlbpol_reason_cite())" % version()
     return reason_cite(reason, arch)
@@ -194,7 +194,7 @@ def _bits(v: int) -> str:
 def _explain_all(args: argparse.Namespace, arch: Arch, out: List[str]) -> None:
     rule_sets = _rule_sets(args)
     decider = _Decider(arch)
-    reasons: List[Reason] = []
+    reasons: List[Union[Reason, int]] = []
     rows = []
     try:
         for s in SCENARIOS:

@@ -22,16 +22,22 @@ package, before anything can print one:
 
 Only printing changes: members are the same ints (``int(m)``, ``m == 3``,
 ``operator.index(m)``), and what reaches C is that number unchanged.
+
+A value the library returns that this package's enum does not have -- a
+reason code of a later release, which docs/versioning.md says a program
+must accept -- is an :class:`UnknownValue` (:func:`member_or_int`): the int
+itself, printed ``Reason(23)``, which the library's own functions
+(tlbpol_reason_str(), tlbpol_reason_cite()) still name.
 """
 
 from __future__ import annotations
 
 import enum
-from typing import Tuple, Type
+from typing import Any, Callable, Tuple, Type, TypeVar, Union
 
 from . import _constants
 
-__all__ = ["ENUM_CLASSES"]
+__all__ = ["ENUM_CLASSES", "UnknownValue", "member_or_int"]
 
 #: The enum and flag classes of the header, each printed by name.
 ENUM_CLASSES: Tuple[Type[enum.Enum], ...] = tuple(
@@ -63,3 +69,38 @@ for _cls in ENUM_CLASSES:
     setattr(_cls, "__str__", _flag_str if issubclass(_cls, enum.Flag) else _enum_str)
     setattr(_cls, "__format__", _format)
 del _cls
+
+
+class UnknownValue(int):
+    """A value of the enum @enum_class that the class has no member for,
+    kept as the int (the same number goes back to C): equal to and hashed as
+    that int, printed ``Reason(23)`` by str(), repr() and a non-numeric
+    format spec (a numeric one formats the number)."""
+
+    enum_class: Type[enum.Enum]
+
+    def __new__(cls, enum_class: Type[enum.Enum], value: int) -> "UnknownValue":
+        self = super().__new__(cls, value)
+        self.enum_class = enum_class
+        return self
+
+    def __str__(self) -> str:
+        return "%s(%d)" % (self.enum_class.__name__, int(self))
+
+    __repr__ = __str__
+    __format__ = _format
+
+    def __reduce__(self) -> Tuple[Callable[..., Any], Tuple[Any, ...]]:
+        return (UnknownValue, (self.enum_class, int(self)))
+
+
+E = TypeVar("E", bound=enum.IntEnum)
+
+
+def member_or_int(cls: Type[E], value: int) -> Union[E, int]:
+    """The member of @cls that is @value, or (a value of a later release of
+    the library) @value as an :class:`UnknownValue` of @cls: never ValueError."""
+    try:
+        return cls(value)
+    except ValueError:
+        return UnknownValue(cls, value)

@@ -17,6 +17,11 @@ The library is loaded on first use (:func:`lib`), looked for in this order:
 4. ``pkg-config --variable=libdir tlbpol``, then ``ctypes.util.find_library``;
 5. the plain soname ``libtlbpol.so.0`` (the dynamic loader's own search).
 
+Each function is bound at the symbol version this package was written for
+(``_symvers.py``, generated from lib/libtlbpol.map by ``gen_symvers.py``),
+with dlvsym(), not at the newest one ctypes' dlsym() would give: see
+:func:`_bind`.
+
 Integers are checked before they reach C.  ctypes keeps the low bits of an
 int that does not fit a field or an argument (``va=2**64 + 0x5000`` would
 become 0x5000), so every mirror is a :class:`CheckedStructure`, whose integer
@@ -42,6 +47,7 @@ from ctypes import (CFUNCTYPE, POINTER, Structure, c_char_p, c_int, c_size_t,
 from typing import (Any, Dict, Iterator, List, Mapping, Optional, Sequence,
                     Tuple, Type)
 
+from . import _symvers
 from ._constants import MAX_CPUS, WHY_MAX
 
 SONAME = "libtlbpol.so.0"
@@ -283,7 +289,7 @@ PROTOTYPES: Dict[str, Tuple[Any, List[Any]]] = {
 OPTIONAL = frozenset({"tlbpol_reason_cite"})
 
 _lock = threading.Lock()
-_lib: Optional[ctypes.CDLL] = None
+_lib: Optional[Library] = None
 _lib_path: Optional[str] = None
 
 
@@ -317,22 +323,142 @@ def _candidates() -> Iterator[Tuple[str, str]]:
     yield ("soname", SONAME)
 
 
-def _bind(cdll: ctypes.CDLL) -> None:
-    for name, (restype, argtypes) in PROTOTYPES.items():
+class Library:
+    """The loaded libtlbpol.so.0: one attribute per function of PROTOTYPES it
+    exports at the version this package binds (see :func:`_bind`), a ctypes
+    function with the prototype's restype and argtypes.  ``cdll`` keeps the
+    library loaded; ``functions`` maps each bound name to its function."""
+
+    def __init__(self, cdll: ctypes.CDLL, functions: Dict[str, Any]) -> None:
+        self.cdll = cdll
+        self.functions = functions
+        self.__dict__.update(functions)
+
+    def __getattr__(self, name: str) -> Any:
+        # Only reached for a name that is not bound: never fall back to the
+        # CDLL's own lookup, which is dlsym() (the newest version).
+        raise AttributeError("libtlbpol (%s) has no %s%s bound" % (
+            self.cdll._name, name, "@" + _symvers.SYMBOL_VERSIONS[name]
+            if name in _symvers.SYMBOL_VERSIONS else ""))
+
+
+_DLVSYM_FN = CFUNCTYPE(c_void_p, c_void_p, c_char_p, c_char_p)
+
+
+def _find_dlvsym() -> Optional[Any]:
+    """glibc's dlvsym(handle, name, version) (dlvsym(3)): in libc.so.6
+    since glibc 2.34, in libdl.so.2 before; None where the C library has
+    none (musl has no dlvsym())."""
+    for where in (None, "libdl.so.2"):
         try:
-            fn = getattr(cdll, name)
-        except AttributeError:
+            return _DLVSYM_FN(("dlvsym", ctypes.CDLL(where)))
+        except (OSError, AttributeError):
+            continue
+    return None
+
+
+def _release(version: str) -> str:
+    """The MAJOR.MINOR of a version string ("0.2.1" -> "0.2")."""
+    return ".".join(version.split(".")[:2])
+
+
+def package_release() -> str:
+    """This package's MAJOR.MINOR (tlbpol.__version__, released with the
+    library): the release whose ABI PROTOTYPES and the structures describe."""
+    from . import __version__  # at call time: the package is imported by then
+    return _release(__version__)
+
+
+def _bind(cdll: ctypes.CDLL) -> Library:
+    """The functions of @cdll at the symbol version this package was written
+    for (_symvers.SYMBOL_VERSIONS, generated from lib/libtlbpol.map).
+
+    ctypes' own lookup is dlsym(), which returns a versioned symbol's
+    newest (default) version: against a later libtlbpol.so.0 whose
+    tlbpol_config_init@@TLBPOL_0.3 fills a larger struct tlbpol_config, C
+    would write past this package's Config.  A C or Rust program is bound
+    to its version by the linker; dlvsym() does the same here.  A function
+    the library lacks at that version (a library older than the function's
+    node) is missing, as when the name is absent: AttributeError for a
+    required one, unbound (has() is False) for one in OPTIONAL.
+    """
+    dlvsym = _find_dlvsym()
+    if dlvsym is not None and not _versioned(dlvsym, cdll):
+        dlvsym = None
+    if dlvsym is None:
+        _check_release(cdll)
+    functions: Dict[str, Any] = {}
+    for name, (restype, argtypes) in PROTOTYPES.items():
+        version = _symvers.SYMBOL_VERSIONS[name]
+        if dlvsym is not None:
+            addr = dlvsym(cdll._handle, name.encode(), version.encode())
+        else:
+            addr = _dlsym(cdll, name)
+        if not addr:
             if name in OPTIONAL:
                 continue
-            raise
-        fn.restype = restype
-        fn.argtypes = argtypes
+            raise AttributeError("%s: no %s@%s (libtlbpol %s or later)"
+                                 % (cdll._name, name, version, version.split("_", 1)[1]))
+        functions[name] = CFUNCTYPE(restype, *argtypes)(addr)
+    return Library(cdll, functions)
 
 
-def lib() -> ctypes.CDLL:
-    """The loaded libtlbpol, with every prototype set; loads it on first use.
+def _versioned(dlvsym: Any, cdll: ctypes.CDLL) -> bool:
+    """Does @cdll version its symbols (was it linked with the map)?
 
-    Raises OSError naming every place tried when none has the library.
+    tlbpol_version() has been in TLBPOL_0.1 since 0.1 and never changes.
+    A library without symbol versions either has no version table at all,
+    and glibc's dlvsym() then accepts any version, a made-up one too; or it
+    has one only for what it needs from libc, and dlvsym() then finds
+    nothing at a real version that dlsym() finds.  Either way dlvsym()
+    cannot tell versions apart there, and the library is checked as
+    without it (_check_release)."""
+    name = b"tlbpol_version"
+    if dlvsym(cdll._handle, name, b"TLBPOL_NO_SUCH_VERSION"):
+        return False
+    want = _symvers.SYMBOL_VERSIONS["tlbpol_version"].encode()
+    return bool(dlvsym(cdll._handle, name, want)) or not _dlsym(cdll, "tlbpol_version")
+
+
+def _dlsym(cdll: ctypes.CDLL, name: str) -> Optional[int]:
+    """The address dlsym() gives for @name (its default version), or None."""
+    try:
+        addr: Optional[int] = ctypes.cast(getattr(cdll, name), c_void_p).value
+    except AttributeError:
+        return None
+    return addr
+
+
+def _check_release(cdll: ctypes.CDLL) -> None:
+    """Without dlvsym() (or a library without symbol versions), refuse a
+    library of another release.
+
+    dlsym() is all there is, and it gives each function's default version:
+    the ABI of the library's own release.  That is the ABI this package
+    describes only when the library is of the same MAJOR.MINOR (a patch
+    release changes no ABI and adds no node: docs/versioning.md).  A later release's default
+    tlbpol_config_init() or tlbpol_stats_read() may write past this
+    package's structures, an earlier one's may read fields it lacks: both
+    are refused, with OSError, rather than bound.  tlbpol_version() itself
+    has had one ABI since 0.1.
+    """
+    addr = _dlsym(cdll, "tlbpol_version")
+    if not addr:
+        raise AttributeError("%s: no tlbpol_version" % cdll._name)
+    got = (CFUNCTYPE(c_char_p)(addr)() or b"?").decode("ascii", "replace")
+    want = package_release()
+    if _release(got) != want:
+        raise OSError("%s is libtlbpol %s, and without dlvsym() (or without symbol "
+                      "versions in the library) nothing binds the functions of release "
+                      "%s that this package (tlbpol %s.x) was written for: use a "
+                      "libtlbpol %s.x" % (cdll._name, got, want, want, want))
+
+
+def lib() -> Library:
+    """The loaded libtlbpol, with every function bound; loads it on first use.
+
+    Raises OSError naming every place tried when none has the library (or
+    none has every required function at this package's version).
     """
     global _lib, _lib_path
     if _lib is not None:
@@ -346,13 +472,12 @@ def lib() -> ctypes.CDLL:
                 tried.append("%s: %s (not found)" % (where, path))
                 continue
             try:
-                cdll = ctypes.CDLL(path)
-                _bind(cdll)
+                loaded = _bind(ctypes.CDLL(path))
             except (OSError, AttributeError) as exc:
                 tried.append("%s: %s (%s)" % (where, path, exc))
                 continue
-            _lib, _lib_path = cdll, path
-            return cdll
+            _lib, _lib_path = loaded, path
+            return loaded
         raise OSError(_not_found(tried))
 
 
@@ -410,5 +535,6 @@ def lib_path() -> str:
 
 
 def has(name: str) -> bool:
-    """Does the loaded library export @name (e.g. tlbpol_reason_cite)?"""
-    return hasattr(lib(), name)
+    """Does the loaded library export @name (e.g. tlbpol_reason_cite) at the
+    version this package binds (_symvers.SYMBOL_VERSIONS)?"""
+    return name in lib().functions

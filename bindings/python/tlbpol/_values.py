@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Any, Dict, FrozenSet, Iterator, Mapping, NamedTuple, Tuple, Union
 
 from . import _ffi
+from ._enumstr import member_or_int
 from ._constants import (Action, Deadline, EventFlag, EventKind, FlushFlag, FlushKind, Pte,
                          Reason, WHY_MAX)
 from ._names import ArchLike, action_str, deadline_str, reason_cite, reason_str
@@ -29,10 +30,12 @@ class Flush:
     """One flush to perform on one CPU (struct tlbpol_flush), copied out of
     the callback's arguments so that it may be kept.
 
-    ``ranges`` is empty unless ``kind`` is FlushKind.PAGES.
+    ``ranges`` is empty unless ``kind`` is FlushKind.PAGES.  A kind this
+    package does not know (which docs/versioning.md keeps for a major
+    release) is kept as an int (see Decision).
     """
     as_tag: int
-    kind: FlushKind
+    kind: Union[FlushKind, int]
     flags: FlushFlag
     ranges: Tuple[Range, ...]
 
@@ -42,7 +45,7 @@ class Flush:
         n = f.nr_ranges
         ranges = tuple(Range(f.ranges[i].va, f.ranges[i].nr_pages, f.ranges[i].page_shift)
                        for i in range(n)) if n else ()
-        return cls(f.as_tag, FlushKind(f.kind), FlushFlag(f.flags), ranges)
+        return cls(f.as_tag, member_or_int(FlushKind, f.kind), FlushFlag(f.flags), ranges)
 
     def pages(self) -> Iterator[int]:
         """The address of every page the flush names (PAGES only)."""
@@ -107,14 +110,22 @@ class Event:
 
 @dataclass(frozen=True)
 class Decision:
-    """What an event needs (struct tlbpol_decision): an action, by when, and why."""
-    action: Action
-    deadline: Deadline
-    reason: Reason
+    """What an event needs (struct tlbpol_decision): an action, by when, and why.
+
+    A later library may return a value this package's enums do not have (a
+    new reason code, as each minor release may add: docs/versioning.md):
+    the field is then that int, printed ``Reason(23)`` (an
+    ``_enumstr.UnknownValue``), and the ``*_name`` properties and cite() ask
+    the library, which knows it.  Test with ``isinstance(d.reason, Reason)``.
+    """
+    action: Union[Action, int]
+    deadline: Union[Deadline, int]
+    reason: Union[Reason, int]
 
     @classmethod
     def _from_c(cls, d: _ffi.DecisionS) -> "Decision":
-        return cls(Action(d.action), Deadline(d.deadline), Reason(d.reason))
+        return cls(member_or_int(Action, d.action), member_or_int(Deadline, d.deadline),
+                   member_or_int(Reason, d.reason))
 
     @property
     def action_name(self) -> str:
