@@ -92,6 +92,24 @@ void print_table(FILE *f, const struct workload *wl, const struct result *r, int
 			(unsigned long long)k->dfree_pages_peak, (unsigned long long)k->spare_allocs,
 			(unsigned long long)k->free_frames_peak);
 	}
+	/* A replayed trace: were its page faults recorded (version 3)? */
+	if (wl == &sim_trace_workload && !r[0].cnt.faults_recorded) {
+		fprintf(f, "  faults: not recorded: copy-on-write shootdowns are not modelled "
+			   "(record with lab/trace/record-faults.sh: trace version 3)\n");
+	} else if (wl == &sim_trace_workload) {
+		fprintf(f, "  faults: recorded: %llu read, %llu write, %llu copy-on-write; "
+			   "interrupts per cause:\n",
+			(unsigned long long)r[0].cnt.faults[0], (unsigned long long)r[0].cnt.faults[1],
+			(unsigned long long)r[0].cnt.faults[2]);
+		for (int i = 0; i < n; i++) {
+			fprintf(f, "    %-8s", r[i].policy);
+			for (int c = 0; c < SIM_NR_CAUSES; c++)
+				if (r[i].cnt.irq_by_cause[c])
+					fprintf(f, " %s %llu", sim_cause_names[c],
+						(unsigned long long)r[i].cnt.irq_by_cause[c]);
+			fprintf(f, "\n");
+		}
+	}
 	fprintf(f, "  interrupts vs before: ");
 	for (int i = 0; i < n; i++)
 		if (r[before].cnt.irq_sent)

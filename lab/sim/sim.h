@@ -171,6 +171,10 @@ struct sim_counters {
 	 * now, and the most at once (memory LAZY_OK holds back). */
 	uint64_t dfree_pages, dfree_pages_peak;
 	double settle_p50, settle_p99, wait_p50, wait_p99; /* sim_settle_percentiles() */
+	/* Trace replay: whether the trace has fault records (version 3), and
+	 * how many of each it replayed (read, write, cow: enum tfault). */
+	int faults_recorded;
+	uint64_t faults[3];
 };
 
 struct sim_config {

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * trace.c - replay a recorded trace (lab/trace/FORMAT.md, versions 1
- * and 2).
+ * to 3).
  *
  * Every trace thread is a modelled thread (sched.c).  Threads that no
  * clone or fork record makes exist from the start, thread t first queued on
@@ -30,6 +30,20 @@
  * memory never unmapped (xz's copy-on-write of the zero page), reclaim,
  * migration.  --trace-cpu-ns sets the computation from the program's CPU
  * time measured without strace.
+ *
+ * A version 3 trace has the page faults too (recorded with perf): a read
+ * fault maps the page read-only (the shared zero page, or a file page), a
+ * write fault a new writable frame, and a copy-on-write fault replaces a
+ * present read-only page with a new frame as do_wp_page() does
+ * (mm/memory.c wp_page_copy(): ptep_clear_flush(), a flush of every CPU
+ * of the mm that may cache the old entry, then set_pte_at()): one
+ * EV_FAULT with TLBPOL_EVF_PFN_CHANGED, submitted break-before-make, that
+ * the engine shoots down.  The model then knows which pages are present,
+ * so it no longer takes a dropped writable range to have been written,
+ * and its own accesses between records only read and write what is
+ * present (what the program faulted in is in the trace, its copies too).
+ * The zero page is a frame of its own per page here: its sharing changes
+ * no flush.
  * A thread reads the trace's mapping list of its address space and updates
  * it before any engine call it makes: another CPU runs while it waits, and
  * must find the list as the kernel's VMA tree would be (munmap removes the
@@ -103,7 +117,8 @@ static struct run *runs_of(struct sim *s, uint32_t tas, uint64_t start, uint64_t
 		 * used).  Linux flushes only PTEs it cleared, so a range never
 		 * touched costs nothing: an mprotect counts only the pages the
 		 * model's own accesses made present. */
-		if (!bits && kind != T_MPROTECT && (m->prot & SIM_W))
+		if (!bits && kind != T_MPROTECT && (m->prot & SIM_W) &&
+		    !((struct trace *)s->trace)->faults)
 			bits = (uint8_t)(perms_of(m->prot) | SIM_D);
 		if (kind == T_MPROTECT)
 			m->prot = prot;
@@ -303,6 +318,7 @@ static int trace_setup(struct sim *s)
 	if (!s->trace_path || sim_load_trace(s, s->trace_path))
 		return -1;
 	t = s->trace;
+	s->cnt.faults_recorded = t->faults;
 	for (uint32_t a = 0; a < SIM_MAX_AS && a < t->nas; a++)
 		if (sim_open_as(s) < 0)
 			return -1;
@@ -350,6 +366,15 @@ static void run_a_little(struct sim *s, uint32_t cpu, uint32_t tas)
 
 		if (!prot)
 			continue;
+		if (t->faults) {
+			/* The recorded faults made the pages present: touch
+			 * only those, and write only the writable ones. */
+			const struct sim_page *p = sim_page(s, as, v, 0);
+
+			if (p && (p->perms & SIM_P))
+				sim_access(s, cpu, as, v, write && (p->perms & SIM_W));
+			continue;
+		}
 		/* m is not used past here: the fault may wait, and another
 		 * CPU change the list meanwhile. */
 		if (sim_access(s, cpu, as, v, write) == ACC_FAULT) {
@@ -364,6 +389,49 @@ static void run_a_little(struct sim *s, uint32_t cpu, uint32_t tas)
 			sim_access(s, cpu, as, v, write);
 		}
 	}
+}
+
+/*
+ * A recorded page fault (v3) at @page of trace AS @tas, resolved as the
+ * kernel did (mm/memory.c): a read of a page not present maps it
+ * read-only (do_anonymous_page(): the zero page; a file's page); a write
+ * maps a new writable frame (no flush: nothing was cached); a write to a
+ * present write-protected page copies it (do_wp_page() -> wp_page_copy():
+ * ptep_clear_flush() of the old PTE, then the new frame's).  The
+ * model's page may differ from the kernel's (its own accesses between
+ * records): a copy still replaces whatever is present, as the record
+ * says the kernel did.
+ */
+static void replay_fault(struct sim *s, uint32_t cpu, uint32_t tas, uint64_t page,
+			 enum tfault how)
+{
+	struct tas *a = &((struct trace *)s->trace)->as[tas];
+	uint32_t as = sim_as_of(tas);
+	const struct sim_page *p;
+	uint64_t v = 0;
+	uint8_t prot = 0;
+
+	for (uint32_t i = 0; i < a->n; i++)
+		if (a->m[i].start <= page && page < a->m[i].start + a->m[i].pages) {
+			v = a->m[i].dense + (page - a->m[i].start);
+			prot = a->m[i].prot;
+			break;
+		}
+	if (!prot)
+		return; /* not mapped as the model sees it, or PROT_NONE */
+	s->cnt.faults[how]++;
+	p = sim_page(s, as, v, 0);
+	if (!p || !(p->perms & SIM_P)) {
+		if (how == TF_READ)
+			sim_fault(s, cpu, as, v, 0, (uint8_t)(perms_of(prot) & ~SIM_W));
+		else
+			sim_fault(s, cpu, as, v, TLBPOL_EVF_WRITE,
+				  (uint8_t)(perms_of(prot) | SIM_W | SIM_D));
+	} else if (how == TF_COW || (how == TF_WRITE && !(p->perms & SIM_W))) {
+		sim_fault(s, cpu, as, v, TLBPOL_EVF_WRITE | TLBPOL_EVF_PFN_CHANGED,
+			  (uint8_t)(perms_of(prot) | SIM_W | SIM_D));
+	}
+	sim_access(s, cpu, as, v, how != TF_READ);
 }
 
 static int trace_step(struct sim *s, uint32_t cpu)
@@ -426,6 +494,10 @@ static int trace_step(struct sim *s, uint32_t cpu)
 		return 0;
 	case T_BLOCK:
 		sim_block(s, cpu, (double)e->new_addr);
+		return 1;
+	case T_FAULT:
+		replay_fault(s, cpu, tt->tas, e->addr, (enum tfault)e->new_pages);
+		s->events_done++;
 		return 1;
 	default:
 		break;

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * trace.h - a recorded trace in memory (lab/trace/FORMAT.md): read by
- * trace_load.c, replayed by trace.c.
+ * trace.h - a recorded trace in memory (lab/trace/FORMAT.md, versions 1
+ * to 3): read by trace_load.c, replayed by trace.c.
  */
 #ifndef TLBPOL_SIM_TRACE_H
 #define TLBPOL_SIM_TRACE_H
@@ -9,7 +9,11 @@
 #include "sim.h"
 
 enum tkind { T_MMAP, T_MUNMAP, T_MPROTECT, T_DONTNEED, T_MREMAP,
-	     T_CLONE, T_FORK, T_EXEC, T_EXIT, T_BLOCK };
+	     T_CLONE, T_FORK, T_EXEC, T_EXIT, T_BLOCK, T_FAULT };
+
+/* A fault record's kind of fault (v3): a read or a write of a page that
+ * was not present, a write to a present write-protected one (a copy). */
+enum tfault { TF_READ, TF_WRITE, TF_COW };
 
 struct tevent {
 	uint64_t time;          /* ns */
@@ -17,7 +21,8 @@ struct tevent {
 	uint32_t kind;
 	uint8_t prot;
 	uint64_t addr, pages;   /* 4 KiB pages; clone/fork: child thread in addr */
-	uint64_t new_addr, new_pages; /* fork: child as; exec: new as; block: ns */
+	uint64_t new_addr, new_pages; /* fork: child as; exec: new as; block: ns;
+				       * fault: enum tfault in new_pages */
 };
 
 struct mapping {
@@ -48,6 +53,7 @@ struct trace {
 	uint64_t n;
 	uint32_t threads, nas;
 	uint32_t version;
+	int faults;             /* version 3: faults were recorded */
 	struct tas *as;
 	struct tthread *th;
 	uint8_t *is_child;

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * trace_load.c - read a recorded trace (lab/trace/FORMAT.md, versions 1
- * and 2) into s->trace: its records, and each thread's list of them.
+ * to 3) into s->trace: its records, and each thread's list of them.
  * main.c calls sim_load_trace() before the run; trace.c replays what it
  * read.  Calls nothing of the simulator's.
  */
@@ -51,8 +51,13 @@ int sim_load_trace(struct sim *s, const char *path)
 				t->version = 1;
 			else if (!strcmp(line, "# tlbpol-trace v2\n"))
 				t->version = 2;
+			else if (!strcmp(line, "# tlbpol-trace v3\n"))
+				t->version = 3;
 			else
 				goto bad;
+			/* Version 3 is a recording with its page faults:
+			 * every fault it could place is a record. */
+			t->faults = t->version >= 3;
 			continue;
 		}
 		if (line[0] == '#' || line[0] == '\n')
@@ -83,6 +88,19 @@ int sim_load_trace(struct sim *s, const char *path)
 			if (n != 4)
 				goto bad;
 			e.kind = T_EXIT;
+		} else if (t->version >= 3 && !strcmp(kind, "fault")) {
+			if (n != 6)
+				goto bad;
+			e.kind = T_FAULT;
+			e.addr = strtoull(a, NULL, 16) >> 12;
+			if (!strcmp(f6, "read"))
+				e.new_pages = TF_READ;
+			else if (!strcmp(f6, "write"))
+				e.new_pages = TF_WRITE;
+			else if (!strcmp(f6, "cow"))
+				e.new_pages = TF_COW;
+			else
+				goto bad;
 		} else if (t->version >= 2 && !strcmp(kind, "block")) {
 			if (n != 6)
 				goto bad;

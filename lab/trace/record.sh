@@ -2,17 +2,21 @@
 # SPDX-License-Identifier: MIT
 # Re-record the traces in traces/ from real programs (see FORMAT.md).
 #
-#   lab/trace/record.sh [build-ninja] [java-jshell] [python-threads]
+#   lab/trace/record.sh [build-ninja] [java-jshell] [python-threads] [zero-cow]
 #                                   (default: build-ninja java-jshell)
 #
 # Needs strace, git, meson, ninja, gcc and a JDK with jshell
-# (openjdk-17-jdk-headless).  Works in a fresh directory under /tmp, kept
-# afterwards (its path is printed) with the raw strace output.  With
+# (openjdk-17-jdk-headless); zero-cow also perf (linux-perf), as root.
+# Works in a fresh directory under /tmp, kept afterwards (its path is
+# printed) with the raw strace output.  With
 # SAMPLES=1 it also remakes the golden-test pair in samples/ from the
 # first 300 lines of each raw recording (build-ninja-300 is converted with
 # --v1: the golden test of version 1).  Each trace keeps at most
 # MAX_EVENTS events (default 50000, about 1.5 MB).  python-threads remakes
 # only the v2 golden-test pairs samples/python-threads{,-memory}.*.
+# zero-cow remakes the version 3 sample samples/zero-cow.{strace,faults,
+# trace}: lab/validate/zero_cow.c (2 threads, zero-page copies and
+# MADV_DONTNEED) recorded with its page faults by record-faults.sh (perf).
 #
 # strace is run with the options in strace-options (one line), the ones
 # the converter needs: -f -ttt -T and the memory, process and blocking
@@ -110,6 +114,17 @@ for t in threads: t.join()'
 	done
 }
 
+zero_cow() {
+	# The v3 sample: a program whose shootdowns are copy-on-write faults
+	# of the zero page, recorded with its page faults (perf).
+	cc -O2 -pthread -o "$work/zero_cow" "$root/lab/validate/zero_cow.c"
+	(cd "$work" && "$here/record-faults.sh" "$work" zero-cow ./zero_cow -t 2 -p 8 -n 10)
+	for ext in strace faults trace; do
+		cp "$work/zero-cow.$ext" "$here/samples/zero-cow.$ext"
+	done
+	"$py" "$here/checktrace.py" "$here/samples/zero-cow.trace"
+}
+
 [ $# -gt 0 ] || set -- build-ninja java-jshell
 mkdir -p "$here/traces" "$here/samples"
 for what in "$@"; do
@@ -117,6 +132,7 @@ for what in "$@"; do
 	build-ninja) build_ninja ;;
 	java-jshell) java_jshell ;;
 	python-threads) python_threads ;;
+	zero-cow) zero_cow ;;
 	*) echo "record.sh: unknown trace $what" >&2; exit 2 ;;
 	esac
 done

@@ -4,12 +4,20 @@ what each memory call (mmap, munmap, mprotect, madvise, mremap, brk)
 records and changes in it.  Addresses are page numbers here."""
 
 import bisect
-from typing import Callable, List, NamedTuple, Optional, Tuple, Union
+from typing import Callable, Dict, List, NamedTuple, Optional, Tuple, Union
 
 from .strace import parse_flags, parse_int
 from .uapi import MADV, MADV_DONTNEED, MADV_FREE, MAP, MAP_FIXED, \
     MAP_FIXED_NOREPLACE, MREMAP, MREMAP_DONTUNMAP, MREMAP_FIXED, PAGE, \
     PAGE_SHIFT, PROT
+
+# What the converter knows of a page from the faults it saw (FORMAT.md
+# "Page faults"): mapped read-only by a read fault (the zero page, or a
+# file page), writable (a write fault or a copy made it the process's
+# own), or shared by a fork (write-protected): then a list of one
+# number, how many address spaces map it, the same list in each of them.
+PAGE_RO, PAGE_RW = 1, 2
+PageState = Union[int, List[int]]
 
 # What follows a memory record's pages: the protection ('rwx') of an mmap
 # or mprotect, the new range (page, pages) of an mremap; else nothing.
@@ -39,7 +47,7 @@ class AddressSpace:
     `seq` and `members` are used only when address spaces are inferred
     (a recording without process events)."""
 
-    __slots__ = ('id', 'starts', 'ends', 'brk', 'seq', 'members')
+    __slots__ = ('id', 'starts', 'ends', 'brk', 'seq', 'members', 'pages')
 
     def __init__(self) -> None:
         self.id: Optional[int] = None
@@ -48,13 +56,47 @@ class AddressSpace:
         self.brk: Optional[int] = None
         self.seq = 0            # union-find element of its first task
         self.members = 0        # live tasks in it
+        # page -> PAGE_*: the pages faults showed to be present (only in a
+        # conversion with faults)
+        self.pages: Dict[int, PageState] = {}
 
     def copy(self) -> 'AddressSpace':
+        """The child's copy at a fork: both sides' own pages are now
+        shared, write-protected (kernel/fork.c dup_mmap(): copy_page_range()
+        write-protects private pages in parent and child)."""
         other = AddressSpace()
         other.starts = list(self.starts)
         other.ends = list(self.ends)
         other.brk = self.brk
+        for p, st in self.pages.items():
+            if st == PAGE_RW:
+                self.pages[p] = [2]
+            elif isinstance(st, list):
+                st[0] += 1
+        other.pages = dict(self.pages)
         return other
+
+    def drop_pages(self, s: int, e: int) -> None:
+        """[s, e) was unmapped or zapped: no page of it is present."""
+        if e - s > len(self.pages):
+            gone = [p for p in self.pages if s <= p < e]
+        else:
+            gone = [p for p in range(s, e) if p in self.pages]
+        for p in gone:
+            st = self.pages.pop(p)
+            if isinstance(st, list):
+                st[0] -= 1
+
+    def move_pages(self, s: int, e: int, to: int, n: int) -> None:
+        """mremap: the PTEs of [s, e) move to [to, to + n) (those
+        beyond n pages are unmapped)."""
+        moved = {to + p - s: st for p, st in self.pages.items()
+                 if s <= p < e and p - s < n}
+        for p in moved:
+            self.pages.pop(p - to + s)
+        self.drop_pages(s, e)
+        self.drop_pages(to, to + n)
+        self.pages.update(moved)
 
     def mapped_runs(self, s: int, e: int) -> List[Tuple[int, int]]:
         """Maximal mapped runs inside [s, e), ascending."""

@@ -13,10 +13,14 @@ from typing import Dict, List, Optional, Set, Tuple
 
 KINDS_V1 = ('mmap', 'munmap', 'mprotect', 'dontneed', 'mremap')
 KINDS_V2 = KINDS_V1 + ('clone', 'fork', 'exec', 'exit', 'block')
-# Number of fields of each v2 process or block record.
-FIELDS = {'clone': 5, 'fork': 6, 'exec': 5, 'exit': 4, 'block': 6}
+KINDS_V3 = KINDS_V2 + ('fault',)
+# Number of fields of each v2 process or block record, and v3's fault.
+FIELDS = {'clone': 5, 'fork': 6, 'exec': 5, 'exit': 4, 'block': 6,
+          'fault': 6}
 REASONS = ('futex', 'poll', 'sleep', 'wait', 'read')
-HEADERS = {'# tlbpol-trace v1': 1, '# tlbpol-trace v2': 2}
+FAULT_HOWS = ('read', 'write', 'cow')
+HEADERS = {'# tlbpol-trace v1': 1, '# tlbpol-trace v2': 2,
+           '# tlbpol-trace v3': 3}
 DEC = re.compile(r'^(0|[1-9][0-9]*)$')
 HEX = re.compile(r'^[0-9a-f]+$')
 PROT = re.compile(r'^[r-][w-][x-]$')
@@ -42,11 +46,11 @@ class TraceCheck:
         self.errors: List[str] = []
         version = HEADERS.get(first) if first is not None else None
         if version is None:
-            self.err(1, 'first line must be "# tlbpol-trace v1" or '
-                     '"# tlbpol-trace v2"')
+            self.err(1, 'first line must be "# tlbpol-trace v1", '
+                     '"# tlbpol-trace v2" or "# tlbpol-trace v3"')
             version = 2
         self.version = version
-        self.kinds = KINDS_V1 if version == 1 else KINDS_V2
+        self.kinds = (KINDS_V1, KINDS_V2, KINDS_V3)[version - 1]
         self.last_t = 0
         self.n_threads = 0
         self.n_spaces = 0
@@ -158,7 +162,7 @@ class TraceCheck:
         self.last_t = max(self.last_t, int(t))
         me, first = self.thread(lineno, tid)
         a = self.space(lineno, asid)
-        if self.version == 2:
+        if self.version >= 2:
             if not first and self.thread_as.get(me) != a:
                 self.err(lineno, 'thread %d is in address space %s, not %d' %
                          (me, self.thread_as.get(me), a))
@@ -187,7 +191,7 @@ class TraceCheck:
 
     def process(self, lineno: int, t: int, me: int, a: int, kind: str,
                 f: List[str]) -> None:
-        """A v2 process or block record."""
+        """A v2 process or block record, or a v3 fault."""
         if kind in ('clone', 'fork'):
             child, _ = self.thread(lineno, f[4], new=True)
             if kind == 'clone':
@@ -198,6 +202,13 @@ class TraceCheck:
             self.thread_as[me] = self.space(lineno, f[4], new=True)
         elif kind == 'exit':
             self.ended.add(me)
+        elif kind == 'fault':
+            if not aligned(f[4]):
+                self.err(lineno, 'fault addr is not a page-aligned hex '
+                         'address: %r' % f[4])
+            if f[5] not in FAULT_HOWS:
+                self.err(lineno, 'fault %r is none of %s' %
+                         (f[5], ', '.join(FAULT_HOWS)))
         elif kind == 'block':
             d = int(f[4])
             if d > t:

@@ -7,6 +7,7 @@ import sys
 from typing import List, Optional
 
 from .converter import ConvertError, Converter, convert_lines
+from .faults import Fault, FaultsError, parse_faults
 from .uapi import BLOCK_MIN_NS, MAX_LINE
 
 
@@ -26,6 +27,10 @@ def parser() -> argparse.ArgumentParser:
                          'events of one syscall)')
     ap.add_argument('--v1', action='store_true',
                     help='write version 1 of the format (memory records only)')
+    ap.add_argument('--faults', metavar='FILE',
+                    help='the page faults recorded with it (record.sh: '
+                         'perf script output): write version 3 with fault '
+                         'records')
     ap.add_argument('--block-min-ns', type=int, default=BLOCK_MIN_NS,
                     metavar='NS',
                     help='write a block record only for a call that blocked '
@@ -48,15 +53,23 @@ def check_args(ap: argparse.ArgumentParser, args: argparse.Namespace) -> None:
         for line in c.split('\n'):
             if len(('# ' + line).encode('utf-8')) > MAX_LINE:
                 ap.error('comment line longer than %d bytes' % MAX_LINE)
+    if args.faults and args.v1:
+        ap.error('--faults writes version 3: not with --v1')
     if args.block_min_ns < 0:
         ap.error('--block-min-ns must be at least 0')
 
 
 def convert_args(args: argparse.Namespace, lines: List[str]) -> Converter:
     """The conversion the options ask for (raises ConvertError)."""
+    faults: Optional[List[Fault]] = None
+    if args.faults:
+        try:
+            faults = parse_faults(read_input(args.faults))
+        except FaultsError as exc:
+            raise ConvertError('%s: %s' % (args.faults, exc)) from exc
     return convert_lines(lines, max_events=args.max_events,
                          verbose=args.verbose, v1=args.v1,
-                         block_min_ns=args.block_min_ns)
+                         block_min_ns=args.block_min_ns, faults=faults)
 
 
 def render_args(args: argparse.Namespace, conv: Converter) -> str:

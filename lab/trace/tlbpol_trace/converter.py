@@ -8,7 +8,9 @@ import sys
 from typing import Callable, Deque, Dict, Iterable, List, Optional, \
     Tuple, Union
 
-from .aspace import AddressSpace, Sharing, in_place_range, memory_call
+from .aspace import PAGE_RO, PAGE_RW, AddressSpace, Change, Sharing, \
+    in_place_range, memory_call
+from .faults import Fault
 from .strace import CLONE_RESULT_RE, EXIT_RE, RESUMED_RE, \
     SUPERSEDED_RE, UNFINISHED_RE, Record, call_duration, call_name, \
     call_result, clone_flags, futex_waits, has_process_events, \
@@ -16,7 +18,7 @@ from .strace import CLONE_RESULT_RE, EXIT_RE, RESUMED_RE, \
 from .tasks import Task
 from .trace import Entry, Trace, exit_entry
 from .uapi import BLOCK_MIN_NS, BLOCK_REASON, CLONE_NAMES, CLONE_THREAD, \
-    CLONE_VM, EXEC_NAMES
+    CLONE_VM, EXEC_NAMES, PAGE_SHIFT, PF_PROT, PF_WRITE
 
 
 class ConvertError(Exception):
@@ -39,8 +41,15 @@ class Converter:
     def __init__(self, max_events: Optional[int] = None,
                  verbose: bool = False, v1: bool = False,
                  block_min_ns: int = BLOCK_MIN_NS,
-                 infer: bool = False) -> None:
-        self.trace = Trace(v1, max_events, block_min_ns)
+                 infer: bool = False,
+                 faults: Optional[List[Fault]] = None) -> None:
+        self.trace = Trace(v1, max_events, block_min_ns,
+                           faults is not None and not v1)
+        # The recorded page faults, by time, and the next one to merge.
+        self.faults = faults if faults is not None and not v1 else []
+        self.next_fault = 0
+        self.fault_kept: Dict[str, int] = collections.Counter()
+        self.fault_dropped: Dict[str, int] = collections.Counter()
         self.verbose = verbose
         # First pass of a recording without process events: which tasks
         # share an address space.
@@ -190,6 +199,8 @@ class Converter:
         else:
             return
         task.aspace.members -= 1
+        if task.aspace.members <= 0:
+            task.aspace.drop_pages(0, 1 << 52)
 
     def end(self, task: Task, ts: int) -> None:
         """Task ended (an exit line): its exit record."""
@@ -306,6 +317,9 @@ class Converter:
             a = task.aspace
             group = memory_call(a, name, args, ret,
                                 lambda msg: self.warn(idx, msg))
+            if self.trace.faults:
+                for c in group:
+                    forget_pages(a, c)
             self.trace.commit(ts, [Entry(task, a, c.kind, c)
                                    for c in group
                                    if c.pages > 0 or c.kind == 'mremap'])
@@ -336,6 +350,8 @@ class Converter:
         new = AddressSpace()
         new.members = 1
         task.aspace.members -= 1
+        if task.aspace.members <= 0:
+            task.aspace.drop_pages(0, 1 << 52)
         last = [Entry(task, task.aspace, 'exec', new_as=new)] \
             if task.tid is not None else []
         task.aspace = new
@@ -360,6 +376,8 @@ class Converter:
                 return groups.setdefault(find(seq), AddressSpace())
             self.shared = shared
         self.run(recs)
+        if self.trace.faults:
+            self.trace.fault_notes = self.fault_notes()
         if not self.process_events:
             n_threads, n_as = self.trace.n_threads, self.trace.n_as
             self.notes.append(NO_PROCESS_EVENTS % (
@@ -378,15 +396,92 @@ class Converter:
             if ts < self.last_ts:
                 self.warn(idx, 'time goes back by %d ns' % (self.last_ts - ts))
                 ts = self.last_ts
+            self.faults_before(ts + t0, t0, idx)
             self.last_ts = ts
             self.cur_ts = ts
             self.line(idx, pid, ts, body)
+        self.faults_before(None, t0, len(recs))
         # Leaders superseded by an execve whose result never came.
         for task in self.live_tasks():
             if task.doomed:
                 self.trace.commit_exits(self.last_ts,
                                         [exit_entry(d) for d in task.doomed])
                 task.doomed = []
+
+    # -- page faults (FORMAT.md "Page faults") ----------------------------
+    def faults_before(self, until: Optional[int], t0: int, idx: int) -> None:
+        """Take the faults earlier than strace time `until` (None: all
+        left).  A strace line and a fault at the same time: the line first
+        (strace's microseconds are cut, not rounded)."""
+        while self.next_fault < len(self.faults):
+            f = self.faults[self.next_fault]
+            if until is not None and f.ts >= until:
+                return
+            self.next_fault += 1
+            if f.ts < t0:
+                self.fault_dropped['before the first strace line'] += 1
+                continue
+            self.fault(f, max(f.ts - t0, self.last_ts), idx)
+
+    def fault(self, f: Fault, ts: int, idx: int) -> None:
+        task = self.tasks.get(f.tid)
+        if task is None and self.unbound is None and self.future.get(f.tid):
+            # A new thread's first faults (its stack), before its clone
+            # returns in the parent: made now, as by its first line.
+            task = self.task_for(f.tid, idx, '', 'exit')
+        if task is None:
+            self.fault_dropped['of no traced thread'] += 1
+            return
+        a = task.aspace
+        page = f.addr >> PAGE_SHIFT
+        if not a.mapped_runs(page, page + 1):
+            # The program image, the stack, the vDSO: mapped by execve, not
+            # in the trace, which has no place for them.
+            self.fault_dropped['outside the mappings the trace shows'] += 1
+            return
+        write = bool(f.error & PF_WRITE)
+        state = a.pages.get(page)
+        if not f.error & PF_PROT:
+            # Not present: a read maps the zero page (or a file page)
+            # read-only, a write a new page of the process's own.
+            a.drop_pages(page, page + 1)
+            how = 'write' if write else 'read'
+            a.pages[page] = PAGE_RW if write else PAGE_RO
+        elif write and (state is None or state == PAGE_RO or
+                        (isinstance(state, list) and state[0] > 1)):
+            # Present but write-protected: do_wp_page() copies it
+            # (wp_page_copy()): the zero page, a file page, a page still
+            # shared by a fork, or one mapped without a fault the
+            # recording saw (fault-around maps file pages around one).
+            how = 'cow'
+            a.drop_pages(page, page + 1)
+            a.pages[page] = PAGE_RW
+        else:
+            # A write to a page the process alone has (already its own, or
+            # shared by a fork whose other side copied or dropped it): the
+            # kernel reuses it, wp_can_reuse_anon_folio(): no new frame,
+            # no flush.  Or a read of a present page (PROT_NONE, NUMA
+            # hinting).
+            if write:
+                a.drop_pages(page, page + 1)
+                a.pages[page] = PAGE_RW
+            self.fault_dropped['writes to a page the process alone has '
+                               '(reused, not copied)' if write else
+                               'reads of present pages'] += 1
+            return
+        self.fault_kept[how] += 1
+        self.trace.commit(ts, [Entry(task, a, 'fault', reason=how,
+                                     page=page)])
+
+    def fault_notes(self) -> List[str]:
+        kept = sum(self.fault_kept.values())
+        notes = ['recorded (%d of %d page faults written: %s)' % (
+            kept, len(self.faults),
+            ', '.join('%s %d' % (k, self.fault_kept[k])
+                      for k in ('read', 'write', 'cow')))]
+        for why, n in sorted(self.fault_dropped.items()):
+            notes.append('not written: %d %s' % (n, why))
+        return notes
 
     def line(self, idx: int, pid: Optional[int], ts: int, body: str) -> None:
         if body.startswith('---'):
@@ -433,11 +528,21 @@ class Converter:
         self.syscall(idx, task, ts, text + tail, resumed=True)
 
 
+def forget_pages(a: AddressSpace, c: Change) -> None:
+    """What a memory record does to the pages faults made present."""
+    if c.kind in ('munmap', 'dontneed', 'mmap'):
+        a.drop_pages(c.start, c.start + c.pages)
+    elif c.kind == 'mremap' and isinstance(c.extra, tuple):
+        a.move_pages(c.start, c.start + c.pages, c.extra[0], c.extra[1])
+
+
 def convert_lines(lines: Iterable[str], max_events: Optional[int] = None,
                   verbose: bool = False, v1: bool = False,
-                  block_min_ns: int = BLOCK_MIN_NS) -> Converter:
-    """A finished conversion (its trace, notes and warnings)."""
+                  block_min_ns: int = BLOCK_MIN_NS,
+                  faults: Optional[List[Fault]] = None) -> Converter:
+    """A finished conversion (its trace, notes and warnings); with
+    `faults`, version 3 with their fault records."""
     conv = Converter(max_events=max_events, verbose=verbose, v1=v1,
-                     block_min_ns=block_min_ns)
+                     block_min_ns=block_min_ns, faults=faults)
     conv.convert(lines)
     return conv

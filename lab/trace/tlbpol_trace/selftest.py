@@ -63,6 +63,8 @@ def convert_self_test() -> int:
         name = one(case, 'case')
         args = ap.parse_args(shlex.split(one(case, 'options')) +
                              [os.path.join(SELFTEST_DIR, one(case, 'input'))])
+        if args.faults:
+            args.faults = os.path.join(SELFTEST_DIR, args.faults)
         expected = read_text(one(case, 'expect'))
         want_notes = case.get('note', [])
         conv = convert_args(args, read_input(args.input))
@@ -96,11 +98,13 @@ def check_self_test() -> int:
     for case in cases:
         name, old, new, says = (one(case, k) for k in
                                 ('case', 'old', 'new', 'says'))
-        if good.count(old) != 1:
+        # `good`: another good trace to break (a v3 one: its faults).
+        base = read_text(one(case, 'good')) if 'good' in case else good
+        if base.count(old) != 1:
             failed += 1
             print('FAIL: %s: %r is not in the good trace once' % (name, old))
             continue
-        text = good.replace(old, new)
+        text = base.replace(old, new)
         _, errors = check_lines(name, text.split('\n')[:-1])
         hit = [e for e in errors if says in e]
         if hit:

@@ -7,8 +7,8 @@ from typing import Iterable, List, NamedTuple, Optional, Sequence
 
 from .aspace import AddressSpace, Change
 from .tasks import Task
-from .uapi import FORMAT_HEADER_V1, FORMAT_HEADER_V2, KINDS_V1, KINDS_V2, \
-    PAGE_SHIFT
+from .uapi import FORMAT_HEADER_V1, FORMAT_HEADER_V2, FORMAT_HEADER_V3, \
+    KINDS_V1, KINDS_V2, KINDS_V3, PAGE_SHIFT
 
 
 class Entry(NamedTuple):
@@ -21,7 +21,8 @@ class Entry(NamedTuple):
     child: Optional[Task] = None        # clone, fork
     new_as: Optional[AddressSpace] = None   # exec
     duration: int = 0                   # block
-    reason: str = ''                    # block
+    reason: str = ''                    # block; fault: read, write, cow
+    page: int = 0                       # fault
 
 
 def exit_entry(task: Task) -> Entry:
@@ -41,8 +42,10 @@ class Event(NamedTuple):
 
 class Trace:
     def __init__(self, v1: bool = False, max_events: Optional[int] = None,
-                 block_min_ns: int = 0) -> None:
+                 block_min_ns: int = 0, faults: bool = False) -> None:
         self.v1 = v1            # version 1: no process or block records
+        self.faults = faults    # version 3: faults were recorded
+        self.fault_notes: List[str] = []    # '# faults:' header lines
         self.max_events = max_events
         self.block_min_ns = block_min_ns
         self.events: List[Event] = []
@@ -92,6 +95,8 @@ class Trace:
                 tail = '%d' % self.asid_of(e.new_as)
             elif e.kind == 'block':
                 tail = '%d %s' % (min(e.duration, ts), e.reason)
+            elif e.kind == 'fault':
+                tail = '%x %s' % (e.page << PAGE_SHIFT, e.reason)
             self.events.append(Event(ts, tid, asid, e.kind, e.change, tail))
 
     def commit_exits(self, ts: int, entries: Iterable[Entry],
@@ -104,9 +109,11 @@ class Trace:
 
     def render(self, comments: Iterable[str] = (), pid_map: bool = False,
                process_events: bool = True) -> str:
-        kinds = KINDS_V1 if self.v1 else KINDS_V2
+        kinds = KINDS_V1 if self.v1 else KINDS_V3 if self.faults \
+            else KINDS_V2
         counts = collections.Counter(e.kind for e in self.events)
-        out = [FORMAT_HEADER_V1 if self.v1 else FORMAT_HEADER_V2]
+        out = [FORMAT_HEADER_V1 if self.v1 else FORMAT_HEADER_V3
+               if self.faults else FORMAT_HEADER_V2]
         for c in comments:
             for line in c.split('\n'):
                 out.append(('# ' + line).rstrip())
@@ -122,6 +129,8 @@ class Trace:
             out.append('# process-events: ' + (
                 'yes' if process_events else
                 'no (address spaces inferred from shared mappings)'))
+        if self.faults:
+            out.extend('# faults: ' + n for n in self.fault_notes)
         if self.truncated:
             out.append('# truncated: kept the first %d of %d events '
                        '(--max-events %s)' % (

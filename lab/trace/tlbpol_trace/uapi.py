@@ -13,10 +13,18 @@ PAGE = 1 << PAGE_SHIFT
 
 FORMAT_HEADER_V1 = '# tlbpol-trace v1'
 FORMAT_HEADER_V2 = '# tlbpol-trace v2'
+FORMAT_HEADER_V3 = '# tlbpol-trace v3'
 KINDS_V1: Tuple[str, ...] = ('mmap', 'munmap', 'mprotect', 'dontneed',
                              'mremap')
 KINDS_V2: Tuple[str, ...] = KINDS_V1 + ('clone', 'fork', 'exec', 'exit',
                                         'block')
+KINDS_V3: Tuple[str, ...] = KINDS_V2 + ('fault',)
+# A fault record's last field (FORMAT.md "Page faults").
+FAULT_HOWS: Tuple[str, ...] = ('read', 'write', 'cow')
+# The x86 page-fault error code (arch/x86/include/asm/trap_pf.h).
+PF_PROT = 1 << 0        # the page was present: a protection fault
+PF_WRITE = 1 << 1       # the access was a write
+PF_USER = 1 << 2        # from user mode
 BLOCK_MIN_NS = 50000    # default --block-min-ns
 MAX_LINE = 511          # bytes per line, newline excluded (FORMAT.md)
 
