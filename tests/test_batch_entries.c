@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * test_batch_entries: a CPU's batch holds TLBPOL__ENTRIES(batch_pages,
- * ceiling) entries (264 at the defaults), not batch_pages.  Past them an
+ * ceiling) entries (136 at the defaults), not batch_pages.  Past them an
  * event widens an entry of its address space (flushed whole), or, if none
  * can take it at no cost, the batch completes first.  Each case checks what
  * is flushed, that nothing is lost, and that a widened page still counts as
@@ -10,7 +10,7 @@
 #include "support/harness.h"
 
 #define RO (P | U | A)
-#define CAP 264 /* TLBPOL__ENTRIES(512, 33) */
+#define CAP ((uint32_t)TLBPOL__ENTRIES(TLBPOL_DEFAULT_BATCH_PAGES, TLBPOL_DEFAULT_FLUSH_CEILING))
 #define VA(i) (0x10000000ULL + ((uint64_t)(i) << 13)) /* pages two apart: one entry each */
 
 /* Two x86 CPUs, CPU 0 running as[0] and CPU 1 the last of @nr_as. */

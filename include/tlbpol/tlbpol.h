@@ -601,8 +601,9 @@ struct tlbpol_ops {
  *	used instead of per-page invalidations (default 33), >= 1.
  * @batch_pages: deferred pages a CPU holds before it flushes by itself
  *	(default 512), 1 .. TLBPOL_MAX_BATCH_PAGES.  Scattered pages take an
- *	entry each, and a CPU holds min(batch_pages, max(8 x flush_ceiling,
- *	64)) entries (264 at the defaults).  Past them a page joins an entry
+ *	entry each, and a CPU holds min(batch_pages, max(4 x (flush_ceiling
+ *	+ 1), 64)) entries (136 at the defaults: four address spaces
+ *	interleaved, each past the ceiling).  Past them a page joins an entry
  *	of its address space if that address space already has more entries
  *	pending than the flush ceiling (it is flushed whole anyway); otherwise
  *	the batch flushes first.  Contiguous pages share an entry.
@@ -732,11 +733,10 @@ TLBPOL_API size_t tlbpol_engine_size(const struct tlbpol_config *cfg);
 			   (unsigned long long)(a) : (unsigned long long)(b))
 /* Element sizes, LP64 (lib/core/engine.c asserts each). */
 #define TLBPOL__SZ_ENGINE 352ULL      /* struct tlbpol_engine */
-/* struct tlbpol_cpu: each reason adds a counter to its two struct
- * tlbpol_stats (task and interrupt context) and one per action to its
- * decision counts, so a new reason needs no new size here. */
-#define TLBPOL__SZ_CPU_BASE 4360ULL
-#define TLBPOL__SZ_CPU_PER_REASON 40ULL
+/* struct tlbpol_cpu: each reason adds two decision counts (flush avoided
+ * or not), so a new reason needs no new size here. */
+#define TLBPOL__SZ_CPU_BASE 2392ULL
+#define TLBPOL__SZ_CPU_PER_REASON 16ULL
 #define TLBPOL__SZ_CPU                                                          \
 	TLBPOL__LINE_UP(TLBPOL__SZ_CPU_BASE + TLBPOL_WHY_MAX * TLBPOL__SZ_CPU_PER_REASON)
 #define TLBPOL__SZ_AS 64ULL           /* struct tlbpol_as */
@@ -744,44 +744,60 @@ TLBPOL_API size_t tlbpol_engine_size(const struct tlbpol_config *cfg);
 #define TLBPOL__SZ_PENDING 32ULL      /* struct pending, a batch entry */
 #define TLBPOL__SZ_REQ_FLUSH 80ULL    /* struct req_flush */
 #define TLBPOL__SZ_RECV_AS 48ULL      /* struct recv_as */
-#define TLBPOL__SZ_RECV_RANGE 24ULL   /* struct recv_range */
 #define TLBPOL__SZ_RANGE 24ULL        /* struct tlbpol_range */
+#define TLBPOL__SZ_CPUSET 512ULL      /* struct tlbpol_cpuset */
 #define TLBPOL__SZ_U64 8ULL
 #define TLBPOL__SZ_U32 4ULL
 #define TLBPOL__SZ_U16 2ULL
-/* Request slots each CPU owns (the core's TLBPOL_REQS). */
-#define TLBPOL__REQS_PER_CPU 9ULL
-/* Address spaces one request carries at most. */
-#define TLBPOL__PARTS_MAX 16ULL
+#define TLBPOL__SZ_U8 1ULL
+/* Request slots each CPU owns (the core's TLBPOL_REQS): one synchronous,
+ * three for lazy requests in flight. */
+#define TLBPOL__REQS_PER_CPU 4ULL
+/* Address spaces one request carries at most; a lazy one, fewer. */
+#define TLBPOL__PARTS_MAX 8ULL
+#define TLBPOL__LAZY_PARTS_MAX 4ULL
 /* 64-bit words of a CPU mask of @c CPUs. */
 #define TLBPOL__MASK_WORDS(c) (((unsigned long long)(c) + 63ULL) / 64ULL)
 #define TLBPOL__PARTS(bp, as) TLBPOL__MIN(TLBPOL__MIN((bp), (as)), TLBPOL__PARTS_MAX)
 #define TLBPOL__RANGES(bp, ceil) TLBPOL__MIN(TLBPOL__MAX(2ULL * (ceil), 64ULL), (bp))
-#define TLBPOL__ENTRIES(bp, ceil) TLBPOL__MIN(TLBPOL__MAX(8ULL * (ceil), 64ULL), (bp))
-/* Each address space's arrays. */
+#define TLBPOL__LAZY_PARTS(bp, as) TLBPOL__MIN(TLBPOL__PARTS(bp, as), TLBPOL__LAZY_PARTS_MAX)
+#define TLBPOL__LAZY_RANGES(bp, ceil) TLBPOL__MIN(TLBPOL__MAX((ceil) / 2ULL, 16ULL), TLBPOL__RANGES(bp, ceil))
+#define TLBPOL__RECV_RANGES(bp, ceil) TLBPOL__MIN(TLBPOL__MAX((ceil), 32ULL), TLBPOL__RANGES(bp, ceil))
+#define TLBPOL__ENTRIES(bp, ceil) TLBPOL__MIN(TLBPOL__MAX(4ULL * ((ceil) + 1ULL), 64ULL), (bp))
+/* Each address space's arrays: its footprint mask, then its leaving mask
+ * in the same array (one cache line for both up to 256 CPUs). */
 #define TLBPOL__AS_ARRAYS(X, c)                                                 \
-	X(footprint, TLBPOL__MASK_WORDS(c), U64)                                \
-	X(leaving, TLBPOL__MASK_WORDS(c), U64)
-/* Each CPU's arrays, then TLBPOL__REQS_PER_CPU times its request's. */
-#define TLBPOL__CPU_ARRAYS(X, c, as, bp, ceil)                                  \
+	X(footprint, 2ULL * TLBPOL__MASK_WORDS(c), U64)
+/* Each CPU's arrays, then its synchronous request's, then each of its
+ * TLBPOL__REQS_PER_CPU - 1 lazy requests'.  What only NUMA fan-out uses
+ * (direct, fwd, leaders) exists only with a topology (@nodes), and never
+ * in a lazy request, which never fans out. */
+#define TLBPOL__NUMA_ONLY(nodes, n) ((nodes) ? (unsigned long long)(n) : 0ULL)
+#define TLBPOL__CPU_ARRAYS(X, c, as, bp, ceil, nodes)                           \
 	X(inbox, TLBPOL__MASK_WORDS(c), U64)                                    \
-	X(direct, TLBPOL__MASK_WORDS(c), U64)                                   \
+	X(direct, TLBPOL__NUMA_ONLY(nodes, TLBPOL__MASK_WORDS(c)), U64)         \
+	X(fwd, TLBPOL__NUMA_ONLY(nodes, 1), CPUSET)                             \
 	X(pending, TLBPOL__ENTRIES(bp, ceil), PENDING)                          \
-	X(as_slot, (as), U32)                                                   \
-	X(recv_slot, (as), U32)                                                 \
+	X(as_slot, (as), U8)                                                    \
+	X(recv_slot, (as), U8)                                                  \
 	X(recv_as, TLBPOL__PARTS(bp, as), RECV_AS)                              \
-	X(recv_ranges, TLBPOL__RANGES(bp, ceil), RECV_RANGE)                    \
-	X(recv_out, TLBPOL__RANGES(bp, ceil), RANGE)
-#define TLBPOL__REQ_ARRAYS(X, c, as, bp, ceil)                                  \
+	X(recv_ranges, TLBPOL__RECV_RANGES(bp, ceil), RANGE)
+#define TLBPOL__REQ_ARRAYS(X, c, as, bp, ceil, nodes)                           \
 	X(targets, TLBPOL__MASK_WORDS(c), U64)                                  \
-	X(leaders, TLBPOL__MASK_WORDS(c), U64)                                  \
+	X(leaders, TLBPOL__NUMA_ONLY(nodes, TLBPOL__MASK_WORDS(c)), U64)        \
 	X(flushes, TLBPOL__PARTS(bp, as), REQ_FLUSH)                            \
 	X(ranges, TLBPOL__RANGES(bp, ceil), RANGE)
+#define TLBPOL__LAZY_REQ_ARRAYS(X, c, as, bp, ceil)                             \
+	X(targets, TLBPOL__MASK_WORDS(c), U64)                                  \
+	X(flushes, TLBPOL__LAZY_PARTS(bp, as), REQ_FLUSH)                       \
+	X(ranges, TLBPOL__LAZY_RANGES(bp, ceil), RANGE)
 /* An X() for the lists above: the bytes of one array, added. */
 #define TLBPOL__BYTES(field, n, type) + TLBPOL__LINE_UP((n) * TLBPOL__SZ_##type)
-#define TLBPOL__CPU_BYTES(c, as, bp, ceil)                                      \
-	(0ULL TLBPOL__CPU_ARRAYS(TLBPOL__BYTES, c, as, bp, ceil) +              \
-	 TLBPOL__REQS_PER_CPU * (0ULL TLBPOL__REQ_ARRAYS(TLBPOL__BYTES, c, as, bp, ceil)))
+#define TLBPOL__CPU_BYTES(c, as, bp, ceil, nodes)                               \
+	(0ULL TLBPOL__CPU_ARRAYS(TLBPOL__BYTES, c, as, bp, ceil, nodes) +       \
+	 (0ULL TLBPOL__REQ_ARRAYS(TLBPOL__BYTES, c, as, bp, ceil, nodes)) +     \
+	 (TLBPOL__REQS_PER_CPU - 1ULL) *                                        \
+		 (0ULL TLBPOL__LAZY_REQ_ARRAYS(TLBPOL__BYTES, c, as, bp, ceil)))
 /* The engine, its CPUs, address spaces, generations and pending spans,
  * the node masks, the address spaces' arrays, the node table, the CPUs'
  * arrays: layout()'s order. */
@@ -794,7 +810,7 @@ TLBPOL_API size_t tlbpol_engine_size(const struct tlbpol_config *cfg);
 		  : 0ULL) +                                                           \
 	 (max_as) * (0ULL TLBPOL__AS_ARRAYS(TLBPOL__BYTES, cpus)) +                   \
 	 ((nodes) ? TLBPOL__LINE_UP((cpus) * TLBPOL__SZ_U16) : 0ULL) +                 \
-	 (cpus) * TLBPOL__CPU_BYTES((cpus), (max_as), (batch_pages), (flush_ceiling)))
+	 (cpus) * TLBPOL__CPU_BYTES((cpus), (max_as), (batch_pages), (flush_ceiling), (nodes)))
 
 /**
  * tlbpol_engine_init() - build an engine in caller-provided memory.

@@ -80,6 +80,11 @@ static uint32_t build(struct tlbpol_engine *eng, const struct tlbpol_params *prm
 {
 	struct tlbpol_cpu *c = cpu_of(eng, cpu);
 	uint32_t nf = 0, selected = 0, off = 0, kept = 0;
+	/* A lazy request holds fewer (struct tlbpol_cpu): the parts past
+	 * them wait for the next request, the ranges past them are whole-AS
+	 * flushes, as in a synchronous one. */
+	uint32_t flush_cap = s == &c->reqs[REQ_SYNC] ? c->flush_cap : c->lazy_flush_cap;
+	uint32_t range_cap = s == &c->reqs[REQ_SYNC] ? c->range_cap : c->lazy_range_cap;
 	uint64_t pages_in = 0;
 
 	s->min_seq = ~0ULL;
@@ -90,7 +95,7 @@ static uint32_t build(struct tlbpol_engine *eng, const struct tlbpol_params *prm
 		if (!SELECTED(p))
 			continue;
 		if (!c->as_slot[p->as_index]) {
-			if (nf == c->flush_cap)
+			if (nf == flush_cap)
 				continue; /* the next request takes this AS */
 			init_part(&s->flushes[nf], &eng->as[p->as_index]);
 			c->as_slot[p->as_index] = ++nf;
@@ -118,7 +123,7 @@ static uint32_t build(struct tlbpol_engine *eng, const struct tlbpol_params *prm
 		uint32_t n = rf->f.nr_ranges;
 
 		if ((prm->rules & TLBPOL_RULE_RANGE_FLUSH) && !rf->wide &&
-		    n <= prm->flush_ceiling && off + n <= c->range_cap) {
+		    n <= prm->flush_ceiling && off + n <= range_cap) {
 			rf->f.ranges = &s->ranges[off];
 			off += n;
 		} else {

@@ -21,12 +21,13 @@
  * and tlbpol_submit() carries its decision so, in one register, to the end
  * and into act().
  */
-_Static_assert(TLBPOL_WHY_MAX * TLBPOL_ACTIONS <= 0xff && TLBPOL_WHY_MAX <= 0xff,
+_Static_assert(TLBPOL_WHY_MAX * TLBPOL_COUNTED <= 0xff && TLBPOL_WHY_MAX <= 0xff,
 	       "a decision's reason and counter index fit in a byte");
 
 static inline uint32_t decision_pack(uint32_t action, uint32_t deadline, uint32_t reason)
 {
-	return action | deadline << 8 | reason << 16 | (reason * TLBPOL_ACTIONS + action) << 24;
+	return action | deadline << 8 | reason << 16 |
+	       (reason * TLBPOL_COUNTED + (action != TLBPOL_ACT_NONE)) << 24;
 }
 
 static inline uint32_t packed_action(uint32_t v)

@@ -80,8 +80,8 @@ _Static_assert(sizeof(((struct pending *)0)->key) == 8 && offsetof(struct pendin
 		       sizeof(struct pending), "the key covers what merging compares, nothing else");
 _Static_assert(sizeof(struct req_flush) == TLBPOL__SZ_REQ_FLUSH, "TLBPOL__SZ_REQ_FLUSH");
 _Static_assert(sizeof(struct recv_as) == TLBPOL__SZ_RECV_AS, "TLBPOL__SZ_RECV_AS");
-_Static_assert(sizeof(struct recv_range) == TLBPOL__SZ_RECV_RANGE, "TLBPOL__SZ_RECV_RANGE");
 _Static_assert(sizeof(struct tlbpol_range) == TLBPOL__SZ_RANGE, "TLBPOL__SZ_RANGE");
+_Static_assert(sizeof(struct tlbpol_cpuset) == TLBPOL__SZ_CPUSET, "TLBPOL__SZ_CPUSET");
 #endif
 _Static_assert(TLBPOL_REQS == TLBPOL__REQS_PER_CPU, "TLBPOL__REQS_PER_CPU");
 
@@ -181,11 +181,12 @@ static uint32_t nodes_of(const struct tlbpol_config *cfg)
  */
 #define LAYOUT_SZ_U64 sizeof(uint64_t)
 #define LAYOUT_SZ_U32 sizeof(uint32_t)
+#define LAYOUT_SZ_U8 sizeof(uint8_t)
 #define LAYOUT_SZ_PENDING sizeof(struct pending)
 #define LAYOUT_SZ_RECV_AS sizeof(struct recv_as)
-#define LAYOUT_SZ_RECV_RANGE sizeof(struct recv_range)
 #define LAYOUT_SZ_RANGE sizeof(struct tlbpol_range)
 #define LAYOUT_SZ_REQ_FLUSH sizeof(struct req_flush)
+#define LAYOUT_SZ_CPUSET sizeof(struct tlbpol_cpuset)
 
 /* Where one CPU's state lies, asked of layout(). */
 struct probe {
@@ -204,9 +205,15 @@ static size_t layout(const struct tlbpol_config *cfg, struct tlbpol_engine *eng,
 	uint32_t flush_cap = (uint32_t)TLBPOL__PARTS(cfg->batch_pages, cfg->max_as);
 	uint32_t range_cap = (uint32_t)TLBPOL__RANGES(cfg->batch_pages, cfg->flush_ceiling);
 	uint32_t entry_cap = (uint32_t)TLBPOL__ENTRIES(cfg->batch_pages, cfg->flush_ceiling);
+	uint32_t lazy_flush_cap = (uint32_t)TLBPOL__LAZY_PARTS(cfg->batch_pages, cfg->max_as);
+	uint32_t lazy_range_cap = (uint32_t)TLBPOL__LAZY_RANGES(cfg->batch_pages,
+								cfg->flush_ceiling);
+	uint32_t recv_cap = (uint32_t)TLBPOL__RECV_RANGES(cfg->batch_pages, cfg->flush_ceiling);
 	size_t stride = placed ? prim_align_up(sizeof(struct tlbpol_cpu), PAGE)
 			       : sizeof(struct tlbpol_cpu);
 	size_t off = 0, cpus, as, gens, spans, masks = 0;
+	/* TLBPOL_ENGINE_SIZE()'s @nodes: 0 without a topology. */
+	uint32_t nodes = cfg->cpu_node ? nodes_of(cfg) : 0;
 
 	take(&off, sizeof(struct tlbpol_engine));
 	if (placed)
@@ -239,6 +246,10 @@ static size_t layout(const struct tlbpol_config *cfg, struct tlbpol_engine *eng,
 		eng->as[a].field = AT(eng, o);
 		TLBPOL__AS_ARRAYS(PLACE_AS, cfg->nr_cpus)
 #undef PLACE_AS
+		/* Its second half (TLBPOL__AS_ARRAYS()): the same CPUs write
+		 * both, as they switch out of the address space. */
+		if (eng)
+			eng->as[a].leaving = eng->as[a].footprint + words;
 	}
 	if (cfg->cpu_node) {
 		size_t nodes = take(&off, cfg->nr_cpus * sizeof(uint16_t));
@@ -263,10 +274,24 @@ static size_t layout(const struct tlbpol_config *cfg, struct tlbpol_engine *eng,
 #define PLACE_CPU(field, n, type) PLACE(field, (size_t)(n) * LAYOUT_SZ_##type);
 #define PLACE_REQ(field, n, type) PLACE(reqs[k].field, (size_t)(n) * LAYOUT_SZ_##type);
 		TLBPOL__CPU_ARRAYS(PLACE_CPU, cfg->nr_cpus, cfg->max_as, cfg->batch_pages,
-				   cfg->flush_ceiling)
+				   cfg->flush_ceiling, nodes)
 		for (uint32_t k = 0; k < TLBPOL_REQS; k++) {
-			TLBPOL__REQ_ARRAYS(PLACE_REQ, cfg->nr_cpus, cfg->max_as, cfg->batch_pages,
-					   cfg->flush_ceiling)
+			if (k == REQ_SYNC) {
+				TLBPOL__REQ_ARRAYS(PLACE_REQ, cfg->nr_cpus, cfg->max_as,
+						   cfg->batch_pages, cfg->flush_ceiling, nodes)
+			} else {
+				TLBPOL__LAZY_REQ_ARRAYS(PLACE_REQ, cfg->nr_cpus, cfg->max_as,
+							cfg->batch_pages, cfg->flush_ceiling)
+			}
+			/* A lazy request never fans out (arm()), nor any
+			 * without a topology: no leaders, and a stray use
+			 * faults rather than corrupts. */
+			if (c && (k != REQ_SYNC || !nodes))
+				c->reqs[k].leaders = 0;
+		}
+		if (c && !nodes) {
+			c->direct = 0;
+			c->fwd = 0;
 		}
 #undef PLACE_REQ
 #undef PLACE_CPU
@@ -281,6 +306,9 @@ static size_t layout(const struct tlbpol_config *cfg, struct tlbpol_engine *eng,
 			c->flush_cap = flush_cap;
 			c->range_cap = range_cap;
 			c->entry_cap = entry_cap;
+			c->lazy_flush_cap = lazy_flush_cap;
+			c->lazy_range_cap = lazy_range_cap;
+			c->recv_cap = recv_cap;
 			c->last.rules = ~0ULL; /* no decision cached */
 			c->ticks = TLBPOL_TICKS_INITIAL;
 #ifdef TLBPOL_TEST_ENTRY_CAP
@@ -506,13 +534,25 @@ uint64_t tlbpol_as_tag(const struct tlbpol_as *as)
 	return as ? as->tag : 0;
 }
 
-static void stats_add(struct tlbpol_stats *out, const struct tlbpol_stats *in)
+/* struct cpu_stats is struct tlbpol_stats with by_reason[] cut out. */
+#define STATS_HEAD (offsetof(struct tlbpol_stats, by_reason) / sizeof(uint64_t))
+_Static_assert(offsetof(struct cpu_stats, aged_flushes) ==
+		       offsetof(struct tlbpol_stats, by_reason) &&
+	       offsetof(struct cpu_stats, deferred_frees) ==
+		       offsetof(struct tlbpol_stats, deferred_frees) &&
+	       offsetof(struct cpu_stats, stuck_calls) + sizeof(((struct tlbpol_stats *)0)->by_reason) ==
+		       offsetof(struct tlbpol_stats, stuck_calls) &&
+	       sizeof(struct cpu_stats) + sizeof(((struct tlbpol_stats *)0)->by_reason) ==
+		       sizeof(struct tlbpol_stats),
+	       "struct cpu_stats is struct tlbpol_stats less by_reason");
+
+static void stats_add(struct tlbpol_stats *out, const struct cpu_stats *in)
 {
 	const uint64_t *src = (const uint64_t *)in;
 	uint64_t *dst = (uint64_t *)out;
 
 	for (size_t i = 0; i < sizeof(*in) / sizeof(uint64_t); i++)
-		dst[i] += prim_load_relaxed(&src[i]);
+		dst[i < STATS_HEAD ? i : i + TLBPOL_WHY_MAX] += prim_load_relaxed(&src[i]);
 }
 
 int tlbpol_stats_read(const struct tlbpol_engine *eng, int cpu, struct tlbpol_stats *out)
@@ -530,13 +570,13 @@ int tlbpol_stats_read(const struct tlbpol_engine *eng, int cpu, struct tlbpol_st
 		stats_add(out, &cnt->task);
 		stats_add(out, &cnt->irq);
 		for (uint32_t r = 0; r < TLBPOL_WHY_MAX; r++) {
-			for (uint32_t a = 0; a < TLBPOL_ACTIONS; a++) {
+			for (uint32_t a = 0; a < TLBPOL_COUNTED; a++) {
 				uint64_t n = prim_load_relaxed(&cnt->decided[r][a]);
 
 				out->events += n;
 				out->by_reason[r] += n;
 				/* Not counted as avoided: nothing was there to flush. */
-				if (a == TLBPOL_ACT_NONE && r != TLBPOL_WHY_NOT_PRESENT &&
+				if (a == 0 && r != TLBPOL_WHY_NOT_PRESENT &&
 				    r != TLBPOL_WHY_UNCHANGED)
 					out->flushes_avoided += n;
 			}

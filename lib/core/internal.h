@@ -21,7 +21,10 @@
 #define E_INVAL 22
 #define E_RANGE 34
 
-#define TLBPOL_DFREE_SLOTS 64 /* deferred frees queued per CPU */
+/* Deferred frees queued per CPU: a caller that frees per batch (as Linux's
+ * mmu_gather does, once per flush) keeps one or two queued; a full queue
+ * completes what is pending first (tlbpol_defer_free()), never drops one. */
+#define TLBPOL_DFREE_SLOTS 16
 /*
  * A CPU's tick count starts at the last value before it wraps, so that the
  * first tick of every run crosses the wrap: Linux starts jiffies five
@@ -48,6 +51,9 @@
 #define TLBPOL_CLAIM_MAX 64
 /* enum tlbpol_action: NONE, LOCAL, SHOOTDOWN. */
 #define TLBPOL_ACTIONS 3
+/* What cnt.decided[][] tells apart of them: NONE (a flush avoided, for
+ * tlbpol_stats_read()) or one of the others; nothing reads more. */
+#define TLBPOL_COUNTED 2
 
 /* CLOSING: refused like a closed one, not yet reusable (the hosted layer
  * is unpublishing it from lookups, which waits for a grace period). */
@@ -194,24 +200,41 @@ struct request {
 	uint32_t aged_from;
 	uint64_t min_seq;     /* oldest batch entry carried (~0: none) */
 	uint64_t *targets;    /* atomic words: targets that have not claimed */
-	uint64_t *leaders;    /* words: the CPU of each remote node that forwards */
+	/* words: the CPU of each remote node that forwards; only in
+	 * reqs[REQ_SYNC] with a topology (NULL otherwise: no fan-out) */
+	uint64_t *leaders;
 	struct req_flush *flushes;
 	struct tlbpol_range *ranges;
+};
+
+/*
+ * struct tlbpol_stats less by_reason, which no CPU counts apart: it is
+ * derived from cpu_counters.decided[][] when read (tlbpol_stats_read(),
+ * which asserts the two layouts).  The same names, so that the core counts
+ * into either alike.
+ */
+struct cpu_stats {
+	uint64_t events, flushes_avoided, local_flushes, remote_flushes;
+	uint64_t ipis_sent, broadcasts, pages_flushed, full_flushes;
+	uint64_t coalesced, gen_skipped, lazy_skipped, deferred_frees;
+	/* by_reason[] of struct tlbpol_stats would be here */
+	uint64_t aged_flushes, ipis_resent, stuck_calls;
 };
 
 /* Counters with one writer each: `task` is written by the CPU's own engine
  * calls, `irq` by its tlbpol_handle_ipi(), so an interrupt that lands in the
  * middle of a task-side increment cannot lose either update. */
 struct cpu_counters {
-	struct tlbpol_stats task;
-	struct tlbpol_stats irq;
+	struct cpu_stats task;
+	struct cpu_stats irq;
 	/*
-	 * Decisions submitted, by reason and action: one increment per
+	 * Decisions submitted, by reason and whether they flush ([r][0]:
+	 * TLBPOL_ACT_NONE, [r][1]: LOCAL or SHOOTDOWN): one increment per
 	 * tlbpol_submit() where events, by_reason and flushes_avoided took
 	 * three.  tlbpol_stats_read() derives those three from it (task's own
 	 * copies stay 0).
 	 */
-	uint64_t decided[TLBPOL_WHY_MAX][TLBPOL_ACTIONS];
+	uint64_t decided[TLBPOL_WHY_MAX][TLBPOL_COUNTED];
 };
 
 /* What a receiver gathers of one address space across claimed requests. */
@@ -225,13 +248,6 @@ struct recv_as {
 	uint32_t count;
 	uint32_t pad;
 	uint64_t min_gen, max_gen;
-};
-
-struct recv_range {
-	uint64_t va;
-	uint64_t nr_pages;
-	uint32_t as_slot; /* index into recv_as */
-	uint32_t page_shift;
 };
 
 struct tlbpol_cpu {
@@ -273,9 +289,17 @@ struct tlbpol_cpu {
 	 * tlbpol_stamp(): one that finds none was made on the wrong CPU. */
 	uint32_t stamp_owed;
 	/* Read-only after init, by the receiving side too: */
-	uint32_t flush_cap;        /* entries in request flushes[] and in recv_as[] */
-	uint32_t range_cap;        /* entries in each request's ranges[], recv_ranges[], recv_out[] */
+	uint32_t flush_cap;        /* entries in reqs[REQ_SYNC].flushes[] and in recv_as[] */
+	uint32_t range_cap;        /* entries in reqs[REQ_SYNC].ranges[] */
 	uint32_t entry_cap;        /* entries in pending[] (tlbpol__entry_cap()) */
+	/* The lazy requests' flushes[] and ranges[] (TLBPOL__LAZY_PARTS(),
+	 * TLBPOL__LAZY_RANGES()): never more than the synchronous one's, so a
+	 * receiver's round, sized by those, takes any request. */
+	uint32_t lazy_flush_cap, lazy_range_cap;
+	/* Entries in recv_ranges[] (TLBPOL__RECV_RANGES()): fewer than a
+	 * request may carry, in which case the parts past them are flushed
+	 * whole (recv_add()). */
+	uint32_t recv_cap;
 	uint64_t next_seq;
 	struct pending *pending;   /* entry_cap entries (enqueue() widens past them) */
 	/*
@@ -295,20 +319,27 @@ struct tlbpol_cpu {
 	} last;
 	struct dfree dfree[TLBPOL_DFREE_SLOTS];
 	uint32_t dfree_head, dfree_count;
-	uint32_t *as_slot;         /* scratch: as index -> flush index + 1 */
+	uint8_t *as_slot;          /* scratch: as index -> flush index + 1 (<= flush_cap) */
 	struct tlbpol_cpuset targets; /* scratch for send_ipi */
-	uint64_t *direct;          /* scratch words: nodes whose leader went away */
+	/* scratch words: nodes whose leader went away (NUMA fan-out only:
+	 * NULL without a topology) */
+	uint64_t *direct;
 	struct tlbpol_cpuset fwd_wait; /* scratch: targets a leader did not reach */
 
 	/* --- this CPU's tlbpol_handle_ipi() only --- */
 	uint32_t in_serve;         /* atomic: nesting guard */
 	uint32_t nr_claims;
 	uint32_t claims[TLBPOL_CLAIM_MAX]; /* initiator * TLBPOL_REQS + request */
-	uint32_t *recv_slot;       /* as index -> recv_as index + 1 */
+	uint8_t *recv_slot;        /* as index -> recv_as index + 1 (<= flush_cap) */
 	struct recv_as *recv_as;   /* flush_cap entries: a round ends when full */
-	struct recv_range *recv_ranges;
-	struct tlbpol_range *recv_out; /* merged ranges handed to flush_local */
-	struct tlbpol_cpuset fwd;  /* scratch for NUMA forwarding */
+	/*
+	 * recv_cap entries: the round's ranges, each with its recv_as index
+	 * in `pad` until they are sorted; then each address space's run is
+	 * merged in place and handed to flush_local (pad 0 again).
+	 */
+	struct tlbpol_range *recv_ranges;
+	/* scratch for NUMA forwarding: only with a topology (NULL without) */
+	struct tlbpol_cpuset *fwd;
 
 	struct cpu_counters cnt;
 } __attribute__((aligned(TLBPOL_CACHELINE)));
@@ -452,7 +483,7 @@ static inline int hull_meets(uint64_t lo, uint64_t hi, uint64_t first, uint64_t 
 }
 
 /* Account a flush this CPU performed in @s. */
-static inline void count_flush(struct tlbpol_stats *s, const struct tlbpol_flush *f)
+static inline void count_flush(struct cpu_stats *s, const struct tlbpol_flush *f)
 {
 	if (f->kind == TLBPOL_FLUSH_PAGES) {
 		uint64_t pages = 0;

@@ -60,11 +60,11 @@ void tlbpol__release_entries(struct tlbpol_engine *eng, uint32_t cpu, struct req
 /* receive.c */
 int tlbpol__serve(struct tlbpol_engine *eng, const struct tlbpol_params *prm, uint32_t cpu);
 void tlbpol__flush_on(struct tlbpol_engine *eng, uint32_t cpu, const struct tlbpol_flush *f,
-		      uint32_t as_index, uint64_t gen, struct tlbpol_stats *st);
+		      uint32_t as_index, uint64_t gen, struct cpu_stats *st);
 int tlbpol__may_cache(const struct tlbpol_engine *eng, const struct tlbpol_params *prm,
 		      uint32_t as_index, uint32_t global, uint32_t cpu);
 void tlbpol__kick(struct tlbpol_engine *eng, const struct tlbpol_params *prm, uint32_t me,
-		  struct tlbpol_cpuset *t, struct tlbpol_stats *cnt);
+		  struct tlbpol_cpuset *t, struct cpu_stats *cnt);
 
 /* skip.c */
 enum skip { SKIP_NO, SKIP_OFFLINE, SKIP_LAZY, SKIP_GEN };

@@ -25,7 +25,7 @@
  * advances the CPU only if it was exactly one behind.
  */
 void tlbpol__flush_on(struct tlbpol_engine *eng, uint32_t cpu, const struct tlbpol_flush *f,
-		      uint32_t as_index, uint64_t gen, struct tlbpol_stats *st)
+		      uint32_t as_index, uint64_t gen, struct cpu_stats *st)
 {
 	uint64_t *mine = local_gen_of(eng, cpu, as_index);
 	uint64_t now = 0;
@@ -58,16 +58,18 @@ int tlbpol__may_cache(const struct tlbpol_engine *eng, const struct tlbpol_param
 	       bitmap_test(eng->as[as_index].leaving, cpu);
 }
 
-static inline int recv_less(const struct recv_range *x, const struct recv_range *y)
+/* A round's ranges (struct tlbpol_cpu's recv_ranges), whose pad holds
+ * their recv_as index: by address space, then page size and address. */
+static inline int recv_less(const struct tlbpol_range *x, const struct tlbpol_range *y)
 {
-	if (x->as_slot != y->as_slot)
-		return x->as_slot < y->as_slot;
+	if (x->pad != y->pad)
+		return x->pad < y->pad;
 	if (x->page_shift != y->page_shift)
 		return x->page_shift < y->page_shift;
 	return x->va < y->va;
 }
 
-TLBPOL_DEFINE_HEAPSORT(sort_recv, struct recv_range, recv_less)
+TLBPOL_DEFINE_HEAPSORT(sort_recv, struct tlbpol_range, recv_less)
 
 struct recv_round {
 	uint32_t nr_as;
@@ -95,7 +97,7 @@ static uint32_t req_ranges(const struct request *s)
  * in Linux's kernel/sched/core.c).
  */
 void tlbpol__kick(struct tlbpol_engine *eng, const struct tlbpol_params *prm, uint32_t me,
-		  struct tlbpol_cpuset *t, struct tlbpol_stats *cnt)
+		  struct tlbpol_cpuset *t, struct cpu_stats *cnt)
 {
 	uint32_t n = 0;
 
@@ -131,11 +133,11 @@ static void forward(struct tlbpol_engine *eng, const struct tlbpol_params *prm, 
 	const uint64_t *mask = &eng->node_mask[(size_t)node_of(eng, me) * eng->words];
 
 	for (uint32_t w = 0; w < eng->words; w++)
-		c->fwd.bits[w] = prim_load_acquire(&s->targets[w]) & mask[w];
-	c->fwd.bits[me / 64] &= ~(1ULL << (me % 64));
-	for_each_target(i, &c->fwd, eng)
+		c->fwd->bits[w] = prim_load_acquire(&s->targets[w]) & mask[w];
+	c->fwd->bits[me / 64] &= ~(1ULL << (me % 64));
+	for_each_target(i, c->fwd, eng)
 		prim_fetch_or(&cpu_of(eng, i)->inbox[from / 64], 1ULL << (from % 64));
-	tlbpol__kick(eng, prm, me, &c->fwd, &c->cnt.irq);
+	tlbpol__kick(eng, prm, me, c->fwd, &c->cnt.irq);
 }
 
 static void recv_add(struct tlbpol_engine *eng, const struct tlbpol_params *prm, uint32_t me,
@@ -170,13 +172,24 @@ static void recv_add(struct tlbpol_engine *eng, const struct tlbpol_params *prm,
 			ra->max_gen = rf->gen;
 		if (rf->f.kind != TLBPOL_FLUSH_PAGES)
 			continue;
+		/*
+		 * No room for its ranges (a request may carry more than a
+		 * round holds: struct tlbpol_cpu's recv_cap): flush the address
+		 * space whole, a superset, never less.  As Linux does past
+		 * tlb_single_page_flush_ceiling.
+		 */
+		if (rr->nr_ranges + rf->f.nr_ranges > c->recv_cap) {
+			if (ra->kind < TLBPOL_FLUSH_AS)
+				ra->kind = TLBPOL_FLUSH_AS;
+			continue;
+		}
 		for (uint32_t i = 0; i < rf->f.nr_ranges; i++) {
-			struct recv_range *r = &c->recv_ranges[rr->nr_ranges++];
+			struct tlbpol_range *r = &c->recv_ranges[rr->nr_ranges++];
 
 			r->va = rf->f.ranges[i].va;
 			r->nr_pages = rf->f.ranges[i].nr_pages;
 			r->page_shift = rf->f.ranges[i].page_shift;
-			r->as_slot = c->recv_slot[rf->as_index] - 1;
+			r->pad = c->recv_slot[rf->as_index] - 1u;
 		}
 	}
 }
@@ -234,18 +247,15 @@ static void recv_merged(struct tlbpol_engine *eng, const struct tlbpol_params *p
 		uint64_t mine = flushed_gen(eng, me, ra->as_index), pages = 0;
 		int contiguous = ra->min_gen == mine + 1 && ra->max_gen - mine == ra->nreq;
 		int covered = gen_skip && mine >= ra->max_gen;
+		struct tlbpol_range *out = &c->recv_ranges[i];
 		struct tlbpol_flush f;
 		uint32_t n = 0;
 
-		/* This AS's ranges, sorted: they are the next run. */
-		while (i < rr->nr_ranges && c->recv_ranges[i].as_slot == a) {
-			struct tlbpol_range *o = &c->recv_out[n++];
-
-			o->va = c->recv_ranges[i].va;
-			o->nr_pages = c->recv_ranges[i].nr_pages;
-			o->page_shift = c->recv_ranges[i].page_shift;
-			o->pad = 0;
-			i++;
+		/* This AS's ranges, sorted: they are the next run, merged and
+		 * flushed where they lie (the runs after it are untouched). */
+		while (i < rr->nr_ranges && c->recv_ranges[i].pad == a) {
+			c->recv_ranges[i++].pad = 0;
+			n++;
 		}
 		if (!tlbpol__may_cache(eng, prm, ra->as_index, ra->global, me))
 			continue;
@@ -262,10 +272,10 @@ static void recv_merged(struct tlbpol_engine *eng, const struct tlbpol_params *p
 		f.nr_ranges = 0;
 		f.ranges = 0;
 		if (f.kind == TLBPOL_FLUSH_PAGES && !(gen_skip && !contiguous && !covered)) {
-			n = tlbpol__merge_sorted(c->recv_out, n, &pages);
+			n = tlbpol__merge_sorted(out, n, &pages);
 			if ((prm->rules & TLBPOL_RULE_RANGE_FLUSH) && pages <= prm->flush_ceiling) {
 				f.nr_ranges = n;
-				f.ranges = c->recv_out;
+				f.ranges = out;
 			} else {
 				f.kind = TLBPOL_FLUSH_AS;
 			}
@@ -353,7 +363,7 @@ int tlbpol__serve(struct tlbpol_engine *eng, const struct tlbpol_params *prm, ui
 						continue; /* taken back by its initiator */
 					if (c->nr_claims == TLBPOL_CLAIM_MAX ||
 					    rr.nr_as + s->nr_flushes > c->flush_cap ||
-					    rr.nr_ranges + req_ranges(s) > c->range_cap)
+					    rr.nr_ranges + req_ranges(s) > c->recv_cap)
 						recv_finish(eng, prm, me, &rr);
 					recv_add(eng, prm, me, &rr, from, k);
 					served++;

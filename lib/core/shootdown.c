@@ -240,8 +240,10 @@ static void arm(struct tlbpol_engine *eng, const struct tlbpol_params *prm, uint
 	}
 	s->fanout = !lazy && n && choose_leaders(eng, prm, me, s, t);
 	c->busy |= 1u << (s - c->reqs);
-	for (uint32_t w = 0; w < eng->words; w++)
-		c->direct[w] = 0;
+	/* Read only under fanout (drop_led()), and only there does it exist. */
+	if (s->fanout)
+		for (uint32_t w = 0; w < eng->words; w++)
+			c->direct[w] = 0;
 	prim_store_seqcst(&s->acks, n);
 	unqueue(eng, me, s);
 	if (!n)

@@ -272,11 +272,11 @@ pub const TLBPOL_WHY_MAX: u32 = 22;
 // lib.rs's internal_sizes!, the X-lists (TLBPOL__CPU_ARRAYS() ...) expanded, each
 // other macro a const fn.
 internal_sizes! {
-    TLBPOL__SZ_ENGINE = 352, TLBPOL__SZ_CPU_BASE = 4360, TLBPOL__SZ_CPU_PER_REASON = 40,
+    TLBPOL__SZ_ENGINE = 352, TLBPOL__SZ_CPU_BASE = 2392, TLBPOL__SZ_CPU_PER_REASON = 16,
     TLBPOL__SZ_CPU = TLBPOL__LINE_UP(TLBPOL__SZ_CPU_BASE + (TLBPOL_WHY_MAX as u64) * TLBPOL__SZ_CPU_PER_REASON),
     TLBPOL__SZ_AS = 64, TLBPOL__SZ_PENDING_SPAN = 32, TLBPOL__SZ_PENDING = 32, TLBPOL__SZ_REQ_FLUSH = 80,
-    TLBPOL__SZ_RECV_AS = 48, TLBPOL__SZ_RECV_RANGE = 24, TLBPOL__SZ_RANGE = 24, TLBPOL__SZ_U64 = 8, TLBPOL__SZ_U32 = 4,
-    TLBPOL__SZ_U16 = 2, TLBPOL__REQS_PER_CPU = 9, TLBPOL__PARTS_MAX = 16,
+    TLBPOL__SZ_RECV_AS = 48, TLBPOL__SZ_RANGE = 24, TLBPOL__SZ_CPUSET = 512, TLBPOL__SZ_U64 = 8, TLBPOL__SZ_U32 = 4,
+    TLBPOL__SZ_U16 = 2, TLBPOL__SZ_U8 = 1, TLBPOL__REQS_PER_CPU = 4, TLBPOL__PARTS_MAX = 8, TLBPOL__LAZY_PARTS_MAX = 4,
 }
 
 /// `TLBPOL__LINE_UP()` of the header.
@@ -315,16 +315,40 @@ pub const fn TLBPOL__RANGES(bp: u64, ceil: u64) -> u64 {
     TLBPOL__MIN(TLBPOL__MAX(2 * ceil, 64), bp)
 }
 
+/// `TLBPOL__LAZY_PARTS()` of the header.
+#[allow(non_snake_case)]
+pub const fn TLBPOL__LAZY_PARTS(bp: u64, as_: u64) -> u64 {
+    TLBPOL__MIN(TLBPOL__PARTS(bp, as_), TLBPOL__LAZY_PARTS_MAX)
+}
+
+/// `TLBPOL__LAZY_RANGES()` of the header.
+#[allow(non_snake_case)]
+pub const fn TLBPOL__LAZY_RANGES(bp: u64, ceil: u64) -> u64 {
+    TLBPOL__MIN(TLBPOL__MAX(ceil / 2, 16), TLBPOL__RANGES(bp, ceil))
+}
+
+/// `TLBPOL__RECV_RANGES()` of the header.
+#[allow(non_snake_case)]
+pub const fn TLBPOL__RECV_RANGES(bp: u64, ceil: u64) -> u64 {
+    TLBPOL__MIN(TLBPOL__MAX(ceil, 32), TLBPOL__RANGES(bp, ceil))
+}
+
 /// `TLBPOL__ENTRIES()` of the header.
 #[allow(non_snake_case)]
 pub const fn TLBPOL__ENTRIES(bp: u64, ceil: u64) -> u64 {
-    TLBPOL__MIN(TLBPOL__MAX(8 * ceil, 64), bp)
+    TLBPOL__MIN(TLBPOL__MAX(4 * (ceil + 1), 64), bp)
+}
+
+/// `TLBPOL__NUMA_ONLY()` of the header.
+#[allow(non_snake_case)]
+pub const fn TLBPOL__NUMA_ONLY(nodes: u64, n: u64) -> u64 {
+    if nodes != 0 { n } else { 0 }
 }
 
 /// `TLBPOL__CPU_BYTES()` of the header.
 #[allow(non_snake_case)]
-pub const fn TLBPOL__CPU_BYTES(c: u64, as_: u64, bp: u64, ceil: u64) -> u64 {
-    0 + TLBPOL__LINE_UP(TLBPOL__MASK_WORDS(c) * TLBPOL__SZ_U64) + TLBPOL__LINE_UP(TLBPOL__MASK_WORDS(c) * TLBPOL__SZ_U64) + TLBPOL__LINE_UP(TLBPOL__ENTRIES(bp, ceil) * TLBPOL__SZ_PENDING) + TLBPOL__LINE_UP(as_ * TLBPOL__SZ_U32) + TLBPOL__LINE_UP(as_ * TLBPOL__SZ_U32) + TLBPOL__LINE_UP(TLBPOL__PARTS(bp, as_) * TLBPOL__SZ_RECV_AS) + TLBPOL__LINE_UP(TLBPOL__RANGES(bp, ceil) * TLBPOL__SZ_RECV_RANGE) + TLBPOL__LINE_UP(TLBPOL__RANGES(bp, ceil) * TLBPOL__SZ_RANGE) + TLBPOL__REQS_PER_CPU * (0 + TLBPOL__LINE_UP(TLBPOL__MASK_WORDS(c) * TLBPOL__SZ_U64) + TLBPOL__LINE_UP(TLBPOL__MASK_WORDS(c) * TLBPOL__SZ_U64) + TLBPOL__LINE_UP(TLBPOL__PARTS(bp, as_) * TLBPOL__SZ_REQ_FLUSH) + TLBPOL__LINE_UP(TLBPOL__RANGES(bp, ceil) * TLBPOL__SZ_RANGE))
+pub const fn TLBPOL__CPU_BYTES(c: u64, as_: u64, bp: u64, ceil: u64, nodes: u64) -> u64 {
+    0 + TLBPOL__LINE_UP(TLBPOL__MASK_WORDS(c) * TLBPOL__SZ_U64) + TLBPOL__LINE_UP(TLBPOL__NUMA_ONLY(nodes, TLBPOL__MASK_WORDS(c)) * TLBPOL__SZ_U64) + TLBPOL__LINE_UP(TLBPOL__NUMA_ONLY(nodes, 1) * TLBPOL__SZ_CPUSET) + TLBPOL__LINE_UP(TLBPOL__ENTRIES(bp, ceil) * TLBPOL__SZ_PENDING) + TLBPOL__LINE_UP(as_ * TLBPOL__SZ_U8) + TLBPOL__LINE_UP(as_ * TLBPOL__SZ_U8) + TLBPOL__LINE_UP(TLBPOL__PARTS(bp, as_) * TLBPOL__SZ_RECV_AS) + TLBPOL__LINE_UP(TLBPOL__RECV_RANGES(bp, ceil) * TLBPOL__SZ_RANGE) + (0 + TLBPOL__LINE_UP(TLBPOL__MASK_WORDS(c) * TLBPOL__SZ_U64) + TLBPOL__LINE_UP(TLBPOL__NUMA_ONLY(nodes, TLBPOL__MASK_WORDS(c)) * TLBPOL__SZ_U64) + TLBPOL__LINE_UP(TLBPOL__PARTS(bp, as_) * TLBPOL__SZ_REQ_FLUSH) + TLBPOL__LINE_UP(TLBPOL__RANGES(bp, ceil) * TLBPOL__SZ_RANGE)) + (TLBPOL__REQS_PER_CPU - 1) * (0 + TLBPOL__LINE_UP(TLBPOL__MASK_WORDS(c) * TLBPOL__SZ_U64) + TLBPOL__LINE_UP(TLBPOL__LAZY_PARTS(bp, as_) * TLBPOL__SZ_REQ_FLUSH) + TLBPOL__LINE_UP(TLBPOL__LAZY_RANGES(bp, ceil) * TLBPOL__SZ_RANGE))
 }
 
 /// `TLBPOL_ENGINE_SIZE(cpus, max_as, batch_pages, flush_ceiling, nodes)`:
@@ -336,5 +360,5 @@ pub const fn TLBPOL__CPU_BYTES(c: u64, as_: u64, bp: u64, ceil: u64) -> u64 {
 /// macro; `tests/layout.rs` compares it with the C compiler's over a grid.
 #[allow(non_snake_case)]
 pub const fn TLBPOL_ENGINE_SIZE(cpus: u64, max_as: u64, batch_pages: u64, flush_ceiling: u64, nodes: u64) -> u64 {
-    TLBPOL__LINE_UP(TLBPOL__SZ_ENGINE) + TLBPOL__LINE_UP(cpus * TLBPOL__SZ_CPU) + TLBPOL__LINE_UP(max_as * TLBPOL__SZ_AS) + TLBPOL__LINE_UP(cpus * max_as * TLBPOL__SZ_U64) + TLBPOL__LINE_UP(cpus * max_as * TLBPOL__SZ_PENDING_SPAN) + (if nodes != 0 { TLBPOL__LINE_UP(nodes * TLBPOL__MASK_WORDS(cpus) * TLBPOL__SZ_U64) } else { 0 }) + max_as * (0 + TLBPOL__LINE_UP(TLBPOL__MASK_WORDS(cpus) * TLBPOL__SZ_U64) + TLBPOL__LINE_UP(TLBPOL__MASK_WORDS(cpus) * TLBPOL__SZ_U64)) + (if nodes != 0 { TLBPOL__LINE_UP(cpus * TLBPOL__SZ_U16) } else { 0 }) + cpus * TLBPOL__CPU_BYTES(cpus, max_as, batch_pages, flush_ceiling)
+    TLBPOL__LINE_UP(TLBPOL__SZ_ENGINE) + TLBPOL__LINE_UP(cpus * TLBPOL__SZ_CPU) + TLBPOL__LINE_UP(max_as * TLBPOL__SZ_AS) + TLBPOL__LINE_UP(cpus * max_as * TLBPOL__SZ_U64) + TLBPOL__LINE_UP(cpus * max_as * TLBPOL__SZ_PENDING_SPAN) + (if nodes != 0 { TLBPOL__LINE_UP(nodes * TLBPOL__MASK_WORDS(cpus) * TLBPOL__SZ_U64) } else { 0 }) + max_as * (0 + TLBPOL__LINE_UP(2 * TLBPOL__MASK_WORDS(cpus) * TLBPOL__SZ_U64)) + (if nodes != 0 { TLBPOL__LINE_UP(cpus * TLBPOL__SZ_U16) } else { 0 }) + cpus * TLBPOL__CPU_BYTES(cpus, max_as, batch_pages, flush_ceiling, nodes)
 }
