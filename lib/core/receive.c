@@ -135,8 +135,22 @@ static void forward(struct tlbpol_engine *eng, const struct tlbpol_params *prm, 
 	for (uint32_t w = 0; w < eng->words; w++)
 		c->fwd->bits[w] = prim_load_acquire(&s->targets[w]) & mask[w];
 	c->fwd->bits[me / 64] &= ~(1ULL << (me % 64));
-	for_each_target(i, c->fwd, eng)
+	for_each_target(i, c->fwd, eng) {
+		/*
+		 * A target that went OFFLINE is not interrupted: the initiator
+		 * published the targets before posting to their inboxes, so
+		 * a CPU may have gone OFFLINE (its drain finding nothing) while
+		 * still among them; the initiator's post-then-recheck in arm()
+		 * sees OFFLINE and takes the request back.  Sequentially
+		 * consistent, as that recheck and the store in
+		 * tlbpol_cpu_state() are.
+		 */
+		if (prim_load_seqcst(&cpu_of(eng, i)->state) == TLBPOL_CPU_OFFLINE) {
+			c->fwd->bits[i / 64] &= ~(1ULL << (i % 64));
+			continue;
+		}
 		prim_fetch_or(&cpu_of(eng, i)->inbox[from / 64], 1ULL << (from % 64));
+	}
 	tlbpol__kick(eng, prm, me, c->fwd, &c->cnt.irq);
 }
 
