@@ -58,6 +58,8 @@ int sim_parse_options(int argc, char **argv, struct sim_options *o);
 struct result {
 	const char *scenario, *policy;
 	uint64_t rules;
+	int stamps, stamp_spare; /* flush stamps on, and its allocator (main.c) */
+	uint32_t stamp_lookahead;
 	struct sim_counters cnt;
 	double modelled_ns, metric;
 	uint64_t engine_ipis;

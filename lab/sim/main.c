@@ -62,6 +62,29 @@ static double metric_of(const struct workload *wl, const struct sim *s, double s
 	return span;
 }
 
+/*
+ * Does @cfg's run stamp?  Without --stamps or --no-stamps, exactly when its
+ * rules have the stamp rule: `default` then means every feature, as a
+ * kernel using the library would run it, with a kernel's allocator (the
+ * per-CPU list's 64 last freed frames looked at for a settled one, a spare
+ * frame rather than a wait: lab/validate/validate.py stamps' "spare");
+ * --stamp-lookahead still sets the first.  The policies without the rule
+ * have nothing to settle a stamp early and run as Linux does.
+ */
+static void resolve_stamps(struct sim_config *cfg)
+{
+	if (cfg->stamps_mode >= 0) {
+		cfg->stamps = cfg->stamps_mode;
+		return;
+	}
+	cfg->stamps = !!(cfg->rules & TLBPOL_RULE_FLUSH_STAMP);
+	if (!cfg->stamps)
+		return;
+	if (!cfg->stamp_lookahead_given)
+		cfg->stamp_lookahead = 64;
+	cfg->stamp_spare = 1;
+}
+
 static int run_one(const struct sim_config *base, const struct workload *wl, const char *trace,
 		   const struct policy *pol, struct result *r)
 {
@@ -77,6 +100,7 @@ static int run_one(const struct sim_config *base, const struct workload *wl, con
 	cfg.vm = wl->vm || base->vm;
 	if (cfg.broadcast && pol->rules != TLBPOL_RULES_NONE)
 		cfg.rules |= TLBPOL_RULE_BROADCAST; /* arm64 Linux flushes by TLBI IS */
+	resolve_stamps(&cfg);
 	if (!cfg.events)
 		cfg.events = wl->default_events;
 	if (trace)
@@ -92,6 +116,9 @@ static int run_one(const struct sim_config *base, const struct workload *wl, con
 	r->scenario = wl->name;
 	r->policy = pol->name;
 	r->rules = cfg.rules;
+	r->stamps = cfg.stamps;
+	r->stamp_lookahead = cfg.stamp_lookahead;
+	r->stamp_spare = cfg.stamp_spare;
 	r->cnt = s.cnt;
 	r->modelled_ns = sim_makespan(&s);
 	r->metric = metric_of(wl, &s, r->modelled_ns);

@@ -51,7 +51,8 @@
 	X(CPU_NS, "trace-cpu-ns", ARG, _)                           \
 	X(PROBE, "probe", SET, probe)                               \
 	X(PCID, "pcid", SET, pcid)                                  \
-	X(STAMPS, "stamps", SET, stamps)                            \
+	X(STAMPS, "stamps", NONE, _)                                \
+	X(NO_STAMPS, "no-stamps", NONE, _)                          \
 	X(STAMP_SPARE, "stamp-spare", SET, stamp_spare)             \
 	X(STAMP_LOOKAHEAD, "stamp-lookahead", U32, stamp_lookahead) \
 	X(BLOCK, "block-us", ARG, _)                                \
@@ -121,11 +122,18 @@ static void usage(FILE *f)
 		"                    loop (default auto: naive, before and linux)\n"
 		"  --pcid            switches keep the old address space's TLB entries under\n"
 		"                    their tag (PCID/ASID: the engine's TLBPOL_CFGF_RETAIN_AS)\n"
-		"  --stamps          private unmaps end with tlbpol_stamp() and give their frames\n"
-		"                    back at once; frames are reused, the CPU's last freed first,\n"
-		"                    each stamp settled then (flush stamps, TLBPOL_EVF_STAMP)\n"
+		"  flush stamps (TLBPOL_EVF_STAMP): by default a policy whose rules have\n"
+		"                    flush-stamp (default) stamps: private unmaps end with\n"
+		"                    tlbpol_stamp() and give their frames back at once, and the\n"
+		"                    allocator is a kernel's (--stamp-lookahead 64 --stamp-spare);\n"
+		"                    the others (naive, before, linux) do not\n"
+		"  --no-stamps       no policy stamps (the flush-stamp rule then has nothing to do)\n"
+		"  --stamps          every policy stamps, with the allocator the two options below\n"
+		"                    give: frames are reused, the CPU's last freed first, each\n"
+		"                    stamp settled then\n"
 		"  --stamp-lookahead N  ... the allocator takes a settled frame among the N freed\n"
-		"                    last if there is one (tlbpol_stamp_pending(); default 0)\n"
+		"                    last if there is one (tlbpol_stamp_pending(); default 0 with\n"
+		"                    --stamps, 64 without)\n"
 		"  --stamp-spare     ... and when none is, a spare frame (one nobody freed\n"
 		"                    lately: the zone's free memory) rather than settle one;\n"
 		"                    the pending ones wait in the list until they settle\n"
@@ -344,6 +352,10 @@ static int option(struct sim_options *o, int c, const char *name, const char *v)
 		}
 		return 0;
 	}
+	case OPT_STAMPS:
+	case OPT_NO_STAMPS: /* the last one given wins */
+		cfg->stamps_mode = c == OPT_STAMPS;
+		return 0;
 	case OPT_HYPERCALL:
 		cfg->broadcast = 1;
 		cfg->hypercall = 1;
@@ -387,6 +399,7 @@ int sim_parse_options(int argc, char **argv, struct sim_options *o)
 	cfg->seed = 1;
 	cfg->ipi_delay_spins = -1;
 	cfg->trace_compute_scale = 1.0;
+	cfg->stamps_mode = -1;
 	sim_cost_defaults(&cfg->cost);
 
 	/* getopt_long()'s own messages name the program as ours do. */
@@ -408,6 +421,8 @@ int sim_parse_options(int argc, char **argv, struct sim_options *o)
 			usage(stderr);
 			return 2;
 		default:
+			if (c == OPT_STAMP_LOOKAHEAD)
+				cfg->stamp_lookahead_given = 1;
 			if (option(o, c, longopts[li].name, optarg))
 				return 2;
 		}

@@ -75,6 +75,18 @@ void print_table(FILE *f, const struct workload *wl, const struct result *r, int
 				(unsigned long long)r[i].cnt.irq_by_cause[c]);
 		fprintf(f, "\n");
 	}
+	/* Whether each policy stamped (the flush-stamp rule's policies do
+	 * unless --no-stamps; --stamps makes all of them). */
+	fprintf(f, "  flush stamps:");
+	for (int i = 0; i < n; i++)
+		if (r[i].stamps)
+			fprintf(f, "%s %s on (lookahead %u%s; %llu munmaps not stamped: guards, MAP_FIXED)",
+				i ? "," : "", r[i].policy, r[i].stamp_lookahead,
+				r[i].stamp_spare ? ", spare frames" : "",
+				(unsigned long long)r[i].cnt.guard_unmaps);
+		else
+			fprintf(f, "%s %s off", i ? "," : "", r[i].policy);
+	fprintf(f, "\n");
 	/* Flush stamps (--stamps): what reusing frames cost the allocations. */
 	for (int i = 0; i < n && any_stamped(r, n); i++) {
 		const struct sim_counters *k = &r[i].cnt;
@@ -129,7 +141,7 @@ void print_csv_header(FILE *f)
 	for (int c = 0; c < SIM_NR_CAUSES; c++)
 		fprintf(f, ",ipis_%s", sim_cause_names[c]);
 	fprintf(f, ",frame_allocs,stamped_reuses,settle_waits,settle_p50_ns,settle_p99_ns,"
-		   "wait_p50_ns,wait_p99_ns,dfree_pages_peak,spare_allocs,free_frames_peak\n");
+		   "wait_p50_ns,wait_p99_ns,dfree_pages_peak,spare_allocs,free_frames_peak,stamps\n");
 }
 
 /*
@@ -180,14 +192,14 @@ void print_csv(FILE *f, const struct workload *wl, const struct result *r, int n
 			w.time_vs_before, w.ipis_vs_linux, w.time_vs_linux, w.broadcasts);
 		for (int c = 0; c < SIM_NR_CAUSES; c++)
 			fprintf(f, ",%llu", (unsigned long long)x->cnt.irq_by_cause[c]);
-		fprintf(f, ",%llu,%llu,%llu,%.0f,%.0f,%.0f,%.0f,%llu,%llu,%llu\n",
+		fprintf(f, ",%llu,%llu,%llu,%.0f,%.0f,%.0f,%.0f,%llu,%llu,%llu,%d\n",
 			(unsigned long long)x->cnt.frame_allocs,
 			(unsigned long long)x->cnt.frame_reuses,
 			(unsigned long long)x->cnt.settles, x->cnt.settle_p50, x->cnt.settle_p99,
 			x->cnt.wait_p50, x->cnt.wait_p99,
 			(unsigned long long)x->cnt.dfree_pages_peak,
 			(unsigned long long)x->cnt.spare_allocs,
-			(unsigned long long)x->cnt.free_frames_peak);
+			(unsigned long long)x->cnt.free_frames_peak, x->stamps);
 	}
 }
 
@@ -205,12 +217,13 @@ void print_json(FILE *f, const struct workload *wl, const struct result *r, int 
 			"\"full_flushes\": %llu, \"tlb_misses\": %llu, \"all_tlb_misses\": %llu, "
 			"\"modelled_ns\": %.0f, \"metric\": %.3f, \"metric_name\": \"%s\", "
 			"\"violations\": %llu, \"ipis_vs_before\": %s, \"time_vs_before\": %s, "
-			"\"ipis_vs_linux\": %s, \"time_vs_linux\": %s}",
+			"\"ipis_vs_linux\": %s, \"time_vs_linux\": %s, \"stamps\": %s}",
 			*first ? "" : ",\n", x->scenario, x->policy, w.rules, w.ipis,
 			w.ipis_received, w.local_flushes, w.pages_flushed, w.full_flushes,
 			w.tlb_misses, w.all_tlb_misses, x->modelled_ns, x->metric, metric_name(wl),
 			w.violations, jr(b1, w.ipis_vs_before), jr(b2, w.time_vs_before),
-			jr(b3, w.ipis_vs_linux), jr(b4, w.time_vs_linux));
+			jr(b3, w.ipis_vs_linux), jr(b4, w.time_vs_linux),
+			x->stamps ? "true" : "false");
 		*first = 0;
 	}
 }

@@ -167,6 +167,9 @@ struct sim_counters {
 	 * one looked at was still pending, and the most frames the free lists
 	 * held at once (what they held back, pending or not). */
 	uint64_t spare_allocs, free_frames, free_frames_peak;
+	/* trace: munmaps never stamped, guard holes and MAP_FIXED replacements
+	 * (trace.c: unstamped()). */
+	uint64_t guard_unmaps;
 	/* Pages whose frames wait in deferred frees (tlbpol_defer_free()):
 	 * now, and the most at once (memory LAZY_OK holds back). */
 	uint64_t dfree_pages, dfree_pages_peak;
@@ -200,6 +203,12 @@ struct sim_config {
 	int pcid;         /* switches keep the old address space's entries (RETAIN_AS) */
 	int wait_irqs;    /* waits are served only by interrupts (CFGF_WAIT_IRQS) */
 	int stamps;       /* private unmaps are stamped; freed frames are reused at once */
+	/* What the command line asked: -1 (neither --stamps nor --no-stamps)
+	 * stamps exactly the policies whose mask has TLBPOL_RULE_FLUSH_STAMP,
+	 * with a kernel's allocator (lookahead 64, spare frames); 1 every
+	 * policy, as given; 0 none.  run_one() (main.c) sets @stamps from it. */
+	int stamps_mode;
+	int stamp_lookahead_given; /* --stamp-lookahead was on the command line */
 	uint32_t stamp_lookahead; /* ... the allocator prefers a settled one of this many */
 	int stamp_spare;  /* ... and takes a spare frame rather than settle one */
 	int quiet;

@@ -136,11 +136,36 @@ static struct run *runs_of(struct sim *s, uint32_t tas, uint64_t start, uint64_t
 	return r;
 }
 
+/*
+ * Must munmap @e of @tt's address space @a stay unstamped?  A stamp leaves
+ * the freed pages readable until it settles (about a tick).  What the
+ * trace tells: a guard punched strictly inside one mapping, whose pages on
+ * both sides stay mapped and in use; and the first half of a MAP_FIXED
+ * mmap, which the converter writes as a munmap and an mmap of the same
+ * range at the same time (ld.so placing segments): the new mapping takes
+ * the addresses at once, and a stale translation would read the old frame
+ * through it.  An mprotect(PROT_NONE) guard is a protection change, never
+ * stamped.  Not detected: a guard at a mapping's edge (as an aligned
+ * allocation's trim looks), a hole between two mmaps placed side by side,
+ * a program reading memory it unmapped (the trace has no loads and stores).
+ */
+static int unstamped(const struct tas *a, const struct tthread *tt, const struct trace *t,
+		     const struct tevent *e)
+{
+	const struct tevent *next = tt->pos < tt->n ? &t->ev[tt->idx[tt->pos]] : NULL;
+
+	for (uint32_t i = 0; i < a->n; i++)
+		if (a->m[i].start < e->addr && e->addr + e->pages < a->m[i].start + a->m[i].pages)
+			return 1;
+	return next && next->kind == T_MMAP && next->addr == e->addr &&
+	       next->pages == e->pages && next->time == e->time;
+}
 
 /* Submit @kind for the parts read by runs_of(); then flush and free as
- * munmap and madvise do. */
+ * munmap and madvise do; a munmap is stamped if @stamp (--stamps, and not
+ * a guard). */
 static void apply(struct sim *s, uint32_t cpu, uint32_t tas, const struct run *r, uint64_t nr,
-		  enum tkind kind, uint8_t prot)
+		  enum tkind kind, uint8_t prot, int stamp)
 {
 	uint32_t as = tas % SIM_MAX_AS;
 
@@ -158,11 +183,11 @@ static void apply(struct sim *s, uint32_t cpu, uint32_t tas, const struct run *r
 			 * are malloc arenas, stacks and JIT heaps) and stamped. */
 			sim_change_range(s, cpu, as, TLBPOL_EV_UNMAP,
 					 kind == T_DONTNEED	? TLBPOL_EVF_STAYS_MAPPED
-					 : s->cfg.stamps ? TLBPOL_EVF_STAMP | TLBPOL_EVF_PRIVATE
+					 : stamp ? TLBPOL_EVF_STAMP | TLBPOL_EVF_PRIVATE
 							 : 0,
 					 r[i].vpn, r[i].n, r[i].bits, 0);
 	}
-	if (nr && kind == T_MUNMAP && s->cfg.stamps) {
+	if (nr && kind == T_MUNMAP && stamp) {
 		sim_unmap_done(s, cpu);
 	} else if (nr && (kind == T_MUNMAP || kind == T_DONTNEED || kind == T_MREMAP)) {
 		sim_flush(s, cpu, TLBPOL_BY_FREE);
@@ -443,6 +468,7 @@ static int trace_step(struct sim *s, uint32_t cpu)
 	struct tas *a;
 	struct run *r;
 	uint64_t nr;
+	int guard;
 
 	if (tt->pos >= tt->n)
 		return 0;
@@ -509,18 +535,21 @@ static int trace_step(struct sim *s, uint32_t cpu)
 		break;
 	case T_MUNMAP:
 		r = runs_of(s, tt->tas, e->addr, e->pages, T_MUNMAP, 0, &nr);
+		/* Counted only where there is something to stamp. */
+		guard = nr && unstamped(a, tt, t, e);
+		s->cnt.guard_unmaps += guard;
 		forget(a, e->addr, e->pages);
-		apply(s, cpu, tt->tas, r, nr, T_MUNMAP, 0);
+		apply(s, cpu, tt->tas, r, nr, T_MUNMAP, 0, s->cfg.stamps && !guard);
 		free(r);
 		break;
 	case T_DONTNEED:
 		r = runs_of(s, tt->tas, e->addr, e->pages, T_DONTNEED, 0, &nr);
-		apply(s, cpu, tt->tas, r, nr, T_DONTNEED, 0);
+		apply(s, cpu, tt->tas, r, nr, T_DONTNEED, 0, 0);
 		free(r);
 		break;
 	case T_MPROTECT:
 		r = runs_of(s, tt->tas, e->addr, e->pages, T_MPROTECT, e->prot, &nr);
-		apply(s, cpu, tt->tas, r, nr, T_MPROTECT, e->prot);
+		apply(s, cpu, tt->tas, r, nr, T_MPROTECT, e->prot, 0);
 		free(r);
 		break;
 	case T_MREMAP: {
@@ -532,7 +561,7 @@ static int trace_step(struct sim *s, uint32_t cpu)
 		r = runs_of(s, tt->tas, e->addr, e->pages, T_MREMAP, 0, &nr);
 		forget(a, e->addr, e->pages);
 		add_mapping(a, e->new_addr, e->new_pages ? e->new_pages : 1, prot);
-		apply(s, cpu, tt->tas, r, nr, T_MREMAP, 0);
+		apply(s, cpu, tt->tas, r, nr, T_MREMAP, 0, 0);
 		free(r);
 		break;
 	}
