@@ -13,16 +13,8 @@
 set -u
 sim=$1
 root=$2
-fail=0
-say() {
-	echo "FAIL: $*"
-	fail=1
-}
-col() { # col CSV NAME POLICY: the column NAME of POLICY's row
-	printf '%s\n' "$1" | awk -F, -v n="$2" -v p="$3" '
-		NR == 1 { for (i = 1; i <= NF; i++) if ($i == n) c = i; next }
-		$2 == p { print $c }'
-}
+# say, col
+. "$(dirname "$0")/check_lib.sh"
 rows() { # rows CSV POLICY: POLICY's row without the stamps column (the last)
 	printf '%s\n' "$1" | awk -F, -v p="$2" '$2 == p { NF--; print }' OFS=,
 }

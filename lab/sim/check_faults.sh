@@ -20,16 +20,8 @@ sim=$1
 data=$2
 trace=$3
 py=${PYTHON:-python3}
-fail=0
-say() {
-	echo "FAIL: $*"
-	fail=1
-}
-col() { # col CSV NAME POLICY: the column NAME of POLICY's row
-	printf '%s\n' "$1" | awk -F, -v n="$2" -v p="$3" '
-		NR == 1 { for (i = 1; i <= NF; i++) if ($i == n) c = i; next }
-		$2 == p { print $c }'
-}
+# say, col
+. "$(dirname "$0")/check_lib.sh"
 expect() { # expect TRACE FAULT DONTNEED [options]
 	t=$1 want_fault=$2 want_dn=$3
 	shift 3

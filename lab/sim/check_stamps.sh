@@ -12,16 +12,8 @@
 set -u
 sim=$1
 root=$2
-fail=0
-say() {
-	echo "FAIL: $*"
-	fail=1
-}
-col() { # col CSV NAME POLICY: the column NAME of POLICY's row
-	printf '%s\n' "$1" | awk -F, -v n="$2" -v p="$3" '
-		NR == 1 { for (i = 1; i <= NF; i++) if ($i == n) c = i; next }
-		$2 == p { print $c }'
-}
+# say, col
+. "$(dirname "$0")/check_lib.sh"
 
 for lookahead in 0 64; do
 	out=$("$sim" lazy-unmap --cpus 8 --nodes 1 --probe --stamps --stamp-lookahead $lookahead \
