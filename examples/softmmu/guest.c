@@ -178,8 +178,16 @@ static void vcpu_halt(struct cpu *c, uint32_t state, uint32_t us)
 	double start = now_s(), end = start + us * 1e-6, left;
 	int r;
 
-	chk(tlbpol_cpu_state(w->eng, c->id, state), "tlbpol_cpu_state");
+	/*
+	 * Excused (halted) before the engine may skip this vCPU: from
+	 * tlbpol_cpu_state() on, a flush may pass it by and its frame be
+	 * handed out again, and the reuse check must already know why this
+	 * vCPU still caches it (it flushes before it runs guest code again).
+	 * The other way round, that check could see a holder in the window
+	 * and report a stale use that no guest access could make.
+	 */
 	vcpu_set_halted(w, c->id, 1);
+	chk(tlbpol_cpu_state(w->eng, c->id, state), "tlbpol_cpu_state");
 	c->halted = 1;
 	c->n[state == TLBPOL_CPU_IDLE ? C_IDLE : C_PREEMPT]++;
 	while ((left = end - now_s()) > 0) {
@@ -278,8 +286,8 @@ void *vcpu_main(void *arg)
 	c->n[C_ACCESSES] = done;
 	atomic_store(&c->finished, 1);
 	/* Done: halt, still taking interrupts, until the manager is done. */
+	vcpu_set_halted(w, c->id, 1); /* first, as in vcpu_halt() */
 	chk(tlbpol_cpu_state(w->eng, c->id, TLBPOL_CPU_IDLE), "tlbpol_cpu_state");
-	vcpu_set_halted(w, c->id, 1);
 	while (!atomic_load(&w->all_done)) {
 		sleep_on_kick(c, 1000000);
 		poll_kick(c);
