@@ -284,6 +284,15 @@ struct tlbpol_cpu {
 	 * wrapped to "none" for work queued at tick UINT32_MAX.
 	 */
 	uint32_t ticks, free_since, free_aging;
+	/*
+	 * atomic (this CPU writes, initiators read): 1 if the last requests
+	 * this CPU claimed came to it by an interrupt, 0 if it found them in
+	 * its inbox by itself, waiting for acknowledgements of its own (or
+	 * never claimed any).  An initiator's IPI delay pays only for the
+	 * second kind (RULE_POLLING_CPUS; shootdown.c, kick_outside_engine()).
+	 */
+	uint32_t claims_by_irq;
+	uint32_t pad_claims;
 	uint32_t stamp_next;       /* the stamp_seq of its last lazy request */
 	/* An event with TLBPOL_EVF_STAMP was submitted since the last
 	 * tlbpol_stamp(): one that finds none was made on the wrong CPU. */

@@ -394,6 +394,8 @@ int tlbpol__serve(struct tlbpol_engine *eng, const struct tlbpol_params *prm, ui
 
 int tlbpol_handle_ipi(struct tlbpol_engine *eng, uint32_t cpu)
 {
+	int served;
+
 	if (!eng || eng->magic != TLBPOL_MAGIC)
 		return -E_INVAL;
 	if (cpu >= eng->nr_cpus)
@@ -406,7 +408,11 @@ int tlbpol_handle_ipi(struct tlbpol_engine *eng, uint32_t cpu)
 	 */
 	if (!prim_load_relaxed(&cpu_of(eng, cpu)->in_call) && cpu_of(eng, cpu)->leaving_as)
 		tlbpol__settle(eng, cpu, 0);
-	return tlbpol__serve(eng, params_of(eng), cpu);
+	served = tlbpol__serve(eng, params_of(eng), cpu);
+	/* For initiators' IPI delay: see struct tlbpol_cpu. */
+	if (served > 0 && !prim_load_relaxed(&cpu_of(eng, cpu)->claims_by_irq))
+		prim_store_relaxed(&cpu_of(eng, cpu)->claims_by_irq, 1u);
+	return served;
 }
 
 /* ======================================================================== */
