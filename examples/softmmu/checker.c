@@ -15,11 +15,13 @@
  * is counted only where the engine reported the relevant flush complete.
  *  - Frames.  Word 0 of each frame holds the identity it was allocated for
  *    (guest vpn and an allocation generation); a TLB entry records the
- *    identity it was filled with.  Frames are freed only from deferred frees,
- *    which run only after every flush pending when they were registered, so
- *    reading poison or another identity through a TLB entry is always a stale
- *    use; so is a freed frame whose poison was overwritten (a late write
- *    through a stale entry), found when the frame is reused.
+ *    identity it was filled with.  Frames are poisoned only once every flush
+ *    of their unmap is done (deferred frees run only after every flush
+ *    pending when they were registered; a stamped frame is poisoned when it
+ *    is handed out again, after its settle), so reading poison or another
+ *    identity through a TLB entry is always a stale use; so is a freed
+ *    frame whose poison was overwritten (a late write through a stale
+ *    entry), found when the frame is reused.
  *  - Page-table changes.  Each software change of a PTE takes the next
  *    version of that page; a TLB entry records the version it was filled
  *    from.  When the engine reports a change complete (tlbpol_submit()
@@ -41,6 +43,18 @@
  *    loaded and its MMU walks speculatively through its PSC (the reason the
  *    engine interrupts idle CPUs when page tables are freed); a walk that
  *    reaches a freed table page is a stale use.
+ *  - Flush stamps.  A frame freed with a stamp goes back to the free list
+ *    at once, its contents dead but intact, and the change that unmapped it
+ *    is complete only once the stamp settled (tlbpol_stamp_pending() says
+ *    0: the manager raises cv then).  Until then a stale entry may still
+ *    use the frame: its identity is still the one the entry was filled
+ *    with, and cv is not raised, so the use passes -- as long as the frame
+ *    was not handed out again.  A frame handed out again must have had its
+ *    stamp settled (check_handout(): the allocator settled it, or the engine
+ *    says it is settled) and no running vCPU caching it; it is poisoned
+ *    then, so a stale entry that survived reads poison or another identity.
+ *    After the settle, cv is raised and a use through an older entry that
+ *    it no longer allows is counted as above.
  */
 
 #include "softmmu.h"
@@ -51,7 +65,7 @@
 
 const char *const stale_names[S_MAX] = {
 	"freed frame", "reused frame", "read after flush", "write after flush",
-	"freed table page", "write into freed frame",
+	"freed table page", "write into freed frame", "unsettled reuse",
 };
 
 void stale(struct world *w, enum stale_kind k, const char *fmt, ...)
@@ -60,8 +74,8 @@ void stale(struct world *w, enum stale_kind k, const char *fmt, ...)
 	char msg[512];
 	va_list ap;
 
-	atomic_fetch_add(&w->stale[k], 1);
-	if (n >= MAX_REPORTS)
+	/* The first MAX_REPORTS, and the first of each kind. */
+	if (atomic_fetch_add(&w->stale[k], 1) && n >= MAX_REPORTS)
 		return;
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
@@ -117,6 +131,29 @@ static void report_use(struct cpu *c, enum stale_kind k, const struct tlb_entry 
 	      pte_ver(cvw), perms_str(pte_perms(cvw), b2), pte_frame(cvw));
 }
 
+/* Frame @f is handed out again: the reuse check, for every frame.  A vCPU
+ * that the engine counts as running (it flushes before it runs again
+ * otherwise) must not cache it, and a stamped frame's stamp must have been
+ * settled (its flush done on every vCPU that runs the address space). */
+void check_handout(struct world *w, uint32_t f, uint64_t stamp, int settled)
+{
+	int r;
+
+	if (stamp && !settled && (r = tlbpol_stamp_pending(w->eng, stamp)))
+		stale(w, S_UNSETTLED,
+		      "frame %u handed out again before its flush stamp %#" PRIx64
+		      " settled (tlbpol_stamp_pending(): %d)",
+		      f, stamp, r);
+	for (uint32_t k = 0; k < MAX_VCPUS / 64; k++) {
+		uint64_t h = atomic_load(&w->holders[f][k]) & ~atomic_load(&w->halted[k]);
+
+		if (h)
+			stale(w, S_REUSED_FRAME,
+			      "frame %u handed out again while vCPU %u still caches it", f,
+			      k * 64 + (uint32_t)__builtin_ctzll(h));
+	}
+}
+
 /* vCPU @c just used entry @e for @vpn; its frame's word 0 read @id at the
  * access.  Judge the use. */
 void check_use(struct cpu *c, const struct tlb_entry *e, uint32_t vpn, int write, uint64_t id)
@@ -129,4 +166,6 @@ void check_use(struct cpu *c, const struct tlb_entry *e, uint32_t vpn, int write
 		report_use(c, S_REUSED_FRAME, e, vpn, write, id, cvw);
 	else if (pte_ver(cvw) > e->ver && harmful(e, cvw))
 		report_use(c, write ? S_WRITE_AFTER : S_READ_AFTER, e, vpn, write, id, cvw);
+	else if (atomic_load_explicit(&c->w->frame_stamp[e->frame], memory_order_relaxed))
+		c->n[C_DEAD_USES]++; /* freed with a stamp, not reused: allowed */
 }

@@ -25,8 +25,9 @@
  * Exit status: 0 with no stale use; 1 if any was found ("stale uses found");
  * with --expect-stale (the planted-bug build, or --bug) 0 only if some were
  * found; 2 on a usage or internal error.  --bug plants a bug in this program
- * instead (vCPU 0 ignores page flushes, or vCPUs ignore the catch-up flush),
- * to show that the checks catch it.
+ * instead (vCPU 0 ignores page flushes, vCPUs ignore the catch-up flush, or
+ * the allocator hands out a frame whose flush stamp has not settled), to
+ * show that the checks catch it.
  */
 
 #include "softmmu.h"
@@ -44,15 +45,15 @@ static uint32_t free_ticks;
 static const struct mix mixes[] = {
 	/* About 12% of the time halted, 1% blocked. */
 	{ "mixed", "every operation",
-	  /* reclaim unmap protect migrate remap tables aging */
-	  { 30, 20, 15, 10, 10, 5, 10 },
+	  /* reclaim unmap protect migrate remap tables aging munmap */
+	  { 30, 15, 15, 10, 10, 5, 5, 10 },
 	  4096, 4000, 100, 1000, 20000, 50, 300 },
 	{ "reclaim", "reclaim-heavy: clean and dirty pages on every vCPU, 32 per batch",
-	  { 90, 5, 5, 0, 0, 0, 0 },
+	  { 90, 5, 5, 0, 0, 0, 0, 0 },
 	  4096, 4000, 100, 1000, 20000, 50, 300 },
 	/* About half of the time halted. */
 	{ "tables", "page-table pages freed under halted vCPUs",
-	  { 20, 20, 10, 0, 0, 50, 0 },
+	  { 20, 20, 10, 0, 0, 50, 0, 0 },
 	  2048, 1000, 200, 2000, 0, 0, 0 },
 };
 #define NR_MIXES (sizeof(mixes) / sizeof(mixes[0]))
@@ -266,11 +267,18 @@ static void report(const struct result *res, int np, int naive_i, int linux_i, u
 		       100.0 * ratio((double)r->n[C_HALTED_US] * 1e-6, r->wall * nv),
 		       r->n[C_THROTTLED]);
 	}
-	printf("\n%-8s %10s %10s %10s  (flush stamps: reclaimed frames freed at once)\n", "policy",
+	/* Two tables: lab/results/parse.py reads the first's four columns. */
+	printf("\n%-8s %10s %10s %10s  (flush stamps: frames freed at once)\n", "policy",
 	       "stamped", "reused", "waited");
 	for (int i = 0; i < np; i++)
 		printf("%-8s %10" PRIu64 " %10" PRIu64 " %10" PRIu64 "\n", res[i].name,
-		       res[i].n[C_STAMPED], res[i].n[C_SETTLES], res[i].n[C_SETTLE_WAITS]);
+		       res[i].n[C_STAMPED], res[i].n[C_REUSED], res[i].n[C_SETTLE_WAITS]);
+	printf("\n%-8s %10s %10s %10s %10s\n", "policy", "early", "preferred", "guards",
+	       "dead uses");
+	for (int i = 0; i < np; i++)
+		printf("%-8s %10" PRIu64 " %10" PRIu64 " %10" PRIu64 " %10" PRIu64 "\n", res[i].name,
+		       res[i].n[C_EARLY], res[i].n[C_PREFERRED], res[i].n[C_GUARDS],
+		       res[i].n[C_DEAD_USES]);
 	printf("\nwall: until every vCPU made its accesses and the manager its operations.\n"
 	       "kicks: send_ipi targets (interrupts); flushes: flush_local calls, local and\n"
 	       "remote; full: whole-TLB flushes; pages: pages named by page flushes; stale: must\n"
@@ -279,7 +287,13 @@ static void report(const struct result *res, int np, int naive_i, int linux_i, u
 	       "busy: accesses retried later (page locked by the manager); irqs: kicks taken;\n"
 	       "wakeups: kicks that woke a sleeping thread; catchups: full flushes asked for by\n"
 	       "tlbpol_cpu_state() returning 1; halts: idle + preempted spells; halted: their\n"
-	       "share of vCPU time; stalls: guest stalls behind a manager that fell behind.\n");
+	       "share of vCPU time; stalls: guest stalls behind a manager that fell behind.\n"
+	       "Flush stamps: stamped: frames freed at once with a stamp; reused: of them\n"
+	       "handed out again; waited: settles that interrupted or waited; early: reuses\n"
+	       "before the stamp settled; preferred: handouts that passed the frame freed\n"
+	       "last for a settled one; guards: munmaps left unstamped (the fault is relied on);\n"
+	       "dead uses: guest accesses through a stale entry to a stamped frame not yet\n"
+	       "reused (allowed: its contents are dead but nobody else has it).\n");
 	for (int i = 0; i < np; i++) {
 		const struct result *r = &res[i];
 
@@ -329,6 +343,7 @@ struct opts {
 	enum bug bug;
 	int expect;
 	int no_stamps;
+	uint32_t stamp_look;
 };
 
 static _Noreturn void help(FILE *f, int rc)
@@ -336,10 +351,14 @@ static _Noreturn void help(FILE *f, int rc)
 	fprintf(f,
 		"usage: softmmu [--vcpus N] [--seconds S] [--mix mixed|reclaim|tables]\n"
 		"               [--rules POLICY,...] [--seed N]\n"
-		"               [--expect-stale] [--bug lost-flush|no-catchup] [--free-ticks N]\n"
-		"               [--no-stamps]\n"
-		"  --no-stamps: reclaim frees its frames behind the flush (tlbpol_defer_free())\n"
-		"          instead of at once with a flush stamp (TLBPOL_EVF_STAMP)\n"
+		"               [--expect-stale] [--bug lost-flush|no-catchup|skip-settle]\n"
+		"               [--free-ticks N]\n"
+		"               [--no-stamps] [--stamp-look N]\n"
+		"  --no-stamps: reclaim and munmap free frames behind the flush\n"
+		"          (tlbpol_defer_free()), not at once with a stamp (TLBPOL_EVF_STAMP)\n"
+		"  --stamp-look N: the allocator takes a settled frame among the N freed\n"
+		"          last (default 8; 0: always the last, settling it if need be)\n"
+		"  --bug skip-settle: hand out the frame freed last without settling it\n"
 		"  POLICY: a rule mask as tlbpol_rules_parse() reads it: naive, linux,\n"
 		"          default, linux+receiver-merge, 0x1ff (default: naive,linux,default)\n");
 	exit(rc);
@@ -352,7 +371,7 @@ static _Noreturn void usage(void)
 
 enum {
 	OPT_VCPUS = 256, OPT_SECONDS, OPT_MIX, OPT_RULES, OPT_SEED, OPT_FREE_TICKS, OPT_BUG,
-	OPT_EXPECT_STALE, OPT_NO_STAMPS,
+	OPT_EXPECT_STALE, OPT_NO_STAMPS, OPT_STAMP_LOOK,
 };
 
 static const struct option long_options[] = {
@@ -365,6 +384,7 @@ static const struct option long_options[] = {
 	{ "bug", required_argument, NULL, OPT_BUG },
 	{ "expect-stale", no_argument, NULL, OPT_EXPECT_STALE },
 	{ "no-stamps", no_argument, NULL, OPT_NO_STAMPS },
+	{ "stamp-look", required_argument, NULL, OPT_STAMP_LOOK },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -384,6 +404,7 @@ static void parse_options(int argc, char **argv, struct opts *o)
 	o->seed = 1;
 	o->bug = BUG_NONE;
 	o->no_stamps = 0;
+	o->stamp_look = 8;
 	o->expect = 0;
 	while ((opt = getopt_long(argc, argv, "h", long_options, NULL)) != -1) {
 		switch (opt) {
@@ -422,14 +443,20 @@ static void parse_options(int argc, char **argv, struct opts *o)
 				o->bug = BUG_LOST_FLUSH;
 			else if (!strcmp(optarg, "no-catchup"))
 				o->bug = BUG_NO_CATCHUP;
+			else if (!strcmp(optarg, "skip-settle"))
+				o->bug = BUG_SKIP_SETTLE;
 			else
-				die("--bug: lost-flush or no-catchup");
+				die("--bug: lost-flush, no-catchup or skip-settle");
 			break;
 		case OPT_EXPECT_STALE:
 			o->expect = 1;
 			break;
 		case OPT_NO_STAMPS:
 			o->no_stamps = 1;
+			break;
+		case OPT_STAMP_LOOK:
+			if (cli_u32(optarg, &o->stamp_look))
+				die("--stamp-look: a whole number below 2^32");
 			break;
 		default: /* getopt_long() said what was wrong */
 			usage();
@@ -497,6 +524,7 @@ int main(int argc, char **argv)
 	w->mix = o.mix;
 	w->bug = o.bug;
 	w->stamps = !o.no_stamps;
+	w->stamp_look = o.stamp_look;
 	w->cpu = xalloc((nv + 1) * sizeof(*w->cpu));
 	w->frames = xalloc(NFRAMES * sizeof(*w->frames));
 	w->tables = xalloc(NTABLES * sizeof(*w->tables));
@@ -516,6 +544,8 @@ int main(int argc, char **argv)
 	);
 	printf("mix \"%s\": %s; one manager operation per %u guest accesses\n", o.mix->name,
 	       o.mix->what, o.mix->accesses_per_op);
+	printf("flush stamps: %s (the rule is in default; --no-stamps turns them off)\n",
+	       o.no_stamps ? "off" : "on for reclaim and munmap");
 	printf("work: \"%s\" runs %.1f s; the others repeat exactly its work (guest accesses per\n"
 	       "vCPU, manager operations)\n\n",
 	       pol[0].name, o.seconds);

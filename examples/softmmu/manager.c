@@ -3,23 +3,27 @@
  * manager.c - the memory manager, the part of softmmu a hypervisor or an
  * emulator copies: a thread with an engine CPU of its own (as kswapd is a
  * kernel thread of its own) that reclaims clean and dirty pages, unmaps
- * ranges (MADV_DONTNEED), write-protects, ages, migrates and remaps pages
- * and frees page-table pages, each operation in the one pattern libtlbpol
- * asks for: a deferred-free record; each PTE cleared with an atomic
- * exchange and submitted; what must wait for the flush waiting for its
- * deadline (tlbpol_flush()); frames and table pages poisoned and handed
- * back to the free lists only from the tlbpol_defer_free() callback.  It has
+ * ranges (MADV_DONTNEED, munmap), write-protects, ages, migrates and
+ * remaps pages and frees page-table pages, each operation in the one
+ * pattern libtlbpol asks for: a deferred-free record; each PTE cleared with
+ * an atomic exchange and submitted; what must wait for the flush waiting
+ * for its deadline (tlbpol_flush()); frames and table pages poisoned and
+ * handed back to the free lists only from the tlbpol_defer_free() callback,
+ * or, with flush stamps, at once with the stamp (manager_stamp.c).  It has
  * files of its own so that it reads, and copies, apart from the machine:
  * it reaches the page table through pages.c and the interrupt line through
  * mmu.c, is paced by the guest (vcpu_throttle() in guest.c), and tells the
  * checker when each change is complete.
  *
  * This file is the thread: paced by the guest, it picks each operation
- * from the mix.  The operations are manager_ops.c's, the pattern they
- * follow manager_defer.c's (manager.h).
+ * from the mix, and marks complete the stamped changes whose stamp settled.
+ * The operations are manager_ops.c's, the pattern they follow
+ * manager_defer.c's and manager_stamp.c's (manager.h).
  */
 
 #include "manager.h"
+
+#include <inttypes.h>
 
 /* A page-aligned start @back pages behind the working set: pages the guest
  * used recently, so most vCPUs' TLBs still hold them. */
@@ -64,6 +68,10 @@ static void mgr_op(struct mgr *m)
 		op_remap(m, a, b, 4);
 		break;
 	}
+	case OP_MUNMAP:
+		/* One in four is a guard page the program relies on faulting. */
+		op_munmap(m, behind(m, 16, 256), 16, rnd(&m->c->rng) % 4 == 0);
+		break;
 	case OP_TABLES:
 		op_tables(m, behind(m, GROUP_PAGES, 4 * GROUP_PAGES) / GROUP_PAGES);
 		break;
@@ -80,15 +88,18 @@ void *mgr_main(void *arg)
 {
 	struct cpu *c = arg;
 	struct world *w = c->w;
-	struct mgr m = { w, c, w->mgr, NULL };
+	struct mgr m = { w, c, w->mgr, NULL, calloc(1, sizeof(struct stampq)) };
 	uint64_t ops = 0;
 
+	if (!m.sq)
+		die("out of memory");
 	pthread_barrier_wait(&w->start);
 	for (;;) {
 		uint64_t total = 0;
 		int vdone = 1;
 
 		poll_kick(c);
+		stamp_poll(&m);
 		for (uint32_t i = 0; i < w->nv; i++) {
 			total += atomic_load_explicit(&w->cpu[i].progress, memory_order_relaxed);
 			vdone &= atomic_load(&w->cpu[i].finished);
@@ -118,6 +129,11 @@ void *mgr_main(void *arg)
 	/* Complete everything still pending, lazy work included: every
 	 * deferred free runs. */
 	chk(tlbpol_flush(w->eng, w->mgr, TLBPOL_BY_LAZY), "tlbpol_flush");
+	stamp_poll(&m);
+	if (m.sq->dropped || m.sq->head != m.sq->tail)
+		printf("note: %s: %" PRIu64 " stamped changes never checked as complete\n",
+		       w->policy, m.sq->dropped + (m.sq->tail - m.sq->head));
+	free(m.sq);
 	c->n[C_OPS] = ops;
 	w->t_end = now_s();
 	atomic_store(&w->all_done, 1);

@@ -1,61 +1,19 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * manager_ops.c - the memory manager's operations: reclaim of clean and
- * dirty pages (with flush stamps when w->stamps), unmap of ranges
- * (MADV_DONTNEED), write-protection, aging, migration, remap and the
- * freeing of page-table pages, each in the pattern of manager_defer.c.
- * Called by manager.c; calls manager_defer.c and pages.c.
+ * dirty pages, munmap of private ranges and of a table page's range (all
+ * three with flush stamps when w->stamps), unmap of ranges
+ * (MADV_DONTNEED), write-protection, aging, migration and remap, each in
+ * the pattern of manager_defer.c (or manager_stamp.c).  Called by manager.c; calls
+ * manager_defer.c, manager_stamp.c and pages.c.
  */
 #include "manager.h"
-
-/*
- * Flush stamps (w->stamps): the end of a reclaim pass is tlbpol_stamp()
- * (try_to_unmap_flush()): what is due by the free is complete when it
- * returns, the clean pages' flushes are posted with no interrupt, and
- * every frame goes back to the free list at once (the dirty ones, flushed
- * before their writeback, poisoned; the clean ones with the stamp), the
- * pages unlocked: the guest may fault them in again at once, which
- * completes what is pending over them.  The changes the stamp covers are
- * not marked complete (the checker checks less, never wrongly).
- */
-static void reclaim_stamped(struct mgr *m, const uint32_t *dframe, uint32_t nd)
-{
-	struct world *w = m->w;
-	struct dfree *df = m->df;
-	uint64_t stamp = 0;
-	uint32_t kept = 0;
-
-	m->df = NULL;
-	/* A pass that found no mapped page stamped nothing: tlbpol_stamp()
-	 * says so (-ENOENT), and a flush completes the rest. */
-	if (df->nframes)
-		chk(tlbpol_stamp(w->eng, m->me, &stamp), "tlbpol_stamp");
-	else
-		chk(tlbpol_flush(w->eng, m->me, TLBPOL_BY_FREE), "tlbpol_flush");
-	for (uint32_t i = 0; i < df->nchanges; i++) {
-		if (df->changes[i].deadline <= TLBPOL_BY_FREE || !stamp)
-			cv_raise(w, df->changes[i].vpn, df->changes[i].word);
-		else
-			df->changes[kept++] = df->changes[i];
-	}
-	for (uint32_t i = 0; i < df->nframes; i++) {
-		int dirty = 0;
-
-		for (uint32_t k = 0; k < nd && !dirty; k++)
-			dirty = dframe[k] == df->frames[i];
-		frame_free_stamped(w, df->frames[i], dirty ? 0 : stamp);
-		m->c->n[C_STAMPED] += !dirty && stamp;
-	}
-	for (uint32_t i = 0; i < df->npages; i++)
-		page_unlock(w, df->pages[i], df->states[i]);
-	free(df);
-}
 
 /*
  * Reclaim (kswapd): unmap each mapped page of a cluster for reclaim, one
  * event per page as rmap walks them; write the dirty ones back once their
  * flush is done (BY_WRITEBACK); free all frames once every flush is done
- * (with flush stamps: at once, reclaim_stamped()).
+ * (with flush stamps: at once, df_end_stamped(), the clean ones stamped).
  */
 void op_reclaim(struct mgr *m, uint32_t start, uint32_t n)
 {
@@ -94,7 +52,7 @@ void op_reclaim(struct mgr *m, uint32_t start, uint32_t n)
 	/* A clean page's copy on the swap device (or the zero page) is still
 	 * good: it goes with no writeback. */
 	if (w->stamps) {
-		reclaim_stamped(m, dframe, nd);
+		df_end_stamped(m, dframe, nd);
 		return;
 	}
 	mgr_flush(m, TLBPOL_BY_FREE);
@@ -159,6 +117,62 @@ void op_unmap(struct mgr *m, uint32_t start, uint32_t n)
 		poison_words(w->frames[m->df->frames[i]].w, FRAME_WORDS);
 	for (uint32_t i = 0; i < nl; i++)
 		page_unlock(w, locked[i], PG_ABSENT);
+	df_end(m);
+}
+
+/*
+ * munmap of a private range (less than a table page's: op_tables() frees
+ * those): one UNMAP + PRIVATE event per run of mapped pages, as a zap
+ * gathers them.  With flush stamps the events carry TLBPOL_EVF_STAMP and
+ * the frames go back at once (df_end_stamped()): until the stamp settles
+ * another vCPU may still read the dead contents through its TLB, where
+ * Linux's munmap() would make it fault.  A munmap whose fault the program
+ * relies on (a guard page, @guard) stays unstamped, and Linux's: complete
+ * when it returns (BY_FREE), the frames freed behind the flush.
+ */
+void op_munmap(struct mgr *m, uint32_t start, uint32_t n, int guard)
+{
+	struct world *w = m->w;
+	uint32_t run = 0, perms = 0, nrun = 0, st, flags = TLBPOL_EVF_PRIVATE;
+	int stamp = w->stamps && !guard;
+	uint64_t cleared[MAX_OP_PAGES];
+
+	if (stamp)
+		flags |= TLBPOL_EVF_STAMP;
+	df_begin(m);
+	for (uint32_t vpn = start; vpn <= start + n; vpn++) {
+		int mapped = 0;
+
+		if (vpn < start + n && page_trylock(w, vpn, &st)) {
+			if (st == PG_MAPPED) {
+				uint64_t old = pte_clear(w, vpn, &cleared[vpn - start]);
+
+				if (!nrun++)
+					run = vpn;
+				perms |= pte_perms(old);
+				m->df->frames[m->df->nframes++] = pte_frame(old);
+				m->c->n[C_OP_PAGES]++;
+				mapped = 1;
+			}
+			w->backing_valid[vpn] = 0; /* a swapped-out page's slot goes too */
+			m->df->pages[m->df->npages] = vpn;
+			m->df->states[m->df->npages++] = PG_ABSENT;
+		}
+		if (!mapped && nrun) {
+			unmap_run(m, flags, run, nrun, perms, &cleared[run - start]);
+			nrun = 0;
+			perms = 0;
+		}
+	}
+	if (stamp) {
+		df_end_stamped(m, NULL, 0);
+		return;
+	}
+	m->c->n[C_GUARDS] += guard;
+	mgr_flush(m, TLBPOL_BY_FREE);
+	/* munmap() returns: a guard page must fault from now on. */
+	if (guard && m->df->nchanges)
+		die("an unstamped munmap left %u changes pending past BY_FREE", m->df->nchanges);
 	df_end(m);
 }
 
@@ -364,12 +378,17 @@ void op_remap(struct mgr *m, uint32_t a, uint32_t b, uint32_t n)
 /*
  * munmap of a whole table page's range: unmap its pages, detach the table
  * page and free it with the frames once the flush -- which must reach idle
- * CPUs too (TABLES_FREED), since their MMU may walk it -- is done.
+ * CPUs too (TABLES_FREED), since their MMU may walk it -- is done.  With
+ * flush stamps every event of the munmap carries TLBPOL_EVF_STAMP, as one
+ * mmu_gather would: the engine does not defer the freed table page's
+ * flush, and tlbpol_stamp() completes it before it returns, so the table
+ * page goes back then (df_end_stamped()).
  */
 void op_tables(struct mgr *m, uint32_t g)
 {
 	struct world *w = m->w;
 	uint32_t base = g * GROUP_PAGES, locked = 0, st[GROUP_PAGES], nrun = 0, run = 0, perms = 0;
+	uint32_t flags = TLBPOL_EVF_PRIVATE | (w->stamps ? TLBPOL_EVF_STAMP : 0);
 	uint64_t cleared[GROUP_PAGES], d;
 
 	for (; locked < GROUP_PAGES; locked++)
@@ -394,7 +413,7 @@ void op_tables(struct mgr *m, uint32_t g)
 			m->df->frames[m->df->nframes++] = pte_frame(old);
 			m->c->n[C_OP_PAGES]++;
 		} else if (nrun) {
-			unmap_run(m, TLBPOL_EVF_PRIVATE, run, nrun, perms, &cleared[run - base]);
+			unmap_run(m, flags, run, nrun, perms, &cleared[run - base]);
 			nrun = 0;
 			perms = 0;
 		}
@@ -408,8 +427,11 @@ void op_tables(struct mgr *m, uint32_t g)
 	 * may cache a pointer to it, idle ones included. */
 	atomic_store(&w->dir[g], 0);
 	m->df->table = (int)dir_table(d);
-	submit(w, m->me, TLBPOL_EV_UNMAP, TLBPOL_EVF_PRIVATE | TLBPOL_EVF_TABLES_FREED, base,
-	       GROUP_PAGES, 0, 0);
+	submit(w, m->me, TLBPOL_EV_UNMAP, flags | TLBPOL_EVF_TABLES_FREED, base, GROUP_PAGES, 0, 0);
+	if (w->stamps) {
+		df_end_stamped(m, NULL, 0);
+		return;
+	}
 	mgr_flush(m, TLBPOL_BY_FREE);
 	df_end(m);
 }

@@ -53,49 +53,78 @@ static int pool_pop(struct world *w, const uint32_t *list, uint32_t *n)
 }
 
 /*
- * Flush stamps: a frame freed with a stamp is settled on the CPU that takes
- * it (tlbpol_stamp_settle()), and only then poisoned, as a frame freed
- * behind the flush was when it was freed: from here on a stale entry that
- * survived the settle reads poison, or this frame's new identity.
+ * The frame freed last, or with flush stamps one of the w->stamp_look freed
+ * last whose stamp has settled (tlbpol_stamp_pending() says 0, which stays
+ * true), moved to the top: a LIFO free list hands out the frame freed last,
+ * whose stamp is the least likely to have settled, and settling it would
+ * interrupt the vCPUs that have not flushed yet (the unikernel's allocator
+ * does the same, examples/unikernel/mm.c).  -1 if none is free.
  */
-/* Frame @f is handed out again: no vCPU that the engine counts as running
- * (it flushes before it runs again otherwise) may still cache it. */
-static void check_no_holder(struct world *w, uint32_t f)
+static int frame_pop(struct world *w, struct cpu *c)
 {
-	for (uint32_t k = 0; k < MAX_VCPUS / 64; k++) {
-		uint64_t h = atomic_load(&w->holders[f][k]) & ~atomic_load(&w->halted[k]);
+	uint32_t look = w->bug == BUG_SKIP_SETTLE ? 0 : w->stamp_look, *l = w->free_frames;
+	int f = -1;
 
-		if (h)
-			stale(w, S_REUSED_FRAME,
-			      "frame %u handed out again while vCPU %u still caches it", f,
-			      k * 64 + (uint32_t)__builtin_ctzll(h));
+	pthread_mutex_lock(&w->pool_lock);
+	for (uint32_t k = 0; k < look && k < w->nfree_frames; k++) {
+		uint32_t i = w->nfree_frames - 1 - k, t = w->nfree_frames - 1, x;
+		uint64_t s = atomic_load(&w->frame_stamp[l[i]]);
+
+		if (s && tlbpol_stamp_pending(w->eng, s))
+			continue;
+		x = l[i];
+		l[i] = l[t];
+		l[t] = x;
+		c->n[C_PREFERRED] += k > 0;
+		break;
 	}
+	if (w->nfree_frames)
+		f = (int)l[--w->nfree_frames];
+	pthread_mutex_unlock(&w->pool_lock);
+	return f;
 }
 
+/*
+ * Flush stamps: a frame freed with a stamp whose flush some vCPU has not
+ * done yet is settled on the CPU that takes it (tlbpol_stamp_settle(): it
+ * interrupts those vCPUs and waits), and only then poisoned, as a frame
+ * freed behind the flush was when it was freed: from here on a stale entry
+ * that survived the settle reads poison, or this frame's new identity.
+ * --bug skip-settle hands the frame freed last out unsettled.
+ */
 int frame_alloc(struct world *w, uint32_t cpu)
 {
-	int f = pool_pop(w, w->free_frames, &w->nfree_frames);
+	struct cpu *c = &w->cpu[cpu];
+	int f = frame_pop(w, c), settled = 1, r;
 	uint64_t stamp;
-	int r;
 
 	if (f < 0)
 		return f;
 	if (!(stamp = atomic_load(&w->frame_stamp[f]))) {
-		check_no_holder(w, (uint32_t)f);
+		check_handout(w, (uint32_t)f, 0, 1);
 		return f;
 	}
-	r = tlbpol_stamp_settle(w->eng, cpu, stamp);
-	if (r < 0)
-		die("tlbpol_stamp_settle(cpu %u): %d", cpu, r);
-	w->cpu[cpu].n[C_SETTLES]++;
-	if (r)
-		w->cpu[cpu].n[C_SETTLE_WAITS]++;
-	check_no_holder(w, (uint32_t)f);
+	c->n[C_REUSED]++;
+	if (chk(tlbpol_stamp_pending(w->eng, stamp), "tlbpol_stamp_pending")) {
+		c->n[C_EARLY]++;
+		settled = 0;
+		if (w->bug != BUG_SKIP_SETTLE) {
+			r = tlbpol_stamp_settle(w->eng, cpu, stamp);
+			if (r < 0)
+				die("tlbpol_stamp_settle(cpu %u): %d", cpu, r);
+			c->n[C_SETTLE_WAITS] += (uint64_t)r;
+			settled = 1;
+		}
+	}
+	check_handout(w, (uint32_t)f, stamp, settled);
 	atomic_store(&w->frame_stamp[f], 0);
 	poison_words(w->frames[f].w, FRAME_WORDS);
 	return f;
 }
 
+/* Free @f at once with @stamp; without one (0: its flush is complete) it is
+ * poisoned now, with one when it is handed out again (frame_alloc()): until
+ * then a stale entry may still read its dead contents. */
 void frame_free_stamped(struct world *w, uint32_t f, uint64_t stamp)
 {
 	if (!stamp)
@@ -163,11 +192,17 @@ struct table *ensure_table(struct world *w, uint32_t g)
 		return t;
 	/* Another vCPU (holding another page lock of the group) was first;
 	 * ours was never visible. */
-	poison_words(&t->ident, 1 + GROUP_PAGES);
-	pthread_mutex_lock(&w->pool_lock);
-	w->free_tables[w->nfree_tables++] = (uint32_t)ti;
-	pthread_mutex_unlock(&w->pool_lock);
+	table_free(w, (uint32_t)ti);
 	return &w->tables[dir_table(d)];
+}
+
+/* Poison table page @t and put it back: no CPU can reach it any more. */
+void table_free(struct world *w, uint32_t t)
+{
+	poison_words(&w->tables[t].ident, 1 + GROUP_PAGES);
+	pthread_mutex_lock(&w->pool_lock);
+	w->free_tables[w->nfree_tables++] = t;
+	pthread_mutex_unlock(&w->pool_lock);
 }
 
 struct tlbpol_decision submit(struct world *w, uint32_t cpu, uint32_t kind, uint32_t flags,
@@ -209,8 +244,10 @@ void pages_setup(struct world *w)
 {
 	uint32_t st;
 
-	for (uint32_t f = 0; f < NFRAMES; f++)
+	for (uint32_t f = 0; f < NFRAMES; f++) {
 		poison_words(w->frames[f].w, FRAME_WORDS);
+		atomic_store(&w->frame_stamp[f], 0); /* the last run's engine's */
+	}
 	for (uint32_t t = 0; t < NTABLES; t++)
 		poison_words(&w->tables[t].ident, 1 + GROUP_PAGES);
 	w->nfree_frames = w->nfree_tables = 0;

@@ -62,7 +62,7 @@
 #define CLUSTER 32u                     /* pages per reclaim batch */
 #define MAX_OP_PAGES GROUP_PAGES        /* pages one manager operation touches */
 #define HALT_TICK_NS 100000L            /* a halted vCPU wakes this often */
-#define MAX_REPORTS 5                   /* stale uses printed per policy */
+#define MAX_REPORTS 5                   /* stale uses printed per policy (+1 per kind) */
 #define MAX_VCPUS 256
 #define THROTTLE_BLOCKS 16              /* vCPUs look at the pace and clock this often */
 #define MAX_LAG 4                       /* manager operations the guest may run ahead */
@@ -146,7 +146,13 @@ enum counter {
 	C_ACCESSES, C_WALKS, C_FAULTS, C_INSTALLS, C_UPGRADES, C_SPURIOUS, C_RETRIES,
 	C_IRQS, C_KICKS, C_WAKEUPS, C_FLUSHES, C_CATCHUPS, C_IDLE, C_PREEMPT, C_OPS,
 	C_OP_PAGES, C_THROTTLED, C_HALTED_US,
-	C_STAMPED, C_SETTLES, C_SETTLE_WAITS, /* flush stamps: freed, reused, reused waiting */
+	/* Flush stamps: frames freed with a stamp; of them handed out again;
+	 * of those, before the stamp settled (tlbpol_stamp_settle() called);
+	 * settles that had to interrupt or wait; handouts that passed the last
+	 * freed frame for a settled one; munmaps left unstamped (guards);
+	 * guest accesses through a stale entry to a stamped free frame
+	 * (allowed: the frame is not reused yet). */
+	C_STAMPED, C_REUSED, C_EARLY, C_SETTLE_WAITS, C_PREFERRED, C_GUARDS, C_DEAD_USES,
 	C_MAX
 };
 
@@ -187,15 +193,17 @@ enum stale_kind {
 	S_WRITE_AFTER,   /* write through an entry a completed change made read-only/removed */
 	S_FREED_TABLE,   /* a walk through the PSC reached a freed table page */
 	S_LATE_WRITE,    /* a freed frame's poison was overwritten */
+	S_UNSETTLED,     /* a frame handed out again before its flush stamp settled */
 	S_MAX
 };
 
 /* Bugs the program can plant in itself (--bug), to show that the checks
  * catch a stale TLB entry wherever it comes from. */
-enum bug { BUG_NONE, BUG_LOST_FLUSH, BUG_NO_CATCHUP };
+enum bug { BUG_NONE, BUG_LOST_FLUSH, BUG_NO_CATCHUP, BUG_SKIP_SETTLE };
 
 enum op_kind {
-	OP_RECLAIM, OP_UNMAP, OP_PROTECT, OP_MIGRATE, OP_REMAP, OP_TABLES, OP_AGING, OP_MAX
+	OP_RECLAIM, OP_UNMAP, OP_PROTECT, OP_MIGRATE, OP_REMAP, OP_TABLES, OP_AGING, OP_MUNMAP,
+	OP_MAX
 };
 
 struct mix {
@@ -218,7 +226,8 @@ struct world {
 	const char *policy;
 	uint64_t rules;
 	enum bug bug;
-	int stamps;   /* clean reclaim frees its frames at once with a flush stamp */
+	int stamps;   /* reclaim and munmap free frames at once with a flush stamp */
+	uint32_t stamp_look; /* last freed frames the allocator looks at for a settled one */
 	uint32_t nv;  /* vCPUs: engine CPUs 0 .. nv-1 */
 	uint32_t mgr; /* the memory manager's engine CPU: nv */
 	struct cpu *cpu;
@@ -316,6 +325,9 @@ void stale(struct world *w, enum stale_kind k, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 void cv_raise(struct world *w, uint32_t vpn, uint64_t word);
 void check_use(struct cpu *c, const struct tlb_entry *e, uint32_t vpn, int write, uint64_t id);
+/* Frame @f, freed with flush stamp @stamp (0: none), is handed out again;
+ * @settled: the allocator settled the stamp or found it settled. */
+void check_handout(struct world *w, uint32_t f, uint64_t stamp, int settled);
 
 /* mmu.c: a vCPU's soft TLB, page walk and interrupt line. */
 extern const struct tlbpol_ops softmmu_ops;
@@ -344,6 +356,7 @@ void poison_words(_Atomic uint64_t *p, size_t n);
 void frame_fill(struct world *w, uint32_t f, uint32_t vpn, const uint64_t *from_backing,
 		int from);
 struct table *ensure_table(struct world *w, uint32_t g);
+void table_free(struct world *w, uint32_t t);
 struct tlbpol_decision submit(struct world *w, uint32_t cpu, uint32_t kind, uint32_t flags,
 			      uint32_t vpn, uint32_t nr, uint32_t old_perms, uint32_t new_perms);
 void page_install(struct world *w, uint32_t cpu, uint32_t flags, struct table *t, uint32_t vpn,
