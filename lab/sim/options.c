@@ -12,6 +12,7 @@
  */
 #include "frontend.h"
 #include "support/cli.h"
+#include "trace.h"
 
 #include <getopt.h>
 #include <string.h>
@@ -57,7 +58,8 @@
 	X(STAMP_LOOKAHEAD, "stamp-lookahead", U32, stamp_lookahead) \
 	X(BLOCK, "block-us", ARG, _)                                \
 	X(PAGES, "pages", U32, pages)                               \
-	X(WAIT_IRQS, "wait-irqs", ARG, _)
+	X(WAIT_IRQS, "wait-irqs", ARG, _)                           \
+	X(ZERO_PAGE, "zero-page", ARG, _)
 
 /* What getopt_long() is told each kind takes. */
 #define HAS_ARG_ARG required_argument
@@ -136,7 +138,8 @@ static void usage(FILE *f)
 		"                    --stamps, 64 without)\n"
 		"  --stamp-spare     ... and when none is, a spare frame (one nobody freed\n"
 		"                    lately: the zone's free memory) rather than settle one;\n"
-		"                    the pending ones wait in the list until they settle\n"
+		"                    the pending ones wait in the list until they settle\n");
+	fprintf(f,
 		"  --probe           checking: after each step every CPU also reads a page\n"
 		"                    installed lately, so other CPUs' pages sit in its TLB\n"
 		"  --vm              a guest: IPIs cost vm_ipi_factor more (vcpu always is one)\n"
@@ -144,6 +147,13 @@ static void usage(FILE *f)
 		"                    1; strace slows the traced run, blocking is not scaled)\n"
 		"  --trace-cpu-ns N  ... scaled so that it adds up to N ns: the CPU time (user +\n"
 		"                    system) the program used when run without strace\n"
+		"  --zero-page map|avoid  trace replay (version 3): a read fault of private\n"
+		"                    anonymous memory maps the shared zero page, read-only, and\n"
+		"                    the write after it copies it, a shootdown (map, default:\n"
+		"                    Linux); or maps a fresh zeroed frame, writable, that the\n"
+		"                    write then keeps, no flush (avoid: a host without the zero\n"
+		"                    page, as mm_forbids_zeropage()); says on stderr how many\n"
+		"                    frames that mapped and how many were never written\n"
 		"  --policy NAME     run only this policy (");
 	for (int p = 0; p < SIM_NR_POLICIES; p++)
 		fprintf(f, "%s%s", p ? ", " : "", sim_policy_names[p]);
@@ -313,6 +323,13 @@ static int option(struct sim_options *o, int c, const char *name, const char *v)
 			return 0;
 		}
 		fprintf(stderr, "tlbpol-sim: --wait-irqs takes auto, yes or no, not %s\n", v);
+		return -1;
+	case OPT_ZERO_PAGE:
+		if (!strcmp(v, "map") || !strcmp(v, "avoid")) {
+			sim_zero_page = !strcmp(v, "map") ? ZERO_PAGE_MAP : ZERO_PAGE_AVOID;
+			return 0;
+		}
+		fprintf(stderr, "tlbpol-sim: --zero-page takes map or avoid, not %s\n", v);
 		return -1;
 	case OPT_POLICY:
 		o->only = policy_index(v);

@@ -43,7 +43,10 @@
  * and its own accesses between records only read and write what is
  * present (what the program faulted in is in the trace, its copies too).
  * The zero page is a frame of its own per page here: its sharing changes
- * no flush.
+ * no flush.  --zero-page avoid models a host that never maps it for
+ * private anonymous memory (replay_fault()); the replay then says how many
+ * frames that mapped and how many the program never wrote (memory the
+ * zero page would have saved).
  * A thread reads the trace's mapping list of its address space and updates
  * it before any engine call it makes: another CPU runs while it waits, and
  * must find the list as the kernel's VMA tree would be (munmap removes the
@@ -56,6 +59,8 @@
 #include "trace.h"
 
 #include <stdlib.h>
+
+int sim_zero_page = ZERO_PAGE_MAP;
 
 static uint32_t sim_as_of(uint32_t trace_as)
 {
@@ -111,6 +116,8 @@ static struct run *runs_of(struct sim *s, uint32_t tas, uint64_t start, uint64_t
 		if (lo >= hi)
 			continue;
 		bits = present_bits(s, as, m->dense + (lo - m->start), hi - lo);
+		if (kind != T_MPROTECT && a->zp)
+			zp_drop(s->trace, a, m->dense + (lo - m->start), hi - lo);
 		/* The trace has no loads and stores: a writable mapping that a
 		 * program unmaps or DONTNEEDs is taken to have been written
 		 * (tlb_flush2 writes all it drops; an allocator's arenas are
@@ -195,56 +202,6 @@ static void apply(struct sim *s, uint32_t cpu, uint32_t tas, const struct run *r
 	}
 }
 
-/* Drop [start, start + pages) from the mappings, splitting where needed. */
-static void forget(struct tas *a, uint64_t start, uint64_t pages)
-{
-	struct mapping *out = malloc((a->n * 2 + 1) * sizeof(*out));
-	uint64_t end = start + pages;
-	uint32_t k = 0;
-
-	if (!out)
-		abort();
-	for (uint32_t i = 0; i < a->n; i++) {
-		struct mapping m = a->m[i];
-		uint64_t mend = m.start + m.pages;
-
-		if (mend <= start || end <= m.start) {
-			out[k++] = m;
-			continue;
-		}
-		if (m.start < start) {
-			struct mapping head = m;
-
-			head.pages = start - m.start;
-			out[k++] = head;
-		}
-		if (end < mend) {
-			struct mapping tail = m;
-
-			tail.start = end;
-			tail.dense = m.dense + (end - m.start);
-			tail.pages = mend - end;
-			out[k++] = tail;
-		}
-	}
-	free(a->m);
-	a->m = out;
-	a->n = k;
-	a->cap = a->n * 2 + 1;
-}
-
-static void add_mapping(struct tas *a, uint64_t start, uint64_t pages, uint8_t prot)
-{
-	if (a->n == a->cap) {
-		a->cap = a->cap ? a->cap * 2 : 64;
-		a->m = realloc(a->m, a->cap * sizeof(*a->m));
-		if (!a->m)
-			abort();
-	}
-	a->m[a->n++] = (struct mapping){ start, pages, 0x1000 + a->next_dense, prot };
-	a->next_dense += pages + 1;
-}
-
 /*
  * The last thread of an address space is gone (exit, or exec leaving it):
  * exit_mmap() unmaps everything and frees the page tables, so the flush
@@ -315,7 +272,8 @@ static void fork_protect(struct sim *s, uint32_t cpu, uint32_t tas)
 static void copy_as(struct tas *to, const struct tas *from)
 {
 	for (uint32_t i = 0; i < from->n; i++)
-		add_mapping(to, from->m[i].start, from->m[i].pages, from->m[i].prot);
+		trace_add_mapping(to, from->m[i].start, from->m[i].pages, from->m[i].prot,
+				  from->m[i].anon);
 }
 
 /* Make the modelled thread of trace thread @th, in trace AS @tas, at trace
@@ -354,20 +312,8 @@ static int trace_setup(struct sim *s)
 	if (s->cfg.trace_cpu_ns > 0) {
 		/* --trace-cpu-ns: scale the recorded computation so that it adds
 		 * up to the CPU time the program used without strace. */
-		double total = 0;
+		double total = trace_compute_ns(t);
 
-		for (uint32_t th = 0; th < t->threads; th++) {
-			uint64_t last = 0;
-
-			for (uint64_t k = 0; k < t->th[th].n; k++) {
-				const struct tevent *e = &t->ev[t->th[th].idx[k]];
-				uint64_t at = e->kind == T_BLOCK ? e->time - e->new_addr : e->time;
-
-				if (k && at > last)
-					total += (double)(at - last);
-				last = e->time;
-			}
-		}
 		if (total > 0)
 			s->cfg.trace_compute_scale = s->cfg.trace_cpu_ns / total;
 	}
@@ -395,9 +341,13 @@ static void run_a_little(struct sim *s, uint32_t cpu, uint32_t tas)
 			/* The recorded faults made the pages present: touch
 			 * only those, and write only the writable ones. */
 			const struct sim_page *p = sim_page(s, as, v, 0);
+			const uint8_t *zp = zp_state(&t->as[tas], v, 0);
 
+			/* --zero-page avoid: a fresh frame the program has
+			 * not written stays unwritten (it only read it). */
 			if (p && (p->perms & SIM_P))
-				sim_access(s, cpu, as, v, write && (p->perms & SIM_W));
+				sim_access(s, cpu, as, v,
+					   write && (p->perms & SIM_W) && !(zp && (*zp & ZP_FRESH)));
 			continue;
 		}
 		/* m is not used past here: the fault may wait, and another
@@ -426,30 +376,61 @@ static void run_a_little(struct sim *s, uint32_t cpu, uint32_t tas)
  * model's page may differ from the kernel's (its own accesses between
  * records): a copy still replaces whatever is present, as the record
  * says the kernel did.
+ *
+ * --zero-page avoid: the read of a page not present of private anonymous
+ * memory maps a fresh zeroed frame instead, as do_anonymous_page() does
+ * where mm_forbids_zeropage() (593befa6ab74): writable and dirty if the
+ * mapping is writable (pte_mkwrite(pte_mkdirty())), an install.  The
+ * program's later write, recorded as a copy of the zero page, then finds
+ * its own exclusive frame: a plain write if the PTE is writable, else
+ * wp_page_reuse() (an upgrade, no new frame); never a copy.  After a fork
+ * the frame is shared, and the recorded copy is one.
  */
 static void replay_fault(struct sim *s, uint32_t cpu, uint32_t tas, uint64_t page,
 			 enum tfault how)
 {
-	struct tas *a = &((struct trace *)s->trace)->as[tas];
+	struct trace *t = s->trace;
+	struct tas *a = &t->as[tas];
 	uint32_t as = sim_as_of(tas);
 	const struct sim_page *p;
 	uint64_t v = 0;
-	uint8_t prot = 0;
+	uint8_t prot = 0, anon = 0, *zp = NULL;
+	int present;
 
 	for (uint32_t i = 0; i < a->n; i++)
 		if (a->m[i].start <= page && page < a->m[i].start + a->m[i].pages) {
 			v = a->m[i].dense + (page - a->m[i].start);
 			prot = a->m[i].prot;
+			anon = a->m[i].anon;
 			break;
 		}
 	if (!prot)
 		return; /* not mapped as the model sees it, or PROT_NONE */
 	s->cnt.faults[how]++;
 	p = sim_page(s, as, v, 0);
-	if (!p || !(p->perms & SIM_P)) {
+	present = p && (p->perms & SIM_P);
+	if (sim_zero_page == ZERO_PAGE_AVOID)
+		zp = zp_state(a, v, 1);
+	/* The states change before any engine call: another CPU runs while
+	 * this one waits, and may drop the page. */
+	if (zp && !present && how == TF_READ && anon) {
+		t->zp_frames++;
+		t->zp_unwritten += *zp & ZP_FRESH; /* lost unwritten (PROT_NONE) */
+		*zp = ZP_FRESH | ZP_OWN;
+		sim_fault(s, cpu, as, v, 0, (uint8_t)(perms_of(prot) | (prot & SIM_W ? SIM_D : 0)));
+		sim_access(s, cpu, as, v, 0);
+		return;
+	}
+	if (zp)
+		*zp = (uint8_t)((how == TF_READ ? *zp & ZP_FRESH : 0) | (present ? *zp & ZP_OWN : 0));
+	if (!present) {
 		if (how == TF_READ)
 			sim_fault(s, cpu, as, v, 0, (uint8_t)(perms_of(prot) & ~SIM_W));
 		else
+			sim_fault(s, cpu, as, v, TLBPOL_EVF_WRITE,
+				  (uint8_t)(perms_of(prot) | SIM_W | SIM_D));
+	} else if (zp && (*zp & ZP_OWN) && how != TF_READ) {
+		if (!(p->perms & SIM_W))
 			sim_fault(s, cpu, as, v, TLBPOL_EVF_WRITE,
 				  (uint8_t)(perms_of(prot) | SIM_W | SIM_D));
 	} else if (how == TF_COW || (how == TF_WRITE && !(p->perms & SIM_W))) {
@@ -500,6 +481,7 @@ static int trace_step(struct sim *s, uint32_t cpu)
 		sim_charge(s, cpu, s->cfg.cost.syscall_ns);
 		if (e->kind == T_FORK) {
 			copy_as(&t->as[cas], a);
+			zp_fork(a);
 			fork_protect(s, cpu, tt->tas);
 		}
 		if (!t->th[child].made && make_thread(s, child, cas, e->time, cpu))
@@ -531,14 +513,14 @@ static int trace_step(struct sim *s, uint32_t cpu)
 	sim_charge(s, cpu, s->cfg.cost.syscall_ns);
 	switch (e->kind) {
 	case T_MMAP:
-		add_mapping(a, e->addr, e->pages ? e->pages : 1, e->prot);
+		trace_add_mapping(a, e->addr, e->pages ? e->pages : 1, e->prot, e->anon);
 		break;
 	case T_MUNMAP:
 		r = runs_of(s, tt->tas, e->addr, e->pages, T_MUNMAP, 0, &nr);
 		/* Counted only where there is something to stamp. */
 		guard = nr && unstamped(a, tt, t, e);
 		s->cnt.guard_unmaps += guard;
-		forget(a, e->addr, e->pages);
+		trace_forget(a, e->addr, e->pages);
 		apply(s, cpu, tt->tas, r, nr, T_MUNMAP, 0, s->cfg.stamps && !guard);
 		free(r);
 		break;
@@ -553,14 +535,15 @@ static int trace_step(struct sim *s, uint32_t cpu)
 		free(r);
 		break;
 	case T_MREMAP: {
-		uint8_t prot = 0;
+		struct mapping from = { 0 };
 
 		for (uint32_t i = 0; i < a->n; i++)
 			if (a->m[i].start <= e->addr && e->addr < a->m[i].start + a->m[i].pages)
-				prot = a->m[i].prot;
+				from = a->m[i];
 		r = runs_of(s, tt->tas, e->addr, e->pages, T_MREMAP, 0, &nr);
-		forget(a, e->addr, e->pages);
-		add_mapping(a, e->new_addr, e->new_pages ? e->new_pages : 1, prot);
+		trace_forget(a, e->addr, e->pages);
+		trace_add_mapping(a, e->new_addr, e->new_pages ? e->new_pages : 1, from.prot,
+				  from.anon);
 		apply(s, cpu, tt->tas, r, nr, T_MREMAP, 0, 0);
 		free(r);
 		break;
@@ -572,12 +555,34 @@ static int trace_step(struct sim *s, uint32_t cpu)
 	return 1;
 }
 
+static const char *rules_name(uint64_t rules)
+{
+	return rules == TLBPOL_RULES_LINUX ? "linux" : rules == TLBPOL_RULES_DEFAULT ? "default"
+					 : rules ? "custom" : "naive";
+}
+
 static void trace_finish(struct sim *s)
 {
 	struct trace *t = s->trace;
 
-	for (uint32_t a = 0; a < t->nas; a++)
+	for (uint32_t a = 0; a < t->nas; a++) {
+		/* What is still mapped at the end counts as it is. */
+		zp_drop(t, &t->as[a], t->as[a].zp_base, t->as[a].zp_chunks * SIM_CHUNK);
+		for (uint64_t c = 0; c < t->as[a].zp_chunks; c++)
+			free(t->as[a].zp[c]);
+		free(t->as[a].zp);
 		free(t->as[a].m);
+	}
+	if (sim_zero_page == ZERO_PAGE_AVOID && !s->cfg.quiet)
+		fprintf(stderr,
+			"tlbpol-sim: trace: zero page avoided (rules %s %#llx): %llu frames mapped at "
+			"read faults, %llu never written (%llu KiB); anonymous memory: %s\n",
+			rules_name(s->cfg.rules), (unsigned long long)s->cfg.rules,
+			(unsigned long long)t->zp_frames, (unsigned long long)t->zp_unwritten,
+			(unsigned long long)t->zp_unwritten * 4,
+			!t->faults	 ? "none used, no fault records (version 3)"
+			: t->map_kinds ? "as the trace says"
+				       : "inferred from the mmap records");
 	for (uint32_t th = 0; th < t->threads; th++)
 		free(t->th[th].idx);
 	free(t->th);
