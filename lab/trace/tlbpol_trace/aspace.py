@@ -47,7 +47,7 @@ class AddressSpace:
     `seq` and `members` are used only when address spaces are inferred
     (a recording without process events)."""
 
-    __slots__ = ('id', 'starts', 'ends', 'brk', 'seq', 'members', 'pages')
+    __slots__ = ('id', 'starts', 'ends', 'brk', 'seq', 'members', 'pages', 'origin')
 
     def __init__(self) -> None:
         self.id: Optional[int] = None
@@ -59,6 +59,9 @@ class AddressSpace:
         # page -> PAGE_*: the pages faults showed to be present (only in a
         # conversion with faults)
         self.pages: Dict[int, PageState] = {}
+        # page -> the recorded fault (its index) that made it present
+        # (converter.py: thinning the faults written)
+        self.origin: Dict[int, int] = {}
 
     def copy(self) -> 'AddressSpace':
         """The child's copy at a fork: both sides' own pages are now
@@ -74,6 +77,7 @@ class AddressSpace:
             elif isinstance(st, list):
                 st[0] += 1
         other.pages = dict(self.pages)
+        other.origin = dict(self.origin)
         return other
 
     def drop_pages(self, s: int, e: int) -> None:
@@ -83,6 +87,7 @@ class AddressSpace:
         else:
             gone = [p for p in range(s, e) if p in self.pages]
         for p in gone:
+            self.origin.pop(p, None)
             st = self.pages.pop(p)
             if isinstance(st, list):
                 st[0] -= 1
@@ -92,11 +97,23 @@ class AddressSpace:
         beyond n pages are unmapped)."""
         moved = {to + p - s: st for p, st in self.pages.items()
                  if s <= p < e and p - s < n}
+        came = {p: self.origin[p - to + s] for p in moved
+                if p - to + s in self.origin}
         for p in moved:
             self.pages.pop(p - to + s)
         self.drop_pages(s, e)
         self.drop_pages(to, to + n)
         self.pages.update(moved)
+        self.origin.update(came)
+
+    def present_origin(self, s: int, e: int) -> Optional[int]:
+        """The fault that made some page of [s, e) present (the latest
+        such), or None when no page of it is present."""
+        if e - s > len(self.origin):
+            got = [f for p, f in self.origin.items() if s <= p < e]
+        else:
+            got = [self.origin[p] for p in range(s, e) if p in self.origin]
+        return max(got) if got else None
 
     def mapped_runs(self, s: int, e: int) -> List[Tuple[int, int]]:
         """Maximal mapped runs inside [s, e), ascending."""

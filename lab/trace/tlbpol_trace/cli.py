@@ -31,6 +31,10 @@ def parser() -> argparse.ArgumentParser:
                     help='the page faults recorded with it (record.sh: '
                          'perf script output): write version 3 with fault '
                          'records')
+    ap.add_argument('--thin-faults', action='store_true',
+                    help='with --faults: write only the read and write faults '
+                         'that a later record needs (FORMAT.md "Thinned '
+                         'faults"); every copy-on-write fault is written')
     ap.add_argument('--block-min-ns', type=int, default=BLOCK_MIN_NS,
                     metavar='NS',
                     help='write a block record only for a call that blocked '
@@ -55,6 +59,8 @@ def check_args(ap: argparse.ArgumentParser, args: argparse.Namespace) -> None:
                 ap.error('comment line longer than %d bytes' % MAX_LINE)
     if args.faults and args.v1:
         ap.error('--faults writes version 3: not with --v1')
+    if args.thin_faults and not args.faults:
+        ap.error('--thin-faults thins the faults of --faults: give it')
     if args.block_min_ns < 0:
         ap.error('--block-min-ns must be at least 0')
 
@@ -69,7 +75,8 @@ def convert_args(args: argparse.Namespace, lines: List[str]) -> Converter:
             raise ConvertError('%s: %s' % (args.faults, exc)) from exc
     return convert_lines(lines, max_events=args.max_events,
                          verbose=args.verbose, v1=args.v1,
-                         block_min_ns=args.block_min_ns, faults=faults)
+                         block_min_ns=args.block_min_ns, faults=faults,
+                         thin=args.thin_faults)
 
 
 def render_args(args: argparse.Namespace, conv: Converter) -> str:

@@ -6,7 +6,7 @@ successful call turned into the trace's records."""
 import collections
 import sys
 from typing import Callable, Deque, Dict, Iterable, List, Optional, \
-    Tuple, Union
+    Set, Tuple, Union
 
 from .aspace import PAGE_RO, PAGE_RW, AddressSpace, Change, Sharing, \
     in_place_range, memory_call
@@ -42,7 +42,8 @@ class Converter:
                  verbose: bool = False, v1: bool = False,
                  block_min_ns: int = BLOCK_MIN_NS,
                  infer: bool = False,
-                 faults: Optional[List[Fault]] = None) -> None:
+                 faults: Optional[List[Fault]] = None,
+                 keep: Optional[Set[int]] = None) -> None:
         self.trace = Trace(v1, max_events, block_min_ns,
                            faults is not None and not v1)
         # The recorded page faults, by time, and the next one to merge.
@@ -50,6 +51,13 @@ class Converter:
         self.next_fault = 0
         self.fault_kept: Dict[str, int] = collections.Counter()
         self.fault_dropped: Dict[str, int] = collections.Counter()
+        # Thinning (--thin-faults, thin_conversion()): the read and write
+        # faults (of pages not present) to write, by index; None: all.
+        # `needed` collects them in the first pass: the faults that made a
+        # page present which a later record finds present (one per record
+        # that changes pages; the read before each copy).
+        self.keep = keep
+        self.needed: Set[int] = set()
         self.verbose = verbose
         # First pass of a recording without process events: which tasks
         # share an address space.
@@ -81,6 +89,7 @@ class Converter:
         if flags & CLONE_VM:
             aspace = parent.aspace
         else:
+            self.need(parent.aspace, 0, 1 << 52)
             aspace = parent.aspace.copy()
         group = parent.group if flags & CLONE_THREAD else None
         task = Task(pid, aspace, group, parent)
@@ -200,6 +209,7 @@ class Converter:
             return
         task.aspace.members -= 1
         if task.aspace.members <= 0:
+            self.need(task.aspace, 0, 1 << 52)
             task.aspace.drop_pages(0, 1 << 52)
 
     def end(self, task: Task, ts: int) -> None:
@@ -319,6 +329,8 @@ class Converter:
                                 lambda msg: self.warn(idx, msg))
             if self.trace.faults:
                 for c in group:
+                    if c.pages > 0:
+                        self.need(a, c.start, c.start + c.pages)
                     forget_pages(a, c)
             self.trace.commit(ts, [Entry(task, a, c.kind, c)
                                    for c in group
@@ -351,6 +363,7 @@ class Converter:
         new.members = 1
         task.aspace.members -= 1
         if task.aspace.members <= 0:
+            self.need(task.aspace, 0, 1 << 52)
             task.aspace.drop_pages(0, 1 << 52)
         last = [Entry(task, task.aspace, 'exec', new_as=new)] \
             if task.tid is not None else []
@@ -421,9 +434,9 @@ class Converter:
             if f.ts < t0:
                 self.fault_dropped['before the first strace line'] += 1
                 continue
-            self.fault(f, max(f.ts - t0, self.last_ts), idx)
+            self.fault(f, max(f.ts - t0, self.last_ts), idx, self.next_fault - 1)
 
-    def fault(self, f: Fault, ts: int, idx: int) -> None:
+    def fault(self, f: Fault, ts: int, idx: int, fi: int = -1) -> None:
         task = self.tasks.get(f.tid)
         if task is None and self.unbound is None and self.future.get(f.tid):
             # A new thread's first faults (its stack), before its clone
@@ -447,6 +460,7 @@ class Converter:
             a.drop_pages(page, page + 1)
             how = 'write' if write else 'read'
             a.pages[page] = PAGE_RW if write else PAGE_RO
+            a.origin[page] = fi
         elif write and (state is None or state == PAGE_RO or
                         (isinstance(state, list) and state[0] > 1)):
             # Present but write-protected: do_wp_page() copies it
@@ -454,8 +468,10 @@ class Converter:
             # shared by a fork, or one mapped without a fault the
             # recording saw (fault-around maps file pages around one).
             how = 'cow'
+            self.need(a, page, page + 1)
             a.drop_pages(page, page + 1)
             a.pages[page] = PAGE_RW
+            a.origin[page] = fi
         else:
             # A write to a page the process alone has (already its own, or
             # shared by a fork whose other side copied or dropped it): the
@@ -463,15 +479,29 @@ class Converter:
             # no flush.  Or a read of a present page (PROT_NONE, NUMA
             # hinting).
             if write:
+                origin = a.origin.get(page, fi)
                 a.drop_pages(page, page + 1)
                 a.pages[page] = PAGE_RW
+                a.origin[page] = origin
             self.fault_dropped['writes to a page the process alone has '
                                '(reused, not copied)' if write else
                                'reads of present pages'] += 1
             return
+        if self.keep is not None and how != 'cow' and fi not in self.keep:
+            self.fault_dropped['%s faults thinned (--thin-faults: no later record '
+                               'needs the page present)' % how] += 1
+            return
         self.fault_kept[how] += 1
         self.trace.commit(ts, [Entry(task, a, 'fault', reason=how,
                                      page=page)])
+
+    def need(self, a: AddressSpace, s: int, e: int) -> None:
+        """A record is about to change [s, e): if a page of it is present,
+        the fault that made one present is needed (thinned faults keep
+        every record's "some page present" as it was)."""
+        f = a.present_origin(s, e)
+        if f is not None:
+            self.needed.add(f)
 
     def fault_notes(self) -> List[str]:
         kept = sum(self.fault_kept.values())
@@ -539,10 +569,20 @@ def forget_pages(a: AddressSpace, c: Change) -> None:
 def convert_lines(lines: Iterable[str], max_events: Optional[int] = None,
                   verbose: bool = False, v1: bool = False,
                   block_min_ns: int = BLOCK_MIN_NS,
-                  faults: Optional[List[Fault]] = None) -> Converter:
+                  faults: Optional[List[Fault]] = None,
+                  thin: bool = False) -> Converter:
     """A finished conversion (its trace, notes and warnings); with
-    `faults`, version 3 with their fault records."""
+    `faults`, version 3 with their fault records; with `thin` only the
+    read and write faults some later record needs (FORMAT.md "Thinned
+    faults"): a first pass finds them."""
+    keep: Optional[Set[int]] = None
+    if thin and faults is not None and not v1:
+        lines = list(lines)
+        first = Converter(max_events=None, v1=v1, block_min_ns=block_min_ns,
+                          faults=faults)
+        first.convert(lines)
+        keep = first.needed
     conv = Converter(max_events=max_events, verbose=verbose, v1=v1,
-                     block_min_ns=block_min_ns, faults=faults)
+                     block_min_ns=block_min_ns, faults=faults, keep=keep)
     conv.convert(lines)
     return conv

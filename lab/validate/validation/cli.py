@@ -19,10 +19,15 @@ run under strace, converted by lab/trace/strace2trace.py; then replays.
 With --update it writes data/ (measured.txt, the traces, the raw
 recordings compressed), else everything goes to the work directory.
 
-replay: replays the traces in data/ with tlbpol-sim (`linux` policy on
-the recorded machine's CPU count, then every policy) and prints predicted
-against measured.  With --check it exits 1 when a row is out of bounds
-(and not listed in data/expected-out.txt) or any policy has a violation.
+replay: replays the traces of every machine's set in data/ (data/ and
+data/machines/ID/) with tlbpol-sim (`linux` policy on the recorded
+machine's CPU count, then every policy) and prints predicted against
+measured, and the model's causes beside the kernel's.  With --check it
+exits 1 when a row is out of bounds (and not listed in its set's
+expected-out.txt, with numbers) or any policy has a violation.
+
+measure runs each program under SCHED_RR (--no-rt: not; machine.py says
+why) and records its page faults beside strace (trace version 3).
 
 profile: measures the machine profile alone (measure does it too, after
 the programs): ipi_rtt -d -g, 3 runs, into tlbpol-sim costs; --update
@@ -99,6 +104,9 @@ def parser() -> argparse.ArgumentParser:
                                 'fraction of the CPUs is done again (default 0.25)')
             s.add_argument('--retries', type=int, default=2,
                            help='how many times at most (default 2)')
+            s.add_argument('--no-rt', action='store_true',
+                           help='run the programs under normal scheduling, not SCHED_RR '
+                                '(machine.py PROG_RT says why they are)')
     return ap
 
 
@@ -114,7 +122,8 @@ def config(ns: argparse.Namespace) -> Config:
         # measure only
         only=getattr(ns, 'only', None),
         no_perf=getattr(ns, 'no_perf', False), no_attrib=getattr(ns, 'no_attrib', False),
-        max_others=getattr(ns, 'max_others', 0.25), retries=getattr(ns, 'retries', 2))
+        max_others=getattr(ns, 'max_others', 0.25), retries=getattr(ns, 'retries', 2),
+        rt=not getattr(ns, 'no_rt', False))
 
 
 def run(cfg: Config) -> bool:

@@ -25,6 +25,7 @@ PER_OP_TOL = 0.20
 PER_OP_FLOOR = 0.01  # IPIs per operation below this are taken as this
 
 PROFILE = 'machine.cost'    # the machine profile, in the data directory
+MACHINES = 'machines'       # earlier machines' sets: data/machines/ID/
 TF2_TRACE_ITERS = 2000      # tlb_flush2 operations per thread under strace
 PERF_WARMUP_S = 1.0         # perf record -a: time to be recording before the program starts
 
@@ -58,6 +59,7 @@ class Config:
     no_attrib: bool = False
     max_others: float = 0.25
     retries: int = 2
+    rt: bool = True
 
 
 def find_sim(sim: str | None, build: str | None) -> str:

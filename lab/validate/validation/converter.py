@@ -60,10 +60,17 @@ def strace_options() -> tuple[list[str], str]:
         return shlex.split(f.read()), 'lab/trace/strace-options'
 
 
-def convert(conv: Converter, raw: str, out: str, comments: list[str]) -> str:
+def convert(conv: Converter, raw: str, out: str, comments: list[str],
+            faults: str | None = None) -> str:
     """Convert the strace recording @raw into the trace @out, with
-    @comments in its header; what the converter said on stderr."""
+    @comments in its header, and with the page faults file @faults (trace
+    version 3) when there is one, thinned (--thin-faults: the hundreds of
+    thousands of first writes of an allocating program would fill the
+    trace's -n events long before its end); what the converter said on
+    stderr."""
     argv = [sys.executable, conv.path, '-n', str(MAX_EVENTS)]
+    if faults:
+        argv += ['--faults', faults, '--thin-faults']
     for c in comments:
         argv += ['-c', c]
     argv += ['-o', out, raw]
@@ -71,6 +78,13 @@ def convert(conv: Converter, raw: str, out: str, comments: list[str]) -> str:
     if r.returncode != 0:
         raise RuntimeError('strace2trace.py failed on %s: %s' % (raw, r.stderr.strip()))
     return r.stderr.strip()
+
+
+def trace_version(path: str) -> int | None:
+    """The version a trace's first line says ("# tlbpol-trace vN")."""
+    with open(path) as f:
+        m = re.match(r'# tlbpol-trace v(\d+)\s*$', f.readline())
+    return int(m.group(1)) if m else None
 
 
 def trace_events(path: str) -> int:
@@ -91,7 +105,7 @@ def trace_events(path: str) -> int:
 
 
 def unpack_raw(raw_xz: str, raw: str) -> None:
-    """data/raw/PROGRAM.strace.xz into @raw."""
+    """data/raw/PROGRAM.strace.xz (or .faults.xz) into @raw."""
     with lzma.open(raw_xz, 'rb') as f, open(raw, 'wb') as g:
         shutil.copyfileobj(f, g)
 

@@ -5,15 +5,16 @@ new data replayed."""
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import tempfile
 
-from .config import DATA, PROFILE, RUNS, Config, log
+from .config import PROFILE, RUNS, Config, log
 from .converter import converter
-from .data import Row, write_data
-from .machine import loadavg, machine, utc_now, wait_quiet
-from .measuring import RunResult, Started, finish, quiet_run
-from .perf import perf_events
+from .data import Row, archive_set, write_data
+from .machine import loadavg, machine, machine_id, rt_usable, utc_now, wait_quiet
+from .measuring import Recording, RunResult, Started, finish, quiet_run
+from .perf import faults_unusable, perf_events
 from .profile import measure_profile
 from .programs import Program, instrument_blind, programs
 from .replay import replay
@@ -53,14 +54,28 @@ def measure(cfg: Config) -> bool:
     log('validate: %s, Linux %s, %s CPUs; perf: %s'
         % (mach['cpu'], mach['kernel'], mach['cpus'],
            '; '.join('%s %s' % (ev, flt) for _, ev, flt in evs) or 'not used'))
-    blind = instrument_blind(work)
+    conv = converter(cfg.converter)
+    no_rt = rt_usable() if cfg.rt else 'not asked for (--no-rt)'
+    if no_rt:
+        cfg = dataclasses.replace(cfg, rt=False)
+    log('validate: programs under %s' % ('SCHED_RR 1, perf under SCHED_FIFO 2' if cfg.rt else
+                                         'normal scheduling: %s' % no_rt))
+    blind = instrument_blind(work, cfg.rt)
     if blind:
         log('validate: %s.  Nothing measured; data/ holds the last machine\'s counts '
             '(--replay-only replays them).' % blind)
         return False
-    conv = converter(cfg.converter)
-    progs = select(programs(work), cfg.only)
-    rows: list[tuple[Row, str, str]] = []
+    no_faults = faults_unusable(work)
+    log('validate: page faults %s' % ('not recorded: ' + no_faults if no_faults else
+                                      'recorded beside strace (trace version 3)'))
+    progs = []
+    for p in select(programs(work), cfg.only):
+        gone = p.missing()
+        if gone:
+            log('validate: %s skipped: no %s' % (p.name, gone))
+        else:
+            progs.append(p)
+    rows: list[tuple[Row, Recording]] = []
     for group in groups_of(progs):
         runs: dict[str, list[RunResult]] = {p.name: [] for p in group}
         start = {}
@@ -90,12 +105,16 @@ def measure(cfg: Config) -> bool:
                         % (p.name, i, r.tlb, r.ops, r.ops_per_s, 100 * r.others))
         for p in group:
             rows.append(finish(p, runs[p.name], start[p.name], work, evs, cfg, conv,
-                               mach, plain.get(p.name)))
-    out_dir = DATA if cfg.update else work
+                               mach, plain.get(p.name), no_faults))
+    out_dir = cfg.data if cfg.update else work
+    if cfg.update:
+        moved = archive_set(out_dir, machine_id(mach))
+        if moved:
+            log('validate: the set measured on another machine moved to %s' % moved)
     write_data(out_dir, rows, merge=bool(cfg.only) and cfg.update)
     if not cfg.only or 'tlb_flush2-2t' in cfg.only.split(','):
         wait_quiet(cfg.quiet_wait)
-        text = measure_profile(work, cfg.sim.path)
+        text = measure_profile(work, cfg.sim.path, cfg.rt)
         if text:
             with open(os.path.join(out_dir, PROFILE), 'w') as f:
                 f.write(text)
@@ -107,8 +126,10 @@ def profile(cfg: Config) -> bool:
     """The profile mode: the machine profile alone."""
     work = cfg.work or tempfile.mkdtemp(prefix='tlbpol-profile.')
     os.makedirs(work, exist_ok=True)
+    if cfg.rt and rt_usable():
+        cfg = dataclasses.replace(cfg, rt=False)
     wait_quiet(cfg.quiet_wait)
-    text = measure_profile(work, cfg.sim.path)
+    text = measure_profile(work, cfg.sim.path, cfg.rt)
     if not text:
         return False
     out = os.path.join(cfg.data if cfg.update else work, PROFILE)

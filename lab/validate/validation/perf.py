@@ -12,6 +12,7 @@ import subprocess
 import tempfile
 import time
 from .config import PERF_WARMUP_S
+from .machine import PERF_RT, rt_preexec
 
 # (key in data/measured.txt, perf event, perf filter)
 PerfEvent = tuple[str, str, str]
@@ -211,14 +212,16 @@ class PerfSession:
     SIGINT after it, so that neither perf's start-up nor its exit is in the
     program's window, and the program is not perf's child."""
 
-    def __init__(self, evs: list[PerfEvent], data: str, callgraph: bool = False) -> None:
+    def __init__(self, evs: list[PerfEvent], data: str, callgraph: bool = False,
+                 rt: bool = False) -> None:
         self.evs, self.data = evs, data
         self.proc: subprocess.Popen[bytes] | None = None
         if evs:
             argv = ['perf', 'record', '-q', '-a'] + (['-g'] if callgraph else []) + \
                 perf_args(evs) + ['-o', data]
             self.proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL,
-                                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+                                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                                         preexec_fn=rt_preexec(PERF_RT if rt else None))
             time.sleep(PERF_WARMUP_S)
             if self.proc.poll() is not None:
                 err = self.proc.stderr.read() if self.proc.stderr else b''
@@ -233,3 +236,69 @@ class PerfSession:
         res = perf_attribution(self.data, root_pid, self.evs, include_root=True)
         os.unlink(self.data)
         return res
+
+
+# Page faults beside strace, as lab/trace/record-faults.sh records them
+# (lab/trace/FORMAT.md "Page faults"): perf stamps with CLOCK_MONOTONIC
+# (the perf here refuses `-k CLOCK_REALTIME`), strace -ttt with
+# CLOCK_REALTIME, and the faults file's first line gives the difference of
+# the two clocks, from perf's own "reference time" header when it has one.
+FAULT_EVENTS = ('exceptions:page_fault_user', 'exceptions:page_fault_kernel')
+REF_RE = re.compile(r'= (\d+)\.(\d+) \(TOD\) = (\d+)\.(\d+) \(monotonic\)')
+
+
+def fault_args() -> list[str]:
+    argv = ['-k', 'CLOCK_MONOTONIC']
+    for ev in FAULT_EVENTS:
+        argv += ['-e', ev]
+    return argv
+
+
+def faults_unusable(work: str) -> str | None:
+    """None if perf can record the page-fault tracepoints here; else why not."""
+    if not shutil.which('perf'):
+        return 'perf is not installed (Debian: linux-perf)'
+    out = os.path.join(work, 'faults-probe.perf')
+    r = subprocess.run(['perf', 'record', '-q'] + fault_args() + ['-o', out, '--', 'true'],
+                       capture_output=True, text=True, errors='replace')
+    for p in (out, out + '.old'):
+        if os.path.exists(p):
+            os.unlink(p)
+    if r.returncode != 0:
+        return 'perf cannot record %s here: %s' % (FAULT_EVENTS[0],
+                                                    (r.stderr.strip().splitlines() or ['?'])[0])
+    return None
+
+
+def record_faults_argv(perf_data: str) -> list[str]:
+    """The perf command to put before strace: the faults of it and its
+    tracees (the converter keeps the traced threads' only)."""
+    return ['perf', 'record', '-q', '-m', '16M'] + fault_args() + ['-o', perf_data, '--']
+
+
+def ns_of(sec: str, frac: str) -> int:
+    return int(sec) * 10**9 + int(frac[:9].ljust(9, '0'))
+
+
+def write_faults(perf_data: str, out: str, offset_ns: int) -> tuple[int, int]:
+    """perf_data as a faults file (the tlbpol-faults v1 header, then `perf
+    script --ns -F tid,time,event,trace`); (faults written, events perf
+    lost).  @offset_ns is the clocks' difference read just before the
+    recording, used when perf's header has no reference time."""
+    hdr = subprocess.run(['perf', 'report', '-i', perf_data, '--header-only'],
+                         capture_output=True, text=True, errors='replace').stdout
+    for line in hdr.splitlines():
+        m = REF_RE.search(line) if line.startswith('# reference time:') else None
+        if m:
+            offset_ns = ns_of(m.group(1), m.group(2)) - ns_of(m.group(3), m.group(4))
+    text = subprocess.run(['perf', 'script', '-i', perf_data, '--ns', '-F',
+                           'tid,time,event,trace'],
+                          capture_output=True, text=True, errors='replace').stdout
+    with open(out, 'w') as f:
+        f.write('# tlbpol-faults v1 realtime-minus-monotonic-ns %d\n' % offset_ns)
+        f.write(text)
+    stats = subprocess.run(['perf', 'report', '-i', perf_data, '--stats'],
+                           capture_output=True, text=True, errors='replace').stdout
+    lost = sum(int(line.split()[-1]) for line in stats.splitlines()
+               if 'LOST' in line and line.split()[-1].isdigit())
+    return sum(1 for line in text.splitlines() if 'page_fault' in line), lost

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from .config import HERE, ROOT, TF2_TRACE_ITERS
-from .machine import cmd_out, ncpus, tlb_row
+from .machine import PROG_RT, cmd_out, ncpus, rt_preexec, tlb_row
 
 # A step before a program runs, given the work directory.
 Prepare = Callable[[str], None]
@@ -38,10 +38,31 @@ class Program:
     trace_ops: int | None = None
     stdout_null: bool = False
     group: str | None = None
+    env: tuple[tuple[str, str], ...] = ()   # set for its runs (LD_PRELOAD=...)
+    requires: tuple[tuple[str, str], ...] = ()  # (path, Debian package): skipped without
 
     @property
     def trace_cmd(self) -> list[str]:
         return self.trace_argv or self.cmd
+
+    def environ(self) -> dict[str, str] | None:
+        """The environment its runs get: ours with @env set (None: ours)."""
+        if not self.env:
+            return None
+        e = dict(os.environ)
+        e.update(self.env)
+        return e
+
+    def env_argv(self) -> list[str]:
+        """@env as `env K=V ...`, to write a command the way it ran."""
+        return ['env'] + ['%s=%s' % kv for kv in self.env] if self.env else []
+
+    def missing(self) -> str | None:
+        """None if what it needs is here; else what is not (and its package)."""
+        for path, pkg in self.requires:
+            if not os.path.exists(path):
+                return '%s (Debian: %s)' % (path, pkg)
+        return None
 
 
 def text_data(work: str) -> str:
@@ -70,6 +91,13 @@ def prep_tf2(work: str) -> None:
     if not os.path.exists(exe):
         subprocess.run([os.environ.get('CC', 'cc'), '-O2', '-pthread', '-o', exe,
                         os.path.join(HERE, 'tlb_flush2.c')], check=True)
+
+
+def prep_zero_cow(work: str) -> None:
+    exe = os.path.join(work, 'zero_cow')
+    if not os.path.exists(exe):
+        subprocess.run([os.environ.get('CC', 'cc'), '-O2', '-pthread', '-o', exe,
+                        os.path.join(HERE, 'zero_cow.c')], check=True)
 
 
 def prep_java(work: str) -> None:
@@ -107,7 +135,7 @@ def tf2_ops(out: str) -> tuple[int | None, int | None]:
     return (int(m.group(1)), int(m.group(2))) if m else (None, None)
 
 
-def instrument_blind(work: str) -> str | None:
+def instrument_blind(work: str, rt: bool = False) -> str | None:
     """None if the TLB row of /proc/interrupts sees this kernel's remote
     flushes; else why not.  tlb_flush2 with 2 threads makes about one
     remote flush per operation on any kernel that knows the other thread's
@@ -115,13 +143,16 @@ def instrument_blind(work: str) -> str | None:
     Intel KVM guest).  Where remote flushes are not interrupts -- a
     paravirtual hypercall (PVM's PVM_HC_FLUSH_TLB_MULTI, Hyper-V's
     HvFlushVirtualAddressList), AMD INVLPGB broadcasts (Linux 6.15+) --
-    the row stays still, and every "measured" count would be 0."""
+    the row stays still, and every "measured" count would be 0.  With
+    @rt under SCHED_RR (machine.py PROG_RT): on a loaded machine the two
+    threads may otherwise share one CPU and never interrupt each other."""
     if ncpus() < 2:
         return 'one CPU: no remote flush at all'
     prep_tf2(work)
     before = tlb_row()
     r = subprocess.run([os.path.join(work, 'tlb_flush2'), '-t', '2', '-s', '1'],
-                       capture_output=True, text=True)
+                       capture_output=True, text=True,
+                       preexec_fn=rt_preexec(PROG_RT if rt else None))
     seen = tlb_row() - before
     ops, _ = tf2_ops(r.stdout)
     if not ops or seen * 100 >= ops:
@@ -136,6 +167,16 @@ def instrument_blind(work: str) -> str | None:
             'row cannot count its shootdowns' % (ops, seen, how))
 
 
+# jemalloc (Debian libjemalloc2), preloaded: it hands freed extents back
+# with madvise(MADV_DONTNEED) (with these decay times at once, and straight
+# to the forced purge) and knows they come back zero, so its calloc() of
+# one does not write it: the program's first read maps the shared zero
+# page and its first write copies it (do_wp_page(), a shootdown of the CPUs
+# the other threads run on).
+JEMALLOC = '/usr/lib/x86_64-linux-gnu/libjemalloc.so.2'
+JEMALLOC_ENV = (('LD_PRELOAD', JEMALLOC), ('MALLOC_CONF', 'dirty_decay_ms:0,muzzy_decay_ms:0'))
+
+
 def programs(work: str) -> list[Program]:
     """The programs, in data/measured.txt's order, their files in @work."""
     w = work
@@ -143,6 +184,8 @@ def programs(work: str) -> list[Program]:
     js = os.path.join(HERE, 'node-workers.js')
     text = os.path.join(w, 'text.dat')
     tf2 = os.path.join(w, 'tlb_flush2')
+    zc = os.path.join(w, 'zero_cow')
+    npt = os.path.join(HERE, 'np-tables.py')
     return [
         Program('tlb_flush2-1t', 'tlb_flush2 pattern (lab/validate/tlb_flush2.c), 1 thread, 2 s',
                 [tf2, '-t', '1', '-s', '2'], [tf2, '-t', '1', '-n', str(TF2_TRACE_ITERS)],
@@ -173,4 +216,14 @@ def programs(work: str) -> list[Program]:
                 'to /dev/null',
                 ['env', 'LC_ALL=C', 'sort', '--parallel=2', '-S', '256M', text],
                 prepare=prep_text, stdout_null=True),
+        Program('zero-cow', 'zero_cow -t 2 -p 8 -n 1200 (lab/validate/zero_cow.c): 2 threads '
+                'each read 8 dropped pages (the zero page), write them (copy-on-write) and '
+                'madvise(MADV_DONTNEED) them, 1200 rounds',
+                [zc, '-t', '2', '-p', '8', '-n', '1200'], prepare=prep_zero_cow),
+        Program('numpy-jemalloc', 'CPython 3 with numpy and jemalloc preloaded (purging at '
+                'once with MADV_DONTNEED): 2 threads, 150 rounds of np.zeros(32768) then += '
+                '(lab/validate/np-tables.py)',
+                ['/usr/bin/python3', npt, '2', '150', '32768'], env=JEMALLOC_ENV,
+                requires=((JEMALLOC, 'libjemalloc2'),
+                          ('/usr/lib/python3/dist-packages/numpy', 'python3-numpy'))),
     ]

@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: MIT
-"""The reconvert mode: the raw recordings of data/ converted again with
-the current converter, into the work directory (--update: into data/),
-then replayed."""
+"""The reconvert mode: the raw recordings of data/ (and their page
+faults, raw/PROGRAM.faults.xz, where recorded) converted again with the
+current converter, into the work directory (--update: into data/), then
+replayed.  Only the set of the machine measured last (data/ itself)."""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ from .machine import utc_now
 from .replay import replay
 
 # The comments of a trace that say where its recording came from: kept.
-KEPT = re.compile(r'# (command|program|recorded|strace options): ')
+KEPT = re.compile(r'# (command|program|recorded|machine|strace options|page faults): ')
 
 
 def reconvert(cfg: Config) -> bool:
@@ -26,16 +27,31 @@ def reconvert(cfg: Config) -> bool:
     conv = converter(cfg.converter)
     rows = read_rows(os.path.join(cfg.data, 'measured.txt'))
     for row in rows:
+        if row.get('faults', '').startswith('recorded') and \
+                not row.get('faults_raw', '').startswith('raw/'):
+            # Its faults were not kept: its committed trace stays.
+            log('validate: %s: its page faults were %s: its trace is not converted again'
+                % (row['program'], row.get('faults_raw', 'not kept')))
+            if not cfg.update:
+                shutil.copyfile(os.path.join(cfg.data, row['trace']),
+                                os.path.join(work, row['trace']))
+            continue
         raw_xz = os.path.join(cfg.data, 'raw', row['program'] + '.strace.xz')
         raw = os.path.join(work, row['program'] + '.strace')
         unpack_raw(raw_xz, raw)
+        faults_xz = os.path.join(cfg.data, 'raw', row['program'] + '.faults.xz')
+        faults: str | None = None
+        if os.path.exists(faults_xz):
+            faults = os.path.join(work, row['program'] + '.faults')
+            unpack_raw(faults_xz, faults)
         old = os.path.join(cfg.data, row['trace'])
         with open(old) as f:
             comments = [line[2:].rstrip('\n') for line in f if KEPT.match(line)]
-        comments.append('converted: %s UTC by lab/trace/strace2trace.py (%s) -n %d'
-                        % (utc_now(), conv.note, MAX_EVENTS))
+        comments.append('converted: %s UTC by lab/trace/strace2trace.py (%s) -n %d%s'
+                        % (utc_now(), conv.note, MAX_EVENTS,
+                           ' --faults --thin-faults' if faults else ''))
         out = os.path.join(work, row['trace'])
-        convert(conv, raw, out, comments)
+        convert(conv, raw, out, comments, faults)
         row['events'] = str(trace_events(out))
         if cfg.update:
             shutil.copyfile(out, old)

@@ -9,12 +9,13 @@ from __future__ import annotations
 import csv
 import io
 import os
+import re
 import subprocess
 from collections.abc import Sequence
 
 from .config import FACTOR, FLOOR, PER_OP_FLOOR, PER_OP_TOL, PROFILE, Sim, log
-from .converter import V1Traces
-from .data import Row, floats, ints, read_expected_out, read_rows
+from .converter import V1Traces, trace_version
+from .data import Row, floats, ints, machine_sets, read_expected_out, read_rows, set_machine
 from .profile import model_tf2
 from .report import Entry, Throughput, print_report
 
@@ -120,7 +121,8 @@ def replay_one(sim: Sim, data_dir: str, row: Row, with_cpu_ns: bool, v1: V1Trace
     rc_all, res_all, err_all = sim_csv(sim, trace, cpus, None, extra)
     viol = sum(int(x['violations']) for x in res_all) if res_all else None
     e = Entry(name=name, row=row, pred=pred, viol=viol,
-              modelled_ns=int(res[0]['modelled_ns']) if ok_sim else None)
+              modelled_ns=int(res[0]['modelled_ns']) if ok_sim else None,
+              causes=model_causes(res[0]) if ok_sim else {})
     if pred is None:
         e.ok, e.ratio = False, None
         e.why = 'tlbpol-sim failed (exit %d): %s' % (rc, last_line(err))
@@ -132,22 +134,50 @@ def replay_one(sim: Sim, data_dir: str, row: Row, with_cpu_ns: bool, v1: V1Trace
 def throughput(sim: Sim, data_dir: str, e1: Entry, e2: Entry) -> Throughput:
     """tlb_flush2: the 2-thread/1-thread throughput ratio, measured and
     modelled.  The model is tlbpol-sim's dontneed scenario (tlb_flush2's
-    loop) on a guest of this machine priced by the measured profile: the
-    traces' times are strace's, useless for a throughput."""
+    loop) on a guest of this machine priced by the measured profile, its
+    page fault priced so that one thread alone takes the kernel's time
+    (model_tf2()): the traces' times are strace's, useless for a
+    throughput."""
     key = 'plain_ops_per_s' if 'plain_ops_per_s' in e1.row else 'ops_per_s'
     o1, o2 = floats(e1.row[key]), floats(e2.row[key])
     pair = [b / a for a, b in zip(o1, o2) if a]
     profile: str | None = os.path.join(data_dir, PROFILE)
     profile = profile if profile and os.path.exists(profile) else None
-    return Throughput(min(pair), max(pair), model_tf2(sim.path, profile), profile)
+    alone = sorted(o1)[len(o1) // 2] if o1 else 0
+    return Throughput(min(pair), max(pair),
+                      model_tf2(sim.path, profile, 1e9 / alone if alone else None), profile)
+
+
+def model_causes(res: SimRow) -> dict[str, int]:
+    """The interrupts of a tlbpol-sim CSV row by cause (ipis_CAUSE)."""
+    return {k[len('ipis_'):]: int(v) for k, v in res.items()
+            if k.startswith('ipis_') and k != 'ipis_received' and v.isdigit()}
+
+
+def unexplained(expected: dict[str, str]) -> list[str]:
+    """The rows of expected-out.txt whose why gives no number: a row is
+    allowed out of bounds only with the figures that explain it."""
+    return ['%s: expected-out.txt gives no numbers for why it is out of bounds (%r)'
+            % (name, why) for name, why in expected.items() if not re.search(r'\d', why)]
+
+
+def trace_mismatch(data_dir: str, row: Row) -> str | None:
+    """A row whose page faults were recorded must have a version 3 trace
+    (its faults in it): None if so, or if they were not recorded."""
+    if not row.get('faults', '').startswith('recorded'):
+        return None
+    v = trace_version(os.path.join(data_dir, row['trace']))
+    if v is not None and v >= 3:
+        return None
+    return ('%s: its page faults were recorded (%s) but its trace is version %s, '
+            'without them' % (row['program'], row['faults'], v))
 
 
 def replay(data_dir: str, sim: Sim, check: bool, with_cpu_ns: bool = False) -> bool:
-    """Replay @data_dir's traces and print the table; with @check, False
-    when a row not in expected-out.txt is out of bounds or a policy has a
-    violation."""
-    rows = read_rows(os.path.join(data_dir, 'measured.txt'))
-    expected = read_expected_out(data_dir)
+    """Replay each machine's set in @data_dir (machine_sets(): itself,
+    then machines/*/) and print its table; with @check, False when in any
+    set a row not in its expected-out.txt is out of bounds, a policy has a
+    violation, or a check of the data fails."""
     if not os.access(sim.path, os.X_OK):
         log('validate: no tlbpol-sim at %s (--sim PATH, --build DIR, TLBPOL_SIM or '
             'TLBPOL_BUILD)' % sim.path)
@@ -158,7 +188,19 @@ def replay(data_dir: str, sim: Sim, check: bool, with_cpu_ns: bool = False) -> b
     print('replay: %s trace DATA/PROGRAM.trace --cpus N --nodes 1 --csv%s%s '
           '[--policy linux]' % (sim.path, ' --trace-cpu-ns NS' if with_cpu_ns else '',
                                 ''.join(' ' + a for a in sim.extra)))
-    failures: list[str] = []
+    ok = True
+    for d in machine_sets(data_dir):
+        ok = replay_set(d, sim, check, with_cpu_ns) and ok
+    return ok
+
+
+def replay_set(data_dir: str, sim: Sim, check: bool, with_cpu_ns: bool) -> bool:
+    """One machine's set (replay())."""
+    rows = read_rows(os.path.join(data_dir, 'measured.txt'))
+    expected = read_expected_out(data_dir)
+    print()
+    print('machine %s: %s' % (set_machine(rows) or '?', os.path.relpath(data_dir)))
+    failures: list[str] = unexplained(expected)
     notes: list[str] = []
     table: list[Entry] = []
     byname: dict[str, Entry] = {}
@@ -166,6 +208,9 @@ def replay(data_dir: str, sim: Sim, check: bool, with_cpu_ns: bool = False) -> b
         for row in rows:
             e, rc_all, err_all = replay_one(sim, data_dir, row, with_cpu_ns, v1, notes)
             name = e.name
+            bad = trace_mismatch(data_dir, row)
+            if bad:
+                failures.append(bad)
             byname[name] = e
             if rc_all != 0 or e.viol != 0:
                 failures.append('%s: under every policy: %s violations, exit %d %s'
