@@ -2,15 +2,19 @@
 /*
  * test_capacity: the per-CPU queues are sized by what a CPU has in flight,
  * and a full one falls back to completing work, never to dropping it.
- *  - a full deferred-free queue (16 per CPU) completes what the CPU has
+ *  - a full deferred-free queue (32 per CPU) completes what the CPU has
  *    pending first: every free runs, and only after the target CPU has
  *    flushed the pages it waited for;
  *  - the same with lazy work pending: the full queue completes the lazy
  *    requests in flight too (the target flushes them before any free runs);
+ *  - every free queued behind one lazy request in flight, past the queue's
+ *    size: each runs exactly once, none before the target's flush, and the
+ *    call that finds the queue full is not refused (a queue still full
+ *    after its drain must refuse, -EBUSY, never take the oldest's slot);
  *  - a receiver whose round holds fewer ranges (TLBPOL__RECV_RANGES(), 33)
  *    than a request carries (TLBPOL__RANGES(), 66) flushes the parts past
  *    them whole, and still every one of them;
- *  - a lazy request holds fewer ranges (TLBPOL__LAZY_RANGES(), 16) than a
+ *  - a lazy request holds fewer ranges (TLBPOL__LAZY_RANGES(), 4) than a
  *    part below the ceiling may need: that part goes out as a whole-AS
  *    flush, flushed on the target.
  * (Lazy slots and request parts past their capacity: test_layout.c.)
@@ -21,7 +25,7 @@
 #include "support/harness.h"
 
 /* Calls past which the queue must have been found full: TLBPOL_DFREE_SLOTS
- * in lib/core/internal.h is 16; any queue of up to 63 passes. */
+ * in lib/core/internal.h is 32; any queue of up to 63 passes. */
 #define CALLS 64
 
 struct free_probe {
@@ -180,8 +184,8 @@ static void test_receiver_full(void **state)
 }
 
 /*
- * A lazy part of 20 scattered pages (below the ceiling, past a lazy
- * request's 16 ranges): posted as one whole-AS flush, which the target
+ * A lazy part of 6 scattered pages (below the ceiling, past a lazy
+ * request's 4 ranges): posted as one whole-AS flush, which the target
  * flushes at its tick.
  */
 static void test_lazy_ranges_full(void **state)
@@ -193,7 +197,7 @@ static void test_lazy_ranges_full(void **state)
 
 	(void)state;
 	engine_n_as(&h, as, 1, TLBPOL_RULES_DEFAULT & ~TLBPOL_RULE_BROADCAST);
-	scatter(&h, as[0], TLBPOL_EV_UNMAP, TLBPOL_EVF_LAZY_OK | TLBPOL_EVF_PRIVATE, 0x200000, 20);
+	scatter(&h, as[0], TLBPOL_EV_UNMAP, TLBPOL_EVF_LAZY_OK | TLBPOL_EVF_PRIVATE, 0x200000, 6);
 	h_reset_log(&h);
 	h_tick(&h, 0); /* posts it */
 	assert_int_equal(h.ipi_calls, 0);
@@ -201,19 +205,91 @@ static void test_lazy_ranges_full(void **state)
 	h_tick(&h, 1); /* CPU 1 takes it */
 	assert_int_equal(flushes_of(&h, 1, 1, &kind, &pages), 1);
 	assert_int_equal(kind, TLBPOL_FLUSH_AS);
-	/* And below the capacity, still exact: 10 pages. */
-	scatter(&h, as[0], TLBPOL_EV_UNMAP, TLBPOL_EVF_LAZY_OK | TLBPOL_EVF_PRIVATE, 0x400000, 10);
+	/* And at the capacity, still exact: 4 pages. */
+	scatter(&h, as[0], TLBPOL_EV_UNMAP, TLBPOL_EVF_LAZY_OK | TLBPOL_EVF_PRIVATE, 0x400000, 4);
 	h_reset_log(&h);
 	h_tick(&h, 0);
 	h_tick(&h, 1);
 	assert_int_equal(flushes_of(&h, 1, 1, &kind, &pages), 1);
 	assert_int_equal(kind, TLBPOL_FLUSH_PAGES);
-	assert_int_equal(pages, 10);
+	assert_int_equal(pages, 4);
+	tlbpol_engine_free(h.eng);
+}
+
+/* One deferred free of test_dfree_in_flight(): how often it ran, and how
+ * often before CPU 1 had flushed anything. */
+struct one_free {
+	struct harness *h;
+	int runs;
+	int early;
+};
+
+static void one_free_run(void *arg)
+{
+	struct one_free *f = arg;
+
+	f->runs++;
+	if (!f->h->flushes_on[1])
+		f->early++;
+}
+
+/*
+ * CPU 0 posts one lazy request to CPU 1, which never ticks, then queues
+ * CALLS frees behind it: the queue fills (every free waits for the
+ * request), and the call that finds it full forces the request and runs
+ * them.  Were the queue still full after that (a drain that left work
+ * pending), its next slot would be its oldest free's: written over, that
+ * free never runs and the ring, counting past its size, runs another one
+ * twice -- a double free in the host.  So: each free accepted runs exactly
+ * once and never before CPU 1's flush, one refused (-EBUSY, the only
+ * failure allowed) never runs; and the full queue refuses none.
+ */
+static void test_dfree_in_flight(void **state)
+{
+	struct harness h;
+	struct tlbpol_config cfg;
+	struct tlbpol_as *as;
+	struct tlbpol_decision d;
+	struct tlbpol_event ev = h_event(TLBPOL_EV_UNMAP, TLBPOL_EVF_LAZY_OK | TLBPOL_EVF_PRIVATE,
+					 0x400000, 1, P | W | U | A, 0);
+	struct one_free f[CALLS];
+	int refused[CALLS] = { 0 }, nr_refused = 0;
+
+	(void)state;
+	h_config(&h, &cfg, 2, TLBPOL_ARCH_X86_64);
+	cfg.rules = TLBPOL_RULES_DEFAULT & ~TLBPOL_RULE_BROADCAST;
+	h_engine_cfg(&h, &cfg);
+	as = h_as_run(&h, 1, 2);
+	assert_int_equal(tlbpol_submit(h.eng, as, 0, &ev, &d), 0);
+	assert_int_equal(d.deadline, TLBPOL_BY_LAZY);
+	h_reset_log(&h);
+	h_tick(&h, 0); /* posted, nobody interrupted */
+	assert_int_equal(h.ipi_calls, 0);
+	assert_int_equal(h.flushes_on[1], 0);
+	for (int i = 0; i < CALLS; i++) {
+		int ret;
+
+		f[i] = (struct one_free){ &h, 0, 0 };
+		ret = tlbpol_defer_free(h.eng, 0, one_free_run, &f[i]);
+		assert_true(ret == 0 || ret == -EBUSY);
+		refused[i] = ret == -EBUSY;
+		nr_refused += refused[i];
+	}
+	assert_int_equal(tlbpol_flush(h.eng, 0, TLBPOL_BY_LAZY), 0);
+	assert_int_equal(tlbpol_frees_pending(h.eng, 0), 0);
+	for (int i = 0; i < CALLS; i++) {
+		assert_int_equal(f[i].runs, refused[i] ? 0 : 1);
+		assert_int_equal(f[i].early, 0);
+	}
+	/* The drain emptied the queue: the call that found it full queued. */
+	assert_int_equal(nr_refused, 0);
+	assert_true(h.flushes_on[1] >= 1);
 	tlbpol_engine_free(h.eng);
 }
 
 H_TEST_MAIN(
 	cmocka_unit_test(test_dfree_full),
 	cmocka_unit_test(test_dfree_full_lazy),
+	cmocka_unit_test(test_dfree_in_flight),
 	cmocka_unit_test(test_receiver_full),
 	cmocka_unit_test(test_lazy_ranges_full));

@@ -36,9 +36,9 @@ static void engine_n_as(struct harness *h, struct tlbpol_as **as, uint32_t n)
 }
 
 /* More address spaces than a request carries (TLBPOL__PARTS_MAX, 8):
- * ceil(40 / 8) = 5 requests; lazily (TLBPOL__LAZY_PARTS_MAX, 4) 10, more
- * than the lazy slots (3), so that the ones in flight are completed to
- * free a slot (every third post, one interrupt each time). */
+ * ceil(40 / 8) = 5 requests; lazily (TLBPOL__LAZY_PARTS_MAX, 1) 40, more
+ * than the lazy slots (7), so that the ones in flight are completed to
+ * free a slot (every seventh post, one interrupt each time). */
 #define MANY_AS 40
 #define MANY_REQS ((MANY_AS + TLBPOL__PARTS_MAX - 1) / TLBPOL__PARTS_MAX)
 #define LAZY_SLOTS (TLBPOL__REQS_PER_CPU - 1)

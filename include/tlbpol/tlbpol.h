@@ -735,12 +735,12 @@ TLBPOL_API size_t tlbpol_engine_size(const struct tlbpol_config *cfg);
 #define TLBPOL__SZ_ENGINE 352ULL      /* struct tlbpol_engine */
 /* struct tlbpol_cpu: each reason adds two decision counts (flush avoided
  * or not), so a new reason needs no new size here. */
-#define TLBPOL__SZ_CPU_BASE 2392ULL
+#define TLBPOL__SZ_CPU_BASE 2912ULL
 #define TLBPOL__SZ_CPU_PER_REASON 16ULL
 #define TLBPOL__SZ_CPU                                                          \
 	TLBPOL__LINE_UP(TLBPOL__SZ_CPU_BASE + TLBPOL_WHY_MAX * TLBPOL__SZ_CPU_PER_REASON)
 #define TLBPOL__SZ_AS 64ULL           /* struct tlbpol_as */
-#define TLBPOL__SZ_PENDING_SPAN 32ULL /* struct pending_span, one per CPU and AS */
+#define TLBPOL__SZ_PENDING_SPAN 24ULL /* struct pending_span, one per CPU and AS */
 #define TLBPOL__SZ_PENDING 32ULL      /* struct pending, a batch entry */
 #define TLBPOL__SZ_REQ_FLUSH 80ULL    /* struct req_flush */
 #define TLBPOL__SZ_RECV_AS 48ULL      /* struct recv_as */
@@ -751,17 +751,20 @@ TLBPOL_API size_t tlbpol_engine_size(const struct tlbpol_config *cfg);
 #define TLBPOL__SZ_U16 2ULL
 #define TLBPOL__SZ_U8 1ULL
 /* Request slots each CPU owns (the core's TLBPOL_REQS): one synchronous,
- * three for lazy requests in flight. */
-#define TLBPOL__REQS_PER_CPU 4ULL
-/* Address spaces one request carries at most; a lazy one, fewer. */
+ * seven for lazy requests in flight (a flush stamp posts one per unmap, and
+ * a post that finds them all busy interrupts the oldest one's targets). */
+#define TLBPOL__REQS_PER_CPU 8ULL
+/* Address spaces one request carries at most; a lazy one, one (and
+ * TLBPOL__LAZY_RANGES() ranges): many small lazy requests rather than a
+ * few large ones. */
 #define TLBPOL__PARTS_MAX 8ULL
-#define TLBPOL__LAZY_PARTS_MAX 4ULL
+#define TLBPOL__LAZY_PARTS_MAX 1ULL
 /* 64-bit words of a CPU mask of @c CPUs. */
 #define TLBPOL__MASK_WORDS(c) (((unsigned long long)(c) + 63ULL) / 64ULL)
 #define TLBPOL__PARTS(bp, as) TLBPOL__MIN(TLBPOL__MIN((bp), (as)), TLBPOL__PARTS_MAX)
 #define TLBPOL__RANGES(bp, ceil) TLBPOL__MIN(TLBPOL__MAX(2ULL * (ceil), 64ULL), (bp))
 #define TLBPOL__LAZY_PARTS(bp, as) TLBPOL__MIN(TLBPOL__PARTS(bp, as), TLBPOL__LAZY_PARTS_MAX)
-#define TLBPOL__LAZY_RANGES(bp, ceil) TLBPOL__MIN(TLBPOL__MAX((ceil) / 2ULL, 16ULL), TLBPOL__RANGES(bp, ceil))
+#define TLBPOL__LAZY_RANGES(bp, ceil) TLBPOL__MIN(4ULL, TLBPOL__RANGES(bp, ceil))
 #define TLBPOL__RECV_RANGES(bp, ceil) TLBPOL__MIN(TLBPOL__MAX((ceil), 32ULL), TLBPOL__RANGES(bp, ceil))
 #define TLBPOL__ENTRIES(bp, ceil) TLBPOL__MIN(TLBPOL__MAX(4ULL * ((ceil) + 1ULL), 64ULL), (bp))
 /* Each address space's arrays: its footprint mask, then its leaving mask

@@ -245,7 +245,7 @@ struct pending *tlbpol__widenable(const struct tlbpol_engine *eng, const struct 
 {
 	/* Every field but the page size and the wide mark. */
 	uint64_t mask = ~(pending_key(0, 0xff, 0, 0, 0) | KEY_WIDE);
-	uint32_t n = prim_load_relaxed(&span_of(eng, cpu, as_index)->count);
+	uint32_t n = span_count(prim_load_relaxed(&span_of(eng, cpu, as_index)->count_global));
 	const struct tlbpol_params *p = prm;
 
 	/* entry_cap / 2 is never below the ceiling (TLBPOL__ENTRIES()) but

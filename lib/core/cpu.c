@@ -36,6 +36,17 @@ int tlbpol_defer_free(struct tlbpol_engine *eng, uint32_t cpu, void (*fn)(void *
 	 * has just reaped, and the forced waits serve the inbox). */
 	if (c->dfree_count == TLBPOL_DFREE_SLOTS)
 		tlbpol__drain(eng, params_of(eng), cpu, TLBPOL_BY_LAZY, DRAIN_FORCE_LAZY);
+	/*
+	 * Still full: the drain leaves nothing pending, so every free queued
+	 * ran, but a slot is never taken on that belief.  The next one is the
+	 * oldest free's, which may still wait for its flushes: written over,
+	 * that free would be lost and this one run twice (the ring would
+	 * count past its size).  Refused instead, with nothing queued.
+	 */
+	if (c->dfree_count >= TLBPOL_DFREE_SLOTS) {
+		call_leave(c);
+		return -E_BUSY;
+	}
 	if (!c->dfree_count && tlbpol__oldest_seq(eng, cpu) == ~0ULL) {
 		prim_count(&c->cnt.task.deferred_frees, 1);
 		fn(arg);

@@ -30,18 +30,19 @@ static inline void span_add(struct tlbpol_engine *eng, uint32_t cpu, uint32_t as
 			prim_store_relaxed(&b->hi, hi);
 	}
 	/* The engine learns of a global entry once per span, as of a CPU. */
-	if (tlbpol__event_global(ev) && !prim_load_relaxed(&b->global)) {
-		prim_store_relaxed(&b->global, 1u);
+	if (tlbpol__event_global(ev) && !span_global(prim_load_relaxed(&b->count_global))) {
+		prim_store_release(&b->count_global,
+				   prim_load_relaxed(&b->count_global) | SPAN_GLOBAL);
 		prim_fetch_add(&eng->global_pending, 1u);
 	}
 	if (new_entry) {
-		uint32_t n = prim_load_relaxed(&b->count);
+		uint32_t n = prim_load_relaxed(&b->count_global);
 
 		prim_store_relaxed(&b->queued, prim_load_relaxed(&b->queued) + 1);
-		prim_store_release(&b->count, n + 1);
+		prim_store_release(&b->count_global, n + 1);
 		/* The address space learns of this CPU once, not per entry: a
 		 * locked add per page would cost every enqueue. */
-		if (!n)
+		if (!span_count(n))
 			prim_fetch_add(&eng->as[as_index].pending, 1u);
 	}
 }

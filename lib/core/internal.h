@@ -22,9 +22,11 @@
 #define E_RANGE 34
 
 /* Deferred frees queued per CPU: a caller that frees per batch (as Linux's
- * mmu_gather does, once per flush) keeps one or two queued; a full queue
- * completes what is pending first (tlbpol_defer_free()), never drops one. */
-#define TLBPOL_DFREE_SLOTS 16
+ * mmu_gather does, once per flush) keeps one or two queued, one that frees
+ * per unmap while lazy work is in flight (LATR; tlbpol-sim lazy-unmap) more
+ * than 16; a full queue completes what is pending first (tlbpol_defer_free()),
+ * never drops one. */
+#define TLBPOL_DFREE_SLOTS 32
 /*
  * A CPU's tick count starts at the last value before it wraps, so that the
  * first tick of every run crosses the wrap: Linux starts jiffies five
@@ -49,6 +51,8 @@
 #define TLBPOL_FANOUT_RECHECK 256
 /* Requests a receiver claims before it flushes and acknowledges them. */
 #define TLBPOL_CLAIM_MAX 64
+_Static_assert(TLBPOL_MAX_CPUS * TLBPOL__REQS_PER_CPU <= 65536,
+	       "a claim (initiator * TLBPOL_REQS + request) fits struct tlbpol_cpu's 16 bits");
 /* enum tlbpol_action: NONE, LOCAL, SHOOTDOWN. */
 #define TLBPOL_ACTIONS 3
 /* What cnt.decided[][] tells apart of them: NONE (a flush avoided, for
@@ -133,8 +137,13 @@ struct pending {
  */
 struct pending_span {
 	uint64_t lo, hi;  /* atomic: first and last byte */
-	uint32_t count;   /* atomic */
-	uint32_t global;  /* atomic: one of them was a global PTE */
+	/*
+	 * atomic: the count, and SPAN_GLOBAL if one of them was a global PTE
+	 * (span_count(), span_global()): one word, so that the table is 24
+	 * bytes a CPU and address space, not 32.  A reader sees both of one
+	 * store; the flag goes with the count's last entry.
+	 */
+	uint32_t count_global;
 	/*
 	 * atomic: of `count`, the entries still in the owner's batch, not yet
 	 * in an armed request.  It drops (release) only after the request
@@ -144,8 +153,24 @@ struct pending_span {
 	 * to notice and release it (submit.c, settle_reused_range()).
 	 */
 	uint32_t queued;
-	uint32_t pad;
 };
+
+/* struct pending_span's count_global: entries never reach the flag's bit
+ * (a CPU holds TLBPOL_REQS requests of at most TLBPOL_MAX_BATCH_PAGES
+ * entries, and its batch as many). */
+#define SPAN_GLOBAL 0x80000000u
+_Static_assert((TLBPOL__REQS_PER_CPU + 1) * TLBPOL_MAX_BATCH_PAGES < SPAN_GLOBAL,
+	       "a span's count never reaches SPAN_GLOBAL");
+
+static inline uint32_t span_count(uint32_t count_global)
+{
+	return count_global & ~SPAN_GLOBAL;
+}
+
+static inline uint32_t span_global(uint32_t count_global)
+{
+	return (count_global & SPAN_GLOBAL) != 0;
+}
 
 struct dfree {
 	void (*fn)(void *arg);
@@ -338,7 +363,7 @@ struct tlbpol_cpu {
 	/* --- this CPU's tlbpol_handle_ipi() only --- */
 	uint32_t in_serve;         /* atomic: nesting guard */
 	uint32_t nr_claims;
-	uint32_t claims[TLBPOL_CLAIM_MAX]; /* initiator * TLBPOL_REQS + request */
+	uint16_t claims[TLBPOL_CLAIM_MAX]; /* initiator * TLBPOL_REQS + request */
 	uint8_t *recv_slot;        /* as index -> recv_as index + 1 (<= flush_cap) */
 	struct recv_as *recv_as;   /* flush_cap entries: a round ends when full */
 	/*

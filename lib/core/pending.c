@@ -56,18 +56,18 @@ static void span_narrow(struct tlbpol_engine *eng, uint32_t cpu, uint32_t as_ind
 static void span_sub(struct tlbpol_engine *eng, uint32_t cpu, uint32_t as_index, uint32_t n)
 {
 	struct pending_span *b = span_of(eng, cpu, as_index);
-	uint32_t left = prim_load_relaxed(&b->count) - n;
+	uint32_t was = prim_load_relaxed(&b->count_global);
+	uint32_t left = span_count(was) - n;
 
-	prim_store_release(&b->count, left);
+	/* The global flag goes with the last entry, in the same store. */
+	prim_store_release(&b->count_global, left ? was - n : 0u);
 	if (left) {
 		span_narrow(eng, cpu, as_index, b);
 	} else {
 		prim_store_relaxed(&b->lo, ~0ULL);
 		prim_store_relaxed(&b->hi, 0ULL);
-		if (prim_load_relaxed(&b->global)) {
-			prim_store_relaxed(&b->global, 0u);
+		if (span_global(was))
 			prim_fetch_sub_release(&eng->global_pending, 1u);
-		}
 		prim_fetch_sub_release(&eng->as[as_index].pending, 1u);
 	}
 }

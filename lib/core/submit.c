@@ -71,10 +71,11 @@ static void settle_reused_range(struct tlbpol_engine *eng, const struct tlbpol_p
 		uint32_t x = any_global ? i / eng->max_as : i;
 		uint32_t a = any_global ? i % eng->max_as : as->index;
 		const struct pending_span *b = span_of(eng, x, a);
+		uint32_t cg = prim_load_acquire(&b->count_global);
 
-		if (!prim_load_acquire(&b->count))
+		if (!span_count(cg))
 			continue;
-		if (a != as->index && !prim_load_relaxed(&b->global))
+		if (a != as->index && !span_global(cg))
 			continue;
 		if (!hull_meets(prim_load_relaxed(&b->lo), prim_load_relaxed(&b->hi), first, last))
 			continue;
@@ -83,7 +84,7 @@ static void settle_reused_range(struct tlbpol_engine *eng, const struct tlbpol_p
 			 * the lazy requests in flight that do (each part knows
 			 * its addresses), and the batch if any entry does; all of
 			 * it where a global entry is among it. */
-			int all = (int)prim_load_relaxed(&b->global);
+			int all = (int)span_global(cg);
 
 			if (all)
 				tlbpol__force_lazy(eng, prm, cpu);
@@ -104,11 +105,11 @@ static void settle_reused_range(struct tlbpol_engine *eng, const struct tlbpol_p
 		 * complete (struct pending_span, queued).  Not for global
 		 * entries: they are looked for in every address space.
 		 */
-		if (!prim_load_relaxed(&b->global) && !prim_load_acquire(&b->queued) &&
+		if (!span_global(cg) && !prim_load_acquire(&b->queued) &&
 		    !requests_in_flight(eng, x))
 			continue;
 		others = 1;
-		global |= (int)prim_load_relaxed(&b->global);
+		global |= (int)span_global(cg);
 	}
 	if (others) {
 		struct request *s = &cpu_of(eng, cpu)->reqs[REQ_SYNC];

@@ -272,11 +272,11 @@ pub const TLBPOL_WHY_MAX: u32 = 22;
 // lib.rs's internal_sizes!, the X-lists (TLBPOL__CPU_ARRAYS() ...) expanded, each
 // other macro a const fn.
 internal_sizes! {
-    TLBPOL__SZ_ENGINE = 352, TLBPOL__SZ_CPU_BASE = 2392, TLBPOL__SZ_CPU_PER_REASON = 16,
+    TLBPOL__SZ_ENGINE = 352, TLBPOL__SZ_CPU_BASE = 2912, TLBPOL__SZ_CPU_PER_REASON = 16,
     TLBPOL__SZ_CPU = TLBPOL__LINE_UP(TLBPOL__SZ_CPU_BASE + (TLBPOL_WHY_MAX as u64) * TLBPOL__SZ_CPU_PER_REASON),
-    TLBPOL__SZ_AS = 64, TLBPOL__SZ_PENDING_SPAN = 32, TLBPOL__SZ_PENDING = 32, TLBPOL__SZ_REQ_FLUSH = 80,
+    TLBPOL__SZ_AS = 64, TLBPOL__SZ_PENDING_SPAN = 24, TLBPOL__SZ_PENDING = 32, TLBPOL__SZ_REQ_FLUSH = 80,
     TLBPOL__SZ_RECV_AS = 48, TLBPOL__SZ_RANGE = 24, TLBPOL__SZ_CPUSET = 512, TLBPOL__SZ_U64 = 8, TLBPOL__SZ_U32 = 4,
-    TLBPOL__SZ_U16 = 2, TLBPOL__SZ_U8 = 1, TLBPOL__REQS_PER_CPU = 4, TLBPOL__PARTS_MAX = 8, TLBPOL__LAZY_PARTS_MAX = 4,
+    TLBPOL__SZ_U16 = 2, TLBPOL__SZ_U8 = 1, TLBPOL__REQS_PER_CPU = 8, TLBPOL__PARTS_MAX = 8, TLBPOL__LAZY_PARTS_MAX = 1,
 }
 
 /// `TLBPOL__LINE_UP()` of the header.
@@ -324,7 +324,7 @@ pub const fn TLBPOL__LAZY_PARTS(bp: u64, as_: u64) -> u64 {
 /// `TLBPOL__LAZY_RANGES()` of the header.
 #[allow(non_snake_case)]
 pub const fn TLBPOL__LAZY_RANGES(bp: u64, ceil: u64) -> u64 {
-    TLBPOL__MIN(TLBPOL__MAX(ceil / 2, 16), TLBPOL__RANGES(bp, ceil))
+    TLBPOL__MIN(4, TLBPOL__RANGES(bp, ceil))
 }
 
 /// `TLBPOL__RECV_RANGES()` of the header.
