@@ -171,7 +171,7 @@ case $qs in
 3) what=stale ;;       # EXIT_STALE: stale TLB reads seen
 5) what=fail ;;        # EXIT_FAIL: anomalies, leaked frames
 7) what=panic ;;       # EXIT_PANIC: exception, boot failure
-9) what=claim ;;       # EXIT_CLAIM: clean run, an IPI claim did not hold
+9) what=claim ;;       # EXIT_CLAIM: clean run, a claim did not hold
 11) what=usage ;;      # EXIT_USAGE: a kernel argument refused (rules=)
 0) what=reset ;;       # triple fault or reboot (-no-reboot)
 124) what=timeout ;;

@@ -317,7 +317,13 @@ struct tlbpol_cpu {
 	 * second kind (RULE_POLLING_CPUS; shootdown.c, kick_outside_engine()).
 	 */
 	uint32_t claims_by_irq;
-	uint32_t pad_claims;
+	/*
+	 * A BY_LAZY entry of the batch was not flushed here when it was
+	 * submitted (a stamped event without LAZY_OK, or this CPU was outside
+	 * the footprint): its lazy request must flush this CPU when posted
+	 * (arm()).  Cleared when a drain leaves no BY_LAZY entry (drain.c).
+	 */
+	uint32_t lazy_unflushed;
 	uint32_t stamp_next;       /* the stamp_seq of its last lazy request */
 	/* An event with TLBPOL_EVF_STAMP was submitted since the last
 	 * tlbpol_stamp(): one that finds none was made on the wrong CPU. */

@@ -256,16 +256,26 @@ static void arm(struct tlbpol_engine *eng, const struct tlbpol_params *prm, uint
 	uint32_t n = 0, shape = shape_of(s, lazy);
 
 	/*
-	 * Lazy work was flushed here already when it was submitted, but only
-	 * if this CPU was in the footprint then: one that came back since,
-	 * with its entries retained, read an older generation than this
-	 * request's and relies on this flush.
+	 * Lazy work was flushed here already when it was submitted
+	 * (submit.c, flush_self_now()), unless lazy_unflushed says otherwise:
+	 * a stamped pass is flushed here first now, and a CPU that was outside
+	 * the footprint then but came back since, with its entries retained,
+	 * read an older generation than this request's and relies on this
+	 * flush.  Where the submit flushed, this CPU is current with the part
+	 * (the generation flush_on() would give it).
 	 */
 	for (uint32_t k = 0; k < s->nr_flushes; k++) {
 		const struct req_flush *rf = &s->flushes[k];
 
 		if (!tlbpol__may_cache(eng, prm, rf->as_index, rf->global, me))
 			continue;
+		if (lazy && !c->lazy_unflushed) {
+			uint64_t *mine = local_gen_of(eng, me, rf->as_index);
+
+			if (prim_load_relaxed(mine) + 1 == rf->gen)
+				gen_raise(mine, rf->gen);
+			continue;
+		}
 		tlbpol__flush_on(eng, me, &rf->f, rf->as_index, rf->gen, &c->cnt.task);
 		prim_count(&c->cnt.task.local_flushes, 1);
 	}

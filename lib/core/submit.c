@@ -143,15 +143,26 @@ static void flush_here(struct tlbpol_engine *eng, const struct tlbpol_params *pr
  * Lazy work is deferred for the other CPUs only: the initiator drops its own
  * entries at once, as LATR does, so the address faults on this CPU as soon
  * as the unmap returns (and a caller that broke the LAZY_OK promise here
- * would fault rather than read the old frame).  The lazy request flushes
- * it again when posted (see arm()).
+ * would fault rather than read the old frame).  Its lazy request need not
+ * flush this CPU again when posted (arm()): the PTE was changed before this
+ * submit, so nothing here can cache the old entry after this flush, whatever
+ * the CPU runs meanwhile.  An entry not flushed here says so in
+ * lazy_unflushed, and then the post flushes.
+ * Not a stamped event (without LAZY_OK): the unmap returns at
+ * tlbpol_stamp(), whose post flushes this CPU first (arm()), the whole pass
+ * at once and past the ceiling as one whole-AS flush, as Linux's
+ * tlb_finish_mmu() and arch_tlbbatch_flush() do.  Flushing each page here
+ * as well cost a reclaim pass of 64 pages 64 invalidations on top of it.
  */
 static void flush_self_now(struct tlbpol_engine *eng, const struct tlbpol_params *prm,
 			   struct tlbpol_as *as, uint32_t cpu, const struct tlbpol_event *ev)
 {
-	if ((prm->rules & TLBPOL_RULE_FOOTPRINT) && !tlbpol__event_global(ev) &&
-	    !bitmap_test(as->footprint, cpu))
+	if ((ev->flags & (TLBPOL_EVF_STAMP | TLBPOL_EVF_LAZY_OK)) == TLBPOL_EVF_STAMP ||
+	    ((prm->rules & TLBPOL_RULE_FOOTPRINT) && !tlbpol__event_global(ev) &&
+	     !bitmap_test(as->footprint, cpu))) {
+		cpu_of(eng, cpu)->lazy_unflushed = 1;
 		return;
+	}
 	flush_here(eng, prm, as, cpu, ev);
 }
 
