@@ -123,6 +123,9 @@ def parse_replay(res: Result, _sim: Values) -> Values:
     rows = []
     progs: List[str] = []
     for ln in res.lines():
+        # One table per machine set, the newest first: read only that one.
+        if ln.startswith('machine ') and rows:
+            break
         f = ln.split()
         if len(f) == 9 and re.fullmatch(r'\d+', f[5]) and re.fullmatch(NUM, f[7]):
             prog = f[0]
@@ -397,6 +400,74 @@ def parse_traces(res: Result, _sim: Values) -> Values:
                                   rows)}
 
 
+VERSUS_COLS = ('kind', 'name', 'cpus', 'nodes', 'events', 'runs', 'linux_irq', 'default_irq',
+               'irq_x', 'linux_time', 'default_time', 'time_x', 'verdict')
+
+
+def parse_versus(res: Result, _sim: Values) -> Values:
+    """lab/results/versus.py sim|kernel: default against linux, one row per
+    scenario and size, replayed program or test-kernel workload."""
+    v: Values = {}
+    rows: List[Tuple[List[str], str]] = []
+    skipped: List[str] = []
+    for ln in res.lines():
+        left, _, note = ln.partition(' # ')
+        f = left.split()
+        if len(f) == len(VERSUS_COLS) and f[-1] in ('ok', 'behind', 'FAIL'):
+            rows.append((f, note))
+            for c, val in zip(VERSUS_COLS[6:], f[6:]):
+                v['%s.%s.%s.%s' % (f[0], f[1], f[2], c)] = val
+            continue
+        m = re.match(r'versus: (\w+) skipped: (.*)$', ln)
+        if m:
+            skipped.append('`%s` skipped: %s' % m.groups())
+            continue
+        m = re.match(r'versus: (\d+) rows: (\d+) ok, (\d+) behind, (\d+) FAIL$', ln)
+        if m:
+            v['rows'], v['ok'], v['behind'], v['fail'] = m.groups()
+            continue
+        m = re.match(r'versus: .*S = 1\.\.(\d+);', ln) or \
+            re.match(r'versus: .*, (\d+) boots each;', ln)
+        if m:
+            v['runs'] = m.group(1)
+    need(rows, res, 'no versus rows')
+    need('rows' in v and int(v['rows']) == len(rows), res, 'no "versus: N rows" line to match')
+
+    def cell(f: List[str], note: str) -> List[str]:
+        verdict = '**%s**' % f[12] if f[12] != 'ok' else f[12]
+        if note:
+            verdict += ': ' + note.replace('|', '\\|')
+        return [f[6], f[7], f[8], f[9], f[10], f[11], verdict]
+
+    pol = ['linux', 'default', 'default / linux']
+    sc = [r for r in rows if r[0][0] == 'scenario']
+    if sc:
+        v['table.scenarios'] = table(
+            ['scenario', 'CPUs (nodes)', '--events'] + ['interrupts ' + p for p in pol] +
+            ['modelled ms ' + p for p in pol] + ['verdict'],
+            [['`%s`' % f[1], '%s (%s)' % (f[2], f[3]), f[4].replace('-', 'default')] +
+             cell(f, n) for f, n in sc])
+    rp = [r for r in rows if r[0][0] == 'replay']
+    if rp:
+        v['table.replays'] = table(
+            ['program', 'CPUs'] + ['interrupts ' + p for p in pol] +
+            ['modelled ms ' + p for p in pol] + ['verdict'],
+            [[f[1], f[2]] + cell(f, n) for f, n in rp])
+    kr = [r for r in rows if r[0][0] in ('kvm', 'tcg')]
+    if kr:
+        v['table.kernel'] = table(
+            ['accelerator', 'workload', 'ops'] + ['IPIs ' + p for p in pol] +
+            ['cyc/op ' + p for p in pol] + ['verdict'],
+            [[f[0].upper(), f[1], f[4]] + cell(f, n) for f, n in kr]) + \
+            ''.join('\n\n' + s + '.' for s in skipped)
+    for kind in ('scenario', 'replay', 'kvm', 'tcg'):
+        mine = [f for f, _ in rows if f[0] == kind]
+        for verdict in ('ok', 'behind', 'FAIL'):
+            v['%s.%s' % (kind, verdict.lower())] = str(sum(1 for f in mine if f[12] == verdict))
+        v[kind + '.rows'] = str(len(mine))
+    return v
+
+
 # name -> (topic, parser); topic '' is a file of lab/validate/data.
 Parser = Callable[[Result, Values], Values]
 PARSERS: Dict[str, Tuple[str, Parser]] = {
@@ -412,6 +483,8 @@ PARSERS: Dict[str, Tuple[str, Parser]] = {
     'softmmu': ('safety', parse_softmmu),
     'unikernel-tcg': ('safety', parse_unikernel),
     'unikernel-kvm': ('kernel', parse_unikernel),
+    'versus': ('sim', parse_versus),
+    'versus-kernel': ('kernel', parse_versus),
     'bench': ('overhead', parse_bench),
     'engine-memory': ('overhead', parse_memory),
     'kernel-counts': ('', parse_kernel_counts),

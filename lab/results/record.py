@@ -74,6 +74,13 @@ MEASUREMENTS: List[Measurement] = [
     _m('unikernel-kvm', 'kernel', 'examples/unikernel/run.sh --kvm -n 2'
        ' --kernel {build}/examples/unikernel/kernel.elf', 900,
        'the test kernel under KVM, real invlpg and IPIs (~1 min)'),
+    # default against linux everywhere: versus.py prints a verdict per row.
+    _m('versus', 'sim', 'python3 lab/results/versus.py sim --build {build}', 1200,
+       'default against linux: every scenario at 2 to 1024 CPUs and every replayed '
+       'program, seeds 1 to 3 (~3 min)'),
+    _m('versus-kernel', 'kernel', 'python3 lab/results/versus.py kernel --boots 3'
+       ' --kernel {build}/examples/unikernel/kernel.elf', 3600,
+       'default against linux in the test kernel: 3 boots under KVM, 3 under TCG (~2 min)'),
     _m('bench', 'overhead', '{build}/lab/bench/tlbpol-bench', 600,
        'hot paths against an empty call (~1 min)'),
     _m('engine-memory', 'overhead', '{build}/tests/test_layout', 120,
