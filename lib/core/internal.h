@@ -310,11 +310,11 @@ struct tlbpol_cpu {
 	 */
 	uint32_t ticks, free_since, free_aging;
 	/*
-	 * atomic (this CPU writes, initiators read): 1 if the last requests
-	 * this CPU claimed came to it by an interrupt, 0 if it found them in
-	 * its inbox by itself, waiting for acknowledgements of its own (or
-	 * never claimed any).  An initiator's IPI delay pays only for the
-	 * second kind (RULE_POLLING_CPUS; shootdown.c, kick_outside_engine()).
+	 * atomic (this CPU writes, initiators read): 1 if this CPU claimed a
+	 * request by interrupt and has not since waited for acknowledgements
+	 * of its own, polling its inbox.  An initiator's IPI delay pays only
+	 * for a CPU that polls (RULE_POLLING_CPUS; shootdown.c,
+	 * kick_outside_engine()).
 	 */
 	uint32_t claims_by_irq;
 	/*

@@ -203,11 +203,12 @@ static void unqueue(struct tlbpol_engine *eng, uint32_t me, const struct request
  * The IPI delay (RULE_POLLING_CPUS) pays for targets that find the request in
  * their inbox within it by themselves: those waiting for acknowledgements of
  * their own (`polling`), those inside an engine call, which may reach such a
- * wait, and those whose last claims were made that way (a thread that shoots
- * down in a loop, as tlb_flush2's do, is back in its wait within the delay).
- * A target whose last claims came by interrupt runs something else -- user
- * code that does not unmap, a guest, or nothing at all (a vCPU its hypervisor
- * has not scheduled) -- and only an interrupt reaches it: waiting out the
+ * wait, and those that waited so since their last claim by interrupt (a
+ * thread that shoots down in a loop, as tlb_flush2's do, is back in its wait
+ * within the delay).  A target whose last claim came by interrupt and that
+ * has not waited since runs something else -- user code that does not unmap,
+ * a guest, or nothing at all (a vCPU its hypervisor has not scheduled) --
+ * and only an interrupt reaches it: waiting out the
  * delay before sending it only makes this initiator wait longer (tlbpol-sim
  * munmap on 2 CPUs: 8.8% longer than without the rule).  Interrupt those now;
  * @t keeps the rest for kick_unclaimed() at the end of the delay.
@@ -458,8 +459,12 @@ void tlbpol__wait_acks(struct tlbpol_engine *eng, const struct tlbpol_params *pr
 	int lazy = (prim_load_relaxed(&s->shape) & REQ_LAZY) != 0;
 	struct stall st = { 0, 0 };
 
-	if (poll)
+	if (poll) {
+		/* About to poll: see kick_outside_engine(). */
+		if (prim_load_relaxed(&c->claims_by_irq))
+			prim_store_relaxed(&c->claims_by_irq, 0u);
 		prim_store_seqcst(&c->polling, 1u);
+	}
 	for (uint32_t turn = 1, acks; (acks = prim_load_acquire(&s->acks)); turn++) {
 		/*
 		 * The flag's promise cannot hold in every context: the header
@@ -475,9 +480,8 @@ void tlbpol__wait_acks(struct tlbpol_engine *eng, const struct tlbpol_params *pr
 		 */
 		if (!serve && stalled(eng, &st, acks))
 			serve = 1;
-		if (serve && tlbpol__serve(eng, prm, me) > 0 &&
-		    prim_load_relaxed(&c->claims_by_irq)) /* see kick_outside_engine() */
-			prim_store_relaxed(&c->claims_by_irq, 0u);
+		if (serve)
+			tlbpol__serve(eng, prm, me);
 		/* A lazy request being forced was posted a while ago: its
 		 * targets that went preempted, idle or lazy since are not
 		 * waited for (a vCPU may stay descheduled for long). */
