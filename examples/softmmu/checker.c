@@ -145,7 +145,19 @@ void check_handout(struct world *w, uint32_t f, uint64_t stamp, int settled)
 		      " settled (tlbpol_stamp_pending(): %d)",
 		      f, stamp, r);
 	for (uint32_t k = 0; k < MAX_VCPUS / 64; k++) {
-		uint64_t h = atomic_load(&w->holders[f][k]) & ~atomic_load(&w->halted[k]);
+		/*
+		 * Halted first, then holders (both sequentially consistent).
+		 * A vCPU back from a halt flushes (its holder bits go) and only
+		 * then clears its halted bit (guest.c, vcpu_halt()).  Read the
+		 * other way round, holders could be read before that flush and
+		 * halted after the clear, and an excused vCPU that did its
+		 * catch-up flush would be reported as still caching the frame
+		 * (the two loads of one expression are unsequenced in C, so
+		 * the order must be written out).  In this order, a holder bit
+		 * seen after a clear halted bit was there when the vCPU ran.
+		 */
+		uint64_t halted = atomic_load(&w->halted[k]);
+		uint64_t h = atomic_load(&w->holders[f][k]) & ~halted;
 
 		if (h)
 			stale(w, S_REUSED_FRAME,
