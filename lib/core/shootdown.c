@@ -137,6 +137,15 @@ static void send_ipis(struct tlbpol_engine *eng, const struct tlbpol_params *prm
  * targets, and the others pay one more hop (the leader's interrupt and its
  * sends); with the cost model that is worth it when (k - 1) remote sends
  * cost more than one interrupt.  Returns 1 if any leader was chosen.
+ *
+ * Which of a node's k targets leads rotates with the initiator: the one
+ * at position @me mod k.  Were it always the first, every initiator's
+ * request into that node would be forwarded by the same CPU, and when
+ * many CPUs shoot down at once (an all-to-all storm: every CPU of a
+ * tlb_flush2-style mm unmapping together) that CPU would make the
+ * (k - 1) sends of each of them, one after another, while the other
+ * targets waited for it: the fan-out would cost more than the direct
+ * sends it replaces.
  */
 static int choose_leaders(struct tlbpol_engine *eng, const struct tlbpol_params *prm, uint32_t me,
 			  struct request *s, const struct tlbpol_cpuset *t)
@@ -148,21 +157,31 @@ static int choose_leaders(struct tlbpol_engine *eng, const struct tlbpol_params 
 		return 0;
 	for (uint32_t w = 0; w < words; w++)
 		s->leaders[w] = 0;
-	for_each_target(i, t, eng) {
-		uint32_t node = node_of(eng, (uint32_t)i), k = 0;
+	for (uint32_t node = 0; node < eng->nr_nodes; node++) {
 		const uint64_t *nm = &eng->node_mask[(size_t)node * words];
-		int taken = 0;
+		uint32_t k = 0, j;
 
 		if (node == mynode)
 			continue;
-		for (uint32_t w = 0; w < words && !taken; w++) {
-			taken = (s->leaders[w] & nm[w]) != 0;
+		for (uint32_t w = 0; w < words; w++)
 			k += prim_popcount64(t->bits[w] & nm[w]);
-		}
-		if (taken || (uint64_t)(k - 1) * prm->cost_ipi_remote <= prm->cost_ipi)
+		if (!k || (uint64_t)(k - 1) * prm->cost_ipi_remote <= prm->cost_ipi)
 			continue;
-		s->leaders[i / 64] |= 1ULL << (i % 64);
-		any = 1;
+		j = me % k;
+		for (uint32_t w = 0; w < words; w++) {
+			uint64_t b = t->bits[w] & nm[w];
+			uint32_t nb = prim_popcount64(b);
+
+			if (j >= nb) {
+				j -= nb;
+				continue;
+			}
+			while (j--)
+				b &= b - 1;
+			s->leaders[w] |= b & -b;
+			any = 1;
+			break;
+		}
 	}
 	return any;
 }
