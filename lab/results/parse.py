@@ -279,6 +279,15 @@ def parse_unikernel(res: Result, sim: Values) -> Values:
             rows[-1].append(wl)
     need(rows, res, 'no workload table')
     need('stale' in cols and 'IPIs-sent' in cols, res, 'no stale or IPIs-sent column')
+    # flush2_stamp's settles, by rules: frames stamped / reused / settles that
+    # waited; settle cycles mean, p50 and p99 (upper bounds of log2 buckets).
+    for m in re.finditer(r'^\s+(\w+)\s+(\d+) / (\d+) / (\d+); (\d+), < (\d+), < (\d+) cycles;'
+                         r' IPIs (\d+)$', res.out, re.M):
+        for k, val in zip(('stamped', 'reused', 'waited', 'mean', 'p50', 'p99', 'ipis'),
+                          m.groups()[1:]):
+            v['settle.%s.%s' % (m.group(1), k)] = val
+    m = re.search(r'^params: (.*)$', res.out, re.M)
+    v['params'] = m.group(1) if m else '?'
     v['stale'] = str(sum(int(v['%s.%s.stale' % (r[-1], r[1])]) for r in rows))
     v['workloads'] = str(len({r[-1] for r in rows}))
     m = re.search(r'^run.sh: (.*)$', res.err, re.M)
@@ -483,6 +492,7 @@ PARSERS: Dict[str, Tuple[str, Parser]] = {
     'softmmu': ('safety', parse_softmmu),
     'unikernel-tcg': ('safety', parse_unikernel),
     'unikernel-kvm': ('kernel', parse_unikernel),
+    'unikernel-kvm-reuse-now': ('kernel', parse_unikernel),
     'versus': ('sim', parse_versus),
     'versus-kernel': ('kernel', parse_versus),
     'bench': ('overhead', parse_bench),

@@ -74,6 +74,11 @@ MEASUREMENTS: List[Measurement] = [
     _m('unikernel-kvm', 'kernel', 'examples/unikernel/run.sh --kvm -n 2'
        ' --kernel {build}/examples/unikernel/kernel.elf', 900,
        'the test kernel under KVM, real invlpg and IPIs (~1 min)'),
+    # The worst case of flush stamps: an allocator that hands out the frame
+    # freed last (stamplook=0), every reuse settling its stamp at once.
+    _m('unikernel-kvm-reuse-now', 'kernel', 'examples/unikernel/run.sh --kvm -n 2'
+       ' --kernel {build}/examples/unikernel/kernel.elf -- rounds=10 iters=32 stamplook=0', 900,
+       'the test kernel under KVM, each stamped frame reused at once (~1 min)'),
     # default against linux everywhere: versus.py prints a verdict per row.
     _m('versus', 'sim', 'python3 lab/results/versus.py sim --build {build}', 1200,
        'default against linux: every scenario at 2 to 1024 CPUs and every replayed '
