@@ -70,6 +70,37 @@ static void unmap_run(struct mgr *m, uint32_t flags, uint32_t run, uint32_t nr, 
 		note_change(m, run + i, cleared[i], &d);
 }
 
+/* A run of mapped pages being zapped: its first page, its length and the
+ * union of their old permissions (one event each, as a zap gathers). */
+struct zap_run {
+	uint32_t first, n, perms;
+};
+
+/* Clear @vpn's PTE (mapped, and locked by the caller) into run @r and the
+ * deferred free; its cleared word goes to @cleared. */
+static void zap_page(struct mgr *m, struct zap_run *r, uint32_t vpn, uint64_t *cleared)
+{
+	uint64_t old = pte_clear(m->w, vpn, cleared);
+
+	if (!r->n++)
+		r->first = vpn;
+	r->perms |= pte_perms(old);
+	m->df->frames[m->df->nframes++] = pte_frame(old);
+	m->c->n[C_OP_PAGES]++;
+}
+
+/* End run @r (a page that is not mapped, or the range's end): submit it.
+ * @cleared holds the cleared words of the range from @start. */
+static void zap_end(struct mgr *m, struct zap_run *r, uint32_t flags, uint32_t start,
+		    const uint64_t *cleared)
+{
+	if (!r->n)
+		return;
+	unmap_run(m, flags, r->first, r->n, r->perms, &cleared[r->first - start]);
+	r->n = 0;
+	r->perms = 0;
+}
+
 /*
  * MADV_DONTNEED of private anonymous memory: the range stays mapped
  * (TLBPOL_EVF_STAYS_MAPPED), so the flush is complete when the call returns,
@@ -82,8 +113,9 @@ static void unmap_run(struct mgr *m, uint32_t flags, uint32_t run, uint32_t nr, 
 void op_unmap(struct mgr *m, uint32_t start, uint32_t n)
 {
 	struct world *w = m->w;
-	uint32_t run = 0, run_perms = 0, nrun = 0, st, locked[MAX_OP_PAGES], nl = 0;
+	uint32_t st, locked[MAX_OP_PAGES], nl = 0;
 	uint64_t cleared[MAX_OP_PAGES];
+	struct zap_run r = { 0, 0, 0 };
 
 	df_begin(m);
 	for (uint32_t vpn = start; vpn <= start + n; vpn++) {
@@ -91,26 +123,16 @@ void op_unmap(struct mgr *m, uint32_t start, uint32_t n)
 
 		if (vpn < start + n && page_trylock(w, vpn, &st)) {
 			if (st == PG_MAPPED) {
-				uint64_t old = pte_clear(w, vpn, &cleared[vpn - start]);
-
-				if (!nrun++)
-					run = vpn;
-				run_perms |= pte_perms(old);
-				m->df->frames[m->df->nframes++] = pte_frame(old);
+				zap_page(m, &r, vpn, &cleared[vpn - start]);
 				locked[nl++] = vpn;
-				m->c->n[C_OP_PAGES]++;
 				mapped = 1;
 			} else {
 				w->backing_valid[vpn] = 0; /* a swapped-out page: drop the slot */
 				page_unlock(w, vpn, PG_ABSENT);
 			}
 		}
-		if (!mapped && nrun) {
-			unmap_run(m, TLBPOL_EVF_STAYS_MAPPED | TLBPOL_EVF_PRIVATE, run, nrun,
-				  run_perms, &cleared[run - start]);
-			nrun = 0;
-			run_perms = 0;
-		}
+		if (!mapped)
+			zap_end(m, &r, TLBPOL_EVF_STAYS_MAPPED | TLBPOL_EVF_PRIVATE, start, cleared);
 	}
 	/* madvise() returns: the contents are gone, the addresses usable. */
 	for (uint32_t i = 0; i < m->df->nframes; i++)
@@ -133,9 +155,10 @@ void op_unmap(struct mgr *m, uint32_t start, uint32_t n)
 void op_munmap(struct mgr *m, uint32_t start, uint32_t n, int guard)
 {
 	struct world *w = m->w;
-	uint32_t run = 0, perms = 0, nrun = 0, st, flags = TLBPOL_EVF_PRIVATE;
+	uint32_t st, flags = TLBPOL_EVF_PRIVATE;
 	int stamp = w->stamps && !guard;
 	uint64_t cleared[MAX_OP_PAGES];
+	struct zap_run r = { 0, 0, 0 };
 
 	if (stamp)
 		flags |= TLBPOL_EVF_STAMP;
@@ -145,24 +168,15 @@ void op_munmap(struct mgr *m, uint32_t start, uint32_t n, int guard)
 
 		if (vpn < start + n && page_trylock(w, vpn, &st)) {
 			if (st == PG_MAPPED) {
-				uint64_t old = pte_clear(w, vpn, &cleared[vpn - start]);
-
-				if (!nrun++)
-					run = vpn;
-				perms |= pte_perms(old);
-				m->df->frames[m->df->nframes++] = pte_frame(old);
-				m->c->n[C_OP_PAGES]++;
+				zap_page(m, &r, vpn, &cleared[vpn - start]);
 				mapped = 1;
 			}
 			w->backing_valid[vpn] = 0; /* a swapped-out page's slot goes too */
 			m->df->pages[m->df->npages] = vpn;
 			m->df->states[m->df->npages++] = PG_ABSENT;
 		}
-		if (!mapped && nrun) {
-			unmap_run(m, flags, run, nrun, perms, &cleared[run - start]);
-			nrun = 0;
-			perms = 0;
-		}
+		if (!mapped)
+			zap_end(m, &r, flags, start, cleared);
 	}
 	if (stamp) {
 		df_end_stamped(m, NULL, 0);
