@@ -125,6 +125,14 @@ if [ $accel = kvm ]; then
 	accel_opt="-accel kvm"
 	[ -n "$args" ] || args="rounds=10 iters=32"
 	[ -n "$tmo" ] || tmo=900
+	# /dev/kvm without VMX or SVM in the CPU flags is a software
+	# hypervisor (kvm-pvm, for nested hosts: the guest kernel runs
+	# deprivileged under shadow page tables).  Its privileged
+	# instructions and page-table writes trap, so cycle counts measure
+	# the hypervisor more than the guest: say which one ran.
+	if [ -d /sys/module/kvm_pvm ] && ! grep -qw -e vmx -e svm /proc/cpuinfo; then
+		accel_note=", KVM is kvm-pvm (no VMX/SVM: shadow paging)"
+	fi
 else
 	# Multi-threaded TCG: one host thread per vCPU, so vCPUs really run
 	# (and miss flushes) concurrently.  qemu64 has no x2APIC: xAPIC MMIO.
@@ -146,7 +154,7 @@ esac
 # cpus=N: the kernel's fallback when the machine has no ACPI MADT.  rules=
 # last, so that --rules wins over a rules= among the kernel arguments.
 args="$args cpus=$cpus ${idle:-}${rules:+ rules=$rules}"
-echo "run.sh: $machine, $accel ($cpu_model), $cpus vCPUs, $(basename "$kernel"), args \"$args\"" >&2
+echo "run.sh: $machine, $accel ($cpu_model)${accel_note:-}, $cpus vCPUs, $(basename "$kernel"), args \"$args\"" >&2
 
 # The kernel exits through isa-debug-exit: QEMU's status is (code << 1) | 1.
 # -no-reboot turns a triple fault into an exit with status 0; timeout ends a
