@@ -136,6 +136,11 @@ impl<'e> Cpu<'e> {
     /// batch).  Submit every page-table change under its PTE lock: a change
     /// of a present PTE after it is made, an install *before* the new PTE
     /// is stored.  May call every callback and wait for other CPUs.
+    ///
+    /// `Err(Error::Other(0))` is the one error after which the event *was*
+    /// submitted and acted on: a library newer than this crate returned a
+    /// decision with a code the crate does not know (a new reason, say).
+    /// Do not submit the event again.
     pub fn submit(&mut self, space: &AddressSpace<'_>, ev: &Event) -> Result<Decision> {
         let mut d = sys::tlbpol_decision::default();
         let ev = ev.for_c()?;
