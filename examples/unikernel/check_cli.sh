@@ -10,6 +10,7 @@
 #   --rules default,-no-such-rule
 #                          the kernel refuses it (tlbpol_rules_parse()):
 #                          "RESULT: USAGE" on the console, run.sh exits 2
+#   only=custom (no rules=) the same: no such rule set in this boot
 set -u
 
 run=$1
@@ -53,6 +54,17 @@ if [ -n "$kernel" ]; then
 	else
 		cat "$tmp/out" "$tmp/err"
 		bad "--rules default,-no-such-rule: exit $st, want 2 with RESULT: USAGE"
+	fi
+	# only=NAME names a rule set of the boot; "custom" exists only with rules=.
+	sh "$run" --tcg -n 2 --timeout 60 --kernel "$kernel" -- only=custom \
+		>"$tmp/out" 2>"$tmp/err"
+	st=$?
+	if [ $st -eq 2 ] && grep -q '^RESULT: USAGE' "$tmp/out" &&
+		grep -q 'not a rule set of this boot' "$tmp/out"; then
+		echo "ok: only=custom without rules= refused by the kernel, exit 2"
+	else
+		cat "$tmp/out" "$tmp/err"
+		bad "only=custom: exit $st, want 2 with RESULT: USAGE"
 	fi
 fi
 exit $fail

@@ -273,7 +273,8 @@ void work_run(uint32_t cpu)
 	irq_enable();
 	calibrate(cpu);
 	for (int m = 0; m < nr_masks; m++)
-		run_mask(cpu, m);
+		if (p_only < 0 || m == p_only)
+			run_mask(cpu, m);
 	if (cpu == 0)
 		kexit((uint32_t)print_table());
 	for (;;)

@@ -43,6 +43,7 @@ struct uk_mask {
 extern struct uk_mask masks[UK_MAX_MASKS];
 extern int nr_masks;
 extern char p_rules_spec[128]; /* rules=SPEC as given */
+extern int p_only; /* only=NAME: the one rule set that runs (-1: all) */
 
 /* Layout of the test region (page indices). */
 #define IDX_SEED 0
