@@ -25,6 +25,23 @@ static int free_work_aged(const struct tlbpol_engine *eng, const struct tlbpol_c
 }
 
 /*
+ * The batch holds no BY_LAZY entry any more: none is left that this CPU did
+ * not flush when it was submitted (submit.c, flush_self_now()).  Here, never
+ * in tlbpol__post_lazy_batch() itself: enqueue() posts a full batch before
+ * it adds the entry of the event at hand, whose submit already said it was
+ * not flushed here.
+ */
+static void lazy_flushed_here(struct tlbpol_cpu *c)
+{
+	if (!c->lazy_unflushed)
+		return; /* the common case: no scan of the batch at every tick */
+	for (uint32_t i = 0; i < c->nr_pending; i++)
+		if (c->pending[i].deadline == TLBPOL_BY_LAZY)
+			return;
+	c->lazy_unflushed = 0;
+}
+
+/*
  * The order, and why:
  *
  *  1. Serve the inbox (DRAIN_SERVE): what other CPUs posted here is flushed
@@ -58,21 +75,6 @@ static int free_work_aged(const struct tlbpol_engine *eng, const struct tlbpol_c
  * Returns the batch entries flushed and posted.  Skipping a step never
  * makes a free unsafe, only later: the frees wait for what is pending.
  */
-/*
- * The batch holds no BY_LAZY entry any more: none is left that this CPU did
- * not flush when it was submitted (submit.c, flush_self_now()).  Here, never
- * in tlbpol__post_lazy_batch() itself: enqueue() posts a full batch before
- * it adds the entry of the event at hand, whose submit already said it was
- * not flushed here.
- */
-static void lazy_flushed_here(struct tlbpol_cpu *c)
-{
-	for (uint32_t i = 0; i < c->nr_pending; i++)
-		if (c->pending[i].deadline == TLBPOL_BY_LAZY)
-			return;
-	c->lazy_unflushed = 0;
-}
-
 int tlbpol__drain(struct tlbpol_engine *eng, const struct tlbpol_params *prm, uint32_t cpu,
 		  uint32_t upto, uint32_t steps)
 {
