@@ -40,31 +40,28 @@ sh "$run" --rules '' >"$tmp/out" 2>&1
 st=$?
 if [ $st -eq 2 ]; then echo "ok: --rules '', exit 2"; else bad "--rules '': exit $st, want 2"; fi
 
-if [ -n "$kernel" ]; then
-	sh "$run" --tcg -n 2 --timeout 60 --kernel "$kernel" --rules default,-no-such-rule \
-		>"$tmp/out" 2>"$tmp/err"
+# refused WHAT PATTERN ARGS...: the kernel, booted under TCG with ARGS,
+# refuses them: "RESULT: USAGE" and PATTERN on the console, run.sh exit 2.
+refused() {
+	what=$1 pattern=$2
+	shift 2
+	sh "$run" --tcg -n 2 --timeout 60 --kernel "$kernel" "$@" >"$tmp/out" 2>"$tmp/err"
 	st=$?
 	if [ $st -eq 77 ]; then
 		echo "skip: $(cat "$tmp/err")"
 		exit 77
 	fi
-	if [ $st -eq 2 ] && grep -q '^RESULT: USAGE' "$tmp/out" &&
-		grep -q 'not a rule mask' "$tmp/out"; then
-		echo "ok: --rules default,-no-such-rule refused by the kernel, exit 2"
+	if [ $st -eq 2 ] && grep -q '^RESULT: USAGE' "$tmp/out" && grep -q "$pattern" "$tmp/out"; then
+		echo "ok: $what refused by the kernel, exit 2"
 	else
 		cat "$tmp/out" "$tmp/err"
-		bad "--rules default,-no-such-rule: exit $st, want 2 with RESULT: USAGE"
+		bad "$what: exit $st, want 2 with RESULT: USAGE"
 	fi
+}
+
+if [ -n "$kernel" ]; then
+	refused '--rules default,-no-such-rule' 'not a rule mask' --rules default,-no-such-rule
 	# only=NAME names a rule set of the boot; "custom" exists only with rules=.
-	sh "$run" --tcg -n 2 --timeout 60 --kernel "$kernel" -- only=custom \
-		>"$tmp/out" 2>"$tmp/err"
-	st=$?
-	if [ $st -eq 2 ] && grep -q '^RESULT: USAGE' "$tmp/out" &&
-		grep -q 'not a rule set of this boot' "$tmp/out"; then
-		echo "ok: only=custom without rules= refused by the kernel, exit 2"
-	else
-		cat "$tmp/out" "$tmp/err"
-		bad "only=custom: exit $st, want 2 with RESULT: USAGE"
-	fi
+	refused 'only=custom without rules=' 'not a rule set of this boot' -- only=custom
 fi
 exit $fail
