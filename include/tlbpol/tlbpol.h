@@ -236,10 +236,14 @@ enum tlbpol_arch {
 /* Do not interrupt idle/lazy CPUs; they flush when they next switch in,
  * never when page tables were freed (Linux lazy TLB). */
 #define TLBPOL_RULE_LAZY_CPUS (1ULL << 7)
-/* Skip CPUs whose flushed generation covers the request (Linux tlb_gen). */
+/* Skip CPUs whose flushed generation covers the request; a CPU flushes a
+ * range only when that brings it exactly up to date, else the whole address
+ * space, catching up with every flush posted so far (Linux tlb_gen,
+ * flush_tlb_func()). */
 #define TLBPOL_RULE_GEN_SKIP (1ULL << 8)
 /* A CPU receiving requests from several initiators serves them with one
- * merged flush. */
+ * merged flush per address space: their ranges' union, or, under
+ * TLBPOL_RULE_GEN_SKIP, one whole flush when it serves more than one. */
 #define TLBPOL_RULE_RECEIVER_MERGE (1ULL << 9)
 /* Use ops->broadcast (INVLPGB, TLBI IS, a hypercall) where it is cheaper. */
 #define TLBPOL_RULE_BROADCAST (1ULL << 10)

@@ -61,6 +61,8 @@ void tlbpol__release_entries(struct tlbpol_engine *eng, uint32_t cpu, struct req
 int tlbpol__serve(struct tlbpol_engine *eng, const struct tlbpol_params *prm, uint32_t cpu);
 void tlbpol__flush_on(struct tlbpol_engine *eng, uint32_t cpu, const struct tlbpol_flush *f,
 		      uint32_t as_index, uint64_t gen, struct cpu_stats *st);
+int tlbpol__range_catches_up(const struct tlbpol_engine *eng, uint32_t cpu, uint32_t as_index,
+			     uint64_t gen);
 int tlbpol__may_cache(const struct tlbpol_engine *eng, const struct tlbpol_params *prm,
 		      uint32_t as_index, uint32_t global, uint32_t cpu);
 void tlbpol__kick(struct tlbpol_engine *eng, const struct tlbpol_params *prm, uint32_t me,

@@ -274,6 +274,7 @@ static void arm(struct tlbpol_engine *eng, const struct tlbpol_params *prm, uint
 	struct tlbpol_cpu *c = cpu_of(eng, me);
 	uint64_t mybit = 1ULL << (me % 64);
 	uint32_t n = 0, shape = shape_of(s, lazy);
+	struct tlbpol_flush f;
 
 	/*
 	 * Lazy work was flushed here already when it was submitted
@@ -296,7 +297,16 @@ static void arm(struct tlbpol_engine *eng, const struct tlbpol_params *prm, uint
 				gen_raise(mine, rf->gen);
 			continue;
 		}
-		tlbpol__flush_on(eng, me, &rf->f, rf->as_index, rf->gen, &c->cnt.task);
+		f = rf->f;
+		/* As Linux's local flush_tlb_func(): a range only if it
+		 * brings this CPU exactly up to date. */
+		if ((prm->rules & TLBPOL_RULE_GEN_SKIP) && f.kind == TLBPOL_FLUSH_PAGES &&
+		    !rf->global && !tlbpol__range_catches_up(eng, me, rf->as_index, rf->gen)) {
+			f.kind = TLBPOL_FLUSH_AS;
+			f.nr_ranges = 0;
+			f.ranges = 0;
+		}
+		tlbpol__flush_on(eng, me, &f, rf->as_index, rf->gen, &c->cnt.task);
 		prim_count(&c->cnt.task.local_flushes, 1);
 	}
 	prim_store_relaxed(&s->shape, shape);

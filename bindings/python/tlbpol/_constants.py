@@ -57,10 +57,12 @@ class Rule(enum.IntFlag):
     #   mm_cpumask).
     # LAZY_CPUS: Do not interrupt idle/lazy CPUs; they flush when they next
     #   switch in, never when page tables were freed (Linux lazy TLB).
-    # GEN_SKIP: Skip CPUs whose flushed generation covers the request (Linux
-    #   tlb_gen).
+    # GEN_SKIP: Skip CPUs whose flushed generation covers the request; a CPU
+    #   flushes a range only when that brings it exactly up to date, else the
+    #   whole address space ...
     # RECEIVER_MERGE: A CPU receiving requests from several initiators serves
-    #   them with one merged flush.
+    #   them with one merged flush per address space: their ranges' union, or,
+    #   under TLBPOL_RULE_GEN_SKIP, one ...
     # BROADCAST: Use ops->broadcast (INVLPGB, TLBI IS, a hypercall) where it is
     #   cheaper.
     # NUMA_FANOUT: Interrupt one leader per NUMA node, which forwards within

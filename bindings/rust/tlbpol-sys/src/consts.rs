@@ -41,11 +41,12 @@ pub const TLBPOL_RULE_FOOTPRINT: u64 = 64;
 /// `TLBPOL_RULE_LAZY_CPUS`: Do not interrupt idle/lazy CPUs; they flush when they next switch
 /// in, never when page tables were freed (Linux lazy TLB).
 pub const TLBPOL_RULE_LAZY_CPUS: u64 = 128;
-/// `TLBPOL_RULE_GEN_SKIP`: Skip CPUs whose flushed generation covers the request (Linux
-/// tlb_gen).
+/// `TLBPOL_RULE_GEN_SKIP`: Skip CPUs whose flushed generation covers the request; a CPU flushes
+/// a range only when that brings it exactly up to date, else the whole address space ...
 pub const TLBPOL_RULE_GEN_SKIP: u64 = 256;
 /// `TLBPOL_RULE_RECEIVER_MERGE`: A CPU receiving requests from several initiators serves them
-/// with one merged flush.
+/// with one merged flush per address space: their ranges' union, or, under
+/// TLBPOL_RULE_GEN_SKIP, one ...
 pub const TLBPOL_RULE_RECEIVER_MERGE: u64 = 512;
 /// `TLBPOL_RULE_BROADCAST`: Use ops->broadcast (INVLPGB, TLBI IS, a hypercall) where it is
 /// cheaper.
