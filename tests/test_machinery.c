@@ -437,6 +437,43 @@ static void test_numa_fanout(void **s)
 	}
 }
 
+/*
+ * RULE_NUMA_FANOUT with the IPI delay: only targets that would be
+ * interrupted at once count for a leader.  At first none has claimed by
+ * interrupt (each may be waiting in the engine and find the request by
+ * itself), so CPU 0 sends to none at once and, at the delay's end, to all
+ * 15 itself.  Each then has claimed by interrupt, and the next request's
+ * remote node gets a leader, which forwards to the other 7.
+ */
+static void test_numa_fanout_delay(void **s)
+{
+	static const uint16_t nodes[16] = { 0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1 };
+	struct harness h;
+	struct tlbpol_config cfg;
+	struct tlbpol_as *as;
+
+	(void)s;
+	h_config(&h, &cfg, 16, TLBPOL_ARCH_X86_64);
+	cfg.cpu_node = nodes;
+	cfg.rules = DEF;
+	cfg.ipi_delay_spins = 4;
+	h_engine_cfg(&h, &cfg);
+	as = h_as_run(&h, 1, 16);
+	h_reset_log(&h);
+	submit(&h, as, 0, h_event(TLBPOL_EV_PROTECT, 0, 0x1000, 1, RW, RO));
+	for (uint32_t c = 0; c < 16; c++)
+		assert_int_equal(h.flushes_on[c], 1);
+	assert_int_equal(stats(&h, 0).ipis_sent, 15);
+	assert_int_equal(stats(&h, 8).ipis_sent, 0);
+	h_reset_log(&h);
+	submit(&h, as, 0, h_event(TLBPOL_EV_PROTECT, 0, 0x1000, 1, RW, RO));
+	for (uint32_t c = 0; c < 16; c++)
+		assert_int_equal(h.flushes_on[c], 1);
+	assert_int_equal(stats(&h, 0).ipis_sent, 15 + 8);
+	assert_int_equal(stats(&h, 8).ipis_sent, 7); /* the leader */
+	tlbpol_engine_free(h.eng);
+}
+
 static int frees_run;
 static void count_free(void *arg)
 {
@@ -513,5 +550,6 @@ H_TEST_MAIN(
 	cmocka_unit_test(test_receiver_merge),
 	cmocka_unit_test(test_broadcast),
 	cmocka_unit_test(test_numa_fanout),
+	cmocka_unit_test(test_numa_fanout_delay),
 	cmocka_unit_test(test_lazy_unmap),
 	cmocka_unit_test(test_defer_free_after_self_flush));
