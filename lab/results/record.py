@@ -82,7 +82,7 @@ MEASUREMENTS: List[Measurement] = [
     # default against linux everywhere: versus.py prints a verdict per row.
     _m('versus', 'sim', 'python3 lab/results/versus.py sim --build {build}', 1200,
        'default against linux: every scenario at 2 to 1024 CPUs and every replayed '
-       'program, seeds 1 to 3 (~3 min)'),
+       'program, seeds 1 to 10 (~3 min)'),
     _m('versus-kernel', 'kernel', 'python3 lab/results/versus.py kernel --boots 3'
        ' --kernel {build}/examples/unikernel/kernel.elf', 3600,
        'default against linux in the test kernel: 3 boots under KVM, 3 under TCG (~2 min)'),

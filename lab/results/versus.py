@@ -9,7 +9,7 @@ place the laboratory can measure that side by side.
 
     versus.py sim [--build DIR] [--seeds N] [--jobs N] [--check]
         every tlbpol-sim scenario at 2, 4, 64 and 1024 CPUs and every program
-        lab/validate replays, under `linux` and `default`, seeds 1..N (3):
+        lab/validate replays, under `linux` and `default`, seeds 1..N (10):
         modelled figures, the same on every machine and every run
     versus.py kernel [--kernel FILE] [--boots N] [--cpus N] [--check]
         the test kernel (examples/unikernel/run.sh) booted N times (3) under
@@ -358,7 +358,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     s = sub.add_parser('sim', help='scenarios and replays in tlbpol-sim')
     s.add_argument('--build', default=os.environ.get('TLBPOL_BUILD', os.path.join(TOP, 'build')))
     s.add_argument('--sim', help='the tlbpol-sim binary (default BUILD/lab/sim/tlbpol-sim)')
-    s.add_argument('--seeds', type=int, default=3, help='seeds 1..N (default 3)')
+    s.add_argument('--seeds', type=int, default=10, help='seeds 1..N (default 10)')
     s.add_argument('--jobs', type=int, default=os.cpu_count() or 1,
                    help='runs at once (default: the CPUs; figures do not depend on it)')
     k = sub.add_parser('kernel', help='the test kernel under KVM and TCG')
