@@ -299,6 +299,24 @@ def parse_unikernel(res: Result, sim: Values) -> Values:
     return v
 
 
+def parse_kvm_emulation(res: Result, _sim: Values) -> Values:
+    """kvm_emulation.sh: emulated instructions per rule set, and where."""
+    v: Values = {}
+    for ln in res.lines():
+        f = ln.split('\t')
+        if f[0] != 'emulated':
+            continue
+        r = dict(kv.split('=', 1) for kv in f[1:])
+        v[r['rules'] + '.all'] = r['all']
+        v[r['rules'] + '.prot64'] = r['prot64']
+        v[r['rules'] + '.top'] = ', '.join('`%s` %s' % tuple(t.split(':'))
+                                           for t in r['top'].split(',') if t)
+    need('linux.all' in v and 'default.all' in v, res, 'no "emulated" line for linux and default')
+    m = re.search(r'^# dmesg: \[[^]]*\] (.*)$', res.out, re.M)
+    v['hypervisor'] = m.group(1) if m else '?'
+    return v
+
+
 def parse_bench(res: Result, _sim: Values) -> Values:
     v: Values = {}
     goal = '?'
@@ -495,6 +513,7 @@ PARSERS: Dict[str, Tuple[str, Parser]] = {
     'unikernel-kvm-reuse-now': ('kernel', parse_unikernel),
     'versus': ('sim', parse_versus),
     'versus-kernel': ('kernel', parse_versus),
+    'kvm-emulation': ('kernel', parse_kvm_emulation),
     'bench': ('overhead', parse_bench),
     'engine-memory': ('overhead', parse_memory),
     'kernel-counts': ('', parse_kernel_counts),

@@ -86,6 +86,11 @@ MEASUREMENTS: List[Measurement] = [
     _m('versus-kernel', 'kernel', 'python3 lab/results/versus.py kernel --boots 3'
        ' --kernel {build}/examples/unikernel/kernel.elf', 3600,
        'default against linux in the test kernel: 3 boots under KVM, 3 under TCG (~2 min)'),
+    # Where /dev/kvm emulates the guest's instructions (kvm-pvm), the
+    # cycles above measure the emulator: how much of it there was.
+    _m('kvm-emulation', 'kernel', 'lab/results/kvm_emulation.sh'
+       ' {build}/examples/unikernel/kernel.elf', 900,
+       'instructions KVM emulated in one boot of linux and one of default (~2 min)'),
     _m('bench', 'overhead', '{build}/lab/bench/tlbpol-bench', 600,
        'hot paths against an empty call (~1 min)'),
     _m('engine-memory', 'overhead', '{build}/tests/test_layout', 120,
