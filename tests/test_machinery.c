@@ -305,6 +305,59 @@ static void test_gen_skip(void **s)
 }
 
 /*
+ * RULE_GEN_TARGETS: while CPU 0 flushes itself (after its request took its
+ * generation, before its targets are chosen), CPU 2 unloads the address
+ * space and switches back: that CR3 write makes it current with every
+ * generation taken so far.  With
+ * the rule CPU 0 leaves it out; with Linux's rules it interrupts it anyway
+ * (should_flush_tlb() reads no tlb_gen), and CPU 2's handler skips the
+ * flush by its generation.
+ */
+static struct {
+	struct harness *h;
+	struct tlbpol_as *as;
+	int armed;
+} rejoin;
+
+static void flush_then_rejoin(void *ctx, uint32_t cpu, const struct tlbpol_flush *f)
+{
+	h_flush_local(ctx, cpu, f);
+	if (cpu != 0 || !rejoin.armed)
+		return;
+	rejoin.armed = 0;
+	assert_int_equal(tlbpol_switch(rejoin.h->eng, 2, NULL, NULL), 0);
+	assert_int_equal(tlbpol_unload(rejoin.h->eng, 2), 0);
+	assert_int_equal(tlbpol_switch(rejoin.h->eng, 2, rejoin.as, NULL), 0);
+}
+
+static void test_gen_targets(void **s)
+{
+	static const struct tlbpol_ops ops = {
+		.size = sizeof(struct tlbpol_ops),
+		.flush_local = flush_then_rejoin,
+		.send_ipi = h_send_ipi,
+	};
+
+	for (int on = 1; on >= 0; on--) {
+		struct harness h;
+		struct tlbpol_stats st;
+
+		(void)s;
+		rejoin.h = &h;
+		rejoin.as = setup_ops(&h, 3, TLBPOL_RULES_LINUX | (on ? TLBPOL_RULE_GEN_TARGETS : 0),
+				      &ops);
+		rejoin.armed = 1;
+		submit(&h, rejoin.as, 0, h_event(TLBPOL_EV_PROTECT, 0, 0x1000, 1, RW, RO));
+		assert_int_equal(rejoin.armed, 0);
+		st = stats(&h, 0);
+		assert_int_equal(st.ipis_sent, on ? 1 : 2);
+		assert_int_equal(h.flushes_on[1], 1);
+		assert_int_equal(h.flushes_on[2], 0); /* its CR3 write did it */
+		tlbpol_engine_free(h.eng);
+	}
+}
+
+/*
  * RULE_RECEIVER_MERGE: requests from several initiators waiting at one CPU
  * are served with one flush per address space.  Without RULE_GEN_SKIP it
  * is their ranges' union (four adjacent pages: one range); with it, one
@@ -547,6 +600,7 @@ H_TEST_MAIN(
 	cmocka_unit_test(test_vcpu_defer),
 	cmocka_unit_test(test_vcpu_defer_guest),
 	cmocka_unit_test(test_gen_skip),
+	cmocka_unit_test(test_gen_targets),
 	cmocka_unit_test(test_receiver_merge),
 	cmocka_unit_test(test_broadcast),
 	cmocka_unit_test(test_numa_fanout),

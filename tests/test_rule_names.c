@@ -88,7 +88,7 @@ static void test_bad_specs(void **state)
 {
 	static const char *const bad[] = {
 		"", ",", "+", "-", "default,", "default,,batch", ",default", "default+",
-		"defaults", "Default", "batch,", "nonsense", "0x", "0x10000", "0x10000000000000000",
+		"defaults", "Default", "batch,", "nonsense", "0x", "0x20000", "0x10000000000000000",
 		"99999999999999999999999", "1e3", "0xg", " default", "default ", "lazy-unmap,-",
 	};
 	uint64_t m = 42;

@@ -236,10 +236,11 @@ enum tlbpol_arch {
 /* Do not interrupt idle/lazy CPUs; they flush when they next switch in,
  * never when page tables were freed (Linux lazy TLB). */
 #define TLBPOL_RULE_LAZY_CPUS (1ULL << 7)
-/* Skip CPUs whose flushed generation covers the request; a CPU flushes a
- * range only when that brings it exactly up to date, else the whole address
- * space, catching up with every flush posted so far (Linux tlb_gen,
- * flush_tlb_func()). */
+/* A CPU skips the flush of a request its flushed generation covers, and
+ * flushes a range only when that brings it exactly up to date, else the
+ * whole address space, catching up with every flush posted so far (Linux
+ * tlb_gen, flush_tlb_func()).  Up to release 0.2 it also left such CPUs out
+ * at the initiator: that is TLBPOL_RULE_GEN_TARGETS now. */
 #define TLBPOL_RULE_GEN_SKIP (1ULL << 8)
 /* A CPU receiving requests from several initiators serves them with one
  * merged flush per address space: their ranges' union, or, under
@@ -268,6 +269,11 @@ enum tlbpol_arch {
  * the flush, tlbpol_stamp_settle() completes it for a frame handed out
  * again before every CPU got to it (Xen's TLB clock, LUF).  Release 0.2. */
 #define TLBPOL_RULE_FLUSH_STAMP (1ULL << 15)
+/* An initiator leaves out the targets whose flushed generation already
+ * covers its request.  Beyond Linux, whose initiator interrupts them anyway
+ * (should_flush_tlb() reads no tlb_gen) and whose handler then returns at
+ * once.  Release 0.3. */
+#define TLBPOL_RULE_GEN_TARGETS (1ULL << 16)
 
 /* The naive policy: every change to a present PTE is a full flush on every
  * CPU before the call returns. */
@@ -284,7 +290,8 @@ enum tlbpol_arch {
 	(TLBPOL_RULES_LINUX | TLBPOL_RULE_RECEIVER_MERGE |                     \
 	 TLBPOL_RULE_BROADCAST | TLBPOL_RULE_NUMA_FANOUT |                     \
 	 TLBPOL_RULE_LAZY_UNMAP | TLBPOL_RULE_VCPU_DEFER |                     \
-	 TLBPOL_RULE_POLLING_CPUS | TLBPOL_RULE_FLUSH_STAMP)
+	 TLBPOL_RULE_POLLING_CPUS | TLBPOL_RULE_FLUSH_STAMP |                  \
+	 TLBPOL_RULE_GEN_TARGETS)
 /* Every rule bit this version knows; any other bit is rejected (-EINVAL). */
 #define TLBPOL_RULES_ALL TLBPOL_RULES_DEFAULT
 

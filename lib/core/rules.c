@@ -32,6 +32,7 @@ static const struct named_mask rule_names[] = {
 	{ TLBPOL_RULE_VCPU_DEFER, "vcpu-defer" },
 	{ TLBPOL_RULE_POLLING_CPUS, "polling-cpus" },
 	{ TLBPOL_RULE_FLUSH_STAMP, "flush-stamp" },
+	{ TLBPOL_RULE_GEN_TARGETS, "gen-targets" },
 };
 #define NR_RULE_NAMES (sizeof(rule_names) / sizeof(rule_names[0]))
 
@@ -47,7 +48,7 @@ static const struct named_mask set_names[] = {
 
 /* Every rule bit has a name: a bit added to TLBPOL_RULES_ALL without one
  * fails here, not on a command line. */
-_Static_assert(TLBPOL_RULES_ALL == (1ULL << 16) - 1 && NR_RULE_NAMES == 16,
+_Static_assert(TLBPOL_RULES_ALL == (1ULL << 17) - 1 && NR_RULE_NAMES == 17,
 	       "rule_names[] names every bit of TLBPOL_RULES_ALL, in order");
 
 const char *tlbpol_rule_str(uint64_t rule)

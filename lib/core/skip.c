@@ -85,7 +85,7 @@ enum skip tlbpol__skippable(const struct tlbpol_engine *eng, const struct tlbpol
 	if ((prm->rules & TLBPOL_RULE_LAZY_CPUS) && !tables && cpu_is_lazy(eng, x))
 		return SKIP_LAZY;
 #endif
-	if (check_gen && (prm->rules & TLBPOL_RULE_GEN_SKIP)) {
+	if (check_gen && (prm->rules & TLBPOL_RULE_GEN_TARGETS)) {
 		for (uint32_t k = 0; k < s->nr_flushes; k++)
 			if (flushed_gen(eng, x, s->flushes[k].as_index) < s->flushes[k].gen)
 				return SKIP_NO;

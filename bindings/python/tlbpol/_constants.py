@@ -57,9 +57,9 @@ class Rule(enum.IntFlag):
     #   mm_cpumask).
     # LAZY_CPUS: Do not interrupt idle/lazy CPUs; they flush when they next
     #   switch in, never when page tables were freed (Linux lazy TLB).
-    # GEN_SKIP: Skip CPUs whose flushed generation covers the request; a CPU
-    #   flushes a range only when that brings it exactly up to date, else the
-    #   whole address space ...
+    # GEN_SKIP: A CPU skips the flush of a request its flushed generation
+    #   covers, and flushes a range only when that brings it exactly up to
+    #   date, else the whole address ...
     # RECEIVER_MERGE: A CPU receiving requests from several initiators serves
     #   them with one merged flush per address space: their ranges' union, or,
     #   under TLBPOL_RULE_GEN_SKIP, one ...
@@ -78,6 +78,8 @@ class Rule(enum.IntFlag):
     # FLUSH_STAMP: For events flagged TLBPOL_EVF_STAMP (frames that die with
     #   the mapping), flush at each CPU's next switch or tick with no
     #   interrupt, and let the host give the ...
+    # GEN_TARGETS: An initiator leaves out the targets whose flushed generation
+    #   already covers its request.
     # NONE: The naive policy: every change to a present PTE is a full flush on
     #   every CPU before the call returns.
     # LINUX: What Linux does today: the five rules above from Linux commits,
@@ -87,12 +89,12 @@ class Rule(enum.IntFlag):
     #   (-EINVAL).
     (SPURIOUS_NOFLUSH, RANGE_FLUSH, RETRY_NOFLUSH, BATCH, AGING_NOFLUSH,
      UPGRADE_NOFLUSH, FOOTPRINT, LAZY_CPUS, GEN_SKIP, RECEIVER_MERGE,
-     BROADCAST, NUMA_FANOUT, LAZY_UNMAP, VCPU_DEFER, POLLING_CPUS,
-     FLUSH_STAMP) = (1 << i for i in range(16))
+     BROADCAST, NUMA_FANOUT, LAZY_UNMAP, VCPU_DEFER, POLLING_CPUS, FLUSH_STAMP,
+     GEN_TARGETS) = (1 << i for i in range(17))
     NONE = 0x0
     LINUX = 0x1FF
-    DEFAULT = 0xFFFF
-    ALL = 0xFFFF
+    DEFAULT = 0x1FFFF
+    ALL = 0x1FFFF
 
 
 class FlushKind(enum.IntEnum):

@@ -41,8 +41,8 @@ pub const TLBPOL_RULE_FOOTPRINT: u64 = 64;
 /// `TLBPOL_RULE_LAZY_CPUS`: Do not interrupt idle/lazy CPUs; they flush when they next switch
 /// in, never when page tables were freed (Linux lazy TLB).
 pub const TLBPOL_RULE_LAZY_CPUS: u64 = 128;
-/// `TLBPOL_RULE_GEN_SKIP`: Skip CPUs whose flushed generation covers the request; a CPU flushes
-/// a range only when that brings it exactly up to date, else the whole address space ...
+/// `TLBPOL_RULE_GEN_SKIP`: A CPU skips the flush of a request its flushed generation covers,
+/// and flushes a range only when that brings it exactly up to date, else the whole address ...
 pub const TLBPOL_RULE_GEN_SKIP: u64 = 256;
 /// `TLBPOL_RULE_RECEIVER_MERGE`: A CPU receiving requests from several initiators serves them
 /// with one merged flush per address space: their ranges' union, or, under
@@ -69,6 +69,9 @@ pub const TLBPOL_RULE_POLLING_CPUS: u64 = 16384;
 /// mapping), flush at each CPU's next switch or tick with no interrupt, and let the host give
 /// the ...
 pub const TLBPOL_RULE_FLUSH_STAMP: u64 = 32768;
+/// `TLBPOL_RULE_GEN_TARGETS`: An initiator leaves out the targets whose flushed generation
+/// already covers its request.
+pub const TLBPOL_RULE_GEN_TARGETS: u64 = 65536;
 /// `TLBPOL_RULES_NONE`: The naive policy: every change to a present PTE is a full flush on
 /// every CPU before the call returns.
 pub const TLBPOL_RULES_NONE: u64 = 0;
@@ -76,9 +79,9 @@ pub const TLBPOL_RULES_NONE: u64 = 0;
 /// footprint, lazy CPUs, generations.
 pub const TLBPOL_RULES_LINUX: u64 = 511;
 /// `TLBPOL_RULES_DEFAULT`: Every rule.
-pub const TLBPOL_RULES_DEFAULT: u64 = 65535;
+pub const TLBPOL_RULES_DEFAULT: u64 = 0x1ffff;
 /// `TLBPOL_RULES_ALL`: Every rule bit this version knows; any other bit is rejected (-EINVAL).
-pub const TLBPOL_RULES_ALL: u64 = 65535;
+pub const TLBPOL_RULES_ALL: u64 = 0x1ffff;
 /// `TLBPOL_MAX_CPUS`: The largest nr_cpus an engine accepts.
 pub const TLBPOL_MAX_CPUS: u32 = 4096;
 /// `TLBPOL_FLUSH_PAGES`: the ranges of struct tlbpol_flush (sorted, merged).

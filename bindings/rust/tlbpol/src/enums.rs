@@ -22,9 +22,9 @@ bits! {
     /// - `FOOTPRINT`: Target only CPUs that may cache the address space (Linux mm_cpumask).
     /// - `LAZY_CPUS`: Do not interrupt idle/lazy CPUs; they flush when they next switch in,
     ///   never when page tables were freed (Linux lazy TLB).
-    /// - `GEN_SKIP`: Skip CPUs whose flushed generation covers the request; a CPU flushes a
-    ///   range only when that brings it exactly up to date, else the whole address space
-    ///   ...
+    /// - `GEN_SKIP`: A CPU skips the flush of a request its flushed generation covers, and
+    ///   flushes a range only when that brings it exactly up to date, else the whole
+    ///   address ...
     /// - `RECEIVER_MERGE`: A CPU receiving requests from several initiators serves them
     ///   with one merged flush per address space: their ranges' union, or, under
     ///   TLBPOL_RULE_GEN_SKIP, one ...
@@ -42,6 +42,8 @@ bits! {
     /// - `FLUSH_STAMP`: For events flagged TLBPOL_EVF_STAMP (frames that die with the
     ///   mapping), flush at each CPU's next switch or tick with no interrupt, and let the
     ///   host give the ...
+    /// - `GEN_TARGETS`: An initiator leaves out the targets whose flushed generation
+    ///   already covers its request.
     /// - `NONE`: The naive policy: every change to a present PTE is a full flush on every
     ///   CPU before the call returns.
     /// - `LINUX`: What Linux does today: the five rules above from Linux commits,
@@ -55,8 +57,8 @@ bits! {
         LAZY_CPUS = TLBPOL_RULE_LAZY_CPUS, GEN_SKIP = TLBPOL_RULE_GEN_SKIP, RECEIVER_MERGE = TLBPOL_RULE_RECEIVER_MERGE,
         BROADCAST = TLBPOL_RULE_BROADCAST, NUMA_FANOUT = TLBPOL_RULE_NUMA_FANOUT, LAZY_UNMAP = TLBPOL_RULE_LAZY_UNMAP,
         VCPU_DEFER = TLBPOL_RULE_VCPU_DEFER, POLLING_CPUS = TLBPOL_RULE_POLLING_CPUS,
-        FLUSH_STAMP = TLBPOL_RULE_FLUSH_STAMP, NONE = TLBPOL_RULES_NONE, LINUX = TLBPOL_RULES_LINUX,
-        DEFAULT = TLBPOL_RULES_DEFAULT, ALL = TLBPOL_RULES_ALL,
+        FLUSH_STAMP = TLBPOL_RULE_FLUSH_STAMP, GEN_TARGETS = TLBPOL_RULE_GEN_TARGETS, NONE = TLBPOL_RULES_NONE,
+        LINUX = TLBPOL_RULES_LINUX, DEFAULT = TLBPOL_RULES_DEFAULT, ALL = TLBPOL_RULES_ALL,
     }
     /// Portable PTE bits (TLBPOL_PTE_*), for an event's old and new PTE.
     ///

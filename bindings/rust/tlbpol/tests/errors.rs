@@ -194,7 +194,7 @@ fn rule_names() {
     }
     assert_eq!(Rules::LAZY_UNMAP.name(), "lazy-unmap");
     assert_eq!((Rules::BATCH | Rules::FOOTPRINT).name(), "unknown");
-    assert_eq!(Rules::ALL.iter().count(), 16);
+    assert_eq!(Rules::ALL.iter().count(), 17);
 }
 
 #[test]
