@@ -68,6 +68,16 @@ int tlbpol__may_cache(const struct tlbpol_engine *eng, const struct tlbpol_param
 void tlbpol__kick(struct tlbpol_engine *eng, const struct tlbpol_params *prm, uint32_t me,
 		  struct tlbpol_cpuset *t, struct cpu_stats *cnt);
 
+/* interrupts.c: whom an initiator interrupts, when, through whom. */
+int tlbpol__choose_leaders(struct tlbpol_engine *eng, const struct tlbpol_params *prm, uint32_t me,
+			   struct request *s, const struct tlbpol_cpuset *targets, uint32_t delay);
+void tlbpol__send_ipis(struct tlbpol_engine *eng, const struct tlbpol_params *prm, uint32_t me,
+		       struct request *s, struct tlbpol_cpuset *t);
+void tlbpol__kick_outside_engine(struct tlbpol_engine *eng, const struct tlbpol_params *prm,
+				 uint32_t me, struct tlbpol_cpuset *t);
+void tlbpol__kick_unclaimed(struct tlbpol_engine *eng, const struct tlbpol_params *prm, uint32_t me,
+			    struct request *s, struct tlbpol_cpuset *t);
+
 /* skip.c */
 enum skip { SKIP_NO, SKIP_OFFLINE, SKIP_LAZY, SKIP_GEN };
 /* The targets of @s that have not claimed it yet, into @t; how many. */
