@@ -261,6 +261,22 @@ static void test_vcpu_defer_guest(void **s)
 	}
 }
 
+/* CPU @cpu unmaps the page at @va with LAZY_OK and posts it at its tick:
+ * the targets find it in their inboxes, sent no interrupt. */
+static void post_lazy_unmap(struct harness *h, struct tlbpol_as *as, uint32_t cpu, uint64_t va)
+{
+	submit(h, as, cpu, h_event(TLBPOL_EV_UNMAP, TLBPOL_EVF_LAZY_OK, va, 1, RO, 0));
+	h_tick(h, cpu);
+}
+
+/* CPU @cpu takes by interrupt the @n requests waiting for it: its stats. */
+static struct tlbpol_stats serve_inbox(struct harness *h, uint32_t cpu, int n)
+{
+	h_reset_log(h);
+	assert_int_equal(tlbpol_handle_ipi(h->eng, cpu), n);
+	return stats(h, (int)cpu);
+}
+
 /*
  * RULE_GEN_SKIP, as Linux's flush_tlb_func() (b0579ade7cd8): a receiver
  * flushes a range only when that brings it exactly up to date.  Two
@@ -282,15 +298,9 @@ static void test_gen_skip(void **s)
 			struct tlbpol_stats st;
 
 			(void)s;
-			submit(&h, as, first,
-			       h_event(TLBPOL_EV_UNMAP, TLBPOL_EVF_LAZY_OK, 0x1000, 1, RO, 0));
-			h_tick(&h, first);
-			submit(&h, as, second,
-			       h_event(TLBPOL_EV_UNMAP, TLBPOL_EVF_LAZY_OK, 0x2000, 1, RO, 0));
-			h_tick(&h, second);
-			h_reset_log(&h);
-			assert_int_equal(tlbpol_handle_ipi(h.eng, 2), 2);
-			st = stats(&h, 2);
+			post_lazy_unmap(&h, as, first, 0x1000);
+			post_lazy_unmap(&h, as, second, 0x2000);
+			st = serve_inbox(&h, 2, 2);
 			if (on) {
 				assert_int_equal(st.remote_flushes, 1);
 				assert_int_equal(st.full_flushes, 1);
@@ -376,15 +386,9 @@ static void test_receiver_merge(void **s)
 			struct tlbpol_stats st;
 
 			(void)s;
-			for (uint32_t c = 0; c < 4; c++) {
-				submit(&h, as, c,
-				       h_event(TLBPOL_EV_UNMAP, TLBPOL_EVF_LAZY_OK,
-					       0x100000 + c * 0x1000, 1, RO, 0));
-				h_tick(&h, c);
-			}
-			h_reset_log(&h);
-			assert_int_equal(tlbpol_handle_ipi(h.eng, 4), 4);
-			st = stats(&h, 4);
+			for (uint32_t c = 0; c < 4; c++)
+				post_lazy_unmap(&h, as, c, 0x100000 + c * 0x1000);
+			st = serve_inbox(&h, 4, 4);
 			if (gen_skip) {
 				assert_int_equal(st.remote_flushes, 1);
 				assert_int_equal(st.full_flushes, 1);
@@ -451,29 +455,44 @@ static void test_broadcast(void **s)
 	}
 }
 
+/* 16 CPUs in two nodes of 8, all running one address space, under @rules
+ * with @delay turns of IPI delay. */
+static struct tlbpol_as *two_nodes(struct harness *h, uint64_t rules, uint32_t delay)
+{
+	static const uint16_t nodes[16] = { 0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1 };
+	struct tlbpol_config cfg;
+	struct tlbpol_as *as;
+
+	h_config(h, &cfg, 16, TLBPOL_ARCH_X86_64);
+	cfg.cpu_node = nodes;
+	cfg.rules = rules;
+	cfg.ipi_delay_spins = delay;
+	h_engine_cfg(h, &cfg);
+	as = h_as_run(h, 1, 16);
+	h_reset_log(h);
+	return as;
+}
+
+/* CPU 0 write-protects a page every CPU runs over: each flushes once. */
+static void protect_everywhere(struct harness *h, struct tlbpol_as *as)
+{
+	submit(h, as, 0, h_event(TLBPOL_EV_PROTECT, 0, 0x1000, 1, RW, RO));
+	for (uint32_t c = 0; c < 16; c++)
+		assert_int_equal(h->flushes_on[c], 1);
+}
+
 /* RULE_NUMA_FANOUT: 16 CPUs on 2 nodes; the initiator interrupts its own
  * node and one leader on the other, which forwards; all 15 flush.  With
  * only 4 targets in the remote node the hop does not pay (3 remote sends of
  * 200 ns against one 800 ns interrupt): no fan-out. */
 static void test_numa_fanout(void **s)
 {
-	static const uint16_t nodes[16] = { 0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1 };
-
 	for (int on = 1; on >= 0; on--) {
 		struct harness h;
-		struct tlbpol_config cfg;
-		struct tlbpol_as *as;
+		struct tlbpol_as *as = two_nodes(&h, on ? DEF : DEF & ~TLBPOL_RULE_NUMA_FANOUT, 0);
 
 		(void)s;
-		h_config(&h, &cfg, 16, TLBPOL_ARCH_X86_64);
-		cfg.cpu_node = nodes;
-		cfg.rules = on ? DEF : DEF & ~TLBPOL_RULE_NUMA_FANOUT;
-		h_engine_cfg(&h, &cfg);
-		as = h_as_run(&h, 1, 16);
-		h_reset_log(&h);
-		submit(&h, as, 0, h_event(TLBPOL_EV_PROTECT, 0, 0x1000, 1, RW, RO));
-		for (uint32_t c = 0; c < 16; c++)
-			assert_int_equal(h.flushes_on[c], 1);
+		protect_everywhere(&h, as);
 		assert_int_equal(stats(&h, 0).ipis_sent, on ? 8 : 15);
 		assert_int_equal(stats(&h, 8).ipis_sent, on ? 7 : 0); /* the leader */
 		assert_int_equal(h.ipi_calls, on ? 2 : 1);
@@ -500,28 +519,15 @@ static void test_numa_fanout(void **s)
  */
 static void test_numa_fanout_delay(void **s)
 {
-	static const uint16_t nodes[16] = { 0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1 };
 	struct harness h;
-	struct tlbpol_config cfg;
-	struct tlbpol_as *as;
+	struct tlbpol_as *as = two_nodes(&h, DEF, 4);
 
 	(void)s;
-	h_config(&h, &cfg, 16, TLBPOL_ARCH_X86_64);
-	cfg.cpu_node = nodes;
-	cfg.rules = DEF;
-	cfg.ipi_delay_spins = 4;
-	h_engine_cfg(&h, &cfg);
-	as = h_as_run(&h, 1, 16);
-	h_reset_log(&h);
-	submit(&h, as, 0, h_event(TLBPOL_EV_PROTECT, 0, 0x1000, 1, RW, RO));
-	for (uint32_t c = 0; c < 16; c++)
-		assert_int_equal(h.flushes_on[c], 1);
+	protect_everywhere(&h, as);
 	assert_int_equal(stats(&h, 0).ipis_sent, 15);
 	assert_int_equal(stats(&h, 8).ipis_sent, 0);
 	h_reset_log(&h);
-	submit(&h, as, 0, h_event(TLBPOL_EV_PROTECT, 0, 0x1000, 1, RW, RO));
-	for (uint32_t c = 0; c < 16; c++)
-		assert_int_equal(h.flushes_on[c], 1);
+	protect_everywhere(&h, as);
 	assert_int_equal(stats(&h, 0).ipis_sent, 15 + 8);
 	assert_int_equal(stats(&h, 8).ipis_sent, 7); /* the leader */
 	tlbpol_engine_free(h.eng);
