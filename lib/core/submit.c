@@ -154,10 +154,15 @@ static void flush_here(struct tlbpol_engine *eng, const struct tlbpol_params *pr
  * tlb_finish_mmu() and arch_tlbbatch_flush() do.  Flushing each page here
  * as well cost a reclaim pass of 64 pages 64 invalidations on top of it.
  */
+static inline int stamped_not_lazy_ok(const struct tlbpol_event *ev)
+{
+	return (ev->flags & (TLBPOL_EVF_STAMP | TLBPOL_EVF_LAZY_OK)) == TLBPOL_EVF_STAMP;
+}
+
 static void flush_self_now(struct tlbpol_engine *eng, const struct tlbpol_params *prm,
 			   struct tlbpol_as *as, uint32_t cpu, const struct tlbpol_event *ev)
 {
-	if ((ev->flags & (TLBPOL_EVF_STAMP | TLBPOL_EVF_LAZY_OK)) == TLBPOL_EVF_STAMP ||
+	if (stamped_not_lazy_ok(ev) ||
 	    ((prm->rules & TLBPOL_RULE_FOOTPRINT) && !tlbpol__event_global(ev) &&
 	     !bitmap_test(as->footprint, cpu))) {
 		cpu_of(eng, cpu)->lazy_unflushed = 1;
@@ -328,10 +333,23 @@ static __attribute__((noinline)) int submit_event(struct tlbpol_engine *eng, str
 	deadline = packed_deadline(v);
 	if (packed_action(v) == TLBPOL_ACT_SHOOTDOWN &&
 	    (deadline == TLBPOL_BY_WRITEBACK || deadline == TLBPOL_BY_FREE) &&
-	    ev->nr_pages < prm->batch_pages)
+	    ev->nr_pages < prm->batch_pages) {
 		/* A batch that fills up runs its due frees as it completes. */
 		enqueue(eng, prm, c, as, cpu, ev, deadline);
-	else if (packed_action(v) != TLBPOL_ACT_NONE)
+	} else if (packed_action(v) == TLBPOL_ACT_SHOOTDOWN && deadline == TLBPOL_BY_LAZY &&
+		   stamped_not_lazy_ok(ev) && ev->nr_pages < prm->batch_pages) {
+		/*
+		 * A stamped page of a reclaim or an unmap pass, inline: what
+		 * act() would do, for flush_self_now() flushes nothing here
+		 * (the stamp's post does).  It is the pass's every page, as
+		 * the BY_FREE deferral above is Linux's; through act() and the
+		 * out-of-line enqueue it cost 315 instructions a page against
+		 * that one's 216 (callgrind, a 64-page stamped reclaim), inline
+		 * 235.
+		 */
+		c->lazy_unflushed = 1;
+		enqueue(eng, prm, c, as, cpu, ev, deadline);
+	} else if (packed_action(v) != TLBPOL_ACT_NONE)
 		return act(eng, prm, as, cpu, ev, out, v);
 	call_leave(c);
 	if (out)
