@@ -37,7 +37,7 @@ linux and default rule masks, a stale-TLB check on the hardware, one table.
   -h, --help       print this and exit
   KERNEL ARGS      key=value: rounds= iters= ring= reclaim= dgpages= tick=
                    cpus= planted= ipidelay= pvflush= rules= stamplook=
-                   reuse= reusewin= only= idle=hlt;
+                   reuse= reusewin= only= swap= idle=hlt;
                    defaults depend on the accelerator (README.md)
 
 Exit status: 0 pass (with --planted: the stale reads were caught);

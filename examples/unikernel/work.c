@@ -119,7 +119,7 @@ static void wl_end(uint32_t cpu, int wl, int m)
 	barrier(cpu);
 }
 
-static void run_mask(uint32_t cpu, int m)
+static void run_mask(uint32_t cpu, int m, int slot)
 {
 	int need_flush = 0;
 
@@ -128,7 +128,7 @@ static void run_mask(uint32_t cpu, int m)
 		struct tlbpol_config cfg;
 		struct tlbpol_engine *eng;
 		struct tlbpol_as *as;
-		void *mem = (void *)(uintptr_t)(engine_mem_base + (uint64_t)m * engine_mem_stride);
+		void *mem = (void *)(uintptr_t)(engine_mem_base + (uint64_t)slot * engine_mem_stride);
 		int err;
 
 		tlbpol_config_init(&cfg, nr_cpus, TLBPOL_ARCH_X86_64);
@@ -272,9 +272,18 @@ void work_run(uint32_t cpu)
 		lapic_timer_periodic(VEC_TIMER, 100000);
 	irq_enable();
 	calibrate(cpu);
-	for (int m = 0; m < nr_masks; m++)
+	if (p_swap && cpu == 0)
+		kprintf("swap=1: default runs before linux\n");
+	/* swap=1: default before linux, each in the other's place and memory,
+	 * so that a cost that follows the order (or the memory) shows as such. */
+	for (int slot = 0; slot < nr_masks; slot++) {
+		int m = !p_swap                ? slot :
+			slot == M_LINUX   ? M_DEFAULT :
+			slot == M_DEFAULT ? M_LINUX : slot;
+
 		if (p_only < 0 || m == p_only)
-			run_mask(cpu, m);
+			run_mask(cpu, m, slot);
+	}
 	if (cpu == 0)
 		kexit((uint32_t)print_table());
 	for (;;)

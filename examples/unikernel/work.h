@@ -28,6 +28,7 @@ extern uint32_t p_reusewin;  /* stamp_reuse: the reader's interrupts-off
 /* ipi_delay_spins of the default engine; UINT32_MAX: from the calibration
  * (an IPI round trip over one relax turn) */
 extern uint32_t p_ipi_delay;
+extern uint32_t p_swap;      /* swap=1: default runs before linux (work.c) */
 
 /*
  * The rule masks.  The first three are the built-in comparison, which the
@@ -35,6 +36,8 @@ extern uint32_t p_ipi_delay;
  * "custom" (params.c).
  */
 #define NR_MASKS 3
+#define M_LINUX 1
+#define M_DEFAULT 2
 #define M_CUSTOM 3
 struct uk_mask {
 	const char *name;
