@@ -123,7 +123,8 @@ if [ $accel = kvm ]; then
 	# refuse to set ("failed to set MSR 0x10a"); the kernel needs none of it.
 	cpu_model=${UK_KVM_CPU:-host,-arch-capabilities}
 	accel_opt="-accel kvm"
-	[ -n "$args" ] || args="rounds=10 iters=32"
+	# The defaults first: an argument given later takes its place.
+	args="rounds=10 iters=32${args:+ $args}"
 	[ -n "$tmo" ] || tmo=900
 	# /dev/kvm without VMX or SVM in the CPU flags is a software
 	# hypervisor (kvm-pvm, for nested hosts: the guest kernel runs

@@ -83,9 +83,10 @@ MEASUREMENTS: List[Measurement] = [
     _m('versus', 'sim', 'python3 lab/results/versus.py sim --build {build}', 1200,
        'default against linux: every scenario at 2 to 1024 CPUs and every replayed '
        'program, seeds 1 to 10 (~3 min)'),
-    _m('versus-kernel', 'kernel', 'python3 lab/results/versus.py kernel --boots 3'
+    _m('versus-kernel', 'kernel', 'python3 lab/results/versus.py kernel --boots 6'
        ' --kernel {build}/examples/unikernel/kernel.elf', 3600,
-       'default against linux in the test kernel: 3 boots under KVM, 3 under TCG (~2 min)'),
+       'default against linux in the test kernel: 6 boots under KVM, 6 under TCG, every '
+       'second one with default run first (~5 min)'),
     # Where /dev/kvm emulates the guest's instructions (kvm-pvm), the
     # cycles above measure the emulator: how much of it there was.
     _m('kvm-emulation', 'kernel', 'lab/results/kvm_emulation.sh'
