@@ -124,8 +124,11 @@ def run_text(argv: List[str], default: str = '?') -> str:
 
 
 def commit() -> str:
+    # Not the results themselves: a record over an uncommitted earlier one
+    # measures the same code.
     head = run_text(['git', 'rev-parse', '--short', 'HEAD'])
-    dirty = run_text(['git', 'status', '--porcelain', '--untracked-files=no'], '')
+    dirty = run_text(['git', 'status', '--porcelain', '--untracked-files=no', '--', '.',
+                      ':(exclude)lab/results/data'], '')
     return head + ('-dirty' if dirty else '')
 
 
