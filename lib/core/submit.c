@@ -139,6 +139,13 @@ static void flush_here(struct tlbpol_engine *eng, const struct tlbpol_params *pr
 	count_flush(&c->cnt.task, &s->flushes[0].f);
 }
 
+/* A stamped event without LAZY_OK: its CPU is flushed by the stamp's post
+ * (arm()), not at its submit (flush_self_now(), submit's inline path). */
+static inline int stamped_not_lazy_ok(const struct tlbpol_event *ev)
+{
+	return (ev->flags & (TLBPOL_EVF_STAMP | TLBPOL_EVF_LAZY_OK)) == TLBPOL_EVF_STAMP;
+}
+
 /*
  * Lazy work is deferred for the other CPUs only: the initiator drops its own
  * entries at once, as LATR does, so the address faults on this CPU as soon
@@ -154,11 +161,6 @@ static void flush_here(struct tlbpol_engine *eng, const struct tlbpol_params *pr
  * tlb_finish_mmu() and arch_tlbbatch_flush() do.  Flushing each page here
  * as well cost a reclaim pass of 64 pages 64 invalidations on top of it.
  */
-static inline int stamped_not_lazy_ok(const struct tlbpol_event *ev)
-{
-	return (ev->flags & (TLBPOL_EVF_STAMP | TLBPOL_EVF_LAZY_OK)) == TLBPOL_EVF_STAMP;
-}
-
 static void flush_self_now(struct tlbpol_engine *eng, const struct tlbpol_params *prm,
 			   struct tlbpol_as *as, uint32_t cpu, const struct tlbpol_event *ev)
 {
