@@ -187,8 +187,11 @@ int sim_init(struct sim *s, const struct sim_config *cfg, const struct workload 
 	ec.cost_broadcast_ns = (uint32_t)(cfg->hypercall ? cfg->cost.hypercall_ns : cfg->cost.broadcast_ns);
 	ec.cost_broadcast_page_ns =
 		(uint32_t)(cfg->hypercall ? cfg->cost.hypercall_page_ns : cfg->cost.broadcast_page_ns);
-	/* As the unikernel sizes it at boot: an IPI round trip (send, latency,
-	 * the receiver's entry and exit, the acknowledgement) over one turn. */
+	/* An IPI round trip (send, latency, the receiver's entry and exit,
+	 * the acknowledgement) over one turn: the most that waiting for a
+	 * target, rather than interrupting it, can save this initiator.  Not
+	 * the unikernel's size, twice the ICR write over a PAUSE
+	 * (examples/unikernel/work.c), which leaves the latencies out. */
 	if (cfg->ipi_delay_spins >= 0)
 		ec.ipi_delay_spins = (uint32_t)cfg->ipi_delay_spins;
 	else
