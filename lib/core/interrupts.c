@@ -59,6 +59,21 @@ static int outside_engine(const struct tlbpol_engine *eng, uint32_t i)
 	       prim_load_relaxed(&tc->claims_by_irq);
 }
 
+/* The targets of @t outside the engine now, into @me's fwd_wait (free until
+ * the wait), which it returns. */
+static struct tlbpol_cpuset *outside_engine_of(struct tlbpol_engine *eng, uint32_t me,
+					       const struct tlbpol_cpuset *t)
+{
+	struct tlbpol_cpuset *out = &cpu_of(eng, me)->fwd_wait;
+
+	for (uint32_t w = 0; w < eng->words; w++)
+		out->bits[w] = 0;
+	for_each_target(i, t, eng)
+		if (outside_engine(eng, (uint32_t)i))
+			out->bits[i / 64] |= 1ULL << (i % 64);
+	return out;
+}
+
 /*
  * NUMA fan-out: choose one leader among @targets in each remote node where
  * that pays.  The initiator saves (k - 1) cross-node sends for a node with k
@@ -93,16 +108,8 @@ int tlbpol__choose_leaders(struct tlbpol_engine *eng, const struct tlbpol_params
 
 	if (!(prm->rules & TLBPOL_RULE_NUMA_FANOUT) || eng->nr_nodes < 2)
 		return 0;
-	if (delay) {
-		struct tlbpol_cpuset *now = &cpu_of(eng, me)->fwd_wait; /* free until the wait */
-
-		for (uint32_t w = 0; w < words; w++)
-			now->bits[w] = 0;
-		for_each_target(i, targets, eng)
-			if (outside_engine(eng, (uint32_t)i))
-				now->bits[i / 64] |= 1ULL << (i % 64);
-		t = now;
-	}
+	if (delay)
+		t = outside_engine_of(eng, me, targets);
 	for (uint32_t w = 0; w < words; w++)
 		s->leaders[w] = 0;
 	for (uint32_t node = 0; node < eng->nr_nodes; node++) {
@@ -158,19 +165,12 @@ int tlbpol__choose_leaders(struct tlbpol_engine *eng, const struct tlbpol_params
 void tlbpol__kick_outside_engine(struct tlbpol_engine *eng, const struct tlbpol_params *prm,
 				uint32_t me, struct tlbpol_cpuset *t)
 {
-	struct tlbpol_cpuset *now = &cpu_of(eng, me)->fwd_wait; /* free until the wait */
+	struct tlbpol_cpuset *now = outside_engine_of(eng, me, t);
 	uint32_t n = 0;
 
-	for (uint32_t w = 0; w < eng->words; w++)
-		now->bits[w] = 0;
-	for_each_target(i, t, eng) {
-		uint64_t xbit = 1ULL << (i % 64);
-
-		if (!outside_engine(eng, (uint32_t)i))
-			continue;
-		now->bits[i / 64] |= xbit;
-		t->bits[i / 64] &= ~xbit;
-		n++;
+	for (uint32_t w = 0; w < eng->words; w++) {
+		t->bits[w] &= ~now->bits[w];
+		n += prim_popcount64(now->bits[w]);
 	}
 	if (n)
 		tlbpol__kick(eng, prm, me, now, &cpu_of(eng, me)->cnt.task);
