@@ -333,23 +333,21 @@ static __attribute__((noinline)) int submit_event(struct tlbpol_engine *eng, str
 	     (prim_load_relaxed(&as->pending) || prim_load_relaxed(&eng->global_pending))))
 		return act(eng, prm, as, cpu, ev, out, v);
 	deadline = packed_deadline(v);
-	if (packed_action(v) == TLBPOL_ACT_SHOOTDOWN &&
-	    (deadline == TLBPOL_BY_WRITEBACK || deadline == TLBPOL_BY_FREE) &&
-	    ev->nr_pages < prm->batch_pages) {
-		/* A batch that fills up runs its due frees as it completes. */
-		enqueue(eng, prm, c, as, cpu, ev, deadline);
-	} else if (packed_action(v) == TLBPOL_ACT_SHOOTDOWN && deadline == TLBPOL_BY_LAZY &&
-		   stamped_not_lazy_ok(ev) && ev->nr_pages < prm->batch_pages) {
+	if (packed_action(v) == TLBPOL_ACT_SHOOTDOWN && ev->nr_pages < prm->batch_pages &&
+	    (deadline == TLBPOL_BY_WRITEBACK || deadline == TLBPOL_BY_FREE ||
+	     (deadline == TLBPOL_BY_LAZY && stamped_not_lazy_ok(ev)))) {
 		/*
-		 * A stamped page of a reclaim or an unmap pass, inline: what
-		 * act() would do, for flush_self_now() flushes nothing here
-		 * (the stamp's post does).  It is the pass's every page, as
-		 * the BY_FREE deferral above is Linux's; through act() and the
+		 * A stamped page of a reclaim or an unmap pass is deferred here
+		 * too, as act() would (flush_self_now() flushes nothing for it:
+		 * the stamp's post does): it is the pass's every page, as the
+		 * BY_FREE deferral is Linux's.  Through act() and the
 		 * out-of-line enqueue it cost 315 instructions a page against
-		 * that one's 216 (callgrind, a 64-page stamped reclaim), inline
-		 * 235.
+		 * BY_FREE's 216 (callgrind, a 64-page stamped reclaim), here
+		 * 235.  A batch that fills up runs its due frees as it
+		 * completes.
 		 */
-		c->lazy_unflushed = 1;
+		if (deadline == TLBPOL_BY_LAZY)
+			c->lazy_unflushed = 1;
 		enqueue(eng, prm, c, as, cpu, ev, deadline);
 	} else if (packed_action(v) != TLBPOL_ACT_NONE)
 		return act(eng, prm, as, cpu, ev, out, v);
