@@ -341,10 +341,10 @@ static __attribute__((noinline)) int submit_event(struct tlbpol_engine *eng, str
 		 * too, as act() would (flush_self_now() flushes nothing for it:
 		 * the stamp's post does): it is the pass's every page, as the
 		 * BY_FREE deferral is Linux's.  Through act() and the
-		 * out-of-line enqueue it cost 315 instructions a page against
-		 * BY_FREE's 216 (callgrind, a 64-page stamped reclaim), here
-		 * 235.  A batch that fills up runs its due frees as it
-		 * completes.
+		 * out-of-line enqueue it cost 313 instructions a page; here
+		 * 229, against BY_FREE's 225 (callgrind, tlbpol_submit() of a
+		 * 64-page stamped reclaim on 2 CPUs, -O2).  A batch that fills
+		 * up runs its due frees as it completes.
 		 */
 		if (deadline == TLBPOL_BY_LAZY)
 			c->lazy_unflushed = 1;
