@@ -96,7 +96,8 @@ int tlbpol__drain(struct tlbpol_engine *eng, const struct tlbpol_params *prm, ui
 	if (steps & DRAIN_AGE_LAZY)
 		tlbpol__age_lazy(eng, prm, cpu);
 	if (steps & DRAIN_POST_LAZY) {
-		n += tlbpol__post_lazy_batch(eng, prm, cpu);
+		if (c->nr_pending) /* an idle tick's batch is empty */
+			n += tlbpol__post_lazy_batch(eng, prm, cpu);
 		lazy_flushed_here(c);
 	}
 	if (steps & DRAIN_REAP)

@@ -618,14 +618,16 @@ static inline int cpu_is_lazy(const struct tlbpol_engine *eng, uint32_t cpu)
 	       prim_load_seqcst(&cpu_of(eng, cpu)->state) == TLBPOL_CPU_IDLE;
 }
 
-/* Does @c have lazy requests in flight?  (Cheap test before reaping.) */
+/* Is reqs[@i] armed and not yet reaped (or, request 0, waited for)? */
 static inline int req_busy(const struct tlbpol_cpu *c, uint32_t i)
 {
 	return (c->busy >> i) & 1;
 }
 
-/* One word, not a flag in each request: tlbpol_submit() asks on every call,
- * and the requests are four more cache lines. */
+/* Does @c have lazy requests in flight (armed, not yet reaped)?  One word,
+ * not a flag in each request: tlbpol_submit() asks on every call, and so do
+ * the reap and the aging at every tick, and the requests are four more cache
+ * lines. */
 static inline int lazy_in_flight(const struct tlbpol_cpu *c)
 {
 	return (c->busy & ~(1u << REQ_SYNC)) != 0;

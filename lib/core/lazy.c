@@ -122,7 +122,7 @@ void tlbpol__age_lazy(struct tlbpol_engine *eng, const struct tlbpol_params *prm
 {
 	struct tlbpol_cpu *c = cpu_of(eng, me);
 
-	if (eng->free_ticks == TLBPOL_FREE_TICKS_NEVER)
+	if (eng->free_ticks == TLBPOL_FREE_TICKS_NEVER || !lazy_in_flight(c))
 		return;
 	for (uint32_t i = 1; i < TLBPOL_REQS; i++) {
 		struct request *s = &c->reqs[i];

@@ -442,6 +442,8 @@ void tlbpol__reap(struct tlbpol_engine *eng, uint32_t me)
 {
 	struct tlbpol_cpu *c = cpu_of(eng, me);
 
+	if (!lazy_in_flight(c))
+		return;
 	for (uint32_t i = 1; i < TLBPOL_REQS; i++) {
 		struct request *s = &c->reqs[i];
 
