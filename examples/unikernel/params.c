@@ -24,6 +24,7 @@ uint32_t p_reuse = 8;
 uint32_t p_reusewin = 200;
 uint32_t p_ipi_delay = UINT32_MAX;
 uint32_t p_swap;               /* swap=1: default runs before linux */
+uint32_t p_warm;               /* warm=1: one unmeasured short round first */
 uint32_t param_idle_hlt;        /* idle=hlt */
 
 /*
@@ -99,7 +100,7 @@ void params_parse(const char *c)
 		{ "ipidelay=", &p_ipi_delay, 0, 100000000 }, { "pvflush=", &param_pvflush, 0, 1 },
 		{ "stamplook=", &param_stamp_lookahead, 0, 64 },
 		{ "reuse=", &p_reuse, 1, 64 },          { "reusewin=", &p_reusewin, 1, 100000 },
-		{ "swap=", &p_swap, 0, 1 },
+		{ "swap=", &p_swap, 0, 1 },             { "warm=", &p_warm, 0, 1 },
 	};
 
 	while (*c) {

@@ -29,6 +29,7 @@ extern uint32_t p_reusewin;  /* stamp_reuse: the reader's interrupts-off
  * (an IPI round trip over one relax turn) */
 extern uint32_t p_ipi_delay;
 extern uint32_t p_swap;      /* swap=1: default runs before linux (work.c) */
+extern uint32_t p_warm;      /* warm=1: each mask's workloads once unmeasured first */
 
 /*
  * The rule masks.  The first three are the built-in comparison, which the
