@@ -306,7 +306,16 @@ static void calibrate(uint32_t cpu)
 		if (p_ipi_delay == UINT32_MAX) {
 			uint64_t d = 2 * c_send / (c_pause ? c_pause : 1);
 
-			p_ipi_delay = d > 1000000 ? 1000000 : (uint32_t)d;
+			/*
+			 * idle=hlt: a CPU that waits sleeps until an interrupt
+			 * (or its 100 us timer), so no target serves by itself
+			 * within any delay, and waiting one out only delays the
+			 * interrupt that wakes it (Linux interrupts an idle CPU
+			 * unless it polls, TIF_POLLING_NRFLAG).  A CPU waiting
+			 * inside the engine still polls, and is still spared
+			 * (RULE_POLLING_CPUS).
+			 */
+			p_ipi_delay = param_idle_hlt ? 0 : d > 1000000 ? 1000000 : (uint32_t)d;
 		}
 	}
 	barrier(cpu);
