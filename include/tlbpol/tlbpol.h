@@ -635,7 +635,10 @@ struct tlbpol_ops {
  *	it to about the cost of an interrupt divided by the cost of one turn:
  *	the wait then never costs more than the interrupt it may save (the
  *	spin-then-block argument), which pays where interrupts are dear (a
- *	guest: every IPI is a VM exit on both sides).  There is no upper
+ *	guest: every IPI is a VM exit on both sides).  Leave it 0 where the
+ *	CPUs a shootdown targets halt until an interrupt when they have
+ *	nothing to do: they serve nothing by themselves, and the wait only
+ *	delays the interrupt that wakes them.  There is no upper
  *	bound: a delay longer than the targets' tick period means they are in
  *	effect never interrupted, and every shootdown waits for their ticks.
  * @reserved: 0.
