@@ -195,8 +195,9 @@ def strip_tlbpol_sim(msg: str) -> str:
     return msg.replace('tlbpol-sim: ', '')
 
 
-def sim_rows(sim: str, seeds: int, jobs: int) -> List[Row]:
-    """Every scenario at every size, then every replayed program."""
+def sim_rows(sim: str, seeds: int, jobs: int, max_cpus: int = 0) -> List[Row]:
+    """Every scenario at every size (up to @max_cpus, if given), then every
+    replayed program."""
     from validation.data import read_rows          # lab/validate's own readers
     from validation.replay import cpu_ns
     data = os.path.join(TOP, 'lab', 'validate', 'data')
@@ -204,6 +205,8 @@ def sim_rows(sim: str, seeds: int, jobs: int) -> List[Row]:
     work: List[Tuple[Tuple[str, ...], List[str]]] = []
     meta: List[Tuple[str, str, str, str, str, Tuple[str, ...]]] = []
     for cpus, nodes, events in SIZES:
+        if max_cpus and cpus > max_cpus:
+            continue
         for sc in SCENARIOS:
             ev = ['--events', str(events[sc])] if sc in events else []
             key = ('sim', sc, str(cpus))
@@ -258,7 +261,7 @@ def main_sim(args: argparse.Namespace) -> int:
           'median boot\'s time); behind: within %.2f; '
           'FAIL: beyond, a failed run or a violation' % (TIME_OK, LIMIT))
     t0 = time.monotonic()
-    fails = print_rows(sim_rows(sim, args.seeds, args.jobs))
+    fails = print_rows(sim_rows(sim, args.seeds, args.jobs, args.max_cpus))
     print('versus.py: %.1f s' % (time.monotonic() - t0), file=sys.stderr)
     return 1 if fails and args.check else 0
 
@@ -374,6 +377,8 @@ def main(argv: Optional[List[str]] = None) -> int:
     s.add_argument('--seeds', type=int, default=10, help='seeds 1..N (default 10)')
     s.add_argument('--jobs', type=int, default=os.cpu_count() or 1,
                    help='runs at once (default: the CPUs; figures do not depend on it)')
+    s.add_argument('--max-cpus', type=int, default=0,
+                   help='scenarios at this many CPUs or fewer (default: every size)')
     k = sub.add_parser('kernel', help='the test kernel under KVM and TCG')
     k.add_argument('--kernel', help='kernel.elf (default: run.sh\'s)')
     k.add_argument('--boots', type=int, default=6,
