@@ -134,9 +134,10 @@ static void run_workloads(uint32_t cpu, int m)
  * iterations long, before the measured ones, and its figures dropped.  TCG
  * translates a block of guest code the first time it runs, and a mask's
  * own paths through the engine run first in that mask: without the pass,
- * whichever mask comes first pays for them (linux run again after default
- * took 0.23-0.44 of its first run's cycles in `spurious`).  What the pass
- * drops is measurement only: its stale reads and anomalies still count.
+ * whichever mask comes first pays for them (6 boots: linux run again, last,
+ * took 0.23-1.18 of its first run's cycles in `spurious`; the host's own
+ * noise stays, as large).  What the pass drops is measurement only: its
+ * stale reads and anomalies still count.
  */
 static void warm_up(uint32_t cpu, int m)
 {
