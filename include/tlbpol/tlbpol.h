@@ -487,7 +487,15 @@ struct tlbpol_flush {
  *	interrupts, complete when it returns (INVLPGB+TLBSYNC, TLBI IS + DSB, a
  *	flush hypercall).  Used under RULE_BROADCAST when the cost model says
  *	it is cheaper than interrupting the targets.  With
- *	TLBPOL_FLUSHF_GLOBAL in @f it must reach global entries too.
+ *	TLBPOL_FLUSHF_GLOBAL in @f it must reach global entries too.  A
+ *	broadcast that matches a tag (INVLPGB with its PCID bit set, TLBI by
+ *	ASID) reaches only the CPUs that hold the address space under that
+ *	tag: it fits here only where the address space has the same tag on
+ *	every CPU (a global ASID, as Linux gives an mm before it flushes it by
+ *	INVLPGB).  With tags chosen per CPU (Linux's dynamic PCIDs) issue it
+ *	with no tag to match (INVLPGB without the PCID bit matches every
+ *	PCID), or leave @broadcast NULL: a CPU holding the address space under
+ *	another tag would keep its entries while the engine counts it flushed.
  * @relax: optional: called while waiting for other CPUs (pause, yield,
  *	deliver simulated interrupts).
  * @vcpu_defer: optional, for an engine that runs inside a guest, used under

@@ -305,7 +305,10 @@ pub trait Host: Sync {
     /// A flush that reaches every CPU, the caller included, whatever they
     /// run, without interrupts, complete on return (INVLPGB+TLBSYNC, TLBI
     /// IS + DSB, a flush hypercall).  Used under `Rules::BROADCAST` when
-    /// the cost model prefers it; only if `HAS_BROADCAST`.
+    /// the cost model prefers it; only if `HAS_BROADCAST`.  One that
+    /// matches a tag (INVLPGB with its PCID bit, TLBI by ASID) fits only
+    /// where the address space has that tag on every CPU: see
+    /// `ops->broadcast` in `tlbpol.h`.
     fn broadcast(&self, from: &Here<'_>, flush: &Flush<'_>) {
         let _ = (from, flush);
     }
