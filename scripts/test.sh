@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Every test: install what is missing, build, run the suite; again under
 # ASan+UBSan (less the packaging and Python tests, which load the library
-# into uninstrumented programs); the concurrent tests under TSan; and the kernel core
+# into uninstrumented programs, QEMU's and the policy comparison); the concurrent tests under TSan; and the kernel core
 # archive (freestanding build) with its link and disassembly tests, for x86-64 in two
 # code models and, cross-compiled, for arm64 and riscv64.  Prints one "N passed, N failed" line at the end.
 set -euo pipefail
@@ -53,7 +53,7 @@ run_suite build
 
 echo "== ASan + UBSan"
 setup build-asan -Db_sanitize=address,undefined -Db_lundef=false
-UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 run_suite build-asan --no-suite packaging --no-suite bindings --no-suite unikernel --no-suite unikernel-kvm
+UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 run_suite build-asan --no-suite packaging --no-suite bindings --no-suite unikernel --no-suite unikernel-kvm --no-suite versus
 
 echo "== TSan (concurrent tests)"
 setup build-tsan -Db_sanitize=thread -Db_lundef=false
