@@ -1306,6 +1306,22 @@ enum tlbpol_event_kind {
 #define TLBPOL_EVF_TRIED (1U << 2)        /* fault: a retried fault (FAULT_FLAG_TRIED) */
 #define TLBPOL_EVF_PFN_CHANGED (1U << 3)  /* the PTE now points to another frame */
 #define TLBPOL_EVF_TABLES_FREED (1U << 4) /* page-table pages under the range were freed */
+/*
+ * What the flush of freed tables completes: the TLBs and paging-structure
+ * caches of the CPUs (what the hardware walker caches).  Not a software
+ * walker that walks page tables without locks, holding interrupts off
+ * (Linux's GUP-fast): an interrupt is what holds it off, and a target
+ * reached without one -- by ops->broadcast, or a vCPU its hypervisor
+ * descheduled, perhaps in the middle of such a walk (TLBPOL_CPU_PREEMPTED,
+ * ops->vcpu_defer) -- may still be in the walk when the engine completes the
+ * request and runs its deferred frees.  (Lazy CPUs are interrupted for
+ * freed tables; a CPU that serves the request itself, at a tick, a switch
+ * or in the engine's own wait, is not inside a walk when it does.)
+ * A host with such walkers frees table pages only after its own
+ * synchronisation (an RCU grace period, or an interrupt to every CPU that may
+ * walk), as Linux does with MMU_GATHER_RCU_TABLE_FREE
+ * (mm/mmu_gather.c, tlb_remove_table_sync_one()).
+ */
 #define TLBPOL_EVF_LAZY_OK (1U << 5)      /* frames/addresses not reused before a deferred free runs */
 /* unmap: the frame is private to this mapping and its contents die with it
  * (private anonymous memory): no writeback and no other mapping can see a
