@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Every test: install what is missing, build, run the suite; again under
 # ASan+UBSan (less the packaging and Python tests, which load the library
-# into uninstrumented programs, QEMU's and the policy comparison); the concurrent tests under TSan; and the kernel core
+# into uninstrumented programs, the QEMU boots, and the policy comparison
+# `versus`); the concurrent tests under TSan; and the kernel core
 # archive (freestanding build) with its link and disassembly tests, for x86-64 in two
 # code models and, cross-compiled, for arm64 and riscv64.  Prints one "N passed, N failed" line at the end.
 set -euo pipefail

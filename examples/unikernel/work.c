@@ -111,11 +111,12 @@ static void wl_end(uint32_t cpu, int wl, int m)
 		struct cpu_counts hw;
 
 		sum_counts(&hw);
-		/* Added: a warm-up pass's stale reads still count. */
+		/* Added: a warm-up pass's stale reads still count.  The line
+		 * gives this pass's own (lab/mutants sums the lines). */
 		results[wl][m].stale += hw.stale - wl_stale0;
 		results[wl][m].anomalies += hw.anomalies - wl_anom0;
 		kprintf("  %-12s %-8s done: %lu ops, %lu stale\n", wl_names[wl], masks[m].name,
-			results[wl][m].ops, results[wl][m].stale);
+			results[wl][m].ops, hw.stale - wl_stale0);
 	}
 	barrier(cpu);
 }
@@ -160,8 +161,8 @@ static void warm_up(uint32_t cpu, int m)
 			r->stale = stale;
 			r->anomalies = anomalies;
 		}
-		/* Its rounds that caught a stale read counted it in `stale`. */
-		sr_early[m] = sr_windows[m] = sr_caught[m] = 0;
+		/* stamp_reuse's round counts (sr_*) keep the warm-up's
+		 * round: they are checked, not timed. */
 		p_rounds = rounds;
 		p_iters = iters;
 	}
@@ -308,13 +309,18 @@ static void calibrate(uint32_t cpu)
 			uint64_t d = 2 * c_send / (c_pause ? c_pause : 1);
 
 			/*
-			 * idle=hlt: a CPU that waits sleeps until an interrupt
-			 * (or its 100 us timer), so no target serves by itself
-			 * within any delay, and waiting one out only delays the
-			 * interrupt that wakes it (Linux interrupts an idle CPU
-			 * unless it polls, TIF_POLLING_NRFLAG).  A CPU waiting
-			 * inside the engine still polls, and is still spared
-			 * (RULE_POLLING_CPUS).
+			 * idle=hlt: a CPU waiting at a barrier sleeps until an
+			 * interrupt (or its 100 us timer) without telling the
+			 * engine, which takes a CPU that polled in its last wait
+			 * for one that will serve by itself; waiting for it only
+			 * postpones the interrupt that wakes it (Linux interrupts
+			 * an idle CPU unless it polls, TIF_POLLING_NRFLAG).
+			 * Targets inside an engine call (tlb_flush2's loops)
+			 * would serve within the delay, and lose it: in 6 TCG
+			 * boots each, spurious and downgrade went from FAIL to
+			 * ok, tlb_flush2's IPIs from 38-140 to 130-173 of 256.
+			 * CPUs waiting inside the engine still poll, and are
+			 * still spared (RULE_POLLING_CPUS).
 			 */
 			p_ipi_delay = param_idle_hlt ? 0 : d > 1000000 ? 1000000 : (uint32_t)d;
 		}

@@ -492,7 +492,7 @@ struct tlbpol_flush {
  *	ASID) reaches only the CPUs that hold the address space under that
  *	tag: it fits here only where the address space has the same tag on
  *	every CPU (a global ASID, as Linux gives an mm before it flushes it by
- *	INVLPGB).  With tags chosen per CPU (Linux's dynamic PCIDs) issue it
+ *	INVLPGB; under PTI, the same pair of tags).  With tags chosen per CPU (Linux's dynamic PCIDs) issue it
  *	with no tag to match (INVLPGB without the PCID bit matches every
  *	PCID), or leave @broadcast NULL: a CPU holding the address space under
  *	another tag would keep its entries while the engine counts it flushed.
@@ -643,10 +643,13 @@ struct tlbpol_ops {
  *	it to about the cost of an interrupt divided by the cost of one turn:
  *	the wait then never costs more than the interrupt it may save (the
  *	spin-then-block argument), which pays where interrupts are dear (a
- *	guest: every IPI is a VM exit on both sides).  Leave it 0 where the
- *	CPUs a shootdown targets halt until an interrupt when they have
- *	nothing to do: they serve nothing by themselves, and the wait only
- *	delays the interrupt that wakes them.  There is no upper
+ *	guest: every IPI is a VM exit on both sides).  The engine guesses
+ *	who will serve by itself (a CPU that polled in its last wait, or is
+ *	inside an engine call): where the targets mostly halt until an
+ *	interrupt while still RUNNING as far as the engine knows (a wait
+ *	that sleeps, not declared with tlbpol_cpu_state()), the guess is
+ *	wrong and the delay only postpones the interrupt; set 0 there.
+ *	There is no upper
  *	bound: a delay longer than the targets' tick period means they are in
  *	effect never interrupted, and every shootdown waits for their ticks.
  * @reserved: 0.
@@ -1316,7 +1319,8 @@ enum tlbpol_event_kind {
  * ops->vcpu_defer) -- may still be in the walk when the engine completes the
  * request and runs its deferred frees.  (Lazy CPUs are interrupted for
  * freed tables; a CPU that serves the request itself, at a tick, a switch
- * or in the engine's own wait, is not inside a walk when it does.)
+ * or in the engine's own wait, or that has flushed since the tables were
+ * unlinked (its generation), did so outside any walk.)
  * A host with such walkers frees table pages only after its own
  * synchronisation (an RCU grace period, or an interrupt to every CPU that may
  * walk), as Linux does with MMU_GATHER_RCU_TABLE_FREE

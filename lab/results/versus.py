@@ -7,7 +7,7 @@ Linux's: no more interrupts, and at most 0.5% more time (a rule that cannot
 win must stay within 2%, and say why with numbers).  This script puts every
 place the laboratory can measure that side by side.
 
-    versus.py sim [--build DIR] [--seeds N] [--jobs N] [--check]
+    versus.py sim [--build DIR] [--seeds N] [--jobs N] [--max-cpus N] [--check]
         every tlbpol-sim scenario at 2, 4, 64 and 1024 CPUs and every program
         lab/validate replays, under `linux` and `default`, seeds 1..N (10):
         modelled figures, the same on every machine and every run
