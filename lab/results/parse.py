@@ -354,12 +354,16 @@ def parse_bench(res: Result, _sim: Values) -> Values:
 def parse_memory(res: Result, _sim: Values) -> Values:
     v: Values = {}
     rows = []
-    for m in re.finditer(r'^# (\d+) CPUs: (\d+) bytes, ([\d.]+) KiB per CPU$', res.out, re.M):
+    # Each size's line, then (tests/test_layout.c) what the last CPU adds:
+    # the per-CPU cost, without the state that does not grow with the CPUs.
+    for m in re.finditer(r'^# (\d+) CPUs: (\d+) bytes, ([\d.]+) KiB per CPU\n'
+                         r'(?:#\s+\d+ bytes per CPU, (\d+) for the last one$)?', res.out, re.M):
         v['%s.bytes' % m.group(1)], v['%s.kib_per_cpu' % m.group(1)] = m.group(2, 3)
-        rows.append([m.group(1), m.group(2), m.group(3)])
+        rows.append([m.group(1), m.group(2), m.group(3), m.group(4) or '-'])
     need(rows, res, 'no "# N CPUs: B bytes" lines')
-    v['summary'] = '; '.join('%s CPUs: %s bytes (%s KiB per CPU)' % tuple(r) for r in rows)
-    v['table.size'] = table(['CPUs', 'tlbpol_engine_size() bytes', 'KiB per CPU'], rows)
+    v['summary'] = '; '.join('%s CPUs: %s bytes (%s KiB per CPU)' % tuple(r[:3]) for r in rows)
+    v['table.size'] = table(['CPUs', 'tlbpol_engine_size() bytes', 'KiB per CPU',
+                             'bytes the last CPU adds'], rows)
     return v
 
 
