@@ -361,7 +361,8 @@ def parse_memory(res: Result, _sim: Values) -> Values:
         v['%s.bytes' % m.group(1)], v['%s.kib_per_cpu' % m.group(1)] = m.group(2, 3)
         rows.append([m.group(1), m.group(2), m.group(3), m.group(4) or '-'])
     need(rows, res, 'no "# N CPUs: B bytes" lines')
-    v['summary'] = '; '.join('%s CPUs: %s bytes (%s KiB per CPU)' % tuple(r[:3]) for r in rows)
+    v['summary'] = '; '.join('%s CPUs: %s bytes (%s KiB per CPU; one CPU more: %s bytes)'
+                             % tuple(r) for r in rows)
     v['table.size'] = table(['CPUs', 'tlbpol_engine_size() bytes', 'KiB per CPU',
                              'bytes the last CPU adds'], rows)
     return v
