@@ -625,9 +625,8 @@ static inline int req_busy(const struct tlbpol_cpu *c, uint32_t i)
 }
 
 /* Does @c have lazy requests in flight (armed, not yet reaped)?  One word,
- * not a flag in each request: tlbpol_submit() asks on every call, and so do
- * the reap and the aging at every tick, and the requests are four more cache
- * lines. */
+ * not a flag in each request: the reap and the aging ask at every tick and
+ * every submit that acts, and the requests are four more cache lines. */
 static inline int lazy_in_flight(const struct tlbpol_cpu *c)
 {
 	return (c->busy & ~(1u << REQ_SYNC)) != 0;

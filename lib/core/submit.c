@@ -201,8 +201,7 @@ static __attribute__((noinline)) int act(struct tlbpol_engine *eng, const struct
 	struct tlbpol_cpu *c = cpu_of(eng, cpu);
 	uint32_t action = packed_action(packed), deadline = packed_deadline(packed);
 
-	if (lazy_in_flight(c))
-		tlbpol__reap(eng, cpu);
+	tlbpol__reap(eng, cpu);
 	if (!(ev->old_pte & TLBPOL_PTE_PRESENT) &&
 	    (prim_load_acquire(&as->pending) || prim_load_relaxed(&eng->global_pending)))
 		settle_reused_range(eng, prm, as, cpu, ev);
