@@ -109,14 +109,16 @@ static void wl_end(uint32_t cpu, int wl, int m)
 	barrier(cpu);
 	if (cpu == 0) {
 		struct cpu_counts hw;
+		uint64_t stale;
 
 		sum_counts(&hw);
 		/* Added: a warm-up pass's stale reads still count.  The line
 		 * gives this pass's own (lab/mutants sums the lines). */
-		results[wl][m].stale += hw.stale - wl_stale0;
+		stale = hw.stale - wl_stale0;
+		results[wl][m].stale += stale;
 		results[wl][m].anomalies += hw.anomalies - wl_anom0;
 		kprintf("  %-12s %-8s done: %lu ops, %lu stale\n", wl_names[wl], masks[m].name,
-			results[wl][m].ops, hw.stale - wl_stale0);
+			results[wl][m].ops, stale);
 	}
 	barrier(cpu);
 }
