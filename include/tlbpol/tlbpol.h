@@ -524,12 +524,39 @@ struct tlbpol_flush {
  *	initiator for good: the hook is where the host decides.  Context: as
  *	@relax, inside the waiting call on @cpu.
  *
+ * @bcast_issue: optional (release 0.3; set with @bcast_sync or not at
+ *	all), the first half of a split-phase broadcast (AMD INVLPGB without
+ *	its TLBSYNC, Arm TLBI ...IS without its DSB ISH): start invalidating
+ *	@f on every CPU it reaches and return without waiting.  The engine
+ *	may issue several before one @bcast_sync.  Under the same rules of
+ *	reach as @broadcast (tags, TLBPOL_FLUSHF_GLOBAL).  Preferred over
+ *	@broadcast when both are set (see struct tlbpol_backend).
+ * @bcast_sync: optional (release 0.3), the second half: return when every
+ *	invalidation @cpu issued with @bcast_issue has completed on every CPU
+ *	(TLBSYNC; DSB ISH).  The engine calls it on the CPU that issued, in
+ *	the same engine call, before it counts any of them done.  The host's
+ *	duty: the caller must not migrate between the two (they run inside
+ *	one engine call for @cpu, which the header's first convention already
+ *	pins to @cpu).  TLBSYNC waits only for the INVLPGBs of the CPU that
+ *	executes it (Linux arch/x86/include/asm/tlb.h, __tlbsync(), which
+ *	asserts cant_migrate()), and a DSB completes only the TLBIs of the PE
+ *	that executes it (Arm ARM, quoted by Linux 4b634918384c).
+ * @walker_sync: optional (release 0.3), used under
+ *	TLBPOL_CFGF_LOCKLESS_WALKERS: page tables were freed and invalidated by
+ *	a mechanism that interrupts nobody (a broadcast); return only when
+ *	none of @cpus is still inside a lockless walk that began before this
+ *	call (an interrupt to each and a wait for it, as Linux's
+ *	tlb_remove_table_sync_one(); or an RCU grace period).  Without it the
+ *	engine never uses such a mechanism for a request that frees tables,
+ *	and interrupts the CPUs instead.  Context: as @relax.
+ *
  * Callbacks may call tlbpol_handle_ipi() for their own CPU but must not call
  * any other engine function for @cpu / @from_cpu (such a call returns -EBUSY).
  *
  * @size: sizeof(struct tlbpol_ops) of the header the caller was built with;
  * a structure from release 0.1's header (without @stuck, exactly
- * TLBPOL_OPS_SIZE_0_1 bytes) is accepted, and the members it lacks are NULL.
+ * TLBPOL_OPS_SIZE_0_1 bytes) or release 0.2's (without @bcast_issue,
+ * TLBPOL_OPS_SIZE_0_2 bytes) is accepted, and the members it lacks are NULL.
  */
 struct tlbpol_ops {
 	uint32_t size;
@@ -541,9 +568,90 @@ struct tlbpol_ops {
 	int (*vcpu_defer)(void *ctx, uint32_t cpu);
 	void (*stuck)(void *ctx, uint32_t cpu, const struct tlbpol_cpuset *waiting_for,
 		      uint64_t turns);
+	void (*bcast_issue)(void *ctx, uint32_t cpu, const struct tlbpol_flush *f);
+	void (*bcast_sync)(void *ctx, uint32_t cpu);
+	void (*walker_sync)(void *ctx, uint32_t cpu, const struct tlbpol_cpuset *cpus);
 };
 
 #define TLBPOL_OPS_SIZE_0_1 48 /* offsetof(struct tlbpol_ops, stuck) */
+#define TLBPOL_OPS_SIZE_0_2 56 /* offsetof(struct tlbpol_ops, bcast_issue) */
+
+/* ------------------------------------------------------------------------ */
+/* Flush mechanisms (backends)                                              */
+/* ------------------------------------------------------------------------ */
+
+/*
+ * How a shootdown reaches other CPUs.
+ * TLBPOL_MECH_IPI: interrupts (ops->send_ipi); each target flushes in
+ *	tlbpol_handle_ipi() and acknowledges.  Always there.
+ * TLBPOL_MECH_BROADCAST: one invalidation that reaches every CPU with no
+ *	interrupt: ops->bcast_issue and ops->bcast_sync (split phase), or
+ *	ops->broadcast (complete on return).
+ */
+#define TLBPOL_MECH_IPI 0U
+#define TLBPOL_MECH_BROADCAST 1U
+#define TLBPOL_MECH_MAX 2U
+
+/*
+ * Backend flags (struct tlbpol_backend).
+ * TLBPOL_BKF_IMPLIES_IRQ: every CPU the mechanism reaches has taken an
+ *	interrupt before it completes, so a lockless walker that holds
+ *	interrupts off (GUP-fast) is no longer inside a walk begun before it
+ *	(Linux 2026, tlb_table_flush_implies_ipi_broadcast(): true only for
+ *	native IPIs).  Interrupts always have it (a target acknowledges from
+ *	its own handler or engine call); INVLPGB, TLBI IS, RAR (processed with
+ *	interrupts off), SBI remote fences and flush hypercalls do not.
+ * TLBPOL_BKF_SPLIT: issue and sync are two steps (ops->bcast_issue,
+ *	ops->bcast_sync), both on the issuing CPU.
+ * TLBPOL_BKF_DISABLED: the host found the mechanism unusable (an erratum:
+ *	Linux a74bb5f202da turns INVLPGB off on a Zen 2 part whose CPUID
+ *	misreports it; a configuration: 94a17f2dc90b, off under PTI; a
+ *	command line: noinvlpgb): the engine never uses it, as if absent.
+ */
+#define TLBPOL_BKF_IMPLIES_IRQ (1U << 0)
+#define TLBPOL_BKF_SPLIT (1U << 1)
+#define TLBPOL_BKF_DISABLED (1U << 2)
+#define TLBPOL_BKF_ALL 0x7U
+
+/**
+ * struct tlbpol_backend - one flush mechanism the host has, and what it
+ * costs (release 0.3).  Set @size to sizeof.
+ * @size: sizeof(struct tlbpol_backend); a larger size is accepted only
+ *	when the bytes past this structure are zero (-E2BIG otherwise).
+ * @mech: TLBPOL_MECH_*.  One descriptor per mechanism (-EEXIST).
+ * @flags: TLBPOL_BKF_*.  For TLBPOL_MECH_IPI only TLBPOL_BKF_IMPLIES_IRQ
+ *	(which interrupts have whether it is set or not).  For
+ *	TLBPOL_MECH_BROADCAST, TLBPOL_BKF_SPLIT asks for ops->bcast_issue and
+ *	ops->bcast_sync, its absence for ops->broadcast (-EINVAL when the ops
+ *	lack them, unless TLBPOL_BKF_DISABLED).
+ * @max_pages: pages one instruction of the mechanism names at most
+ *	(INVLPGB: CPUID 8000_0008h EDX[15:0] + 1, Linux invlpgb_count_max;
+ *	Arm TLBI by range: up to 2^21 pages; one otherwise); 0 means 1.  The
+ *	cost model counts ceil(pages / @max_pages) instructions per range.
+ * @cost_ns: IPI: the initiator's cost for the first target (the config's
+ *	cost_ipi_ns); BROADCAST: the fixed cost of one request, issue and
+ *	sync (cost_broadcast_ns).
+ * @cost_target_ns: IPI: each further target (cost_ipi_target_ns).
+ * @cost_remote_ns: IPI: more for each target on another NUMA node
+ *	(cost_ipi_remote_ns).
+ * @cost_page_ns: BROADCAST: each instruction (cost_broadcast_page_ns).
+ *
+ * A zero cost takes the config's cost_* field, which takes its default
+ * when zero: a host that has no descriptor keeps release 0.2's model.
+ * The engine chooses the mechanism per request, at shoot time, by these
+ * costs (tlbpol_decide() does not depend on them); a descriptor is the
+ * one place the model reads.
+ */
+struct tlbpol_backend {
+	uint32_t size;
+	uint32_t mech;
+	uint32_t flags;
+	uint32_t max_pages;
+	uint32_t cost_ns;
+	uint32_t cost_target_ns;
+	uint32_t cost_remote_ns;
+	uint32_t cost_page_ns;
+};
 
 /* ------------------------------------------------------------------------ */
 /* Configuration and lifecycle                                              */
@@ -591,7 +699,26 @@ struct tlbpol_ops {
  */
 #define TLBPOL_CFGF_RETAIN_AS (1U << 0)
 #define TLBPOL_CFGF_WAIT_IRQS (1U << 1)
-#define TLBPOL_CFGF_ALL 0x3U
+/*
+ * TLBPOL_CFGF_LOCKLESS_WALKERS (release 0.3): the host walks page tables
+ * without locks, holding interrupts off across the walk (Linux GUP-fast),
+ * and relies on the engine to keep freed table pages from such walks: a
+ * request with TLBPOL_FLUSHF_TABLES completes only when every CPU that may
+ * be walking the address space has taken an interrupt, or served the
+ * request by itself from an engine call (outside any walk), or, after a
+ * mechanism without TLBPOL_BKF_IMPLIES_IRQ, once ops->walker_sync returned
+ * for them.  So such a request goes by interrupts where ops->walker_sync
+ * is NULL, and a preempted vCPU is not left out of it (it may have been
+ * descheduled inside a walk: it takes the interrupt when it runs again, and
+ * the request waits for it; Linux likewise waits, for its RCU grace
+ * period or its sync IPI), and TLBPOL_EVF_LAZY_OK does not make an event
+ * that frees tables lazy (it stays due BY_FREE: a lazy request would leave
+ * out a vCPU preempted since its post, and no flush-stamp settle may wait
+ * for one).  Without the flag the host synchronises its walkers itself
+ * (see TLBPOL_EVF_TABLES_FREED).
+ */
+#define TLBPOL_CFGF_LOCKLESS_WALKERS (1U << 2)
+#define TLBPOL_CFGF_ALL 0x7U
 /*
  * TLBPOL_WAIT_IRQS_FALLBACK_TURNS (release 0.3): under TLBPOL_CFGF_WAIT_IRQS
  * a wait that has seen no acknowledgement for cfg->wait_limit turns, or
@@ -665,11 +792,20 @@ struct tlbpol_ops {
  *	a CPU that unmaps and then goes quiet still frees.  0 takes the
  *	default, TLBPOL_DEFAULT_FREE_TICKS; TLBPOL_FREE_TICKS_NEVER leaves
  *	such work for the host's own tlbpol_flush() (release 0.1's behaviour).
+ * @backends: (release 0.3) @nr_backends pointers to descriptors of the
+ *	flush mechanisms the host has (struct tlbpol_backend; copied), or
+ *	NULL.  A mechanism without one is described by the ops and the
+ *	cost_* fields above: interrupts always, a broadcast when
+ *	ops->bcast_issue and ops->bcast_sync (split) or ops->broadcast are
+ *	set.
+ * @nr_backends: entries at @backends, at most TLBPOL_MECH_MAX.
+ * @reserved2: 0.
  *
  * @size is sizeof(struct tlbpol_config) of the header the caller was built
  * with; release 0.1's structure (exactly TLBPOL_CONFIG_SIZE_0_1 bytes, up
- * to @reserved) is accepted, and the fields it lacks take their defaults.
- * A size between the two is -EINVAL.
+ * to @reserved) and release 0.2's (TLBPOL_CONFIG_SIZE_0_2, up to
+ * @free_ticks) are accepted, and the fields they lack take their defaults.
+ * A size between them is -EINVAL.
  */
 struct tlbpol_config {
 	uint32_t size;
@@ -692,12 +828,16 @@ struct tlbpol_config {
 	uint32_t reserved;
 	uint32_t wait_limit;
 	uint32_t free_ticks;
+	const struct tlbpol_backend *const *backends;
+	uint32_t nr_backends;
+	uint32_t reserved2;
 };
 
 #define TLBPOL_DEFAULT_FREE_TICKS 2
 #define TLBPOL_FREE_TICKS_NEVER 0xffffffffU
 
 #define TLBPOL_CONFIG_SIZE_0_1 88 /* offsetof(struct tlbpol_config, wait_limit) */
+#define TLBPOL_CONFIG_SIZE_0_2 96 /* offsetof(struct tlbpol_config, backends) */
 
 struct tlbpol_engine;
 struct tlbpol_as;
@@ -757,7 +897,7 @@ TLBPOL_API size_t tlbpol_engine_size(const struct tlbpol_config *cfg);
 #define TLBPOL__MAX(a, b) ((unsigned long long)(a) > (unsigned long long)(b) ? \
 			   (unsigned long long)(a) : (unsigned long long)(b))
 /* Element sizes, LP64 (lib/core/engine.c asserts each). */
-#define TLBPOL__SZ_ENGINE 352ULL      /* struct tlbpol_engine */
+#define TLBPOL__SZ_ENGINE 384ULL      /* struct tlbpol_engine */
 /* struct tlbpol_cpu: each reason adds two decision counts (flush avoided
  * or not), so a new reason needs no new size here. */
 #define TLBPOL__SZ_CPU_BASE 2912ULL
@@ -852,11 +992,15 @@ TLBPOL_API size_t tlbpol_engine_size(const struct tlbpol_config *cfg);
  * Context: any; no other thread may use @mem meanwhile.
  * Return: 0; -EINVAL for a NULL argument, cfg->size too small, an unknown
  * arch, rule or config flag bit, missing ops->flush_local or ops->send_ipi,
- * TLBPOL_CFGF_WAIT_IRQS without ops->relax, a zero flush_ceiling or
- * misaligned @mem; -ERANGE for nr_cpus, max_as, batch_pages
+ * TLBPOL_CFGF_WAIT_IRQS without ops->relax, one of ops->bcast_issue and
+ * ops->bcast_sync without the other, a zero flush_ceiling or
+ * misaligned @mem, or a bad backend descriptor (NULL, too small, an
+ * unknown mechanism or flag, a flag its mechanism cannot have, a
+ * broadcast whose ops are missing); -EEXIST for two descriptors of one
+ * mechanism; -ERANGE for nr_cpus, max_as, batch_pages, nr_backends
  * or a cpu_node entry out of range; -ENOMEM if @len is too small; -E2BIG
- * for cfg->size or cfg->ops->size larger than this library's structure
- * with a nonzero byte past it (release 0.3).
+ * for cfg->size, cfg->ops->size or a descriptor's size larger than this
+ * library's structure with a nonzero byte past it (release 0.3).
  */
 TLBPOL_API int tlbpol_engine_init(struct tlbpol_engine **out, void *mem, size_t len,
 				  const struct tlbpol_config *cfg);
@@ -1321,9 +1465,11 @@ enum tlbpol_event_kind {
  * freed tables; a CPU that serves the request itself, at a tick, a switch
  * or in the engine's own wait, or that has flushed since the tables were
  * unlinked (its generation), did so outside any walk.)
- * A host with such walkers frees table pages only after its own
- * synchronisation (an RCU grace period, or an interrupt to every CPU that may
- * walk), as Linux does with MMU_GATHER_RCU_TABLE_FREE
+ * A host with such walkers either sets TLBPOL_CFGF_LOCKLESS_WALKERS
+ * (release 0.3), and the engine then holds the request's completion until
+ * they are out of their walks, or frees table pages only after its own
+ * synchronisation (an RCU grace period, or an interrupt to every CPU that
+ * may walk), as Linux does with MMU_GATHER_RCU_TABLE_FREE
  * (mm/mmu_gather.c, tlb_remove_table_sync_one()).
  */
 #define TLBPOL_EVF_LAZY_OK (1U << 5)      /* frames/addresses not reused before a deferred free runs */

@@ -382,7 +382,7 @@ uint32_t tlbpol__decide_without(const struct tlbpol_engine *eng, uint64_t rules,
 	 * that class: this cell is a plain one. */
 	const struct decision_row *row = &tlbpol__decision_table[classify(eng, rules, ev, 1)];
 
-	return lazy_deadline(cell(eng->arch, rules, row), rules, ev);
+	return lazy_deadline(eng, cell(eng->arch, rules, row), rules, ev);
 }
 
 int tlbpol_decide(const struct tlbpol_engine *eng, const struct tlbpol_as *as, uint32_t cpu,

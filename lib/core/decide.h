@@ -333,10 +333,18 @@ static inline uint32_t verdict_pack(struct verdict v, uint32_t reason)
  *    a global PTE (its entry is in every CPU's TLB, lazy or not).  The
  *    entry keeps its pending span (it is not LAZY_OK): an install over the
  *    addresses completes it.
+ *  - Neither, under TLBPOL_CFGF_LOCKLESS_WALKERS, for freed page tables:
+ *    a lazy request leaves out a vCPU preempted since its post, which may
+ *    have been descheduled inside a walk, and no settle may wait for such
+ *    a vCPU (tlbpol_stamp_settle()); due by the free, the request waits
+ *    for it instead, as the walkers need.
  */
-static inline uint32_t lazy_deadline(uint32_t v, uint64_t rules, const struct tlbpol_event *ev)
+static inline uint32_t lazy_deadline(const struct tlbpol_engine *eng, uint32_t v, uint64_t rules,
+				     const struct tlbpol_event *ev)
 {
 	if (packed_deadline(v) != TLBPOL_BY_FREE)
+		return v;
+	if ((ev->flags & TLBPOL_EVF_TABLES_FREED) && (eng->flags & TLBPOL_CFGF_LOCKLESS_WALKERS))
 		return v;
 	if ((ev->flags & TLBPOL_EVF_LAZY_OK) && (rules & TLBPOL_RULE_LAZY_UNMAP))
 		return packed_with_deadline(v, TLBPOL_BY_LAZY);
@@ -366,7 +374,7 @@ tlbpol__decide_ruled(const struct tlbpol_engine *eng, const struct tlbpol_params
 
 	if (packed_action(v) == VERDICT_OUT_OF_LINE)
 		return v;
-	return lazy_deadline(v, p->rules, ev);
+	return lazy_deadline(eng, v, p->rules, ev);
 }
 
 /* The decision, packed.  @p: the configuration it is made under, read

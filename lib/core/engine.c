@@ -44,7 +44,8 @@ static int config_check(const struct tlbpol_config *cfg);
 int tlbpol__config_copy(const struct tlbpol_config *in, struct tlbpol_config *out)
 {
 	/* One of the releases' sizes: a size that cuts a field is a bug. */
-	if (!in || (in->size != TLBPOL_CONFIG_SIZE_0_1 && in->size < sizeof(*out)))
+	if (!in || (in->size != TLBPOL_CONFIG_SIZE_0_1 && in->size != TLBPOL_CONFIG_SIZE_0_2 &&
+		    in->size < sizeof(*out)))
 		return -E_INVAL;
 	if (!tail_zero(in, in->size, sizeof(*out)))
 		return -E_2BIG;
@@ -66,6 +67,10 @@ _Static_assert(TLBPOL_CONFIG_SIZE_0_1 == offsetof(struct tlbpol_config, wait_lim
 	       "release 0.1's configuration ends before wait_limit");
 _Static_assert(TLBPOL_OPS_SIZE_0_1 == offsetof(struct tlbpol_ops, stuck),
 	       "release 0.1's ops end before stuck");
+_Static_assert(TLBPOL_CONFIG_SIZE_0_2 == offsetof(struct tlbpol_config, backends),
+	       "release 0.2's configuration ends before backends");
+_Static_assert(TLBPOL_OPS_SIZE_0_2 == offsetof(struct tlbpol_ops, bcast_issue),
+	       "release 0.2's ops end before bcast_issue");
 
 /* The element sizes behind TLBPOL_ENGINE_SIZE(), whose lists layout() also
  * places the engine by: on LP64 they are these structures' sizes. */
@@ -94,7 +99,8 @@ static int config_check(const struct tlbpol_config *cfg)
 	    (cfg->flags & ~TLBPOL_CFGF_ALL))
 		return -E_INVAL;
 	if (!cfg->ops ||
-	    (cfg->ops->size != TLBPOL_OPS_SIZE_0_1 && cfg->ops->size < sizeof(struct tlbpol_ops)) ||
+	    (cfg->ops->size != TLBPOL_OPS_SIZE_0_1 && cfg->ops->size != TLBPOL_OPS_SIZE_0_2 &&
+	     cfg->ops->size < sizeof(struct tlbpol_ops)) ||
 	    !cfg->ops->flush_local || !cfg->ops->send_ipi)
 		return -E_INVAL;
 	if (!tail_zero(cfg->ops, cfg->ops->size, sizeof(struct tlbpol_ops)))
@@ -114,7 +120,7 @@ static int config_check(const struct tlbpol_config *cfg)
 		for (uint32_t i = 0; i < cfg->nr_cpus; i++)
 			if (cfg->cpu_node[i] >= cfg->nr_cpus)
 				return -E_RANGE;
-	return 0;
+	return tlbpol__backends_check(cfg);
 }
 
 /*
@@ -362,7 +368,7 @@ size_t tlbpol_engine_size(const struct tlbpol_config *cfg)
  */
 static uint64_t rules_in_force(const struct tlbpol_engine *eng, uint64_t rules)
 {
-	if (!eng->ops.broadcast)
+	if (eng->bcast == BCAST_NONE)
 		rules &= ~TLBPOL_RULE_BROADCAST;
 	if (!eng->cpu_node)
 		rules &= ~TLBPOL_RULE_NUMA_FANOUT;
@@ -417,15 +423,13 @@ int tlbpol__engine_init(struct tlbpol_engine **out, void *mem, size_t len,
 	eng->ops_ctx = cfg->ops_ctx;
 	eng->flags = cfg->flags;
 	eng->nr_nodes = nodes_of(cfg);
-	eng->params0.cost_ipi = cfg->cost_ipi_ns ? cfg->cost_ipi_ns : TLBPOL_DEFAULT_COST_IPI_NS;
-	eng->params0.cost_ipi_target =
-		cfg->cost_ipi_target_ns ? cfg->cost_ipi_target_ns : TLBPOL_DEFAULT_COST_IPI_TARGET_NS;
-	eng->params0.cost_ipi_remote =
-		cfg->cost_ipi_remote_ns ? cfg->cost_ipi_remote_ns : TLBPOL_DEFAULT_COST_IPI_REMOTE_NS;
-	eng->params0.cost_bcast =
-		cfg->cost_broadcast_ns ? cfg->cost_broadcast_ns : TLBPOL_DEFAULT_COST_BROADCAST_NS;
-	eng->params0.cost_bcast_page = cfg->cost_broadcast_page_ns ? cfg->cost_broadcast_page_ns
-							   : TLBPOL_DEFAULT_COST_BROADCAST_PAGE_NS;
+	eng->params0.cost_ipi = TLBPOL_DEFAULT_COST_IPI_NS;
+	eng->params0.cost_ipi_target = TLBPOL_DEFAULT_COST_IPI_TARGET_NS;
+	eng->params0.cost_ipi_remote = TLBPOL_DEFAULT_COST_IPI_REMOTE_NS;
+	eng->params0.cost_bcast = TLBPOL_DEFAULT_COST_BROADCAST_NS;
+	eng->params0.cost_bcast_page = TLBPOL_DEFAULT_COST_BROADCAST_PAGE_NS;
+	tlbpol__costs_apply(cfg, &eng->params0);
+	eng->bcast = tlbpol__bcast_mode(cfg, &eng->bcast_flags);
 	eng->params0.ipi_delay_spins = cfg->ipi_delay_spins;
 	eng->wait_limit = cfg->wait_limit;
 	eng->free_ticks = cfg->free_ticks ? cfg->free_ticks : TLBPOL_DEFAULT_FREE_TICKS;

@@ -393,6 +393,9 @@ struct tlbpol_cpu {
  * consistent configuration.  The hosted layer frees a replaced block after
  * an RCU grace period.
  */
+/* Which broadcast an engine uses (tlbpol__bcast_mode()). */
+enum { BCAST_NONE = 0, BCAST_SYNC = 1, BCAST_SPLIT = 2 };
+
 struct tlbpol_params {
 	uint64_t rules; /* in force: configured less what arch/ops cannot use */
 	uint64_t rules_configured;
@@ -400,7 +403,7 @@ struct tlbpol_params {
 	uint32_t batch_pages; /* <= eng->batch_cap */
 	uint32_t cost_ipi, cost_ipi_target, cost_ipi_remote, cost_bcast, cost_bcast_page;
 	uint32_t ipi_delay_spins;
-	uint32_t pad;
+	uint32_t bcast_max_pages; /* pages one broadcast instruction names, >= 1 */
 	/*
 	 * The decision table's cell for each event class under `rules` and the
 	 * engine's arch, packed (decision_pack()), so that a decision
@@ -430,6 +433,8 @@ struct tlbpol_engine {
 	uint32_t global_pending; /* atomic: spans holding a global PTE's entry */
 	uint32_t wait_limit;  /* cfg->wait_limit: the watchdog's period, 0: none */
 	uint32_t free_ticks;  /* cfg->free_ticks, the default for 0 */
+	uint32_t bcast;       /* BCAST_*: the broadcast in use (backend.c) */
+	uint32_t bcast_flags; /* its TLBPOL_BKF_* */
 	uint32_t pad3;
 	struct pending_span *spans;  /* [cpu * max_as + as] */
 	struct tlbpol_cpu *cpus;

@@ -33,6 +33,12 @@ int tlbpol__cpu_ranges(const struct tlbpol_config *cfg, int placed, uint32_t cpu
 		       size_t off[2], size_t len[2]);
 /* Put in force @p's configured rules: p->rules and p->verdict[]. */
 void tlbpol__params_set_rules(const struct tlbpol_engine *eng, struct tlbpol_params *p);
+/* backend.c: @cfg's backend descriptors checked against its ops (0 or
+ * -errno); the broadcast it gives (BCAST_*) and that one's TLBPOL_BKF_*;
+ * its costs put into @p, a zero field keeping @p's value. */
+int tlbpol__backends_check(const struct tlbpol_config *cfg);
+uint32_t tlbpol__bcast_mode(const struct tlbpol_config *cfg, uint32_t *flags);
+void tlbpol__costs_apply(const struct tlbpol_config *cfg, struct tlbpol_params *p);
 /* decide.c: p->verdict[] for p->rules. */
 void tlbpol__resolve_verdicts(uint32_t arch, struct tlbpol_params *p);
 /* Is @as one of @eng's open address spaces?  Inline: every submit asks. */

@@ -73,9 +73,49 @@ static uint32_t shape_of(const struct request *s, int lazy)
 }
 
 /*
+ * TLBPOL_CFGF_LOCKLESS_WALKERS: would a broadcast of @s leave the host's
+ * lockless walkers unsynchronised?  Page tables were freed, and the
+ * broadcast interrupts nobody (no TLBPOL_BKF_IMPLIES_IRQ), so a CPU may
+ * still be inside a walk that read a pointer to a freed table: only an
+ * interrupt it takes, or ops->walker_sync, shows it is out (Linux
+ * mm/mmu_gather.c, tlb_remove_table_sync_one(); Lance Yang's 2026
+ * tlb_table_flush_implies_ipi_broadcast() is false for INVLPGB and PV
+ * flushes for this reason).
+ */
+static int walkers_left(const struct tlbpol_engine *eng, const struct request *s)
+{
+#ifdef TLBPOL_PLANTED_NO_WALKER_SYNC
+	(void)eng;
+	(void)s;
+	return 0;
+#else
+	return (eng->flags & TLBPOL_CFGF_LOCKLESS_WALKERS) &&
+	       !(eng->bcast_flags & TLBPOL_BKF_IMPLIES_IRQ) && any_part(s, TLBPOL_FLUSHF_TABLES);
+#endif
+}
+
+/* Instructions a broadcast of part @rf takes: one per max_pages pages of
+ * each range (INVLPGB names up to invlpgb_count_max pages, a TLBI range up
+ * to 2^21), none beyond the fixed cost for a whole-AS flush. */
+static uint64_t bcast_insns(const struct tlbpol_params *prm, const struct req_flush *rf)
+{
+	uint64_t n = 0, max = prm->bcast_max_pages;
+
+	if (rf->f.kind != TLBPOL_FLUSH_PAGES)
+		return 0;
+	if (max <= 1)
+		return rf->pages;
+	for (uint32_t r = 0; r < rf->f.nr_ranges; r++)
+		n += (rf->f.ranges[r].nr_pages + max - 1) / max;
+	return n;
+}
+
+/*
  * RULE_BROADCAST: interrupts cost the initiator a first-target cost, a cost
  * per further target and more per target on another node; a broadcast costs
- * a fixed wait plus one instruction per page it names.  Take the cheaper.
+ * a fixed wait plus one instruction per max_pages pages it names.  Take the
+ * cheaper.  Where a broadcast would still need the walkers' interrupts
+ * (walkers_left() with no ops->walker_sync), it only adds its cost.
  */
 static int broadcast_cheaper(const struct tlbpol_engine *eng, const struct tlbpol_params *prm,
 			     uint32_t me, const struct request *s, const struct tlbpol_cpuset *t,
@@ -86,15 +126,15 @@ static int broadcast_cheaper(const struct tlbpol_engine *eng, const struct tlbpo
 
 	if (!(prm->rules & TLBPOL_RULE_BROADCAST) || !n)
 		return 0;
+	if (walkers_left(eng, s) && !eng->ops.walker_sync)
+		return 0;
 	if (eng->cpu_node)
 		for_each_target(i, t, eng)
 			remote += node_of(eng, (uint32_t)i) != node_of(eng, me);
 	ipi = prm->cost_ipi + (uint64_t)(n - 1) * prm->cost_ipi_target +
 	      (uint64_t)remote * prm->cost_ipi_remote;
 	for (uint32_t k = 0; k < s->nr_flushes; k++)
-		bc += prm->cost_bcast + (s->flushes[k].f.kind == TLBPOL_FLUSH_PAGES
-						 ? s->flushes[k].pages * prm->cost_bcast_page
-						 : 0);
+		bc += prm->cost_bcast + bcast_insns(prm, &s->flushes[k]) * prm->cost_bcast_page;
 	return bc < ipi;
 }
 
@@ -128,6 +168,39 @@ static void unqueue(struct tlbpol_engine *eng, uint32_t me, const struct request
 		b = span_of(eng, me, rf->as_index);
 		prim_store_release(&b->queued, prim_load_relaxed(&b->queued) - rf->entries);
 	}
+}
+
+/*
+ * Flush every part of @s by the broadcast: issued part by part and synced
+ * once (split phase), or each complete on return.  It reaches every CPU,
+ * this one included, whatever it runs or caches (struct tlbpol_ops says
+ * which broadcasts fit), and is complete after the sync: nobody has to
+ * catch up on it, so it takes no generation.  The sync runs here, on the
+ * CPU that issued, inside this engine call: TLBSYNC and DSB complete only
+ * their own CPU's invalidations.  @t: the CPUs that may cache the parts,
+ * which may be walking them too.
+ */
+static void broadcast(struct tlbpol_engine *eng, uint32_t me, struct request *s,
+		      const struct tlbpol_cpuset *t)
+{
+	struct tlbpol_cpu *c = cpu_of(eng, me);
+
+	for (uint32_t k = 0; k < s->nr_flushes; k++) {
+		if (eng->bcast == BCAST_SPLIT)
+			eng->ops.bcast_issue(eng->ops_ctx, me, &s->flushes[k].f);
+		else
+			eng->ops.broadcast(eng->ops_ctx, me, &s->flushes[k].f);
+		prim_count(&c->cnt.task.broadcasts, 1);
+	}
+	if (eng->bcast == BCAST_SPLIT)
+#ifdef TLBPOL_PLANTED_SYNC_OTHER
+		eng->ops.bcast_sync(eng->ops_ctx, (me + 1) % eng->nr_cpus);
+#else
+		eng->ops.bcast_sync(eng->ops_ctx, me);
+#endif
+	if (walkers_left(eng, s))
+		eng->ops.walker_sync(eng->ops_ctx, me, t);
+	unqueue(eng, me, s);
 }
 
 /*
@@ -403,16 +476,7 @@ void tlbpol__shoot(struct tlbpol_engine *eng, const struct tlbpol_params *prm, u
 	prim_fence();
 	n = candidates(eng, prm, me, s, &c->targets);
 	if (n && broadcast_cheaper(eng, prm, me, s, &c->targets, n)) {
-		/*
-		 * The broadcast reaches every CPU, this one included, whatever
-		 * it runs or caches, and is complete when it returns: nobody
-		 * has to catch up on it, so it takes no generation.
-		 */
-		for (uint32_t k = 0; k < s->nr_flushes; k++) {
-			eng->ops.broadcast(eng->ops_ctx, me, &s->flushes[k].f);
-			prim_count(&c->cnt.task.broadcasts, 1);
-		}
-		unqueue(eng, me, s);
+		broadcast(eng, me, s, &c->targets);
 		return;
 	}
 	take_generations(eng, s);

@@ -42,6 +42,18 @@ enum skip tlbpol__skippable(const struct tlbpol_engine *eng, const struct tlbpol
 {
 	uint32_t st = prim_load_seqcst(&cpu_of(eng, x)->state);
 	int lazy = (shape & REQ_LAZY) != 0, tables = (shape & REQ_TABLES) != 0;
+	/*
+	 * TLBPOL_CFGF_LOCKLESS_WALKERS: a vCPU descheduled inside a lockless
+	 * walk (interrupts off) resumes it with the pointer it read, and its
+	 * hypervisor's flush does not end the walk; only the interrupt it
+	 * takes when it runs again shows it is out.  So no preempted vCPU is
+	 * left out of a request that frees tables.
+	 */
+#ifdef TLBPOL_PLANTED_NO_WALKER_SYNC
+	int defer_ok = 1;
+#else
+	int defer_ok = !(tables && (eng->flags & TLBPOL_CFGF_LOCKLESS_WALKERS));
+#endif
 
 	if (st == TLBPOL_CPU_OFFLINE)
 		return SKIP_OFFLINE;
@@ -54,7 +66,7 @@ enum skip tlbpol__skippable(const struct tlbpol_engine *eng, const struct tlbpol
 	 * lazy skip and no tlb_gen.
 	 */
 	if (shape & REQ_GLOBAL) {
-		if ((prm->rules & TLBPOL_RULE_VCPU_DEFER) && !lazy &&
+		if ((prm->rules & TLBPOL_RULE_VCPU_DEFER) && !lazy && defer_ok &&
 		    eng->ops.vcpu_defer && eng->ops.vcpu_defer(eng->ops_ctx, x))
 			return SKIP_LAZY;
 		return SKIP_NO;
@@ -67,7 +79,7 @@ enum skip tlbpol__skippable(const struct tlbpol_engine *eng, const struct tlbpol
 	 * (and makes it promise the flush).  Not for lazy requests: they
 	 * interrupt nobody, and the promise costs the vCPU a full flush.
 	 */
-	if ((prm->rules & TLBPOL_RULE_VCPU_DEFER) &&
+	if ((prm->rules & TLBPOL_RULE_VCPU_DEFER) && defer_ok &&
 	    (st == TLBPOL_CPU_PREEMPTED ||
 	     (!lazy && eng->ops.vcpu_defer && eng->ops.vcpu_defer(eng->ops_ctx, x))))
 		return SKIP_LAZY;

@@ -14,11 +14,13 @@ uint64_t tlbpol_test_header_c(void)
 {
 	struct tlbpol_range range = { 0, 1, 12, 0 };
 	struct tlbpol_flush flush = { 0, TLBPOL_FLUSH_PAGES, TLBPOL_FLUSHF_TABLES, 1, 0, 0 };
-	struct tlbpol_ops ops = { sizeof(struct tlbpol_ops), 0, 0, 0, 0, 0, 0, 0 };
+	struct tlbpol_ops ops = { sizeof(struct tlbpol_ops), 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 };
 	struct tlbpol_config cfg = { sizeof(struct tlbpol_config), 1, TLBPOL_ARCH_X86_64,
 				     TLBPOL_DEFAULT_MAX_AS, TLBPOL_RULES_DEFAULT,
 				     TLBPOL_DEFAULT_FLUSH_CEILING, TLBPOL_DEFAULT_BATCH_PAGES,
-				     0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 };
+				     0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 };
+	struct tlbpol_backend be = { sizeof(struct tlbpol_backend), TLBPOL_MECH_BROADCAST,
+				     TLBPOL_BKF_ALL, 1, 0, 0, 0, 0 };
 	struct tlbpol_event ev = { sizeof(struct tlbpol_event), TLBPOL_EV_FAULT,
 				   TLBPOL_EVF_ALL, 12, 0, 1, TLBPOL_PTE_ALL, TLBPOL_PTE_ALL };
 	struct tlbpol_decision d = { TLBPOL_ACT_NONE, TLBPOL_BY_NOW, TLBPOL_WHY_SPURIOUS, 0 };
@@ -36,12 +38,15 @@ uint64_t tlbpol_test_header_c(void)
 
 	flush.ranges = &range;
 	cfg.ops = &ops;
+	cfg.nr_backends = be.size;
 	return range.nr_pages + flush.nr_ranges + ops.size + cfg.rules + ev.size + d.reason +
 	       set.bits[0] + st.by_reason[0] + (uint64_t)arch + (uint64_t)fk + (uint64_t)cs +
 	       (uint64_t)ek + (uint64_t)act + (uint64_t)dl + (uint64_t)why +
 	       TLBPOL_RULES_ALL + TLBPOL_RULES_LINUX + TLBPOL_RULES_NONE +
 	       TLBPOL_ARCH_MAX + TLBPOL_EV_MAX + TLBPOL_MAX_CPUS + TLBPOL_MAX_AS +
-	       TLBPOL_MAX_BATCH_PAGES + TLBPOL_OPS_SIZE_0_1 + TLBPOL_CONFIG_SIZE_0_1 + TLBPOL_ENGINE_SIZE(1, 1, 1, 1, 0) + TLBPOL_DEFAULT_FREE_TICKS + TLBPOL_FREE_TICKS_NEVER + TLBPOL_VERSION_MAJOR + TLBPOL_VERSION_MINOR +
+	       TLBPOL_MAX_BATCH_PAGES + TLBPOL_OPS_SIZE_0_1 + TLBPOL_CONFIG_SIZE_0_1 +
+	       TLBPOL_OPS_SIZE_0_2 + TLBPOL_CONFIG_SIZE_0_2 + TLBPOL_MECH_MAX + TLBPOL_MECH_IPI +
+	       TLBPOL_CFGF_ALL + TLBPOL_CFGF_LOCKLESS_WALKERS + TLBPOL_ENGINE_SIZE(1, 1, 1, 1, 0) + TLBPOL_DEFAULT_FREE_TICKS + TLBPOL_FREE_TICKS_NEVER + TLBPOL_VERSION_MAJOR + TLBPOL_VERSION_MINOR +
 	       TLBPOL_VERSION_PATCH + sizeof(TLBPOL_VERSION_STRING) + (uint64_t)(eng == 0) +
 	       (uint64_t)(as == 0);
 }

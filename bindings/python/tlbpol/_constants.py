@@ -15,13 +15,15 @@ from typing import Dict, Tuple, Type, Union
 __all__ = [
     "Arch", "Rule", "FlushKind", "FlushFlag", "ConfigFlag", "CpuState",
     "EventKind", "Pte", "EventFlag", "Action", "Deadline", "Reason",
-    "ARCH_MAX", "MAX_CPUS", "OPS_SIZE_0_1", "DEFAULT_FLUSH_CEILING",
+    "ARCH_MAX", "MAX_CPUS", "OPS_SIZE_0_1", "OPS_SIZE_0_2", "MECH_IPI",
+    "MECH_BROADCAST", "MECH_MAX", "BKF_IMPLIES_IRQ", "BKF_SPLIT",
+    "BKF_DISABLED", "BKF_ALL", "DEFAULT_FLUSH_CEILING",
     "DEFAULT_COST_IPI_NS", "DEFAULT_COST_IPI_TARGET_NS",
     "DEFAULT_COST_IPI_REMOTE_NS", "DEFAULT_COST_BROADCAST_NS",
     "DEFAULT_COST_BROADCAST_PAGE_NS", "WAIT_IRQS_FALLBACK_TURNS",
     "DEFAULT_BATCH_PAGES", "DEFAULT_MAX_AS", "MAX_BATCH_PAGES", "MAX_AS",
-    "DEFAULT_FREE_TICKS", "FREE_TICKS_NEVER", "CONFIG_SIZE_0_1", "EV_MAX",
-    "WHY_MAX", "HEADER_CONSTANTS",
+    "DEFAULT_FREE_TICKS", "FREE_TICKS_NEVER", "CONFIG_SIZE_0_1",
+    "CONFIG_SIZE_0_2", "EV_MAX", "WHY_MAX", "HEADER_CONSTANTS",
 ]
 
 
@@ -122,8 +124,11 @@ class ConfigFlag(enum.IntFlag):
     WAIT_IRQS (the host's relax takes this CPU's interrupts, as Linux's
     csd_lock_wait())."""
     # RETAIN_AS: Config flags.
-    (RETAIN_AS, WAIT_IRQS) = (1 << i for i in range(2))
-    ALL = 0x3
+    # LOCKLESS_WALKERS: TLBPOL_CFGF_LOCKLESS_WALKERS (release 0.3): the host
+    #   walks page tables without locks, holding interrupts off across the walk
+    #   (Linux GUP-fast), and relies on ...
+    (RETAIN_AS, WAIT_IRQS, LOCKLESS_WALKERS) = (1 << i for i in range(3))
+    ALL = 0x7
 
 
 class CpuState(enum.IntEnum):
@@ -239,6 +244,17 @@ ARCH_MAX = 3
 MAX_CPUS = 4096
 #: offsetof(struct tlbpol_ops, stuck).
 OPS_SIZE_0_1 = 48
+#: offsetof(struct tlbpol_ops, bcast_issue).
+OPS_SIZE_0_2 = 56
+#: How a shootdown reaches other CPUs.
+MECH_IPI = 0
+MECH_BROADCAST = 1
+MECH_MAX = 2
+#: Backend flags (struct tlbpol_backend).
+BKF_IMPLIES_IRQ = 1
+BKF_SPLIT = 2
+BKF_DISABLED = 4
+BKF_ALL = 7
 #: Linux tlb_single_page_flush_ceiling.
 DEFAULT_FLUSH_CEILING = 33
 #: The broadcast cost model (RULE_BROADCAST): a shootdown by interrupts costs
@@ -261,6 +277,8 @@ DEFAULT_FREE_TICKS = 2
 FREE_TICKS_NEVER = 4294967295
 #: offsetof(struct tlbpol_config, wait_limit).
 CONFIG_SIZE_0_1 = 88
+#: offsetof(struct tlbpol_config, backends).
+CONFIG_SIZE_0_2 = 96
 EV_MAX = 8
 WHY_MAX = 22
 

@@ -100,6 +100,22 @@ pub const TLBPOL_FLUSHF_TABLES: u32 = 1;
 pub const TLBPOL_FLUSHF_GLOBAL: u32 = 2;
 /// `TLBPOL_OPS_SIZE_0_1`: offsetof(struct tlbpol_ops, stuck).
 pub const TLBPOL_OPS_SIZE_0_1: u32 = 48;
+/// `TLBPOL_OPS_SIZE_0_2`: offsetof(struct tlbpol_ops, bcast_issue).
+pub const TLBPOL_OPS_SIZE_0_2: u32 = 56;
+/// `TLBPOL_MECH_IPI`: How a shootdown reaches other CPUs.
+pub const TLBPOL_MECH_IPI: u32 = 0;
+/// `TLBPOL_MECH_BROADCAST`.
+pub const TLBPOL_MECH_BROADCAST: u32 = 1;
+/// `TLBPOL_MECH_MAX`.
+pub const TLBPOL_MECH_MAX: u32 = 2;
+/// `TLBPOL_BKF_IMPLIES_IRQ`: Backend flags (struct tlbpol_backend).
+pub const TLBPOL_BKF_IMPLIES_IRQ: u32 = 1;
+/// `TLBPOL_BKF_SPLIT`.
+pub const TLBPOL_BKF_SPLIT: u32 = 2;
+/// `TLBPOL_BKF_DISABLED`.
+pub const TLBPOL_BKF_DISABLED: u32 = 4;
+/// `TLBPOL_BKF_ALL`.
+pub const TLBPOL_BKF_ALL: u32 = 7;
 /// `TLBPOL_DEFAULT_FLUSH_CEILING`: Linux tlb_single_page_flush_ceiling.
 pub const TLBPOL_DEFAULT_FLUSH_CEILING: u32 = 33;
 /// `TLBPOL_DEFAULT_COST_IPI_NS`: The broadcast cost model (RULE_BROADCAST): a shootdown by
@@ -118,8 +134,12 @@ pub const TLBPOL_DEFAULT_COST_BROADCAST_PAGE_NS: u32 = 40;
 pub const TLBPOL_CFGF_RETAIN_AS: u32 = 1;
 /// `TLBPOL_CFGF_WAIT_IRQS`.
 pub const TLBPOL_CFGF_WAIT_IRQS: u32 = 2;
+/// `TLBPOL_CFGF_LOCKLESS_WALKERS`: TLBPOL_CFGF_LOCKLESS_WALKERS (release 0.3): the host walks
+/// page tables without locks, holding interrupts off across the walk (Linux GUP-fast), and
+/// relies on ...
+pub const TLBPOL_CFGF_LOCKLESS_WALKERS: u32 = 4;
 /// `TLBPOL_CFGF_ALL`.
-pub const TLBPOL_CFGF_ALL: u32 = 3;
+pub const TLBPOL_CFGF_ALL: u32 = 7;
 /// `TLBPOL_WAIT_IRQS_FALLBACK_TURNS`: TLBPOL_WAIT_IRQS_FALLBACK_TURNS (release 0.3): under
 /// TLBPOL_CFGF_WAIT_IRQS a wait that has seen no acknowledgement for cfg->wait_limit turns, or
 /// this many ...
@@ -138,6 +158,8 @@ pub const TLBPOL_DEFAULT_FREE_TICKS: u32 = 2;
 pub const TLBPOL_FREE_TICKS_NEVER: u32 = 0xffffffff;
 /// `TLBPOL_CONFIG_SIZE_0_1`: offsetof(struct tlbpol_config, wait_limit).
 pub const TLBPOL_CONFIG_SIZE_0_1: u32 = 88;
+/// `TLBPOL_CONFIG_SIZE_0_2`: offsetof(struct tlbpol_config, backends).
+pub const TLBPOL_CONFIG_SIZE_0_2: u32 = 96;
 /// `TLBPOL_CPU_RUNNING`: running, takes interrupts.
 pub const TLBPOL_CPU_RUNNING: u32 = 0;
 /// `TLBPOL_CPU_IDLE`: idle; still takes interrupts (RULE_LAZY_CPUS may spare it).
@@ -276,7 +298,7 @@ pub const TLBPOL_WHY_MAX: u32 = 22;
 // lib.rs's internal_sizes!, the X-lists (TLBPOL__CPU_ARRAYS() ...) expanded, each
 // other macro a const fn.
 internal_sizes! {
-    TLBPOL__SZ_ENGINE = 352, TLBPOL__SZ_CPU_BASE = 2912, TLBPOL__SZ_CPU_PER_REASON = 16,
+    TLBPOL__SZ_ENGINE = 384, TLBPOL__SZ_CPU_BASE = 2912, TLBPOL__SZ_CPU_PER_REASON = 16,
     TLBPOL__SZ_CPU = TLBPOL__LINE_UP(TLBPOL__SZ_CPU_BASE + (TLBPOL_WHY_MAX as u64) * TLBPOL__SZ_CPU_PER_REASON),
     TLBPOL__SZ_AS = 64, TLBPOL__SZ_PENDING_SPAN = 24, TLBPOL__SZ_PENDING = 32, TLBPOL__SZ_REQ_FLUSH = 80,
     TLBPOL__SZ_RECV_AS = 48, TLBPOL__SZ_RANGE = 24, TLBPOL__SZ_CPUSET = 512, TLBPOL__SZ_U64 = 8, TLBPOL__SZ_U32 = 4,

@@ -1,0 +1,121 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * backend.c - the host's flush mechanisms (struct tlbpol_backend): checked
+ * against the ops that carry them out, and mapped onto the cost model.
+ *
+ * A descriptor is the one source of a mechanism's costs; the config's
+ * cost_* fields (release 0.2's model) fill whatever a descriptor leaves at
+ * zero, so a host that gives none keeps that model unchanged.  Called by
+ * engine.c (at creation) and by the hosted layer's live reconfiguration;
+ * calls nothing of the core's other files.
+ */
+#include "internal.h"
+
+/* Descriptor @i of @cfg, or NULL when @cfg has none for that slot. */
+static const struct tlbpol_backend *backend_at(const struct tlbpol_config *cfg, uint32_t i)
+{
+	return cfg->backends && i < cfg->nr_backends ? cfg->backends[i] : 0;
+}
+
+/* The descriptor of mechanism @mech, or NULL (checked configs only). */
+static const struct tlbpol_backend *backend_of(const struct tlbpol_config *cfg, uint32_t mech)
+{
+	for (uint32_t i = 0; i < cfg->nr_backends; i++)
+		if (backend_at(cfg, i)->mech == mech)
+			return backend_at(cfg, i);
+	return 0;
+}
+
+static int one_check(const struct tlbpol_config *cfg, const struct tlbpol_backend *b)
+{
+	const struct tlbpol_ops *o = cfg->ops;
+	int split_ops = o->bcast_issue && o->bcast_sync;
+
+	if (!b || b->size < sizeof(*b))
+		return -E_INVAL;
+	if (!tail_zero(b, b->size, sizeof(*b)))
+		return -E_2BIG;
+	if (b->mech >= TLBPOL_MECH_MAX || (b->flags & ~TLBPOL_BKF_ALL))
+		return -E_INVAL;
+	if (b->mech == TLBPOL_MECH_IPI)
+		/* Interrupts are the engine's own ground: never split, never off. */
+		return b->flags & ~TLBPOL_BKF_IMPLIES_IRQ ? -E_INVAL : 0;
+	if (b->flags & TLBPOL_BKF_DISABLED)
+		return 0;
+	if ((b->flags & TLBPOL_BKF_SPLIT) ? !split_ops : !o->broadcast)
+		return -E_INVAL;
+	return 0;
+}
+
+int tlbpol__backends_check(const struct tlbpol_config *cfg)
+{
+	if (cfg->nr_backends > TLBPOL_MECH_MAX)
+		return -E_RANGE;
+	if ((cfg->nr_backends && !cfg->backends) || cfg->reserved2)
+		return -E_INVAL;
+	/* Both halves of a split broadcast or neither: an issue the engine
+	 * could never sync, or a sync of nothing, is a host's slip. */
+	if (!cfg->ops->bcast_issue != !cfg->ops->bcast_sync)
+		return -E_INVAL;
+	for (uint32_t i = 0; i < cfg->nr_backends; i++) {
+		int err = one_check(cfg, backend_at(cfg, i));
+
+		if (err)
+			return err;
+		for (uint32_t j = 0; j < i; j++)
+			if (backend_at(cfg, j)->mech == backend_at(cfg, i)->mech)
+				return -E_EXIST;
+	}
+	return 0;
+}
+
+uint32_t tlbpol__bcast_mode(const struct tlbpol_config *cfg, uint32_t *flags)
+{
+	const struct tlbpol_backend *b = backend_of(cfg, TLBPOL_MECH_BROADCAST);
+	const struct tlbpol_ops *o = cfg->ops;
+
+	*flags = 0;
+	if (b) {
+		*flags = b->flags;
+		if (b->flags & TLBPOL_BKF_DISABLED)
+			return BCAST_NONE;
+		return b->flags & TLBPOL_BKF_SPLIT ? BCAST_SPLIT : BCAST_SYNC;
+	}
+	/* No descriptor: what the ops offer, the split form first (it lets
+	 * the engine overlap the invalidation with its own work). */
+	if (o->bcast_issue && o->bcast_sync) {
+		*flags = TLBPOL_BKF_SPLIT;
+		return BCAST_SPLIT;
+	}
+	return o->broadcast ? BCAST_SYNC : BCAST_NONE;
+}
+
+/* @v if nonzero, else @keep. */
+static uint32_t or_keep(uint32_t v, uint32_t keep)
+{
+	return v ? v : keep;
+}
+
+void tlbpol__costs_apply(const struct tlbpol_config *cfg, struct tlbpol_params *p)
+{
+	const struct tlbpol_backend *ipi = backend_of(cfg, TLBPOL_MECH_IPI);
+	const struct tlbpol_backend *bc = backend_of(cfg, TLBPOL_MECH_BROADCAST);
+
+	p->cost_ipi = or_keep(cfg->cost_ipi_ns, p->cost_ipi);
+	p->cost_ipi_target = or_keep(cfg->cost_ipi_target_ns, p->cost_ipi_target);
+	p->cost_ipi_remote = or_keep(cfg->cost_ipi_remote_ns, p->cost_ipi_remote);
+	p->cost_bcast = or_keep(cfg->cost_broadcast_ns, p->cost_bcast);
+	p->cost_bcast_page = or_keep(cfg->cost_broadcast_page_ns, p->cost_bcast_page);
+	if (ipi) {
+		p->cost_ipi = or_keep(ipi->cost_ns, p->cost_ipi);
+		p->cost_ipi_target = or_keep(ipi->cost_target_ns, p->cost_ipi_target);
+		p->cost_ipi_remote = or_keep(ipi->cost_remote_ns, p->cost_ipi_remote);
+	}
+	if (bc) {
+		p->cost_bcast = or_keep(bc->cost_ns, p->cost_bcast);
+		p->cost_bcast_page = or_keep(bc->cost_page_ns, p->cost_bcast_page);
+		p->bcast_max_pages = or_keep(bc->max_pages, p->bcast_max_pages);
+	}
+	if (!p->bcast_max_pages)
+		p->bcast_max_pages = 1;
+}
