@@ -24,7 +24,9 @@ __asm__(".symver tlbpol_config_init_0_1, tlbpol_config_init@TLBPOL_0.1");
  * to vcpu_defer. */
 struct config_0_1 {
 	unsigned char bytes[TLBPOL_CONFIG_SIZE_0_1];
-	unsigned char canary[16];
+	/* At least what this release's structure has past 0.1's, so that the
+	 * accesses through struct tlbpol_config stay inside the object. */
+	unsigned char canary[sizeof(struct tlbpol_config) - TLBPOL_CONFIG_SIZE_0_1];
 };
 
 struct ops_0_1 {

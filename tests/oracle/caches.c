@@ -15,6 +15,8 @@
 #define _POSIX_C_SOURCE 200809L
 
 #include <sched.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "machine.h"
 
@@ -320,4 +322,93 @@ void cb_broadcast(void *ctx, uint32_t from, const struct tlbpol_flush *f)
 		cache_unlock(&w->cpus[i]);
 	}
 	count(w, ORC_C_BROADCASTS, 1);
+}
+
+/*
+ * Split-phase broadcast (cfg.split).  An issue is only recorded, on the
+ * thread that runs it; it takes effect on every CPU at that thread's next
+ * sync -- the latest an INVLPGB (TLBI IS) may complete, for only its
+ * issuer's TLBSYNC (DSB ISH) waits for it.  A request the engine counts
+ * complete before its issuer synced is then found by the completion check.
+ */
+void cb_bcast_issue(void *ctx, uint32_t cpu, const struct tlbpol_flush *f)
+{
+	struct orc_world *w = ctx;
+	struct orc_cpu *c;
+	struct issued *is;
+
+	if (self_world != w || self_cpu < 0 || (uint32_t)self_cpu != cpu) {
+		violation(w, ORC_V_API, "bcast_issue for cpu %u ran on cpu %d", cpu,
+			  self_world == w ? self_cpu : -1);
+		if (self_world != w || self_cpu < 0)
+			return;
+	}
+	c = &w->cpus[self_cpu];
+	check_flush(w, f, as_of_tag(w, f->as_tag));
+	trace_flush(w, self_cpu, TR_BCAST, f);
+	pthread_mutex_lock(&c->iss_lock);
+	if (c->niss == c->capiss) {
+		c->capiss = c->capiss ? 2 * c->capiss : 8;
+		c->iss = realloc(c->iss, c->capiss * sizeof(*c->iss));
+		if (!c->iss)
+			abort();
+	}
+	is = &c->iss[c->niss++];
+	is->f = *f;
+	is->r = NULL;
+	if (f->nr_ranges) {
+		is->r = malloc(f->nr_ranges * sizeof(*is->r));
+		if (!is->r)
+			abort();
+		memcpy(is->r, f->ranges, f->nr_ranges * sizeof(*is->r));
+	}
+	is->f.ranges = is->r;
+	pthread_mutex_unlock(&c->iss_lock);
+	count(w, ORC_C_BROADCASTS, 1);
+}
+
+/* Complete what CPU @cpu issued, on every CPU; the engine says @cpu is the
+ * one running the sync, and a sync elsewhere is its mistake. */
+void cb_bcast_sync(void *ctx, uint32_t cpu)
+{
+	struct orc_world *w = ctx;
+	struct orc_cpu *c;
+
+	if (cpu >= w->cfg.nr_cpus) {
+		violation(w, ORC_V_API, "bcast_sync for cpu %u of %u", cpu, w->cfg.nr_cpus);
+		return;
+	}
+	if (self_world != w || self_cpu < 0 || (uint32_t)self_cpu != cpu)
+		violation(w, ORC_V_API,
+			  "bcast_sync for cpu %u ran on cpu %d: TLBSYNC there completes none of "
+			  "cpu %u's issues", cpu, self_world == w ? self_cpu : -1, cpu);
+	/* What the thread that runs it issued: the hardware's TLBSYNC. */
+	if (self_world != w || self_cpu < 0)
+		return;
+	c = &w->cpus[self_cpu];
+	pthread_mutex_lock(&c->iss_lock);
+	for (uint32_t k = 0; k < c->niss; k++) {
+		for (uint32_t i = 0; i < w->cfg.nr_cpus; i++) {
+			cache_lock(&w->cpus[i]);
+			apply_flush(w, &w->cpus[i], &c->iss[k].f);
+			cache_unlock(&w->cpus[i]);
+		}
+		free(c->iss[k].r);
+	}
+	c->niss = 0;
+	pthread_mutex_unlock(&c->iss_lock);
+}
+
+void issued_check(struct orc_world *w, struct orc_cpu *c, uint32_t cpu)
+{
+	uint32_t n;
+
+	if (!w->cfg.split)
+		return;
+	pthread_mutex_lock(&c->iss_lock);
+	n = c->niss;
+	pthread_mutex_unlock(&c->iss_lock);
+	if (n)
+		violation(w, ORC_V_API, "an engine call of cpu %u returned with %u broadcasts issued "
+			  "and not synced", cpu, n);
 }

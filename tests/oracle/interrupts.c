@@ -72,8 +72,8 @@ void call_begin(struct orc_world *w, struct orc_cpu *c, int tick)
 
 void call_end(struct orc_world *w, struct orc_cpu *c)
 {
-	(void)w;
 	c->irqs_off = 0;
+	issued_check(w, c, (uint32_t)(c - w->cpus));
 }
 
 void cb_send_ipi(void *ctx, uint32_t from, const struct tlbpol_cpuset *targets)

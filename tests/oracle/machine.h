@@ -240,6 +240,17 @@ struct orc_cpu {
 	 * the asking CPU << 8; the stamp it got. */
 	_Atomic uint32_t mig;
 	_Atomic uint64_t mig_stamp;
+	/* Odd while a lockless walk is in progress (orc_lockless_walk()),
+	 * bumped at its start and end: ops->walker_sync waits for it to move. */
+	_Atomic uint64_t walk_seq;
+	/* Split-phase broadcasts this thread issued and has not synced
+	 * (caches.c); under iss_lock, for a sync run elsewhere reads them. */
+	pthread_mutex_t iss_lock;
+	struct issued {
+		struct tlbpol_flush f;
+		struct tlbpol_range *r;
+	} *iss;
+	uint32_t niss, capiss;
 
 	/* --- the CPU's own thread only --- */
 	_Alignas(64) int cur;  /* running AS, -1: NULL */
@@ -328,6 +339,8 @@ struct orc_world {
 	struct orc_config cfg;
 	struct tlbpol_engine *eng;
 	struct tlbpol_ops ops;
+	struct tlbpol_backend bcast_desc;
+	const struct tlbpol_backend *bcast_descs[1];
 	uint16_t cpu_node[ORC_MAX_CPUS];
 	uint32_t ngroups;
 	struct orc_as as[ORC_MAX_AS + 1]; /* [ORC_KAS]: the kernel region */
@@ -426,6 +439,14 @@ void psc_fill(struct orc_world *w, struct orc_cpu *c, uint64_t s);
 void self_flush(struct orc_world *w, struct orc_cpu *c, int as);
 void cb_flush_local(void *ctx, uint32_t cpu, const struct tlbpol_flush *f);
 void cb_broadcast(void *ctx, uint32_t from, const struct tlbpol_flush *f);
+void cb_bcast_issue(void *ctx, uint32_t cpu, const struct tlbpol_flush *f);
+void cb_bcast_sync(void *ctx, uint32_t cpu);
+/* An engine call of @c's returns: it must have synced what it issued. */
+void issued_check(struct orc_world *w, struct orc_cpu *c, uint32_t cpu);
+
+/* ---- walkers.c: lockless walkers, ops->walker_sync ---- */
+
+void cb_walker_sync(void *ctx, uint32_t cpu, const struct tlbpol_cpuset *cpus);
 
 /* ---- interrupts.c: the engine's interrupts, relax and vcpu_defer ---- */
 

@@ -116,10 +116,16 @@ static _Noreturn void help(FILE *f, int rc)
 		"              [--expect-violations] [--no-broadcast] [--ipi-delay SPINS] [--as K]\n"
 		"              [--batch PAGES] [--pages PER_AS] [--kernel-pages N] [--store-first] [--quiet] [--verbose]\n"
 		"              [--irqs-off PCT] [--wait-limit TURNS] [--free-ticks N] [--stall-secs S]\n"
-		"              [--migrate PCT]\n"
+		"              [--migrate PCT] [--split] [--bcast-cost NS] [--walkers] [--walker-sync]\n"
+		"              [--walkers-undeclared]\n"
 		"  --irqs-off: PCT of ticks (PCT/2 of other waiting calls) run with interrupts off\n"
 		"  --stall-secs: one engine call waiting this long is a deadlock (default 10, 30 under TSan)\n"
-		"  --migrate: PCT of stamped unmaps ask their stamp first on another CPU (a migrated task)\n"
+"  --migrate: PCT of stamped unmaps ask their stamp first on another CPU (a migrated task)\n"
+		"  --split: a split-phase broadcast (issue, sync) instead of a synchronous one\n"
+		"  --bcast-cost: the broadcast descriptor's cost_ns (low: chosen at a few CPUs)\n"
+		"  --walkers: lockless page-table walkers (TLBPOL_CFGF_LOCKLESS_WALKERS)\n"
+		"  --walkers-undeclared: the same walkers, the flag not given (must fail)\n"
+		"  --walker-sync: give the engine ops->walker_sync\n"
 		"  SPEC: comma list of all, with-RULE (those of all with RULE), default-RULE, or a mask\n"
 		"        tlbpol_rules_parse() reads\n"
 		"        (none, linux, default, RULE, 0x7fff, linux+RULE ...)\n"
@@ -157,6 +163,7 @@ enum {
 	OPT_FREE_TICKS,
 	OPT_STALL_SECS,
 	OPT_MIGRATE,
+	OPT_BCAST_COST,
 };
 
 static uint32_t arch_of(const char *name, const char *v)
@@ -207,6 +214,11 @@ void stress_options(struct opts *o, int argc, char **argv)
 		{ "expect-violations", no_argument, &o->expect, 1 },
 		{ "store-first", no_argument, &o->store_first, 1 },
 		{ "no-broadcast", no_argument, &o->broadcast, 0 },
+		{ "split", no_argument, &o->split, 1 },
+		{ "walkers", no_argument, &o->walkers, 1 },
+		{ "walkers-undeclared", no_argument, &o->walkers, 2 },
+		{ "walker-sync", no_argument, &o->walker_sync, 1 },
+		{ "bcast-cost", required_argument, NULL, OPT_BCAST_COST },
 		{ "quiet", no_argument, &o->quiet, 1 },
 		{ "verbose", no_argument, &o->verbose, 1 },
 		{ "help", no_argument, NULL, OPT_HELP },
@@ -226,6 +238,7 @@ void stress_options(struct opts *o, int argc, char **argv)
 		{ OPT_WAIT_LIMIT, &o->wait_limit, NULL },
 		{ OPT_FREE_TICKS, &o->free_ticks, NULL },
 		{ OPT_MIGRATE, &o->migrate, NULL },
+		{ OPT_BCAST_COST, &o->bcast_cost, NULL },
 	};
 	int c, idx = 0;
 

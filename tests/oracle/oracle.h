@@ -164,6 +164,27 @@
  * stamp it gets instead is used as a host would use it, and the frames go
  * back to the pool with it -- at once if it is 0.
  *
+ * Split-phase broadcasts.  With cfg.split the engine gets ops->bcast_issue
+ * and ops->bcast_sync instead of ops->broadcast.  An issue is recorded on
+ * the CPU whose thread issues it and takes effect on every CPU's caches
+ * only at that thread's next sync (the latest an INVLPGB may complete,
+ * before its issuer's TLBSYNC), so a request counted complete before its
+ * issuer synced leaves entries the completion check finds.  A sync for
+ * another CPU than the thread that runs it (TLBSYNC there waits for none
+ * of this CPU's INVLPGBs), and an engine call that returns with issues
+ * not synced, are violations (ORC_V_API).
+ *
+ * Lockless walkers.  With cfg.walkers the engine is told
+ * TLBPOL_CFGF_LOCKLESS_WALKERS and running CPUs walk their address space's
+ * page tables as Linux's GUP-fast does (orc_lockless_walk()): interrupts
+ * off, no lock, the table page's pointer read once, then a few yields (the
+ * walk's length), perhaps descheduled in the middle.  A table page freed
+ * before the walk ends is a violation (ORC_V_LOCKLESS): freeing it was
+ * safe only once every CPU that may walk had taken an interrupt since the
+ * unlink, served the request by itself, or been waited for by
+ * ops->walker_sync (cfg.walker_sync: it waits until each CPU named is out
+ * of any walk it was in, as an RCU-like counter shows).
+ *
  * Not modelled: page sizes other than 4 KiB, paging-structure caches of the
  * kernel region (its tables are never freed), memory ordering weaker than
  * the host's (the model's own accesses are sequentially consistent).
@@ -221,6 +242,7 @@ enum orc_vkind {
 	ORC_V_STALL,      /* an initiator waited on CPUs that were never told, or for ever */
 	ORC_V_IPI_OFFLINE, /* an interrupt was sent to a CPU that was OFFLINE already */
 	ORC_V_BOUNDED,    /* a deferred free or stamp outlived cfg.free_bound ticks */
+	ORC_V_LOCKLESS,   /* a table page was freed under a lockless walk (orc_lockless_walk()) */
 	ORC_V_MAX
 };
 
@@ -259,6 +281,8 @@ enum orc_ckind {
 	ORC_C_HOLD_KICKS, /* ... ended by a waiter's interrupt, not by the others' progress */
 	ORC_C_SETTLES_OWN, /* settles made by the CPU that took the stamp */
 	ORC_C_HELD_SETTLES, /* settles made while some CPU was held */
+	ORC_C_LOCKLESS,   /* lockless walks (orc_lockless_walk()) that found a table */
+	ORC_C_WALKER_SYNCS, /* ops->walker_sync calls */
 	ORC_C_MAX
 };
 
@@ -274,6 +298,18 @@ struct orc_config {
 	uint32_t psc_sets, psc_ways;
 	uint32_t numa_nodes;   /* > 1: give the engine a cpu_node map */
 	int broadcast;         /* give the engine ops->broadcast */
+	/* Give it ops->bcast_issue and ops->bcast_sync instead (split phase:
+	 * an issue takes effect only at its issuer's sync, "Split-phase
+	 * broadcasts"), with a TLBPOL_MECH_BROADCAST descriptor. */
+	int split;
+	/* The broadcast descriptor's cost_ns (0: the engine's default), so
+	 * that a few CPUs' shootdowns choose it too. */
+	uint32_t bcast_cost;
+	/* Lockless walks in the workload ("Lockless walkers"): 1 with
+	 * TLBPOL_CFGF_LOCKLESS_WALKERS, 2 without (a host that has walkers
+	 * and does not say so, which the oracle must catch); @walker_sync:
+	 * give ops->walker_sync. */
+	int walkers, walker_sync;
 	int vcpu_defer;        /* give the engine ops->vcpu_defer (orc_hv_preempt()) */
 	uint32_t batch_pages;  /* 0: the engine's default */
 	uint32_t flush_ceiling; /* 0: the engine's default */
@@ -332,6 +368,11 @@ int orc_poll(struct orc_world *w, uint32_t cpu);
 enum orc_result orc_access(struct orc_world *w, uint32_t cpu, uint32_t page, enum orc_access a);
 /* A speculative walk of @page of the loaded address space (running or lazy). */
 void orc_spec_walk(struct orc_world *w, uint32_t cpu, uint32_t page);
+/* A lockless software walk to @page's table page of the running address
+ * space, interrupts off for @yields yields, descheduled in the middle if
+ * @preempt (1: told, tlbpol_cpu_state(); 2: not, orc_hv_preempt()). */
+void orc_lockless_walk(struct orc_world *w, uint32_t cpu, uint32_t page, uint32_t yields,
+		       int preempt);
 /* A kernel access to kernel page @kpage (by any CPU that executes), and a
  * speculative walk of one. */
 enum orc_result orc_kaccess(struct orc_world *w, uint32_t cpu, uint32_t kpage, enum orc_access a);

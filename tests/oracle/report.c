@@ -33,6 +33,7 @@ static const char *const vkind_names[ORC_V_MAX] = {
 	[ORC_V_STALL] = "stall",
 	[ORC_V_IPI_OFFLINE] = "ipi-to-offline",
 	[ORC_V_BOUNDED] = "bounded-free",
+	[ORC_V_LOCKLESS] = "freed-table-lockless-walk",
 };
 
 const char *orc_vkind_name(enum orc_vkind k)

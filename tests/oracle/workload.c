@@ -456,6 +456,16 @@ void *cpu_main(void *arg)
 		}
 		if (rnd(w, cpu, 100) == 0 && orc_cpu_as(w, cpu) >= 0)
 			drift(w, cpu, sh, (uint32_t)orc_cpu_as(w, cpu));
+		/* A lockless walk (GUP-fast) now and then, an eighth of them
+		 * descheduled in the middle, told to the engine or not. */
+		if (orc_world_config(w)->walkers && rnd(w, cpu, 16) == 0 &&
+		    orc_cpu_as(w, cpu) >= 0) {
+			uint32_t r = (uint32_t)rnd(w, cpu, 16);
+
+			orc_lockless_walk(w, cpu, some_page(w, cpu, sh, (uint32_t)orc_cpu_as(w, cpu)),
+					  1 + r % 4, r == 0 ? 1 : r == 1 ? 2 : 0);
+			continue;
+		}
 		switch (pick(w, cpu, wts, sizeof(wts) / sizeof(wts[0]))) {
 		case 0: {
 			static const unsigned aw[] = { 60, 32, 8 };

@@ -68,6 +68,9 @@ void orc_world_free(struct orc_world *w)
 
 			free((void *)c->tlb);
 			free((void *)c->psc);
+			for (uint32_t k = 0; k < c->niss; k++)
+				free(c->iss[k].r);
+			free(c->iss);
 			free(c->rec);
 			free(c->wait_polls);
 			free(c->mark_polls);
@@ -146,6 +149,7 @@ int orc_world_new(const struct orc_config *cfg, struct orc_world **out)
 	for (uint32_t i = 0; i < cfg->nr_cpus; i++) {
 		struct orc_cpu *c = &w->cpus[i];
 
+		pthread_mutex_init(&c->iss_lock, NULL);
 		ZALLOC(c->tlb, (size_t)cfg->tlb_sets * cfg->tlb_ways);
 		ZALLOC(c->psc, (size_t)cfg->psc_sets * cfg->psc_ways);
 		ZALLOC(c->wait_polls, cfg->nr_cpus);
@@ -164,12 +168,27 @@ int orc_world_new(const struct orc_config *cfg, struct orc_world **out)
 	w->ops.size = sizeof(w->ops);
 	w->ops.flush_local = cb_flush_local;
 	w->ops.send_ipi = cb_send_ipi;
-	w->ops.broadcast = cfg->broadcast ? cb_broadcast : NULL;
+	w->ops.broadcast = cfg->broadcast && !cfg->split ? cb_broadcast : NULL;
+	w->ops.bcast_issue = cfg->broadcast && cfg->split ? cb_bcast_issue : NULL;
+	w->ops.bcast_sync = cfg->broadcast && cfg->split ? cb_bcast_sync : NULL;
+	w->ops.walker_sync = cfg->walker_sync ? cb_walker_sync : NULL;
 	w->ops.relax = cb_relax;
 	w->ops.vcpu_defer = cfg->vcpu_defer ? cb_vcpu_defer : NULL;
 	tlbpol_config_init(&ec, cfg->nr_cpus, cfg->arch);
 	ec.rules = cfg->rules;
-	ec.flags = cfg->flags;
+	ec.flags = cfg->flags | (cfg->walkers == 1 ? TLBPOL_CFGF_LOCKLESS_WALKERS : 0);
+	/* The broadcast described (struct tlbpol_backend), so that its cost
+	 * can be set low enough for a few CPUs' shootdowns to choose it. */
+	if (cfg->broadcast && (cfg->split || cfg->bcast_cost)) {
+		w->bcast_desc = (struct tlbpol_backend){
+			.size = sizeof(w->bcast_desc), .mech = TLBPOL_MECH_BROADCAST,
+			.flags = cfg->split ? TLBPOL_BKF_SPLIT : 0, .max_pages = 8,
+			.cost_ns = cfg->bcast_cost,
+		};
+		w->bcast_descs[0] = &w->bcast_desc;
+		ec.backends = w->bcast_descs;
+		ec.nr_backends = 1;
+	}
 	ec.ops = &w->ops;
 	ec.ops_ctx = w;
 	ec.max_as = cfg->nr_as + 1;
