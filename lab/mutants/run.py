@@ -206,6 +206,27 @@ def checkers(args: argparse.Namespace) -> list[Checker]:
         ("stress-preempted", "oracle", st + ["--cpus", "4", "--arch", "x86", "--events", ev,
                                              "--rules", "with-vcpu-defer", "--profile",
                                              "preempted", "--stall-secs", "3"], 300),
+        # Split-phase broadcasts (an issue takes effect at its issuer's
+        # sync), described cheap enough to be chosen at four CPUs.
+        ("stress-split", "oracle", st + ["--cpus", "4", "--arch", "x86", "--events", ev,
+                                         "--rules", "all", "--retain", "--split",
+                                         "--bcast-cost", "300"], 300),
+        # Lockless walkers (GUP-fast): a table page freed under a walk is a
+        # violation; with walker_sync after a split broadcast, and with long
+        # preemptions (a settle that waits for a held vCPU is a stall).
+        ("stress-walkers", "oracle", st + ["--cpus", "4", "--arch", "arm64", "--events", ev,
+                                           "--rules", "all", "--walkers",
+                                           "--bcast-cost", "300"], 300),
+        ("stress-walker-sync", "oracle", st + ["--cpus", "4", "--arch", "x86", "--events", ev,
+                                               "--rules", "all", "--retain", "--split",
+                                               "--walkers", "--walker-sync",
+                                               "--bcast-cost", "300"], 300),
+        ("stress-preempted-walkers", "oracle", st + ["--cpus", "4", "--arch", "x86",
+                                                     "--events", ev, "--rules",
+                                                     "with-vcpu-defer", "--profile",
+                                                     "preempted", "--walkers", "--walker-sync",
+                                                     "--split", "--bcast-cost", "300",
+                                                     "--stall-secs", "3"], 300),
         # Two CPUs making the same waiting call with interrupts off under
         # WAIT_IRQS; it aborts on a wait of 4 million turns (a deadlock).
         ("wait-irqs-off", "oracle", ["tests/test_wait_irqs_off"], 120),
