@@ -60,7 +60,9 @@ static const struct scenario scenarios[] = {
 
 static const char *arch_name(uint32_t arch)
 {
-	return arch == TLBPOL_ARCH_X86_64 ? "x86_64" : arch == TLBPOL_ARCH_ARM64 ? "arm64" : "generic";
+	static const char *const names[TLBPOL_ARCH_MAX] = { "generic", "x86_64", "arm64", "riscv64" };
+
+	return arch < TLBPOL_ARCH_MAX ? names[arch] : "unknown";
 }
 
 static void no_flush(void *ctx, uint32_t cpu, const struct tlbpol_flush *f)
@@ -105,8 +107,6 @@ static int decide(uint32_t arch, uint64_t rules, const struct scenario *s,
  * same, one line per arch where they differ. */
 static int print_cites(void)
 {
-	static const char *const arch[] = { "generic", "x86_64", "arm64" };
-
 	for (uint32_t r = 0; r < TLBPOL_WHY_MAX; r++) {
 		const char *c0 = tlbpol_reason_cite(r, 0);
 		int same = 1;
@@ -119,7 +119,7 @@ static int print_cites(void)
 		}
 		printf("- `%s`:\n", tlbpol_reason_str(r));
 		for (uint32_t a = 0; a < TLBPOL_ARCH_MAX; a++)
-			printf("  - %s: %s\n", arch[a], tlbpol_reason_cite(r, a));
+			printf("  - %s: %s\n", arch_name(a), tlbpol_reason_cite(r, a));
 	}
 	return 0;
 }

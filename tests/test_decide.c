@@ -5,12 +5,15 @@
  * that says so.  Expectations are written here independently of
  * lib/core/decide.c: a change to a cell of the table fails a row.
  */
+#include <errno.h>
+
 #include "support/rng.h"
 #include "support/harness.h"
 
 #define GEN TLBPOL_ARCH_GENERIC
 #define X86 TLBPOL_ARCH_X86_64
 #define ARM TLBPOL_ARCH_ARM64
+#define RV TLBPOL_ARCH_RISCV64
 #define NONE TLBPOL_ACT_NONE
 #define LOCAL TLBPOL_ACT_LOCAL
 #define SHOOT TLBPOL_ACT_SHOOTDOWN
@@ -257,6 +260,52 @@ static const struct row rows[] = {
 	R3("mremap away, not present", REMAP, 0, 0, 0, DEF, NONE, NOW, NOT_PRESENT,
 	   "nothing cached"),
 
+	/* --- RISCV64: each kind, each row citing the privileged spec ("priv.":
+	 * The RISC-V Instruction Set Manual, Volume II, by section name) --- */
+	R("rv: install of a user page", RV, FAULT, 0, 0, RO, DEF, LOCAL, NOW, INSTALL,
+	  "priv. SFENCE.VMA: PTEs whose V bit is clear may be cached; Linux riscv update_mmu_cache()"),
+	R("rv: install of a kernel page", RV, PROTECT, 0, 0, P | W | A, DEF, SHOOT, NOW, INSTALL,
+	  "priv. SFENCE.VMA: another hart may cache the invalid PTE; no spurious-fault path in the kernel"),
+	R("rv: install of a global page", RV, FAULT, 0, 0, RO | G, DEF, SHOOT, NOW, INSTALL,
+	  "priv. SFENCE.VMA: global mappings are cached for every ASID"),
+	R("rv: spurious write fault", RV, FAULT, EWR, RWD, RWD, DEF, LOCAL, NOW, SPURIOUS,
+	  "priv. SFENCE.VMA: only a fence invalidates; a page fault does not"),
+	R("rv: write fault sets D", RV, FAULT, EWR, RW, RWD, DEF, LOCAL, NOW, ACCESS_FLAGS,
+	  "priv. Virtual Address Translation Process: Svade faults on D=0; other harts' entries only stricter"),
+	R("rv: read fault sets A", RV, FAULT, 0, P | U, RO, DEF, LOCAL, NOW, ACCESS_FLAGS,
+	  "priv. Virtual Address Translation Process: Svade faults on A=0; the stale entry is fenced locally"),
+	R("rv: retried write fault, PTE installed", RV, FAULT, EWR | ETRY, RW, RWD, DEF, NONE, NOW,
+	  RETRIED, "b7333b58f358; priv.: nothing the fault needs is left to fence"),
+	R("rv: upgrade RO->RW by fault", RV, FAULT, EWR, RO, RWD, DEF, LOCAL, NOW, UPGRADE,
+	  "priv. SFENCE.VMA: no invalidation on a fault, so the upgrading hart fences locally"),
+	R("rv: COW break", RV, FAULT, EWR | EPFN, RO, RWD, DEF, SHOOT, NOW, PFN_CHANGE,
+	  "priv. SFENCE.VMA: a hart may use its cached PTE until it fences"),
+	R("rv: mprotect read-only", RV, PROTECT, 0, RWD, RO | D, DEF, SHOOT, NOW, DOWNGRADE,
+	  "priv. SFENCE.VMA: a cached writable PTE keeps granting write until fenced"),
+	R("rv: mprotect RO->RW", RV, PROTECT, 0, RO, RW, DEF, LOCAL, NOW, UPGRADE,
+	  "priv. SFENCE.VMA: stricter stale entries fault and are fenced where they are"),
+	R("rv: NAPOT or PBMT change", RV, PROTECT, EATTR, RWD, RWD, DEF, SHOOT, NOW, ATTRS,
+	  "priv. Svnapot, Svpbmt: the old size or memory type must be fenced away everywhere"),
+	R("rv: munmap of a clean writable page", RV, UNMAP, 0, RW, 0, DEF, SHOOT, FREE, UNMAP,
+	  "priv. Virtual Address Translation Process: D=0 means no store went through (Svade faults, Svadu compares the PTE)"),
+	R("rv: munmap of a dirty page", RV, UNMAP, 0, RWD, 0, DEF, SHOOT, NOW, UNMAP_DIRTY,
+	  "priv.: a hart caching D=1 stores without touching the PTE; zap_pte_range flushes first"),
+	R("rv: munmap, tables freed", RV, UNMAP, ETAB, 0, 0, DEF, SHOOT, FREE, TABLES_FREED,
+	  "priv. SFENCE.VMA: after a non-leaf PTE changes, fence with rs1=x0; Linux 97cf301fa42e"),
+	R("rv: reclaim clean writable page", RV, RECLAIM, 0, RW, 0, DEF, SHOOT, FREE, RECLAIM_CLEAN,
+	  "priv. Virtual Address Translation Process: the A/D update compares the PTE, so no D after the clear"),
+	R("rv: reclaim dirty page", RV, RECLAIM, 0, RWD, 0, DEF, SHOOT, WB, RECLAIM_DIRTY,
+	  "priv.: stores through a cached D=1 entry; d950c9477d51"),
+	R("rv: migrate clean writable page", RV, MIGRATE, 0, RW, 0, DEF, SHOOT, WB, MIGRATE_CLEAN,
+	  "priv.: D=0 not written; migrate_pages_batch still flushes before the copy"),
+	R("rv: clear accessed bit", RV, CLEAR_YOUNG, 0, RW, P | W | U, DEF, NONE, NOW, AGING,
+	  "Linux riscv ptep_clear_flush_young(): no flush (the x86 reasoning applies equally)"),
+	R("rv: clear dirty bit", RV, CLEAR_DIRTY, 0, RWD, RW, DEF, SHOOT, NOW, CLEAR_DIRTY,
+	  "priv. Virtual Address Translation Process: a cached D=1 entry stores without setting D again"),
+	R("rv: mremap away", RV, REMAP, 0, RW, 0, DEF, SHOOT, NOW, REMAP,
+	  "priv. SFENCE.VMA: the old translation lives until fenced; move_ptes flushes"),
+	R("rv: naive munmap", RV, UNMAP, 0, RW, 0, RNONE, SHOOT, NOW, NAIVE, "RULES_NONE"),
+
 	/* --- naive: every change to a present PTE, everywhere, now --- */
 	R3("naive spurious fault", FAULT, EWR, RWD, RWD, RNONE, SHOOT, NOW, NAIVE, "RULES_NONE"),
 	R3("naive munmap", UNMAP, 0, RW, 0, RNONE, SHOOT, NOW, NAIVE, "RULES_NONE"),
@@ -311,7 +360,7 @@ static void test_table(void **state)
  */
 static void test_submit_in_any_order(void **state)
 {
-	static const uint32_t arches[] = { X86, ARM, GEN };
+	static const uint32_t arches[] = { X86, ARM, GEN, RV };
 	uint64_t x = RNG_XORSHIFT64_SEED;
 
 	(void)state;
@@ -431,7 +480,45 @@ static void test_citations(void **state)
 	assert_string_equal(tlbpol_reason_cite(~0u, ~0u), "unknown");
 }
 
+/*
+ * TLBPOL_CFGF_SVVPTC (RISCV64 only): a user install is no longer flushed (a
+ * hart still caching the invalid PTE faults, and the spurious row fences
+ * it), a kernel install still is on every hart; on another arch the flag
+ * is refused.
+ */
+static void test_svvptc(void **state)
+{
+	static _Alignas(64) unsigned char mem[1 << 20];
+	struct harness h;
+	struct tlbpol_config cfg;
+	struct tlbpol_engine *eng;
+	struct tlbpol_as *as;
+	struct tlbpol_decision d;
+	struct tlbpol_event user = h_event(TLBPOL_EV_FAULT, 0, 0x1000, 1, 0, RO);
+	struct tlbpol_event kern = h_event(TLBPOL_EV_PROTECT, 0, 0x1000, 1, 0, P | W | A);
+
+	(void)state;
+	h_config(&h, &cfg, 2, RV);
+	cfg.flags = TLBPOL_CFGF_SVVPTC;
+	assert_int_equal(tlbpol_engine_init(&eng, mem, sizeof(mem), &cfg), 0);
+	assert_int_equal(tlbpol_as_open(eng, 1, &as), 0);
+	assert_int_equal(tlbpol_decide(eng, as, 0, &user, &d), 0);
+	assert_int_equal(d.action, NONE);
+	assert_int_equal(d.reason, TLBPOL_WHY_NOT_PRESENT);
+	assert_int_equal(tlbpol_decide(eng, as, 0, &kern, &d), 0);
+	assert_int_equal(d.action, SHOOT);
+	assert_int_equal(d.reason, TLBPOL_WHY_INSTALL);
+	for (uint32_t a = 0; a < TLBPOL_ARCH_MAX; a++) {
+		if (a == RV)
+			continue;
+		h_config(&h, &cfg, 2, a);
+		cfg.flags = TLBPOL_CFGF_SVVPTC;
+		assert_int_equal(tlbpol_engine_init(&eng, mem, sizeof(mem), &cfg), -EINVAL);
+	}
+}
+
 H_TEST_MAIN(
+	cmocka_unit_test(test_svvptc),
 	cmocka_unit_test(test_table),
 	cmocka_unit_test(test_citations),
 	cmocka_unit_test(test_submit_in_any_order),

@@ -193,13 +193,26 @@ TLBPOL_API const char *tlbpol_version(void);
  * @TLBPOL_ARCH_ARM64: the Arm architecture: broadcast TLBI, AF and DBM
  *	(hardware dirty state), no invalidation on a fault.  Page and block
  *	sizes of the 4K, 16K and 64K granules, and contiguous hints.
+ * @TLBPOL_ARCH_RISCV64: (release 0.3) the RISC-V privileged architecture,
+ *	RV64 with Sv39, Sv48 or Sv57: pages 4 KiB, 64 KiB (Svnapot), 2 MiB,
+ *	1 GiB, 512 GiB, 256 TiB.  SFENCE.VMA orders only the local hart
+ *	(remote harts take an interrupt or an SBI remote fence: there is no
+ *	broadcast invalidation in the ISA); a fault does not invalidate; A
+ *	and D are set either by a page fault (Svade) or by the hardware's
+ *	atomic compare-and-set of the PTE, which fails once the PTE changed
+ *	(Svadu), so a PTE without D was not written through any cached entry
+ *	(priv. spec, "Virtual Address Translation Process").  The spec
+ *	permits caching PTEs whose V bit is clear ("SFENCE.VMA"): an install
+ *	is flushed locally, and on every CPU for a kernel page, as on
+ *	GENERIC, unless the host declares Svvptc (TLBPOL_CFGF_SVVPTC).
  */
 enum tlbpol_arch {
 	TLBPOL_ARCH_GENERIC = 0,
 	TLBPOL_ARCH_X86_64 = 1,
 	TLBPOL_ARCH_ARM64 = 2,
+	TLBPOL_ARCH_RISCV64 = 3,
 };
-#define TLBPOL_ARCH_MAX 3
+#define TLBPOL_ARCH_MAX 4
 
 /*
  * Rule bits.  Each is one optimisation that can be switched off, measured
@@ -463,6 +476,9 @@ enum tlbpol_flush_kind {
  * the current one, and FLUSH_AS is a CR3 write.  On arm64 flush_local, which
  * runs on the CPU it flushes, uses the non-shareable forms and DSB NSH;
  * the inner-shareable ones (VAE1IS ..., DSB ISH) belong in ops->broadcast.
+ * On RISC-V a PAGES flush with TLBPOL_FLUSHF_TABLES is SFENCE.VMA x0, asid:
+ * a fence with rs1 != x0 need only invalidate leaf entries, and the spec
+ * asks for rs1 = x0 after a non-leaf PTE changed (Linux 97cf301fa42e).
  */
 struct tlbpol_flush {
 	uint64_t as_tag;
@@ -718,7 +734,20 @@ struct tlbpol_backend {
  * (see TLBPOL_EVF_TABLES_FREED).
  */
 #define TLBPOL_CFGF_LOCKLESS_WALKERS (1U << 2)
-#define TLBPOL_CFGF_ALL 0x7U
+/*
+ * TLBPOL_CFGF_SVVPTC (release 0.3; TLBPOL_ARCH_RISCV64 only, -EINVAL
+ * elsewhere): every hart implements Svvptc, so a store that makes a PTE
+ * valid becomes visible to its walks within a bounded time with no
+ * SFENCE.VMA (priv. spec, "Svvptc").  An install of a user page then needs
+ * no flush (a hart that still caches the invalid PTE takes a spurious fault,
+ * and the spurious-fault row flushes it there, as Linux 7a21b2e370da).  An
+ * install of a kernel page is still flushed on every hart: a kernel access
+ * in that bounded window would fault on a valid mapping, which only a host
+ * that retries such faults survives (Linux 503638e0babf), and a 2026
+ * report shows a core that prefetches the invalid PTE before the store.
+ */
+#define TLBPOL_CFGF_SVVPTC (1U << 3)
+#define TLBPOL_CFGF_ALL 0xfU
 /*
  * TLBPOL_WAIT_IRQS_FALLBACK_TURNS (release 0.3): under TLBPOL_CFGF_WAIT_IRQS
  * a wait that has seen no acknowledgement for cfg->wait_limit turns, or
@@ -991,7 +1020,8 @@ TLBPOL_API size_t tlbpol_engine_size(const struct tlbpol_config *cfg);
  * This is the freestanding constructor: it allocates nothing.
  * Context: any; no other thread may use @mem meanwhile.
  * Return: 0; -EINVAL for a NULL argument, cfg->size too small, an unknown
- * arch, rule or config flag bit, missing ops->flush_local or ops->send_ipi,
+ * arch, rule or config flag bit (TLBPOL_CFGF_SVVPTC on another arch than
+ * RISCV64 too), missing ops->flush_local or ops->send_ipi,
  * TLBPOL_CFGF_WAIT_IRQS without ops->relax, one of ops->bcast_issue and
  * ops->bcast_sync without the other, a zero flush_ceiling or
  * misaligned @mem, or a bad backend descriptor (NULL, too small, an
@@ -1505,7 +1535,8 @@ enum tlbpol_event_kind {
  * @flags: TLBPOL_EVF_*.
  * @page_shift: 12, 21, 30 ... one of the arch's page sizes: x86-64 12, 21,
  *	30; ARM64 12, 14, 16, 21, 25, 29, 30, 34, 36, 42 (pages, blocks
- *	and contiguous runs of the three granules); GENERIC 12 .. 47.
+ *	and contiguous runs of the three granules); RISCV64 12, 16, 21, 30,
+ *	39, 48; GENERIC 12 .. 47.
  * @va: first address, aligned to 1 << page_shift.
  * @nr_pages: >= 1; va + (nr_pages << page_shift) must not pass 2^64.
  * @old_pte: the PTE bits before the change (TLBPOL_PTE_*).

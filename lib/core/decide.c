@@ -23,8 +23,8 @@
 /* "Classify the event again as if this row did not exist." */
 #define RECLASSIFY { 0xff, 0xff }
 
-/* Index of with[]: GENERIC, X86_64, ARM64 (enum tlbpol_arch order). */
-#define ALL3(v) { v, v, v }
+/* Index of with[]: GENERIC, X86_64, ARM64, RISCV64 (enum tlbpol_arch order). */
+#define ALL4(v) { v, v, v, v }
 
 const struct decision_row tlbpol__decision_table[CLS_MAX] = {
 	/*
@@ -33,7 +33,7 @@ const struct decision_row tlbpol__decision_table[CLS_MAX] = {
 	 * descriptors are never cached).  Never a flush, whatever the rules.
 	 * (GENERIC assumes less: an install there is CLS_INSTALL.)
 	 */
-	[CLS_NOT_PRESENT] = { 0, ALL3(NONE_NOW), NONE_NOW, TLBPOL_WHY_NOT_PRESENT },
+	[CLS_NOT_PRESENT] = { 0, ALL4(NONE_NOW), NONE_NOW, TLBPOL_WHY_NOT_PRESENT },
 
 	/*
 	 * GENERIC only (x86 and ARM64 classify an install as CLS_NOT_PRESENT):
@@ -51,8 +51,8 @@ const struct decision_row tlbpol__decision_table[CLS_MAX] = {
 	 * flushed the kernel range on every CPU before it learnt to fix up
 	 * vmalloc faults).
 	 */
-	[CLS_INSTALL] = { 0, { LOCAL_NOW, NONE_NOW, NONE_NOW }, NONE_NOW, TLBPOL_WHY_INSTALL },
-	[CLS_INSTALL_KERNEL] = { 0, { SHOOT_NOW, NONE_NOW, NONE_NOW }, NONE_NOW,
+	[CLS_INSTALL] = { 0, { LOCAL_NOW, NONE_NOW, NONE_NOW, LOCAL_NOW }, NONE_NOW, TLBPOL_WHY_INSTALL },
+	[CLS_INSTALL_KERNEL] = { 0, { SHOOT_NOW, NONE_NOW, NONE_NOW, SHOOT_NOW }, NONE_NOW,
 				 TLBPOL_WHY_INSTALL },
 
 	/*
@@ -61,7 +61,7 @@ const struct decision_row tlbpol__decision_table[CLS_MAX] = {
 	 * asks pte_needs_flush(), which on x86 is false for an unchanged PTE
 	 * (the asm-generic default flushes anyway).
 	 */
-	[CLS_UNCHANGED] = { 0, ALL3(NONE_NOW), NONE_NOW, TLBPOL_WHY_UNCHANGED },
+	[CLS_UNCHANGED] = { 0, ALL4(NONE_NOW), NONE_NOW, TLBPOL_WHY_UNCHANGED },
 
 	/*
 	 * TLBPOL_RULES_NONE: the policy every rule improves on.  Every change to
@@ -69,7 +69,7 @@ const struct decision_row tlbpol__decision_table[CLS_MAX] = {
 	 * RULE_RANGE_FLUSH and RULE_FOOTPRINT off too, that is a whole-AS flush
 	 * on every online CPU.
 	 */
-	[CLS_NAIVE] = { 0, ALL3(SHOOT_NOW), SHOOT_NOW, TLBPOL_WHY_NAIVE },
+	[CLS_NAIVE] = { 0, ALL4(SHOOT_NOW), SHOOT_NOW, TLBPOL_WHY_NAIVE },
 
 	/*
 	 * The PTE now points to another frame (COW break, migration done in
@@ -78,7 +78,7 @@ const struct decision_row tlbpol__decision_table[CLS_MAX] = {
 	 * wp_page_copy() uses ptep_clear_flush(); Arm additionally requires
 	 * break-before-make for an output-address change (Arm ARM D8.14.1).
 	 */
-	[CLS_PFN_CHANGE] = { 0, ALL3(SHOOT_NOW), SHOOT_NOW, TLBPOL_WHY_PFN_CHANGE },
+	[CLS_PFN_CHANGE] = { 0, ALL4(SHOOT_NOW), SHOOT_NOW, TLBPOL_WHY_PFN_CHANGE },
 
 	/*
 	 * Something the portable bits cannot say changed (TLBPOL_EVF_ATTRS):
@@ -94,7 +94,7 @@ const struct decision_row tlbpol__decision_table[CLS_MAX] = {
 	 * pte_flags_need_flush() puts _PAGE_PSE, _PAGE_PAT, _PAGE_PCD,
 	 * _PAGE_PWT and the pkey bits in flush_on_change.  A downgrade.
 	 */
-	[CLS_ATTRS] = { 0, ALL3(SHOOT_NOW), SHOOT_NOW, TLBPOL_WHY_ATTRS },
+	[CLS_ATTRS] = { 0, ALL4(SHOOT_NOW), SHOOT_NOW, TLBPOL_WHY_ATTRS },
 
 	/*
 	 * mremap moved the PTEs: the old addresses must go before the move is
@@ -102,7 +102,7 @@ const struct decision_row tlbpol__decision_table[CLS_MAX] = {
 	 * mm/mremap.c move_ptes() flushes the old range before it drops the
 	 * PTE lock when a present PTE moved.
 	 */
-	[CLS_REMAP] = { 0, ALL3(SHOOT_NOW), SHOOT_NOW, TLBPOL_WHY_REMAP },
+	[CLS_REMAP] = { 0, ALL4(SHOOT_NOW), SHOOT_NOW, TLBPOL_WHY_REMAP },
 
 	/*
 	 * MADV_DONTNEED and the like (TLBPOL_EVF_STAYS_MAPPED): the PTEs are
@@ -117,7 +117,7 @@ const struct decision_row tlbpol__decision_table[CLS_MAX] = {
 	 * miss problem" fixed exactly this lost write for concurrent
 	 * madvise() calls).  Submit the range as one event: one shootdown.
 	 */
-	[CLS_DISCARD] = { 0, ALL3(SHOOT_NOW), SHOOT_NOW, TLBPOL_WHY_DISCARD },
+	[CLS_DISCARD] = { 0, ALL4(SHOOT_NOW), SHOOT_NOW, TLBPOL_WHY_DISCARD },
 
 	/*
 	 * munmap / zap / MADV_DONTNEED of a page that cannot have been written
@@ -130,7 +130,7 @@ const struct decision_row tlbpol__decision_table[CLS_MAX] = {
 	 * CPU to TLB flush all entries after unmapping pages") extends the same
 	 * window to reclaim.
 	 */
-	[CLS_UNMAP] = { TLBPOL_RULE_BATCH, ALL3(SHOOT_FREE), SHOOT_NOW, TLBPOL_WHY_UNMAP },
+	[CLS_UNMAP] = { TLBPOL_RULE_BATCH, ALL4(SHOOT_FREE), SHOOT_NOW, TLBPOL_WHY_UNMAP },
 
 	/*
 	 * Unmap of a dirty page that is not private: a shared file page
@@ -145,7 +145,7 @@ const struct decision_row tlbpol__decision_table[CLS_MAX] = {
 	 * that page_mkclean() on any CPU, which takes that lock, finds the
 	 * flush done.  LAZY_OK does not relax it.
 	 */
-	[CLS_UNMAP_DIRTY] = { 0, ALL3(SHOOT_NOW), SHOOT_NOW, TLBPOL_WHY_UNMAP_DIRTY },
+	[CLS_UNMAP_DIRTY] = { 0, ALL4(SHOOT_NOW), SHOOT_NOW, TLBPOL_WHY_UNMAP_DIRTY },
 
 	/*
 	 * Page-table pages were freed, whatever the PTEs under them said: the
@@ -154,7 +154,7 @@ const struct decision_row tlbpol__decision_table[CLS_MAX] = {
 	 * PTEs (SDM 4.10.3; Linux flushes with freed_tables before
 	 * tlb_remove_table() frees the page, even over not-present PTEs).
 	 */
-	[CLS_TABLES_FREED] = { TLBPOL_RULE_BATCH, ALL3(SHOOT_FREE), SHOOT_NOW,
+	[CLS_TABLES_FREED] = { TLBPOL_RULE_BATCH, ALL4(SHOOT_FREE), SHOOT_NOW,
 			       TLBPOL_WHY_TABLES_FREED },
 
 	/*
@@ -166,7 +166,7 @@ const struct decision_row tlbpol__decision_table[CLS_MAX] = {
 	 * shrink_folio_list() before the folios are freed).  Which pages count
 	 * as clean is an arch question, answered in classify_removal().
 	 */
-	[CLS_RECLAIM_CLEAN] = { TLBPOL_RULE_BATCH, ALL3(SHOOT_FREE), SHOOT_NOW,
+	[CLS_RECLAIM_CLEAN] = { TLBPOL_RULE_BATCH, ALL4(SHOOT_FREE), SHOOT_NOW,
 				TLBPOL_WHY_RECLAIM_CLEAN },
 
 	/*
@@ -178,7 +178,7 @@ const struct decision_row tlbpol__decision_table[CLS_MAX] = {
 	 * tlb_ubc->writable for a dirty PTE and mm/vmscan.c calls
 	 * try_to_unmap_flush_dirty() before pageout()).
 	 */
-	[CLS_RECLAIM_DIRTY] = { TLBPOL_RULE_BATCH, ALL3(SHOOT_WB), SHOOT_NOW,
+	[CLS_RECLAIM_DIRTY] = { TLBPOL_RULE_BATCH, ALL4(SHOOT_WB), SHOOT_NOW,
 				TLBPOL_WHY_RECLAIM_DIRTY },
 
 	/*
@@ -192,7 +192,7 @@ const struct decision_row tlbpol__decision_table[CLS_MAX] = {
 	 * free would be safe only if every host submitted the restore before
 	 * storing it, and Linux's own remove_migration_ptes() stores first.
 	 */
-	[CLS_MIGRATE_CLEAN] = { TLBPOL_RULE_BATCH, ALL3(SHOOT_WB), SHOOT_NOW,
+	[CLS_MIGRATE_CLEAN] = { TLBPOL_RULE_BATCH, ALL4(SHOOT_WB), SHOOT_NOW,
 				TLBPOL_WHY_MIGRATE_CLEAN },
 
 	/*
@@ -201,7 +201,7 @@ const struct decision_row tlbpol__decision_table[CLS_MAX] = {
 	 * BY_WRITEBACK means ("before the contents are written back or
 	 * copied"); migrate_pages_batch() flushes before it copies any folio.
 	 */
-	[CLS_MIGRATE_DIRTY] = { TLBPOL_RULE_BATCH, ALL3(SHOOT_WB), SHOOT_NOW,
+	[CLS_MIGRATE_DIRTY] = { TLBPOL_RULE_BATCH, ALL4(SHOOT_WB), SHOOT_NOW,
 				TLBPOL_WHY_MIGRATE_DIRTY },
 
 	/*
@@ -214,7 +214,7 @@ const struct decision_row tlbpol__decision_table[CLS_MAX] = {
 	 * _PAGE_RW, _PAGE_USER, _PAGE_NX and _PAGE_GLOBAL in flush_on_change;
 	 * change_protection() flushes the range before mprotect returns.
 	 */
-	[CLS_DOWNGRADE] = { 0, ALL3(SHOOT_NOW), SHOOT_NOW, TLBPOL_WHY_DOWNGRADE },
+	[CLS_DOWNGRADE] = { 0, ALL4(SHOOT_NOW), SHOOT_NOW, TLBPOL_WHY_DOWNGRADE },
 
 	/*
 	 * Dirty bit cleared (writeback, dirty logging): a CPU holding an entry
@@ -224,7 +224,7 @@ const struct decision_row tlbpol__decision_table[CLS_MAX] = {
 	 * ptep_clear_flush(); x86 pte_needs_flush() flushes when _PAGE_DIRTY is
 	 * cleared.
 	 */
-	[CLS_CLEAR_DIRTY] = { 0, ALL3(SHOOT_NOW), SHOOT_NOW, TLBPOL_WHY_CLEAR_DIRTY },
+	[CLS_CLEAR_DIRTY] = { 0, ALL4(SHOOT_NOW), SHOOT_NOW, TLBPOL_WHY_CLEAR_DIRTY },
 
 	/*
 	 * Accessed bit cleared for aging.  A stale entry with A set only makes
@@ -245,7 +245,7 @@ const struct decision_row tlbpol__decision_table[CLS_MAX] = {
 	 * flush_tlb_page().
 	 */
 	[CLS_AGING] = { TLBPOL_RULE_AGING_NOFLUSH,
-			{ SHOOT_LAZY, NONE_NOW, SHOOT_LAZY },
+			{ SHOOT_LAZY, NONE_NOW, SHOOT_LAZY, NONE_NOW },
 			SHOOT_NOW,
 			TLBPOL_WHY_AGING },
 
@@ -259,7 +259,7 @@ const struct decision_row tlbpol__decision_table[CLS_MAX] = {
 	 * upgrade row.  Rule off: the fault is classified as if it were a first
 	 * try (spurious or access-flag update, below).
 	 */
-	[CLS_RETRIED] = { TLBPOL_RULE_RETRY_NOFLUSH, ALL3(NONE_NOW), RECLASSIFY,
+	[CLS_RETRIED] = { TLBPOL_RULE_RETRY_NOFLUSH, ALL4(NONE_NOW), RECLASSIFY,
 			  TLBPOL_WHY_RETRIED },
 
 	/*
@@ -281,7 +281,7 @@ const struct decision_row tlbpol__decision_table[CLS_MAX] = {
 	 * flush_tlb_page(): a shootdown (as before 61c77326d1df).
 	 */
 	[CLS_SPURIOUS] = { TLBPOL_RULE_SPURIOUS_NOFLUSH,
-			   { LOCAL_NOW, NONE_NOW, LOCAL_NOW },
+			   { LOCAL_NOW, NONE_NOW, LOCAL_NOW, LOCAL_NOW },
 			   SHOOT_NOW,
 			   TLBPOL_WHY_SPURIOUS },
 
@@ -300,7 +300,7 @@ const struct decision_row tlbpol__decision_table[CLS_MAX] = {
 	 * Rule off: the flush_tlb_page() of before 61c77326d1df.
 	 */
 	[CLS_SET_YOUNG] = { TLBPOL_RULE_SPURIOUS_NOFLUSH,
-			    { LOCAL_NOW, NONE_NOW, NONE_NOW },
+			    { LOCAL_NOW, NONE_NOW, NONE_NOW, LOCAL_NOW },
 			    SHOOT_NOW,
 			    TLBPOL_WHY_ACCESS_FLAGS },
 
@@ -323,7 +323,7 @@ const struct decision_row tlbpol__decision_table[CLS_MAX] = {
 	 *  GENERIC: the local flush of a spurious fault.
 	 */
 	[CLS_SET_DIRTY] = { TLBPOL_RULE_SPURIOUS_NOFLUSH,
-			    { LOCAL_NOW, NONE_NOW, SHOOT_NOW },
+			    { LOCAL_NOW, NONE_NOW, SHOOT_NOW, LOCAL_NOW },
 			    SHOOT_NOW,
 			    TLBPOL_WHY_ACCESS_FLAGS },
 
@@ -344,7 +344,7 @@ const struct decision_row tlbpol__decision_table[CLS_MAX] = {
 	 *       (asm-generic pte_needs_flush() is always true): rule off.
 	 */
 	[CLS_UPGRADE] = { TLBPOL_RULE_UPGRADE_NOFLUSH,
-			  { LOCAL_NOW, NONE_NOW, LOCAL_NOW },
+			  { LOCAL_NOW, NONE_NOW, LOCAL_NOW, LOCAL_NOW },
 			  SHOOT_NOW,
 			  TLBPOL_WHY_UPGRADE },
 };
@@ -398,7 +398,7 @@ int tlbpol_decide(const struct tlbpol_engine *eng, const struct tlbpol_as *as, u
 
 /*
  * Every fact of a reason, in its one row: the short name tlbpol_reason_str()
- * gives, and what the reason rests on per arch (GENERIC, X86_64, ARM64:
+ * gives, and what the reason rests on per arch (GENERIC, X86_64, ARM64, RISCV64:
  * enum tlbpol_arch order), the hardware rule or kernel source that the rows
  * of tlbpol__decision_table[] giving that reason cite (their comments say
  * why in full).  tlbpol_reason_cite() serves the citations to `python3 -m
@@ -412,76 +412,88 @@ struct reason_row {
 	const char *cite[TLBPOL_ARCH_MAX];
 };
 
-#define CITE3(s) { s, s, s }
+#define CITE4(s) { s, s, s, s }
 static const struct reason_row reasons[TLBPOL_WHY_MAX] = {
 	[TLBPOL_WHY_NOT_PRESENT] = { "not-present", {
 		"a PTE that was not present left no valid translation to cache (GENERIC installs are the install row's)",
 		"Intel SDM 4.10.2.3: only translations of present entries are cached",
-		"Arm ARM D8.13: invalid descriptors are never cached in a TLB" } },
-	[TLBPOL_WHY_UNCHANGED] = { "unchanged", CITE3(
+		"Arm ARM D8.13: invalid descriptors are never cached in a TLB",
+		"RISC-V priv. spec, SFENCE.VMA: PTEs whose V bit is clear may be cached, so installs are the install row's; with Svvptc a user install left no translation to flush" } },
+	[TLBPOL_WHY_UNCHANGED] = { "unchanged", CITE4(
 		"Linux mm/mprotect.c change_pte_range(): pte_needs_flush() is false for an unchanged PTE") },
-	[TLBPOL_WHY_NAIVE] = { "naive", CITE3(
+	[TLBPOL_WHY_NAIVE] = { "naive", CITE4(
 		"TLBPOL_RULES_NONE: every change to a present PTE flushed on every CPU before the call returns, the policy every rule improves on") },
 	[TLBPOL_WHY_SPURIOUS] = { "spurious-fault", {
 		"asm-generic flush_tlb_fix_spurious_fault() flushes; a fault does not invalidate, so the faulting CPU flushes locally",
 		"Intel SDM 4.10.4.1: a page fault invalidates the faulting address's entries; Linux 61c77326d1df \"x86, mm: Avoid unnecessary TLB flush\": x86 flush_tlb_fix_spurious_fault() is empty",
-		"Arm ARM: a fault does not invalidate the TLB, so the faulting CPU flushes its own entry (arm64 relies on the upgrader's broadcast TLBI)" } },
-	[TLBPOL_WHY_RETRIED] = { "retried-fault", CITE3(
+		"Arm ARM: a fault does not invalidate the TLB, so the faulting CPU flushes its own entry (arm64 relies on the upgrader's broadcast TLBI)",
+		"RISC-V priv. spec: a page fault does not invalidate (only SFENCE.VMA does), so the faulting hart fences its own entry" } },
+	[TLBPOL_WHY_RETRIED] = { "retried-fault", CITE4(
 		"Linux b7333b58f358 \"mm/memory.c: skip spurious TLB flush for retried page fault\"") },
 	[TLBPOL_WHY_ACCESS_FLAGS] = { "access-flags", {
 		"Rik van Riel, \"mm,generic: only flush the local TLB in ptep_set_access_flags\": a stale entry without A/D is only stricter",
 		"Intel SDM 4.8: the CPU sets A and D with a locked access to the PTE in memory; x86 ptep_set_access_flags() never flushes",
-		"Arm ARM D8.5.1: an entry with AF=0 is never cached; arm64 __ptep_set_access_flags() flushes every CPU when it sets dirty (DBM)" } },
+		"Arm ARM D8.5.1: an entry with AF=0 is never cached; arm64 __ptep_set_access_flags() flushes every CPU when it sets dirty (DBM)",
+		"RISC-V priv. spec, Virtual Address Translation Process: under Svade a missing A or D faults; the faulting hart fences its entry, other harts' entries are only stricter" } },
 	[TLBPOL_WHY_UPGRADE] = { "upgrade", {
 		"asm-generic pte_needs_flush() is always true; a stale entry is stricter and fixed by the spurious-fault path, so a local flush",
 		"Intel SDM 4.10.4.3: R/W 0->1 and NX 1->0 need no invalidation (the fault invalidates); hpa on Linux 61c77326d1df \"x86, mm: Avoid unnecessary TLB flush\"",
-		"Arm ARM: no invalidation on a fault, so the initiator flushes locally; other CPUs' stricter entries fault and flush themselves" } },
+		"Arm ARM: no invalidation on a fault, so the initiator flushes locally; other CPUs' stricter entries fault and flush themselves",
+		"RISC-V priv. spec: no invalidation on a fault, so the initiating hart fences locally; other harts' stricter entries fault and fence themselves" } },
 	[TLBPOL_WHY_AGING] = { "aging", {
 		"no hardware A-bit handling assumed: the flush kept but let wait, as arm64 ptep_clear_flush_young()",
 		"Linux b13b1d2d8692 \"x86/mm: In the PTE swapout page reclaim case clear the accessed bit instead of flushing the TLB\": x86 ptep_clear_flush_young() does not flush",
-		"arm64 ptep_clear_flush_young(): flush_tlb_page_nosync(), completed by the next context switch's DSB" } },
-	[TLBPOL_WHY_UNMAP] = { "unmap", CITE3(
+		"arm64 ptep_clear_flush_young(): flush_tlb_page_nosync(), completed by the next context switch's DSB",
+		"Linux arch/riscv/include/asm/pgtable.h ptep_clear_flush_young(): no flush, the x86 reasoning \"applies equally to RISC-V\"" } },
+	[TLBPOL_WHY_UNMAP] = { "unmap", CITE4(
 		"include/asm-generic/tlb.h: mmu_gather flushes once, tlb_flush_mmu() before the pages are freed; Linux 611ae8e3f520 \"x86/tlb: enable tlb flush range support for x86\"") },
-	[TLBPOL_WHY_RECLAIM_CLEAN] = { "reclaim-clean", CITE3(
+	[TLBPOL_WHY_RECLAIM_CLEAN] = { "reclaim-clean", CITE4(
 		"Linux 72b252aed506 \"mm: send one IPI per CPU to TLB flush all entries after unmapping pages\": try_to_unmap_flush() before shrink_folio_list() frees") },
-	[TLBPOL_WHY_RECLAIM_DIRTY] = { "reclaim-dirty", CITE3(
+	[TLBPOL_WHY_RECLAIM_DIRTY] = { "reclaim-dirty", CITE4(
 		"Linux d950c9477d51 \"mm: defer flush of writable TLB entries\": mm/vmscan.c try_to_unmap_flush_dirty() before pageout()") },
 	[TLBPOL_WHY_MIGRATE_CLEAN] = { "migrate-clean", {
 		"Linux mm/migrate.c migrate_pages_batch(): try_to_unmap_flush() before any copy",
 		"Linux mm/migrate.c migrate_pages_batch(): try_to_unmap_flush() before any copy",
-		"Linux mm/migrate.c migrate_pages_batch(); Arm ARM D8.16.1 break-before-make" } },
-	[TLBPOL_WHY_MIGRATE_DIRTY] = { "migrate-dirty", CITE3(
+		"Linux mm/migrate.c migrate_pages_batch(); Arm ARM D8.16.1 break-before-make",
+		"Linux mm/migrate.c migrate_pages_batch(): try_to_unmap_flush() before any copy" } },
+	[TLBPOL_WHY_MIGRATE_DIRTY] = { "migrate-dirty", CITE4(
 		"Linux mm/migrate.c migrate_pages_batch(): flushed before the copy, which would miss a write") },
 	[TLBPOL_WHY_PFN_CHANGE] = { "pfn-change", {
 		"Linux wp_page_copy(): ptep_clear_flush() before the new frame is relied on",
 		"Linux wp_page_copy(): ptep_clear_flush() before the new frame is relied on",
-		"Linux wp_page_copy(): ptep_clear_flush(); Arm ARM D8.14.1 break-before-make for an output-address change" } },
+		"Linux wp_page_copy(): ptep_clear_flush(); Arm ARM D8.14.1 break-before-make for an output-address change",
+		"Linux wp_page_copy(): ptep_clear_flush() before the new frame is relied on; RISC-V priv. spec, SFENCE.VMA orders the PTE store before later walks" } },
 	[TLBPOL_WHY_DOWNGRADE] = { "downgrade", {
 		"Linux change_protection() flushes before mprotect returns: a stale entry grants what the PTE no longer does",
 		"x86 pte_flags_need_flush(): _PAGE_RW, _PAGE_USER, _PAGE_NX, _PAGE_GLOBAL in flush_on_change; Intel SDM 4.10.4.3",
-		"Linux change_protection() flushes before mprotect returns; Arm ARM: EL0 access implies PXN, PAN" } },
+		"Linux change_protection() flushes before mprotect returns; Arm ARM: EL0 access implies PXN, PAN",
+		"Linux change_protection() flushes before mprotect returns; RISC-V priv. spec, SFENCE.VMA: a hart may use a cached PTE until it fences" } },
 	[TLBPOL_WHY_CLEAR_DIRTY] = { "clear-dirty", {
 		"Linux page_mkclean_one(): ptep_clear_flush()",
 		"Intel SDM 4.8: D is set only when the cached entry lacks it; Linux page_mkclean_one(): ptep_clear_flush()",
-		"Linux page_mkclean_one(): ptep_clear_flush(); with DBM a cached writable entry writes without a fault" } },
-	[TLBPOL_WHY_REMAP] = { "remap", CITE3(
+		"Linux page_mkclean_one(): ptep_clear_flush(); with DBM a cached writable entry writes without a fault",
+		"Linux page_mkclean_one(): ptep_clear_flush(); a hart caching D=1 stores without faulting or writing the PTE (priv. spec, Virtual Address Translation Process)" } },
+	[TLBPOL_WHY_REMAP] = { "remap", CITE4(
 		"Linux mm/mremap.c move_ptes(): the old range is flushed before the PTE lock is dropped") },
-	[TLBPOL_WHY_UNMAP_DIRTY] = { "unmap-dirty", CITE3(
+	[TLBPOL_WHY_UNMAP_DIRTY] = { "unmap-dirty", CITE4(
 		"Linux zap_present_ptes(): force_flush for a dirty shared PTE, zap_pte_range() flushes before dropping the PTE lock") },
 	[TLBPOL_WHY_TABLES_FREED] = { "tables-freed", {
 		"Linux tlb_remove_table(): freed_tables flush before a page-table page is freed",
 		"Intel SDM 4.10.3: paging-structure caches; Linux tlb_remove_table() flushes with freed_tables first",
-		"Arm ARM: walk caches hold table entries; Linux tlb_remove_table() flushes with freed_tables first" } },
-	[TLBPOL_WHY_DISCARD] = { "discard", CITE3(
+		"Arm ARM: walk caches hold table entries; Linux tlb_remove_table() flushes with freed_tables first",
+		"RISC-V priv. spec, SFENCE.VMA: after a non-leaf PTE changes, fence with rs1=x0; Linux 97cf301fa42e \"riscv: Flush the tlb when a page directory is freed\"" } },
+	[TLBPOL_WHY_DISCARD] = { "discard", CITE4(
 		"Linux tlb_finish_mmu() before madvise() returns; 99baac21e458 \"mm: fix MADV_[FREE|DONTNEED] TLB flush miss problem\"") },
 	[TLBPOL_WHY_ATTRS] = { "attributes", {
 		"a size, type or key change: x86 pte_flags_need_flush() and Arm ARM D8.16.1 both demand the flush",
 		"Intel SDM 4.10.2.3: either page size may be used after a size change; x86 pte_flags_need_flush(): _PAGE_PSE, _PAGE_PAT, pkeys",
-		"Arm ARM D8.16.1: break-before-make for a change of block size, memory type or contiguous bit" } },
+		"Arm ARM D8.16.1: break-before-make for a change of block size, memory type or contiguous bit",
+		"a size, NAPOT-run or memory-type (Svpbmt) change: the old translation must go everywhere before the new one is used (priv. spec, SFENCE.VMA)" } },
 	[TLBPOL_WHY_INSTALL] = { "install", {
 		"RISC-V priv. spec (Svvptc): an invalid PTE may stay cached; Linux riscv update_mmu_cache() -> local_flush_tlb_page()",
 		"Intel SDM 4.10.2.3: only translations of present entries are cached",
-		"Arm ARM D8.13: invalid descriptors are never cached in a TLB" } },
+		"Arm ARM D8.13: invalid descriptors are never cached in a TLB",
+		"RISC-V priv. spec, SFENCE.VMA: PTEs whose V bit is clear may be cached; Linux riscv update_mmu_cache() -> local_flush_tlb_page(); with Svvptc a kernel install only" } },
 };
 
 const char *tlbpol_reason_str(uint32_t reason)

@@ -119,6 +119,10 @@ extern const struct decision_row tlbpol__decision_table[CLS_MAX];
  *  ARM64: only if D is set: with DBM the hardware update of the dirty state
  *       is an atomic update of the descriptor in memory, which fails on an
  *       invalid descriptor (Arm ARM D8.5.4).
+ *  RISCV64: only if D is set: a store through an entry without D either
+ *       faults (Svade) or sets D by an atomic compare-and-set of the PTE in
+ *       memory that fails once the PTE changed (Svadu; priv. spec, "Virtual
+ *       Address Translation Process", the A/D step).
  *  GENERIC: a writable PTE may have been written without D ever being set
  *       in memory, so writable counts as dirty.
  */
@@ -185,6 +189,25 @@ static inline enum event_class classify_fault(const struct tlbpol_event *ev, int
 	if (gained & TLBPOL_PTE_ACCESSED)
 		return CLS_SET_YOUNG;
 	return CLS_SPURIOUS;
+}
+
+/*
+ * May a CPU hold an invalid entry for a page just installed, of a kernel
+ * page if @kernel?  GENERIC assumes so, as RISC-V does (priv. spec,
+ * SFENCE.VMA: "permits the caching of PTEs whose V bit is clear"); with
+ * Svvptc a user page's stale invalid entry only costs a spurious fault,
+ * whose row flushes it, and a kernel page stays flushed (TLBPOL_CFGF_SVVPTC
+ * says why).  x86 and Arm never cache a not-present entry.
+ */
+static inline int invalid_cached(const struct tlbpol_engine *eng, int kernel)
+{
+#ifdef TLBPOL_PLANTED_RISCV_NO_FENCE
+	if (eng->arch == TLBPOL_ARCH_RISCV64)
+		return 0;
+#endif
+	if (eng->arch == TLBPOL_ARCH_GENERIC)
+		return 1;
+	return eng->arch == TLBPOL_ARCH_RISCV64 && (kernel || !(eng->flags & TLBPOL_CFGF_SVVPTC));
 }
 
 /*
@@ -276,11 +299,11 @@ classify_pte(const struct tlbpol_engine *eng, uint64_t rules, const struct tlbpo
 	uint32_t lost = old & ~new;
 
 	if (!(old & TLBPOL_PTE_PRESENT)) {
-		/* Only GENERIC assumes invalid entries may be cached. */
-		if (eng->arch != TLBPOL_ARCH_GENERIC || !(new & TLBPOL_PTE_PRESENT))
+		int kernel = (new & TLBPOL_PTE_GLOBAL) || !(new & TLBPOL_PTE_USER);
+
+		if (!(new & TLBPOL_PTE_PRESENT) || !invalid_cached(eng, kernel))
 			return CLS_NOT_PRESENT;
-		return (new & TLBPOL_PTE_GLOBAL) || !(new & TLBPOL_PTE_USER) ? CLS_INSTALL_KERNEL
-									  : CLS_INSTALL;
+		return kernel ? CLS_INSTALL_KERNEL : CLS_INSTALL;
 	}
 	if (old == new && ev->kind != TLBPOL_EV_FAULT && ev->kind != TLBPOL_EV_REMAP &&
 	    !(ev->flags & (TLBPOL_EVF_PFN_CHANGED | TLBPOL_EVF_ATTRS)))
@@ -405,6 +428,12 @@ static inline uint64_t arch_page_shifts(uint32_t arch)
 		return (1ULL << 12) | (1ULL << 14) | (1ULL << 16) | (1ULL << 21) |
 		       (1ULL << 25) | (1ULL << 29) | (1ULL << 30) | (1ULL << 34) |
 		       (1ULL << 36) | (1ULL << 42);
+	case TLBPOL_ARCH_RISCV64:
+		/* Sv39/Sv48/Sv57 leaves at each level: 4 KiB, 2 MiB, 1 GiB,
+		 * 512 GiB, 256 TiB (priv. spec, "Sv39", "Sv48", "Sv57"), and
+		 * 64 KiB NAPOT pages ("Svnapot"). */
+		return (1ULL << 12) | (1ULL << 16) | (1ULL << 21) | (1ULL << 30) |
+		       (1ULL << 39) | (1ULL << 48);
 	default:
 		/* Assume nothing: any power of two from 4 KiB to 128 TiB. */
 		return ((1ULL << 48) - 1) & ~((1ULL << 12) - 1);

@@ -105,6 +105,9 @@ static int config_check(const struct tlbpol_config *cfg)
 		return -E_INVAL;
 	if (!tail_zero(cfg->ops, cfg->ops->size, sizeof(struct tlbpol_ops)))
 		return -E_2BIG;
+	/* Svvptc is a RISC-V extension: on another arch it would mean nothing. */
+	if ((cfg->flags & TLBPOL_CFGF_SVVPTC) && cfg->arch != TLBPOL_ARCH_RISCV64)
+		return -E_INVAL;
 	/* WAIT_IRQS leans on ops->relax to take the interrupts (tlbpol.h). */
 	if ((cfg->flags & TLBPOL_CFGF_WAIT_IRQS) && !cfg->ops->relax)
 		return -E_INVAL;

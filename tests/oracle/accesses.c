@@ -37,7 +37,7 @@ static int allows(uint32_t perm, enum orc_access a)
 int negative(struct orc_world *w, struct orc_cpu *c, uint32_t x, uint32_t page, uint64_t ptew,
 	     uint64_t *out)
 {
-	if (w->cfg.arch != TLBPOL_ARCH_GENERIC || rng_next(&c->rng) % 2)
+	if (!caches_invalid(w) || rng_next(&c->rng) % 2)
 		return -1;
 	*out = te_make(x, page, 0, 0, pte_ver(ptew));
 	count(w, ORC_C_NEGATIVE, 1);
@@ -95,13 +95,16 @@ static int walk(struct orc_world *w, struct orc_cpu *c, uint32_t cpu, uint32_t x
 		if (!(perm & B_P))
 			return negative(w, c, x, page, old, out);
 		if (!(perm & B_A)) {
-			if (spec || w->cfg.arch == TLBPOL_ARCH_GENERIC)
+			if (spec || !hw_ad(w))
 				return -1;
 			new |= B_A;
 		}
 		if (!spec && !allows(perm, a))
 			return -1;
-		if (!spec && a == ORC_WRITE && w->cfg.arch != TLBPOL_ARCH_GENERIC)
+		/* Svade: a store that finds D clear faults. */
+		if (!spec && a == ORC_WRITE && store_needs_d(w) && !(perm & B_D))
+			return -1;
+		if (!spec && a == ORC_WRITE && hw_ad(w))
 			new |= B_D;
 		if (new != old && !atomic_compare_exchange_strong(pte, &old, new))
 			continue;
@@ -146,7 +149,9 @@ static int try_access(struct orc_world *w, struct orc_cpu *c, uint32_t cpu, uint
 		/* Checked as used, before the write below can refresh it. */
 		if (use_check(w, cpu, e))
 			return 0;
-		if (a == ORC_WRITE && w->cfg.arch != TLBPOL_ARCH_GENERIC && !(te_perm(e) & B_D)) {
+		if (a == ORC_WRITE && store_needs_d(w) && !(te_perm(e) & B_D))
+			return -1;
+		if (a == ORC_WRITE && hw_ad(w) && !(te_perm(e) & B_D)) {
 			if (!hw_set_dirty(w, x, page, &cur))
 				return -1;
 			/*

@@ -164,6 +164,19 @@ static inline int excused_psc(uint64_t pub, uint32_t x)
 	return pub_loaded(pub) != x || m == M_PREEMPT || m == M_OFFLINE;
 }
 
+/*
+ * What the model's hardware does, per arch.  x86 and ARM64 set A and D
+ * themselves (an atomic update of the PTE that fails once it is not
+ * present).  GENERIC and RISCV64 do not: a walk that finds A clear faults,
+ * and so does, on RISCV64 (Svade), a store through an entry without D;
+ * GENERIC lets that store through silently, D never set (the weakest
+ * hardware, for which writable counts as dirty).  GENERIC and RISCV64
+ * cache not-present PTEs, RISCV64 not with Svvptc (cfg.svvptc).
+ */
+static inline int hw_ad(const struct orc_world *w);
+static inline int store_needs_d(const struct orc_world *w);
+static inline int caches_invalid(const struct orc_world *w);
+
 /* Is version @a older than version @b? */
 static inline int ver_older(uint32_t a, uint32_t b)
 {
@@ -382,6 +395,22 @@ struct orc_world {
 		_Atomic uint64_t w0, w1;
 	} trace[TRACE_LEN];
 };
+
+static inline int hw_ad(const struct orc_world *w)
+{
+	return w->cfg.arch == TLBPOL_ARCH_X86_64 || w->cfg.arch == TLBPOL_ARCH_ARM64;
+}
+
+static inline int store_needs_d(const struct orc_world *w)
+{
+	return w->cfg.arch == TLBPOL_ARCH_RISCV64;
+}
+
+static inline int caches_invalid(const struct orc_world *w)
+{
+	return w->cfg.arch == TLBPOL_ARCH_GENERIC ||
+	       (w->cfg.arch == TLBPOL_ARCH_RISCV64 && !w->cfg.svvptc);
+}
 
 /* The CPU this thread acts as, and for which world (orc_cpu_bind()). */
 extern _Thread_local int self_cpu;

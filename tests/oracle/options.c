@@ -110,14 +110,15 @@ static int parse_rules(struct opts *o, const char *spec)
 static _Noreturn void help(FILE *f, int rc)
 {
 	fprintf(f,
-		"usage: stress --cpus N --events M --rules SPEC --arch x86|arm64|generic --seed S\n"
+		"usage: stress --cpus N --events M --rules SPEC --arch x86|arm64|generic|riscv64\n"
+		"              --seed S\n"
 		"              [--retain] [--wait-irqs]\n"
 		"              [--profile normal|switch|planted|lazy|wide|compute|states|quiet|preempted]\n"
 		"              [--expect-violations] [--no-broadcast] [--ipi-delay SPINS] [--as K]\n"
 		"              [--batch PAGES] [--pages PER_AS] [--kernel-pages N] [--store-first] [--quiet] [--verbose]\n"
 		"              [--irqs-off PCT] [--wait-limit TURNS] [--free-ticks N] [--stall-secs S]\n"
 		"              [--migrate PCT] [--split] [--bcast-cost NS] [--walkers] [--walker-sync]\n"
-		"              [--walkers-undeclared]\n"
+		"              [--walkers-undeclared] [--svvptc]\n"
 		"  --irqs-off: PCT of ticks (PCT/2 of other waiting calls) run with interrupts off\n"
 		"  --stall-secs: one engine call waiting this long is a deadlock (default 10, 30 under TSan)\n"
 "  --migrate: PCT of stamped unmaps ask their stamp first on another CPU (a migrated task)\n"
@@ -125,6 +126,7 @@ static _Noreturn void help(FILE *f, int rc)
 		"  --bcast-cost: the broadcast descriptor's cost_ns (low: chosen at a few CPUs)\n"
 		"  --walkers: lockless page-table walkers (TLBPOL_CFGF_LOCKLESS_WALKERS)\n"
 		"  --walkers-undeclared: the same walkers, the flag not given (must fail)\n"
+		"  --svvptc: riscv64 harts with Svvptc (no invalid PTE cached; TLBPOL_CFGF_SVVPTC)\n"
 		"  --walker-sync: give the engine ops->walker_sync\n"
 		"  SPEC: comma list of all, with-RULE (those of all with RULE), default-RULE, or a mask\n"
 		"        tlbpol_rules_parse() reads\n"
@@ -174,6 +176,8 @@ static uint32_t arch_of(const char *name, const char *v)
 		return TLBPOL_ARCH_ARM64;
 	if (!strcmp(v, "generic"))
 		return TLBPOL_ARCH_GENERIC;
+	if (!strcmp(v, "riscv64") || !strcmp(v, "riscv"))
+		return TLBPOL_ARCH_RISCV64;
 	bad_value(name, v);
 	return 0;
 }
@@ -217,6 +221,7 @@ void stress_options(struct opts *o, int argc, char **argv)
 		{ "split", no_argument, &o->split, 1 },
 		{ "walkers", no_argument, &o->walkers, 1 },
 		{ "walkers-undeclared", no_argument, &o->walkers, 2 },
+		{ "svvptc", no_argument, &o->svvptc, 1 },
 		{ "walker-sync", no_argument, &o->walker_sync, 1 },
 		{ "bcast-cost", required_argument, NULL, OPT_BCAST_COST },
 		{ "quiet", no_argument, &o->quiet, 1 },

@@ -310,6 +310,9 @@ struct orc_config {
 	 * and does not say so, which the oracle must catch); @walker_sync:
 	 * give ops->walker_sync. */
 	int walkers, walker_sync;
+	/* RISCV64 harts that implement Svvptc: no invalid PTE is cached, and
+	 * the engine is told (TLBPOL_CFGF_SVVPTC). */
+	int svvptc;
 	int vcpu_defer;        /* give the engine ops->vcpu_defer (orc_hv_preempt()) */
 	uint32_t batch_pages;  /* 0: the engine's default */
 	uint32_t flush_ceiling; /* 0: the engine's default */
@@ -488,7 +491,7 @@ void orc_transitions(const struct orc_world *w, uint64_t m[2][4][4]);
 void orc_read_counters(const struct orc_world *w, uint64_t c[ORC_C_MAX], uint64_t v[ORC_V_MAX]);
 uint64_t orc_violations(const struct orc_world *w);
 const char *orc_vkind_name(enum orc_vkind k);
-/* "x86", "arm64" or "generic": how reports and the driver name @arch. */
+/* "x86", "arm64", "riscv64" or "generic": how reports and the driver name @arch. */
 const char *orc_arch_name(uint32_t arch);
 
 /* Does a TLB entry with @eperm/@eframe permit what PTE word @pte does not?

@@ -51,7 +51,10 @@ void count(struct orc_world *w, enum orc_ckind k, uint64_t n)
 
 const char *orc_arch_name(uint32_t arch)
 {
-	return arch == TLBPOL_ARCH_X86_64 ? "x86" : arch == TLBPOL_ARCH_ARM64 ? "arm64" : "generic";
+	return arch == TLBPOL_ARCH_X86_64	 ? "x86"
+	       : arch == TLBPOL_ARCH_ARM64	 ? "arm64"
+	       : arch == TLBPOL_ARCH_RISCV64 ? "riscv64"
+					 : "generic";
 }
 
 /* Permission bits @p as "pwxuadg" with '-' for each one clear, in @out. */

@@ -175,7 +175,7 @@ void submit_runs(struct orc_world *w, uint32_t cpu, uint32_t x, uint32_t via, ui
 void install_run(struct orc_world *w, uint32_t cpu, uint32_t x, uint32_t via, uint32_t evflags,
 		 uint32_t p0, uint32_t n, const struct change *ch, uint32_t nch)
 {
-	int generic = w->cfg.arch == TLBPOL_ARCH_GENERIC;
+	int generic = caches_invalid(w);
 
 	if (w->cfg.store_first) {
 		install_commit(w, x, ch, nch);

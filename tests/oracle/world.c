@@ -176,7 +176,8 @@ int orc_world_new(const struct orc_config *cfg, struct orc_world **out)
 	w->ops.vcpu_defer = cfg->vcpu_defer ? cb_vcpu_defer : NULL;
 	tlbpol_config_init(&ec, cfg->nr_cpus, cfg->arch);
 	ec.rules = cfg->rules;
-	ec.flags = cfg->flags | (cfg->walkers == 1 ? TLBPOL_CFGF_LOCKLESS_WALKERS : 0);
+	ec.flags = cfg->flags | (cfg->walkers == 1 ? TLBPOL_CFGF_LOCKLESS_WALKERS : 0) |
+		   (cfg->svvptc ? TLBPOL_CFGF_SVVPTC : 0);
 	/* The broadcast described (struct tlbpol_backend), so that its cost
 	 * can be set low enough for a few CPUs' shootdowns to choose it. */
 	if (cfg->broadcast && (cfg->split || cfg->bcast_cost)) {

@@ -37,7 +37,10 @@ class Arch(enum.IntEnum):
     #   pmdp_invalidate_ad()); a page ...
     # ARM64: the Arm architecture: broadcast TLBI, AF and DBM (hardware dirty
     #   state), no invalidation on a fault.
-    (GENERIC, X86_64, ARM64) = range(3)
+    # RISCV64: (release 0.3) the RISC-V privileged architecture, RV64 with
+    #   Sv39, Sv48 or Sv57: pages 4 KiB, 64 KiB (Svnapot), 2 MiB, 1 GiB, 512
+    #   GiB, 256 TiB.
+    (GENERIC, X86_64, ARM64, RISCV64) = range(4)
 
 
 class Rule(enum.IntFlag):
@@ -127,8 +130,12 @@ class ConfigFlag(enum.IntFlag):
     # LOCKLESS_WALKERS: TLBPOL_CFGF_LOCKLESS_WALKERS (release 0.3): the host
     #   walks page tables without locks, holding interrupts off across the walk
     #   (Linux GUP-fast), and relies on ...
-    (RETAIN_AS, WAIT_IRQS, LOCKLESS_WALKERS) = (1 << i for i in range(3))
-    ALL = 0x7
+    # SVVPTC: TLBPOL_CFGF_SVVPTC (release 0.3; TLBPOL_ARCH_RISCV64 only,
+    #   -EINVAL elsewhere): every hart implements Svvptc, so a store that makes
+    #   a PTE valid becomes visible ...
+    (RETAIN_AS, WAIT_IRQS, LOCKLESS_WALKERS,
+     SVVPTC) = (1 << i for i in range(4))
+    ALL = 0xF
 
 
 class CpuState(enum.IntEnum):
@@ -239,7 +246,7 @@ class Reason(enum.IntEnum):
      DISCARD, ATTRS, INSTALL) = range(22)
 
 
-ARCH_MAX = 3
+ARCH_MAX = 4
 #: The largest nr_cpus an engine accepts.
 MAX_CPUS = 4096
 #: offsetof(struct tlbpol_ops, stuck).

@@ -16,8 +16,11 @@ pub const TLBPOL_ARCH_X86_64: u32 = 1;
 /// `TLBPOL_ARCH_ARM64`: the Arm architecture: broadcast TLBI, AF and DBM (hardware dirty
 /// state), no invalidation on a fault.
 pub const TLBPOL_ARCH_ARM64: u32 = 2;
+/// `TLBPOL_ARCH_RISCV64`: (release 0.3) the RISC-V privileged architecture, RV64 with Sv39,
+/// Sv48 or Sv57: pages 4 KiB, 64 KiB (Svnapot), 2 MiB, 1 GiB, 512 GiB, 256 TiB.
+pub const TLBPOL_ARCH_RISCV64: u32 = 3;
 /// `TLBPOL_ARCH_MAX`.
-pub const TLBPOL_ARCH_MAX: u32 = 3;
+pub const TLBPOL_ARCH_MAX: u32 = 4;
 /// `TLBPOL_RULE_SPURIOUS_NOFLUSH`: No remote flush for a spurious fault (the PTE already
 /// allowed the access); x86: no flush at all, other arches: local only.
 pub const TLBPOL_RULE_SPURIOUS_NOFLUSH: u64 = 1;
@@ -138,8 +141,12 @@ pub const TLBPOL_CFGF_WAIT_IRQS: u32 = 2;
 /// page tables without locks, holding interrupts off across the walk (Linux GUP-fast), and
 /// relies on ...
 pub const TLBPOL_CFGF_LOCKLESS_WALKERS: u32 = 4;
+/// `TLBPOL_CFGF_SVVPTC`: TLBPOL_CFGF_SVVPTC (release 0.3; TLBPOL_ARCH_RISCV64 only, -EINVAL
+/// elsewhere): every hart implements Svvptc, so a store that makes a PTE valid becomes visible
+/// ...
+pub const TLBPOL_CFGF_SVVPTC: u32 = 8;
 /// `TLBPOL_CFGF_ALL`.
-pub const TLBPOL_CFGF_ALL: u32 = 7;
+pub const TLBPOL_CFGF_ALL: u32 = 15;
 /// `TLBPOL_WAIT_IRQS_FALLBACK_TURNS`: TLBPOL_WAIT_IRQS_FALLBACK_TURNS (release 0.3): under
 /// TLBPOL_CFGF_WAIT_IRQS a wait that has seen no acknowledgement for cfg->wait_limit turns, or
 /// this many ...

@@ -114,8 +114,11 @@ c_enum! {
     ///   page ...
     /// - `Arm64`: the Arm architecture: broadcast TLBI, AF and DBM (hardware dirty state),
     ///   no invalidation on a fault.
+    /// - `Riscv64`: (release 0.3) the RISC-V privileged architecture, RV64 with Sv39, Sv48
+    ///   or Sv57: pages 4 KiB, 64 KiB (Svnapot), 2 MiB, 1 GiB, 512 GiB, 256 TiB.
     Arch {
         Generic = TLBPOL_ARCH_GENERIC, X86_64 = TLBPOL_ARCH_X86_64, Arm64 = TLBPOL_ARCH_ARM64,
+        Riscv64 = TLBPOL_ARCH_RISCV64,
     }
     /// `enum tlbpol_flush_kind`: what a flush covers.
     ///
