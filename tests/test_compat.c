@@ -19,6 +19,8 @@ __asm__(".symver tlbpol_stats_read_0_1, tlbpol_stats_read@TLBPOL_0.1");
 
 void tlbpol_config_init_0_1(void *cfg, uint32_t nr_cpus, uint32_t arch);
 __asm__(".symver tlbpol_config_init_0_1, tlbpol_config_init@TLBPOL_0.1");
+void tlbpol_config_init_0_2(void *cfg, uint32_t nr_cpus, uint32_t arch);
+__asm__(".symver tlbpol_config_init_0_2, tlbpol_config_init@TLBPOL_0.2");
 
 /* Release 0.1's structures: the configuration up to `reserved`, the ops up
  * to vcpu_defer. */
@@ -102,6 +104,32 @@ static void test_config_0_1(void **state)
 	cfg->size = TLBPOL_CONFIG_SIZE_0_1;
 	ops.size = TLBPOL_OPS_SIZE_0_1 - 8;
 	assert_int_equal(tlbpol_engine_init(&eng, mem, sizeof(mem), cfg), -EINVAL);
+}
+
+/* Release 0.2's tlbpol_config_init writes 0.2's structure and no more (it
+ * wrote 0.3's 112 bytes into 0.2's 96 before 0.3 had a node of its own),
+ * and an engine takes it. */
+static void test_config_init_0_2(void **state)
+{
+	struct {
+		struct tlbpol_config c; /* only its first TLBPOL_CONFIG_SIZE_0_2 bytes are 0.2's */
+	} old;
+	const unsigned char *b = (const unsigned char *)&old;
+	struct harness h;
+
+	(void)state;
+	memset(&old, 0xa5, sizeof(old));
+	tlbpol_config_init_0_2(&old, 2, TLBPOL_ARCH_X86_64);
+	for (size_t i = TLBPOL_CONFIG_SIZE_0_2; i < sizeof(old); i++)
+		assert_int_equal(b[i], 0xa5);
+	assert_int_equal(old.c.size, TLBPOL_CONFIG_SIZE_0_2);
+	assert_int_equal(old.c.free_ticks, 0);
+	memset(&h, 0, sizeof(h));
+	h.nr_cpus = 2;
+	old.c.ops = &h_ops;
+	old.c.ops_ctx = &h;
+	assert_int_equal(tlbpol_engine_new(&old.c, &h.eng), 0);
+	tlbpol_engine_free(h.eng);
 }
 
 /* This release's tlbpol_config_init: its size, the new fields 0. */
@@ -251,5 +279,6 @@ H_TEST_MAIN(
 	cmocka_unit_test(test_stats_0_1),
 	cmocka_unit_test(test_config_0_1),
 	cmocka_unit_test(test_config_0_2),
+	cmocka_unit_test(test_config_init_0_2),
 	cmocka_unit_test(test_newer_event),
 	cmocka_unit_test(test_newer_config_ops));

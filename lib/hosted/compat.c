@@ -14,6 +14,10 @@
  * built against it must not have 0.2's size written into its structure.
  * It gets 0.1's fields, and size says 0.1's size, which every entry point
  * accepts (the missing fields take their defaults).
+ *
+ * tlbpol_config_init@TLBPOL_0.2.  0.3 appended backends, nr_backends and
+ * reserved2: a program built against 0.2 has TLBPOL_CONFIG_SIZE_0_2 bytes,
+ * and gets those, size saying so.
  */
 #include <string.h>
 
@@ -58,4 +62,18 @@ void tlbpol__config_init_0_1(void *cfg, uint32_t nr_cpus, uint32_t arch)
 	tlbpol_config_init(&c, nr_cpus, arch);
 	c.size = TLBPOL_CONFIG_SIZE_0_1;
 	memcpy(cfg, &c, TLBPOL_CONFIG_SIZE_0_1);
+}
+
+TLBPOL_API void tlbpol__config_init_0_2(void *cfg, uint32_t nr_cpus, uint32_t arch);
+__asm__(".symver tlbpol__config_init_0_2, tlbpol_config_init@TLBPOL_0.2");
+
+void tlbpol__config_init_0_2(void *cfg, uint32_t nr_cpus, uint32_t arch)
+{
+	struct tlbpol_config c;
+
+	if (!cfg)
+		return;
+	tlbpol_config_init(&c, nr_cpus, arch);
+	c.size = TLBPOL_CONFIG_SIZE_0_2;
+	memcpy(cfg, &c, TLBPOL_CONFIG_SIZE_0_2);
 }

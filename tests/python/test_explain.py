@@ -109,7 +109,7 @@ class Explain(unittest.TestCase):
                 self.assertEqual(len(rows), 3)
 
     def test_all_kinds(self):
-        for arch in ("x86_64", "arm64", "generic"):
+        for arch in ("x86_64", "arm64", "riscv64", "generic"):
             with self.subTest(arch=arch):
                 r = run("explain", "--arch", arch, "--all-kinds")
                 self.assertEqual(r.returncode, 0, r.stderr)
@@ -128,7 +128,7 @@ class Explain(unittest.TestCase):
     def test_all_kinds_agrees_with_examples_decide(self):
         d_out = subprocess.run([env_or_skip("TLBPOL_DECIDE")], capture_output=True, text=True, check=True).stdout
         ours = {}
-        for arch in ("x86_64", "arm64", "generic"):
+        for arch in ("x86_64", "arm64", "riscv64", "generic"):
             for line in run("explain", "--arch", arch, "--all-kinds").stdout.splitlines():
                 parts = [p.strip() for p in line.split(" | ")]
                 if len(parts) == 4:

@@ -131,8 +131,12 @@ def fake_library(tmp, label, version, versions, link=("map",)):
                 src.append('__asm__(".symver %s, %s@%s");' % (impl, name, node))
     text = []
     for i, node in enumerate(nodes):
-        text.append("%s {\n\tglobal:\n%s%s}%s;\n" % (
-            node, "".join("\t\t%s;\n" % n for n in script[node]),
+        # A node left with nothing of its own (its one function moved on,
+        # as 0.3's tlbpol_config_init does in the newer library) has no
+        # "global:", which ld refuses empty.
+        text.append("%s {\n%s%s}%s;\n" % (
+            node, "\tglobal:\n" + "".join("\t\t%s;\n" % n for n in script[node])
+            if script[node] else "",
             "\tlocal:\n\t\t*;\n" if i == len(nodes) - 1 else "",
             " " + nodes[i - 1] if i else ""))
     d = os.path.join(tmp, label)

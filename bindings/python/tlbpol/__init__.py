@@ -39,18 +39,18 @@ from ._names import (action_str, deadline_str, has_reason_cite, parse_arch, pars
 from ._pte import format_pte, parse_pte
 from ._threads import (quiescent, thread_offline, thread_online, thread_register,
                        thread_unregister)
-from ._values import Decision, Event, Flush, Range, Stats
+from ._values import Backend, Decision, Event, Flush, Range, Stats
 
 # The layout test's table of C names (read as tlbpol._constants.HEADER_CONSTANTS),
 # not part of the API.
 del HEADER_CONSTANTS  # noqa: F821
 
 __all__ = [
-    "AddressSpace", "Decision", "Engine", "Event", "Flush", "Range", "Stats",
+    "AddressSpace", "Backend", "Decision", "Engine", "Event", "Flush", "Range", "Stats",
     "TlbpolError", "action_str", "deadline_str", "format_pte",
     "has_reason_cite", "lib_path", "parse_arch", "parse_pte", "parse_rules",
     "reason_cite", "reason_str", "rule_str", "version", "thread_register",
     "thread_unregister", "quiescent", "thread_offline", "thread_online",
 ]
 __all__ += [name for name in _constants.__all__ if name != "HEADER_CONSTANTS"]
-__version__ = "0.2.0"
+__version__ = "0.3.0"

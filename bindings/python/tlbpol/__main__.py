@@ -344,7 +344,7 @@ def _parser() -> argparse.ArgumentParser:
             """))
     ex.set_defaults(func=_cmd_explain, parser=ex)
     ex.add_argument("--arch", default="x86_64",
-                    help="x86_64 (default), arm64 or generic")
+                    help="x86_64 (default), arm64, riscv64 or generic")
     what = ex.add_mutually_exclusive_group()
     # One spelling per kind in the choices (usage errors list them):
     # "clear_young" and "CLEAR-YOUNG" become "clear-young" before the check.

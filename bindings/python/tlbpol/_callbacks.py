@@ -14,7 +14,8 @@ from typing import Any, Callable, Dict, FrozenSet, List, Optional, Tuple
 from . import _ffi
 from ._values import Flush, cpuset
 
-__all__ = ["FlushLocal", "SendIpi", "Broadcast", "Relax", "VcpuDefer", "Stuck", "Callbacks"]
+__all__ = ["FlushLocal", "SendIpi", "Broadcast", "Relax", "VcpuDefer", "Stuck", "BcastIssue",
+           "BcastSync", "WalkerSync", "Callbacks"]
 
 FlushLocal = Callable[[int, Flush], Any]
 SendIpi = Callable[[int, FrozenSet[int]], Any]
@@ -22,6 +23,9 @@ Broadcast = Callable[[int, Flush], Any]
 Relax = Callable[[int], Any]
 VcpuDefer = Callable[[int], bool]
 Stuck = Callable[[int, FrozenSet[int], int], Any]
+BcastIssue = Callable[[int, Flush], Any]
+BcastSync = Callable[[int], Any]
+WalkerSync = Callable[[int, FrozenSet[int]], Any]
 
 
 class Callbacks:
@@ -34,7 +38,10 @@ class Callbacks:
 
     def __init__(self, flush_local: FlushLocal, send_ipi: SendIpi,
                  broadcast: Optional[Broadcast], relax: Optional[Relax],
-                 vcpu_defer: Optional[VcpuDefer], stuck: Optional[Stuck]) -> None:
+                 vcpu_defer: Optional[VcpuDefer], stuck: Optional[Stuck],
+                 bcast_issue: Optional[BcastIssue] = None,
+                 bcast_sync: Optional[BcastSync] = None,
+                 walker_sync: Optional[WalkerSync] = None) -> None:
         self._tls = threading.local()
         self.frees: Dict[int, Callable[[], Any]] = {}
         self._free_ids = itertools.count(1)
@@ -44,6 +51,9 @@ class Callbacks:
         self._relax: Optional[Relax] = relax
         self._vcpu_defer: Optional[VcpuDefer] = vcpu_defer
         self._stuck: Optional[Stuck] = stuck
+        self._bcast_issue: Optional[BcastIssue] = bcast_issue
+        self._bcast_sync: Optional[BcastSync] = bcast_sync
+        self._walker_sync: Optional[WalkerSync] = walker_sync
 
         # The CFUNCTYPE objects must live as long as the engine: the C side
         # holds raw pointers to their thunks until tlbpol_engine_free().
@@ -56,7 +66,10 @@ class Callbacks:
                 ("broadcast", _ffi.BROADCAST_FN, self._cb_broadcast, broadcast),
                 ("relax", _ffi.RELAX_FN, self._cb_relax, relax),
                 ("vcpu_defer", _ffi.VCPU_DEFER_FN, self._cb_vcpu_defer, vcpu_defer),
-                ("stuck", _ffi.STUCK_FN, self._cb_stuck, stuck)]
+                ("stuck", _ffi.STUCK_FN, self._cb_stuck, stuck),
+                ("bcast_issue", _ffi.BCAST_ISSUE_FN, self._cb_bcast_issue, bcast_issue),
+                ("bcast_sync", _ffi.BCAST_SYNC_FN, self._cb_bcast_sync, bcast_sync),
+                ("walker_sync", _ffi.WALKER_SYNC_FN, self._cb_walker_sync, walker_sync)]
         for field, proto, method, fn in slots:
             if fn is None and field not in ("flush_local", "send_ipi"):
                 continue
@@ -129,6 +142,27 @@ class Callbacks:
         try:
             assert self._stuck is not None
             self._stuck(cpu, cpuset(waiting), turns)
+        except BaseException as exc:
+            self._record(exc)
+
+    def _cb_bcast_issue(self, ctx: Any, cpu: int, f: Any) -> None:
+        try:
+            assert self._bcast_issue is not None
+            self._bcast_issue(cpu, Flush._from_c(f))
+        except BaseException as exc:
+            self._record(exc)
+
+    def _cb_bcast_sync(self, ctx: Any, cpu: int) -> None:
+        try:
+            assert self._bcast_sync is not None
+            self._bcast_sync(cpu)
+        except BaseException as exc:
+            self._record(exc)
+
+    def _cb_walker_sync(self, ctx: Any, cpu: int, cpus: Any) -> None:
+        try:
+            assert self._walker_sync is not None
+            self._walker_sync(cpu, cpuset(cpus))
         except BaseException as exc:
             self._record(exc)
 

@@ -7,14 +7,15 @@ from __future__ import annotations
 
 import ctypes
 from ctypes import byref, c_int, c_uint16, c_uint64, c_void_p
-from typing import Any, Callable, Dict, List, Optional, Sequence, Union
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
 
 from . import _ffi
-from ._callbacks import Broadcast, Callbacks, FlushLocal, Relax, SendIpi, Stuck, VcpuDefer
+from ._callbacks import (BcastIssue, BcastSync, Broadcast, Callbacks, FlushLocal, Relax,
+                         SendIpi, Stuck, VcpuDefer, WalkerSync)
 from ._constants import Arch, ConfigFlag, CpuState, Deadline, Rule
 from ._errors import TlbpolError, check
 from ._names import ArchLike, RulesLike, parse_arch, rule_mask
-from ._values import Decision, Event, Stats
+from ._values import Backend, Decision, Event, Stats
 
 __all__ = ["AddressSpace", "Engine"]
 
@@ -32,6 +33,27 @@ def _cpu_nodes(cpu_node: Sequence[int], cpus: int) -> Any:
         raise ValueError("cpu_node needs one entry per CPU")
     return (elem * len(nodes))(*[_ffi.check_int("tlbpol_config.cpu_node[%d]" % i, node, elem)
                                  for i, node in enumerate(nodes)])
+
+
+def _backend_array(backends: Sequence[Backend]) -> Tuple[Any, List[_ffi.BackendS]]:
+    """cfg->backends: an array of pointers to struct tlbpol_backend (each
+    field checked, "tlbpol_backend.max_pages"), and the structures it
+    points to, which must outlive its use; None for no descriptor."""
+    try:
+        items = list(backends)
+    except TypeError:
+        raise TypeError("backends must be a sequence of tlbpol.Backend, not %s"
+                        % type(backends).__name__) from None
+    structs = []
+    for i, b in enumerate(items):
+        if not isinstance(b, Backend):
+            raise TypeError("backends[%d] must be a tlbpol.Backend, not %s"
+                            % (i, type(b).__name__))
+        structs.append(b._to_c())
+    if not structs:
+        return None, structs
+    ptr = ctypes.POINTER(_ffi.BackendS)
+    return (ptr * len(structs))(*[ctypes.pointer(b) for b in structs]), structs
 
 
 def _space_handle(space: Any) -> c_void_p:
@@ -104,6 +126,26 @@ class Engine:
       its thread then calls handle_ipi(target).  Required.
     - broadcast(from_cpu, flush), relax(cpu), vcpu_defer(cpu) -> bool,
       stuck(cpu, waiting_for: frozenset[int], turns): optional.
+    - bcast_issue(cpu, flush) and bcast_sync(cpu): optional, both or
+      neither (release 0.3), a split-phase broadcast (INVLPGB, then
+      TLBSYNC): bcast_issue starts invalidating @flush on every CPU it
+      reaches and returns without waiting (several may come before one
+      sync); bcast_sync returns when every invalidation @cpu issued has
+      completed everywhere.  The engine calls bcast_sync on the CPU that
+      issued, inside the same engine call, before it counts any done.
+      Preferred over broadcast when both are given, unless a Backend says
+      otherwise.
+    - walker_sync(cpu, cpus: frozenset[int]): optional (release 0.3), with
+      flags=ConfigFlag.LOCKLESS_WALKERS: page tables were freed and
+      invalidated by a broadcast that interrupts nobody; return only when
+      none of @cpus is still inside a lockless walk begun before the call.
+      Runs on @cpu, the initiator, inside the engine call.  Without it such
+      a request goes by interrupts.
+
+    backends: a sequence of Backend descriptors of the host's flush
+    mechanisms (struct tlbpol_backend, release 0.3; copied by the engine),
+    at most one per mechanism; they feed the cost model.  flags:
+    ConfigFlag bits (RETAIN_AS, WAIT_IRQS, LOCKLESS_WALKERS).
 
     An exception raised in a callback (or a deferred free) never reaches the
     C library: it is recorded, the callback returns as if it had succeeded
@@ -132,14 +174,18 @@ class Engine:
                  max_as: Optional[int] = None, flush_ceiling: Optional[int] = None,
                  batch_pages: Optional[int] = None, cpu_node: Optional[Sequence[int]] = None,
                  flags: Union[ConfigFlag, int] = 0, ipi_delay_spins: Optional[int] = None,
-                 wait_limit: Optional[int] = None, free_ticks: Optional[int] = None) -> None:
+                 wait_limit: Optional[int] = None, free_ticks: Optional[int] = None,
+                 bcast_issue: Optional[BcastIssue] = None, bcast_sync: Optional[BcastSync] = None,
+                 walker_sync: Optional[WalkerSync] = None,
+                 backends: Optional[Sequence[Backend]] = None) -> None:
         self._handle: Optional[c_void_p] = None
         self._spaces: Dict[int, AddressSpace] = {}
         self.arch = parse_arch(arch)
         mask = rule_mask(rules)
         # The engine holds the callbacks (and so their thunks) until
         # close(): C may call them until tlbpol_engine_free() returns.
-        self._callbacks = Callbacks(flush_local, send_ipi, broadcast, relax, vcpu_defer, stuck)
+        self._callbacks = Callbacks(flush_local, send_ipi, broadcast, relax, vcpu_defer, stuck,
+                                    bcast_issue, bcast_sync, walker_sync)
         self._frees = self._callbacks.frees
         ops = self._callbacks.ops
 
@@ -159,6 +205,15 @@ class Engine:
         if cpu_node is not None:
             self._cpu_node = _cpu_nodes(cpu_node, cfg.nr_cpus)
             cfg.cpu_node = ctypes.cast(self._cpu_node, ctypes.POINTER(c_uint16))
+        # The descriptors and the array of pointers to them: kept with the
+        # engine (C copies them at creation; they must live until then).
+        self._backends: Optional[Tuple[Any, List[_ffi.BackendS]]] = None
+        if backends is not None:
+            self._backends = _backend_array(backends)
+            array, structs = self._backends
+            if array is not None:
+                cfg.backends = ctypes.cast(array, ctypes.POINTER(ctypes.POINTER(_ffi.BackendS)))
+            cfg.nr_backends = len(structs)
         self._cfg = cfg
         eng = c_void_p()
         check("tlbpol_engine_new", _ffi.call("tlbpol_engine_new", byref(cfg), byref(eng)))

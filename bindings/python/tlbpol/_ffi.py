@@ -169,6 +169,9 @@ BROADCAST_FN = CFUNCTYPE(None, c_void_p, c_uint32, POINTER(Flush))
 RELAX_FN = CFUNCTYPE(None, c_void_p, c_uint32)
 VCPU_DEFER_FN = CFUNCTYPE(c_int, c_void_p, c_uint32)
 STUCK_FN = CFUNCTYPE(None, c_void_p, c_uint32, POINTER(CpuSet), c_uint64)
+BCAST_ISSUE_FN = CFUNCTYPE(None, c_void_p, c_uint32, POINTER(Flush))
+BCAST_SYNC_FN = CFUNCTYPE(None, c_void_p, c_uint32)
+WALKER_SYNC_FN = CFUNCTYPE(None, c_void_p, c_uint32, POINTER(CpuSet))
 DEFER_FREE_FN = CFUNCTYPE(None, c_void_p)
 
 
@@ -177,7 +180,17 @@ class Ops(CheckedStructure):
     _fields_ = [("size", c_uint32), ("pad", c_uint32),
                 ("flush_local", FLUSH_LOCAL_FN), ("send_ipi", SEND_IPI_FN),
                 ("broadcast", BROADCAST_FN), ("relax", RELAX_FN),
-                ("vcpu_defer", VCPU_DEFER_FN), ("stuck", STUCK_FN)]
+                ("vcpu_defer", VCPU_DEFER_FN), ("stuck", STUCK_FN),
+                ("bcast_issue", BCAST_ISSUE_FN), ("bcast_sync", BCAST_SYNC_FN),
+                ("walker_sync", WALKER_SYNC_FN)]
+
+
+class BackendS(CheckedStructure):
+    """struct tlbpol_backend (release 0.3)."""
+    _fields_ = [("size", c_uint32), ("mech", c_uint32), ("flags", c_uint32),
+                ("max_pages", c_uint32), ("cost_ns", c_uint32),
+                ("cost_target_ns", c_uint32), ("cost_remote_ns", c_uint32),
+                ("cost_page_ns", c_uint32)]
 
 
 class Config(CheckedStructure):
@@ -191,7 +204,9 @@ class Config(CheckedStructure):
                 ("cost_ipi_remote_ns", c_uint32), ("cost_broadcast_ns", c_uint32),
                 ("cost_broadcast_page_ns", c_uint32), ("ipi_delay_spins", c_uint32),
                 ("reserved", c_uint32), ("wait_limit", c_uint32),
-                ("free_ticks", c_uint32)]
+                ("free_ticks", c_uint32),
+                ("backends", POINTER(POINTER(BackendS))), ("nr_backends", c_uint32),
+                ("reserved2", c_uint32)]
 
 
 class EventS(CheckedStructure):
@@ -224,7 +239,8 @@ class StatsS(CheckedStructure):
 #: C struct name -> mirror, for the layout test.
 STRUCTS: Dict[str, Type[Structure]] = {
     "tlbpol_range": Range, "tlbpol_flush": Flush, "tlbpol_cpuset": CpuSet,
-    "tlbpol_ops": Ops, "tlbpol_config": Config, "tlbpol_event": EventS,
+    "tlbpol_ops": Ops, "tlbpol_backend": BackendS, "tlbpol_config": Config,
+    "tlbpol_event": EventS,
     "tlbpol_decision": DecisionS, "tlbpol_stats": StatsS,
 }
 

@@ -76,23 +76,23 @@ def reason_cite(reason: Union[Reason, int], arch: ArchLike) -> str:
 
 _ARCH_NAMES = {"generic": Arch.GENERIC, "x86_64": Arch.X86_64, "x86-64": Arch.X86_64,
                "amd64": Arch.X86_64, "x86": Arch.X86_64, "arm64": Arch.ARM64,
-               "aarch64": Arch.ARM64}
+               "aarch64": Arch.ARM64, "riscv64": Arch.RISCV64, "riscv": Arch.RISCV64}
 
 
 def parse_arch(arch: ArchLike) -> Arch:
     """An Arch from the enum, its value, or a name: "x86_64" (or "x86-64",
-    "amd64"), "arm64" (or "aarch64"), "generic".  ValueError for another
+    "amd64"), "arm64" (or "aarch64"), "riscv64" (or "riscv"), "generic".  ValueError for another
     name or value; TypeError and OverflowError as for every integer."""
     if isinstance(arch, str):
         try:
             return _ARCH_NAMES[arch.strip().lower()]
         except KeyError:
-            raise ValueError("unknown arch %r (x86_64, arm64, generic)" % arch) from None
+            raise ValueError("unknown arch %r (x86_64, arm64, riscv64, generic)" % arch) from None
     value = _ffi.check_int("arch", arch, _ffi.field_types(_ffi.Config)["arch"])
     try:
         return Arch(value)
     except ValueError:
-        raise ValueError("unknown arch %d (x86_64, arm64, generic)" % value) from None
+        raise ValueError("unknown arch %d (x86_64, arm64, riscv64, generic)" % value) from None
 
 
 def rule_mask(rules: RulesLike) -> Union[Rule, int]:

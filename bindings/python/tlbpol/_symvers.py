@@ -9,7 +9,7 @@ puts it in, whose ABI the package's prototypes and structures describe."""
 from typing import Dict, Tuple
 
 #: The map's version nodes, oldest first; the last is this release's.
-NODES: Tuple[str, ...] = ("TLBPOL_0.1", "TLBPOL_0.2")
+NODES: Tuple[str, ...] = ("TLBPOL_0.1", "TLBPOL_0.2", "TLBPOL_0.3")
 
 #: Function -> the version node it is bound at.
 SYMBOL_VERSIONS: Dict[str, str] = {
@@ -18,7 +18,7 @@ SYMBOL_VERSIONS: Dict[str, str] = {
     "tlbpol_as_lookup": "TLBPOL_0.1",
     "tlbpol_as_open": "TLBPOL_0.1",
     "tlbpol_as_tag": "TLBPOL_0.1",
-    "tlbpol_config_init": "TLBPOL_0.2",
+    "tlbpol_config_init": "TLBPOL_0.3",
     "tlbpol_cpu_state": "TLBPOL_0.1",
     "tlbpol_cpuset_clear": "TLBPOL_0.1",
     "tlbpol_cpuset_count": "TLBPOL_0.1",

@@ -15,7 +15,7 @@ from ._constants import (Action, Deadline, EventFlag, EventKind, FlushFlag, Flus
                          Reason, WHY_MAX)
 from ._names import ArchLike, action_str, deadline_str, reason_cite, reason_str
 
-__all__ = ["Range", "Flush", "Event", "Decision", "Stats", "cpuset"]
+__all__ = ["Range", "Flush", "Event", "Backend", "Decision", "Stats", "cpuset"]
 
 
 class Range(NamedTuple):
@@ -106,6 +106,48 @@ class Event:
         return _ffi.EventS(size=sizeof(_ffi.EventS), kind=_event_kind(self.kind),
                            flags=self.flags, page_shift=self.page_shift, va=self.va,
                            nr_pages=self.nr_pages, old_pte=self.old_pte, new_pte=self.new_pte)
+
+
+@dataclass
+class Backend:
+    """One flush mechanism the host has, and what it costs (struct
+    tlbpol_backend, release 0.3), for ``Engine(backends=[...])``.
+
+    mech: MECH_IPI (interrupts) or MECH_BROADCAST (one invalidation that
+    reaches every CPU with no interrupt: the bcast_issue and bcast_sync
+    callbacks with BKF_SPLIT, else broadcast).  flags: BKF_* bits
+    (IMPLIES_IRQ, SPLIT, DISABLED).  max_pages: pages one instruction names
+    at most (0 means 1).  cost_ns: IPI, the first target; BROADCAST, one
+    request, issue and sync.  cost_target_ns, cost_remote_ns: IPI, each
+    further target, more for each on another node.  cost_page_ns:
+    BROADCAST, each instruction.  A zero cost takes the configuration's.
+    The ``size`` C reads is always sizeof(struct tlbpol_backend).
+
+    Each number must fit its uint32_t field: TypeError or OverflowError
+    naming the field ("tlbpol_backend.max_pages") when the descriptor is
+    made, and again when it is handed to C (after a field was changed).
+    The engine checks the rest (TlbpolError: EINVAL for a flag the mechanism
+    cannot have, an unknown mechanism or flag, or a broadcast whose
+    callbacks are missing; EEXIST for two of one mechanism; ERANGE for more
+    than MECH_MAX).
+    """
+    mech: int
+    flags: int = 0
+    max_pages: int = 0
+    cost_ns: int = 0
+    cost_target_ns: int = 0
+    cost_remote_ns: int = 0
+    cost_page_ns: int = 0
+
+    def __post_init__(self) -> None:
+        self._to_c()  # every field checked now, not first at the engine call
+
+    def _to_c(self) -> _ffi.BackendS:
+        """struct tlbpol_backend: each field checked as it is stored."""
+        return _ffi.BackendS(size=sizeof(_ffi.BackendS), mech=self.mech, flags=self.flags,
+                             max_pages=self.max_pages, cost_ns=self.cost_ns,
+                             cost_target_ns=self.cost_target_ns,
+                             cost_remote_ns=self.cost_remote_ns, cost_page_ns=self.cost_page_ns)
 
 
 @dataclass(frozen=True)

@@ -117,7 +117,8 @@ pub mod errno {
     pub const ENOMEM: i32 = 12;
     /// An object still in use, or a call nested in another for its CPU.
     pub const EBUSY: i32 = 16;
-    /// A duplicate (an address-space tag already open).
+    /// A duplicate (an address-space tag already open, two backend
+    /// descriptors of one mechanism).
     pub const EEXIST: i32 = 17;
     /// A bad argument.
     pub const EINVAL: i32 = 22;
@@ -198,6 +199,40 @@ pub struct tlbpol_ops {
     pub stuck: Option<
         unsafe extern "C" fn(ctx: *mut c_void, cpu: u32, waiting_for: *const tlbpol_cpuset, turns: u64),
     >,
+    /// Start a split-phase broadcast of `f`, without waiting.  Optional
+    /// (release 0.3), with `bcast_sync` or not at all.
+    pub bcast_issue: Option<unsafe extern "C" fn(ctx: *mut c_void, cpu: u32, f: *const tlbpol_flush)>,
+    /// Wait for every `bcast_issue` of `cpu` to complete; called on `cpu`,
+    /// in the same engine call.  Optional (release 0.3).
+    pub bcast_sync: Option<unsafe extern "C" fn(ctx: *mut c_void, cpu: u32)>,
+    /// Under `TLBPOL_CFGF_LOCKLESS_WALKERS`: wait until none of `cpus` is
+    /// in a lockless walk begun before the call.  Optional (release 0.3).
+    pub walker_sync: Option<unsafe extern "C" fn(ctx: *mut c_void, cpu: u32, cpus: *const tlbpol_cpuset)>,
+}
+
+// --- Flush mechanisms (backends) ---------------------------------------------
+
+/// `struct tlbpol_backend`: one flush mechanism the host has, and what it
+/// costs (release 0.3).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct tlbpol_backend {
+    /// `sizeof(struct tlbpol_backend)`.
+    pub size: u32,
+    /// `TLBPOL_MECH_*`.
+    pub mech: u32,
+    /// `TLBPOL_BKF_*`.
+    pub flags: u32,
+    /// Pages one instruction names at most (0: 1).
+    pub max_pages: u32,
+    /// IPI: the first target; BROADCAST: one request, issue and sync.
+    pub cost_ns: u32,
+    /// IPI: each further target.
+    pub cost_target_ns: u32,
+    /// IPI: each target on another node.
+    pub cost_remote_ns: u32,
+    /// BROADCAST: each instruction.
+    pub cost_page_ns: u32,
 }
 
 // --- Configuration and lifecycle --------------------------------------------
@@ -247,6 +282,13 @@ pub struct tlbpol_config {
     pub wait_limit: u32,
     /// Ticks before BY_WRITEBACK / BY_FREE work completes by itself.
     pub free_ticks: u32,
+    /// `nr_backends` pointers to descriptors of the host's flush
+    /// mechanisms (copied), or NULL (release 0.3).
+    pub backends: *const *const tlbpol_backend,
+    /// Entries at `backends`, at most `TLBPOL_MECH_MAX`.
+    pub nr_backends: u32,
+    /// 0.
+    pub reserved2: u32,
 }
 
 /// `struct tlbpol_engine`: opaque.

@@ -1,25 +1,124 @@
 //! How to build an engine: its configuration.
 
 use core::fmt;
+use core::ops::{BitAnd, BitOr, BitOrAssign, Not, Sub};
 use core::ptr;
 
 use tlbpol_sys as sys;
 use tlbpol_sys::c_void;
 
 use crate::host::{ops, Host};
-use crate::types::{setters, Arch, Error, Result, Rules};
+use crate::types::{bits, c_enum, setters, size_field, Arch, Error, Result, Rules};
 #[cfg(doc)]
 use crate::Engine;
+
+c_enum! {
+    /// `TLBPOL_MECH_*`: how a shootdown reaches other CPUs.
+    ///
+    /// - `Ipi`: interrupts ([`Host::send_ipi`]); each target flushes in
+    ///   its handler and acknowledges.  Always there.
+    /// - `Broadcast`: one invalidation that reaches every CPU with no
+    ///   interrupt: [`Host::bcast_issue`] and [`Host::bcast_sync`] (split
+    ///   phase), or [`Host::broadcast`] (complete on return).
+    Mechanism {
+        Ipi = TLBPOL_MECH_IPI, Broadcast = TLBPOL_MECH_BROADCAST,
+    }
+}
+
+bits! {
+    /// Backend flags (`TLBPOL_BKF_*`), of a [`Backend`].
+    ///
+    /// - `IMPLIES_IRQ`: every CPU the mechanism reaches has taken an
+    ///   interrupt before it completes, so a lockless walker that holds
+    ///   interrupts off is out of any walk begun before it.  Interrupts
+    ///   always have it; INVLPGB, TLBI IS, RAR, SBI remote fences and
+    ///   flush hypercalls do not.
+    /// - `SPLIT`: issue and sync are two steps ([`Host::bcast_issue`],
+    ///   [`Host::bcast_sync`]), both on the issuing CPU.
+    /// - `DISABLED`: the host found the mechanism unusable (an erratum, a
+    ///   configuration, a command line): the engine never uses it.
+    /// - `ALL`: every flag this version knows; any other bit is refused
+    ///   (`Error::Invalid`).
+    BackendFlags(u32) {
+        IMPLIES_IRQ = TLBPOL_BKF_IMPLIES_IRQ, SPLIT = TLBPOL_BKF_SPLIT, DISABLED = TLBPOL_BKF_DISABLED,
+        ALL = TLBPOL_BKF_ALL,
+    }
+}
+
+/// One flush mechanism the host has, and what it costs (`struct
+/// tlbpol_backend`, release 0.3): handed to the engine by
+/// [`Config::backends`], which the engine copies when it is built.
+///
+/// The descriptors are the one source of the cost model: a zero cost takes
+/// the [`Config`]'s (`ipi_cost`, `broadcast_cost`), which takes its
+/// default when zero, so a host without descriptors keeps release 0.2's
+/// model.  The engine checks each descriptor when it is built
+/// (`Error::Invalid` for a flag its mechanism cannot have, such as `SPLIT`
+/// on `Ipi`, or a broadcast whose hooks the [`Host`] lacks unless
+/// `DISABLED`; `Error::Exists` for two of one mechanism).  Its `size` is
+/// always `sizeof(struct tlbpol_backend)`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(transparent)]
+pub struct Backend {
+    raw: sys::tlbpol_backend,
+}
+
+/// `sizeof(struct tlbpol_backend)` as its `size` field says it.
+const BACKEND_SIZE: u32 = size_field(core::mem::size_of::<sys::tlbpol_backend>());
+
+impl Backend {
+    /// A descriptor of `mech` with no flags, `max_pages` 0 (one page per
+    /// instruction) and every cost 0 (the configuration's).
+    pub fn new(mech: Mechanism) -> Backend {
+        Backend { raw: sys::tlbpol_backend { size: BACKEND_SIZE, mech: mech.raw(), ..Default::default() } }
+    }
+    setters! {
+        Self;
+        /// `TLBPOL_BKF_*`.  `Ipi` may have only `IMPLIES_IRQ` (which
+        /// interrupts have whether it is set or not); for `Broadcast`,
+        /// `SPLIT` asks for [`Host::bcast_issue`] and [`Host::bcast_sync`],
+        /// its absence for [`Host::broadcast`].
+        flags(flags: BackendFlags) => flags = flags.0;
+        /// Pages one instruction of the mechanism names at most (INVLPGB:
+        /// `invlpgb_count_max`; Arm TLBI by range: up to 2^21; 0 means 1).
+        /// The cost model counts ceil(pages / `max_pages`) instructions per
+        /// range.
+        max_pages(pages: u32) => max_pages = pages;
+        /// `Ipi`: the initiator's cost for the first target; `Broadcast`:
+        /// the fixed cost of one request, issue and sync (ns; 0: the
+        /// configuration's).
+        cost_ns(ns: u32) => cost_ns = ns;
+        /// `Ipi`: each further target (ns; 0: the configuration's).
+        cost_target_ns(ns: u32) => cost_target_ns = ns;
+        /// `Ipi`: more for each target on another NUMA node (ns; 0: the
+        /// configuration's).
+        cost_remote_ns(ns: u32) => cost_remote_ns = ns;
+        /// `Broadcast`: each instruction (ns; 0: the configuration's).
+        cost_page_ns(ns: u32) => cost_page_ns = ns;
+    }
+    /// The C structure.
+    pub fn raw(&self) -> &sys::tlbpol_backend {
+        &self.raw
+    }
+}
+
+/// The number of backend descriptors as `cfg->nr_backends`: `Error::Range`
+/// for a count a `u32` cannot hold, never a truncated one.
+fn backend_count(len: usize) -> Result<u32> {
+    u32::try_from(len).map_err(|_| Error::Range)
+}
 
 /// How to build an engine (`struct tlbpol_config`): the defaults of
 /// `tlbpol_config_init()`, then adjusted by the builder methods.
 ///
-/// `'n` is the borrow of the NUMA node table, if one is given; the engine
-/// copies it, so it need only live until the engine is built.
+/// `'n` is the borrow of the NUMA node table and of the backend
+/// descriptors, if given; the engine copies them, so they need only live
+/// until the engine is built.
 #[derive(Clone, Copy)]
 pub struct Config<'n> {
     raw: sys::tlbpol_config,
     nodes: Option<&'n [u16]>,
+    backends: Option<&'n [&'n Backend]>,
 }
 
 impl Config<'static> {
@@ -36,9 +135,10 @@ impl Config<'static> {
         unsafe { sys::tlbpol_config_init(raw.as_mut_ptr(), nr_cpus, arch.raw()) };
         // SAFETY: zeroed above, so every field is initialised whatever the
         // call wrote; tlbpol_config is plain integers and nullable pointers
-        // (cpu_node, ops, ops_ctx), for which all-zero bytes are valid.
+        // (cpu_node, ops, ops_ctx, backends), for which all-zero bytes are
+        // valid.
         let raw = unsafe { raw.assume_init() };
-        Config { raw, nodes: None }
+        Config { raw, nodes: None, backends: None }
     }
 }
 
@@ -73,6 +173,21 @@ impl<'n> Config<'n> {
     pub fn wait_irqs(self, on: bool) -> Self {
         self.config_flag(sys::TLBPOL_CFGF_WAIT_IRQS, on)
     }
+    /// `TLBPOL_CFGF_LOCKLESS_WALKERS` (release 0.3): the host walks page
+    /// tables without locks, holding interrupts off across the walk (Linux
+    /// GUP-fast), and relies on the engine to keep freed table pages from
+    /// such walks: a request that frees tables completes only when every
+    /// CPU that may be walking has taken an interrupt, served the request
+    /// from an engine call, or, after a mechanism without
+    /// `BackendFlags::IMPLIES_IRQ`, been waited for by
+    /// [`Host::walker_sync`].  Without that hook such a request goes by
+    /// interrupts; a preempted vCPU is not left out of it, and
+    /// `EventFlags::LAZY_OK` does not make it lazy.
+    ///
+    /// [`Host::walker_sync`]: crate::Host::walker_sync
+    pub fn lockless_walkers(self, on: bool) -> Self {
+        self.config_flag(sys::TLBPOL_CFGF_LOCKLESS_WALKERS, on)
+    }
     /// Sets or clears one `TLBPOL_CFGF_*` bit.
     fn config_flag(mut self, bit: u32, on: bool) -> Self {
         if on {
@@ -83,8 +198,25 @@ impl<'n> Config<'n> {
         self
     }
     /// The NUMA node of each CPU (at least `nr_cpus` entries, copied).
-    pub fn cpu_node(self, nodes: &[u16]) -> Config<'_> {
-        Config { raw: self.raw, nodes: Some(nodes) }
+    pub fn cpu_node<'b>(self, nodes: &'b [u16]) -> Config<'b>
+    where
+        'n: 'b,
+    {
+        Config { raw: self.raw, nodes: Some(nodes), backends: self.backends }
+    }
+    /// The descriptors of the host's flush mechanisms (`cfg->backends` and
+    /// `cfg->nr_backends`, release 0.3; copied when the engine is built),
+    /// at most one per [`Mechanism`].  A mechanism without one is
+    /// described by the [`Host`]'s hooks and the cost fields: interrupts
+    /// always, a broadcast when the host has one.  As in C, the list is of
+    /// pointers: `&[&ipi, &broadcast]`.  Errors, when the engine is built:
+    /// see [`Backend`]; `Error::Range` for more than `TLBPOL_MECH_MAX`
+    /// (or more than a `u32` counts, refused here).
+    pub fn backends<'b>(self, list: &'b [&'b Backend]) -> Config<'b>
+    where
+        'n: 'b,
+    {
+        Config { raw: self.raw, nodes: self.nodes, backends: Some(list) }
     }
     /// The interrupt side of the broadcast cost model, in ns: first
     /// target, each further target, each target on another node (0: default).
@@ -113,15 +245,16 @@ impl<'n> Config<'n> {
         /// (0: the default, 2; `TLBPOL_FREE_TICKS_NEVER`: only by `Cpu::flush`).
         free_ticks(ticks: u32) => free_ticks = ticks;
     }
-    /// The C structure (its `ops`, `ops_ctx` and `cpu_node` are set when an
-    /// engine is built from it).
+    /// The C structure (its `ops`, `ops_ctx`, `cpu_node`, `backends` and
+    /// `nr_backends` are set when an engine is built from it).
     pub fn raw(&self) -> &sys::tlbpol_config {
         &self.raw
     }
 
-    /// The C structure with the node table and callbacks filled in;
-    /// `Error::Invalid` for a node table shorter than `nr_cpus` (the engine
-    /// would read past it).
+    /// The C structure with the node table, backend descriptors and
+    /// callbacks filled in; `Error::Invalid` for a node table shorter than
+    /// `nr_cpus` (the engine would read past it), `Error::Range` for more
+    /// descriptors than a `u32` counts.  Its pointers borrow `self`'s.
     pub(crate) fn complete(&self, ops: *const sys::tlbpol_ops, ctx: *mut c_void) -> Result<sys::tlbpol_config> {
         let mut raw = self.raw;
         if let Some(n) = self.nodes {
@@ -132,6 +265,14 @@ impl<'n> Config<'n> {
             }
             raw.cpu_node = n.as_ptr();
         }
+        if let Some(list) = self.backends {
+            raw.nr_backends = backend_count(list.len())?;
+            // An array of pointers to the descriptors, as C wants it: a
+            // `&Backend` is a non-null `*const Backend`, and Backend is
+            // repr(transparent) over tlbpol_backend.  None: NULL.
+            raw.backends =
+                if list.is_empty() { ptr::null() } else { list.as_ptr().cast::<*const sys::tlbpol_backend>() };
+        }
         raw.ops = ops;
         raw.ops_ctx = ctx;
         Ok(raw)
@@ -139,16 +280,21 @@ impl<'n> Config<'n> {
 
     /// `tlbpol_engine_size()`: bytes the engine itself needs; 0 for an
     /// invalid configuration.  [`Engine::mem_size`] adds what
-    /// [`Engine::init`] needs besides.
+    /// [`Engine::init`] needs besides.  The backend descriptors are held
+    /// against the host's hooks only by [`Engine::init`], which knows the
+    /// host: here against a host that has every hook.
     pub fn engine_size(&self) -> usize {
-        // Any ops will do for sizing; the engine only checks they are set.
+        // Any ops will do for sizing; the engine only checks they are set
+        // (every optional one too: a descriptor that needs a hook is the
+        // host's to answer for, at init).
         let o = ops::<NoHost>();
         match self.complete(&o, ptr::null_mut()) {
             // SAFETY: raw is a whole configuration of this header's size, and
             // complete() checked its node table holds nr_cpus entries (the
-            // call reads them); it and o outlive the call, which only reads
-            // them, may run anywhere, and calls no callback (ops and a NULL
-            // ops_ctx are only checked for being set).
+            // call reads them) and pointed backends at nr_backends pointers
+            // to whole descriptors, borrowed by self; they and o outlive the
+            // call, which only reads them, may run anywhere, and calls no
+            // callback (ops and a NULL ops_ctx are only checked for being set).
             Ok(raw) => unsafe { sys::tlbpol_engine_size(&raw) },
             Err(_) => 0,
         }
@@ -165,13 +311,72 @@ impl fmt::Debug for Config<'_> {
             .field("flush_ceiling", &self.raw.flush_ceiling)
             .field("batch_pages", &self.raw.batch_pages)
             .field("flags", &self.raw.flags)
+            .field("backends", &self.backends)
             .finish()
     }
 }
 
-/// A host that is never called: only to size a configuration.
+/// A host that is never called: only to size a configuration.  It has
+/// every optional hook, so that no backend descriptor fails for want of one.
 struct NoHost;
 impl Host for NoHost {
     fn flush_local(&self, _: &crate::Here<'_>, _: &crate::Flush<'_>) {}
     fn send_ipi(&self, _: &crate::Here<'_>, _: &crate::CpuSet) {}
+    const HAS_BROADCAST: bool = true;
+    const HAS_SPLIT_BROADCAST: bool = true;
+    const HAS_WALKER_SYNC: bool = true;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn backend_count_is_refused_never_truncated() {
+        assert_eq!(backend_count(0), Ok(0));
+        assert_eq!(backend_count(3), Ok(3));
+        let max = usize::try_from(u32::MAX).unwrap();
+        assert_eq!(backend_count(max), Ok(u32::MAX));
+        #[cfg(target_pointer_width = "64")]
+        {
+            assert_eq!(backend_count(max + 1), Err(Error::Range), "one past: refused, not 0");
+            assert_eq!(backend_count((1 << 32) + 2), Err(Error::Range), "not 2");
+        }
+    }
+
+    #[test]
+    fn backends_are_an_array_of_pointers_to_sized_descriptors() {
+        let ipi = Backend::new(Mechanism::Ipi).cost_ns(900);
+        let bc = Backend::new(Mechanism::Broadcast).flags(BackendFlags::SPLIT).max_pages(8).cost_ns(100);
+        let list = [&ipi, &bc];
+        let cfg = Config::new(2, Arch::X86_64).backends(&list);
+        assert!(cfg.raw().backends.is_null(), "set only when an engine is built");
+        let raw = cfg.complete(ptr::null(), ptr::null_mut()).unwrap();
+        assert_eq!(raw.nr_backends, 2);
+        assert_eq!(raw.reserved2, 0);
+        // SAFETY: complete() pointed backends at list, two pointers to live
+        // descriptors, borrowed here.
+        let got = unsafe { [*raw.backends, *raw.backends.add(1)] };
+        assert_eq!(got, [ipi.raw() as *const sys::tlbpol_backend, bc.raw() as *const _]);
+        // SAFETY: each points to ipi or bc, alive and unchanged here.
+        let (a, b) = unsafe { (*got[0], *got[1]) };
+        assert_eq!(usize::try_from(a.size).unwrap(), core::mem::size_of::<sys::tlbpol_backend>());
+        assert_eq!((a.mech, a.flags, a.cost_ns), (sys::TLBPOL_MECH_IPI, 0, 900));
+        assert_eq!(
+            (b.mech, b.flags, b.max_pages, b.cost_ns),
+            (sys::TLBPOL_MECH_BROADCAST, sys::TLBPOL_BKF_SPLIT, 8, 100)
+        );
+        // No list: NULL and 0; an empty one: 0 descriptors.
+        let raw = Config::new(2, Arch::X86_64).complete(ptr::null(), ptr::null_mut()).unwrap();
+        assert!(raw.backends.is_null() && raw.nr_backends == 0);
+        let raw = Config::new(2, Arch::X86_64).backends(&[]).complete(ptr::null(), ptr::null_mut()).unwrap();
+        assert!(raw.backends.is_null() && raw.nr_backends == 0);
+        // The node table and the descriptors survive each other's setter.
+        let nodes = [0u16, 0];
+        let cfg = Config::new(2, Arch::X86_64).backends(&list).cpu_node(&nodes).lockless_walkers(true);
+        let raw = cfg.complete(ptr::null(), ptr::null_mut()).unwrap();
+        assert_eq!((raw.nr_backends, raw.cpu_node), (2, nodes.as_ptr()));
+        assert_eq!(raw.flags & sys::TLBPOL_CFGF_LOCKLESS_WALKERS, sys::TLBPOL_CFGF_LOCKLESS_WALKERS);
+        assert_eq!(cfg.lockless_walkers(false).raw().flags & sys::TLBPOL_CFGF_LOCKLESS_WALKERS, 0);
+    }
 }

@@ -98,9 +98,11 @@ impl<'m, H: Host> Engine<'m, H> {
     /// [`EngineMem`] of [`mem_size_for`]); it is aligned here, and it and
     /// the host stay borrowed for as long as the engine lives.  Allocates
     /// nothing.  Errors: `Error::NoMemory` if `mem` is too small, and the
-    /// configuration's (`Error::Invalid` for an unknown arch or rule bit or
-    /// a zero flush ceiling; `Error::Range` for `nr_cpus`, `max_as`,
-    /// `batch_pages` or a node out of range).
+    /// configuration's (`Error::Invalid` for an unknown arch or rule bit, a
+    /// zero flush ceiling or a bad [`Backend`](crate::Backend) descriptor;
+    /// `Error::Exists` for two descriptors of one mechanism;
+    /// `Error::Range` for `nr_cpus`, `max_as`, `batch_pages`, a node or
+    /// the number of descriptors out of range).
     pub fn init(cfg: &Config<'_>, host: &'m H, mem: &'m mut [u8]) -> Result<Engine<'m, H>> {
         let start = mem.as_mut_ptr();
         let skip = start.align_offset(64);

@@ -276,11 +276,12 @@ impl fmt::Debug for Here<'_> {
 ///
 /// `Sync` because the engine calls them from every CPU at once.  They run
 /// inside engine calls made through a [`Cpu`](crate::Cpu) token, on that
-/// token's thread (`send_ipi` and `broadcast` on the initiator's,
-/// `flush_local` on the CPU being flushed, `relax` and `stuck` on the
-/// waiting one).  A callback must not call the engine for its own CPU
-/// except through [`Here::handle_ipi`] (the token is borrowed by the call
-/// in progress, and the engine would answer `Busy`).
+/// token's thread (`send_ipi`, `broadcast`, `bcast_issue`, `bcast_sync`
+/// and `walker_sync` on the initiator's, `flush_local` on the CPU being
+/// flushed, `relax` and `stuck` on the waiting one).  A callback must not
+/// call the engine for its own CPU except through [`Here::handle_ipi`]
+/// (the token is borrowed by the call in progress, and the engine would
+/// answer `Busy`).
 ///
 /// Panics never cross into C: under `std` a panicking callback aborts the
 /// process (after the panic message); without `std`, a guard panics again
@@ -289,7 +290,7 @@ impl fmt::Debug for Here<'_> {
 ///
 /// The optional hooks are registered only when their `HAS_*` constant is
 /// true, since the engine behaves differently without them (no broadcast
-/// rule without `broadcast`).
+/// rule without `broadcast` or the split broadcast).
 pub trait Host: Sync {
     /// Flush this CPU's TLB as `flush` says (invlpg, INVPCID, a CR3 write,
     /// TLBI ...).  Runs on `cpu` itself.  Required.
@@ -311,6 +312,49 @@ pub trait Host: Sync {
     /// `ops->broadcast` in `tlbpol.h`.
     fn broadcast(&self, from: &Here<'_>, flush: &Flush<'_>) {
         let _ = (from, flush);
+    }
+
+    /// Whether [`Host::bcast_issue`] and [`Host::bcast_sync`] are
+    /// implemented (`ops->bcast_issue` and `ops->bcast_sync` are set,
+    /// together; release 0.3).  Preferred over [`Host::broadcast`] when
+    /// both are there, unless a [`Backend`](crate::Backend) descriptor
+    /// says otherwise.
+    const HAS_SPLIT_BROADCAST: bool = false;
+    /// The first half of a split-phase broadcast (INVLPGB without its
+    /// TLBSYNC, TLBI ...IS without its DSB ISH): start invalidating `flush`
+    /// on every CPU it reaches and return without waiting.  The engine may
+    /// issue several before one [`Host::bcast_sync`].  The same rules of
+    /// reach as [`Host::broadcast`] (tags, `Flush::global`).  Only if
+    /// `HAS_SPLIT_BROADCAST`.
+    fn bcast_issue(&self, here: &Here<'_>, flush: &Flush<'_>) {
+        let _ = (here, flush);
+    }
+    /// The second half: return when every invalidation `here` issued with
+    /// [`Host::bcast_issue`] has completed on every CPU (TLBSYNC, DSB
+    /// ISH).  The engine calls it on the CPU that issued, inside the same
+    /// engine call, before it counts any of them done: TLBSYNC and DSB
+    /// complete only their own CPU's invalidations, so the caller must not
+    /// migrate between the two (a [`Cpu`](crate::Cpu) token's call runs
+    /// on its CPU).  Only if `HAS_SPLIT_BROADCAST`.
+    fn bcast_sync(&self, here: &Here<'_>) {
+        let _ = here;
+    }
+
+    /// Whether [`Host::walker_sync`] is implemented (`ops->walker_sync` is
+    /// set; release 0.3).
+    const HAS_WALKER_SYNC: bool = false;
+    /// Under [`Config::lockless_walkers`](crate::Config::lockless_walkers):
+    /// page tables were freed and invalidated by a mechanism that
+    /// interrupts nobody (a broadcast); return only when none of `cpus` is
+    /// still inside a lockless walk that began before this call (an
+    /// interrupt to each and a wait for it, as Linux's
+    /// `tlb_remove_table_sync_one()`, or an RCU grace period).  Runs on
+    /// `here`, the initiator, inside the same engine call, as
+    /// [`Host::relax`] does.  Without it the engine never uses such a
+    /// mechanism for a request that frees tables, and interrupts the CPUs
+    /// instead.  Only if `HAS_WALKER_SYNC`.
+    fn walker_sync(&self, here: &Here<'_>, cpus: &CpuSet) {
+        let _ = (here, cpus);
     }
 
     /// Called while `cpu` waits for other CPUs: pause, yield, or take this
@@ -452,6 +496,48 @@ unsafe extern "C" fn broadcast<H: Host>(ctx: *mut c_void, from: u32, f: *const s
 /// Called by the engine only, as `struct tlbpol_ops` says: `ctx` is the
 /// engine's `ops_ctx` (see `shim`), and pointer arguments are valid for
 /// the call.
+unsafe extern "C" fn bcast_issue<H: Host>(ctx: *mut c_void, cpu: u32, f: *const sys::tlbpol_flush) {
+    no_unwind(|| {
+        // SAFETY: the engine calls this with its own ctx.
+        let (host, eng) = unsafe { shim::<H>(ctx) };
+        // SAFETY: as in flush_local: the engine's flush, valid for the
+        // callback, which the borrow does not outlive.
+        let f = unsafe { Flush::from_raw(&*f) };
+        host.bcast_issue(&here(eng, cpu), &f);
+    })
+}
+
+/// # Safety
+/// Called by the engine only, as `struct tlbpol_ops` says: `ctx` is the
+/// engine's `ops_ctx` (see `shim`), and pointer arguments are valid for
+/// the call.
+unsafe extern "C" fn bcast_sync<H: Host>(ctx: *mut c_void, cpu: u32) {
+    no_unwind(|| {
+        // SAFETY: the engine calls this with its own ctx.
+        let (host, eng) = unsafe { shim::<H>(ctx) };
+        host.bcast_sync(&here(eng, cpu));
+    })
+}
+
+/// # Safety
+/// Called by the engine only, as `struct tlbpol_ops` says: `ctx` is the
+/// engine's `ops_ctx` (see `shim`), and pointer arguments are valid for
+/// the call.
+unsafe extern "C" fn walker_sync<H: Host>(ctx: *mut c_void, cpu: u32, cpus: *const sys::tlbpol_cpuset) {
+    no_unwind(|| {
+        // SAFETY: the engine calls this with its own ctx.
+        let (host, eng) = unsafe { shim::<H>(ctx) };
+        // SAFETY: cpus is the engine's set, valid for the callback, which
+        // the borrow does not outlive.
+        let cpus = unsafe { &*cpus };
+        host.walker_sync(&here(eng, cpu), CpuSet::from_raw(cpus));
+    })
+}
+
+/// # Safety
+/// Called by the engine only, as `struct tlbpol_ops` says: `ctx` is the
+/// engine's `ops_ctx` (see `shim`), and pointer arguments are valid for
+/// the call.
 unsafe extern "C" fn relax<H: Host>(ctx: *mut c_void, cpu: u32) {
     no_unwind(|| {
         // SAFETY: the engine calls this with its own ctx.
@@ -501,5 +587,8 @@ pub(crate) fn ops<H: Host>() -> sys::tlbpol_ops {
         relax: Some(relax::<H>),
         vcpu_defer: if H::HAS_VCPU_DEFER { Some(vcpu_defer::<H>) } else { None },
         stuck: if H::HAS_STUCK { Some(stuck::<H>) } else { None },
+        bcast_issue: if H::HAS_SPLIT_BROADCAST { Some(bcast_issue::<H>) } else { None },
+        bcast_sync: if H::HAS_SPLIT_BROADCAST { Some(bcast_sync::<H>) } else { None },
+        walker_sync: if H::HAS_WALKER_SYNC { Some(walker_sync::<H>) } else { None },
     }
 }

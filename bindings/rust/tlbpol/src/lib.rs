@@ -123,7 +123,7 @@ mod host;
 mod mem;
 mod types;
 
-pub use config::Config;
+pub use config::{Backend, BackendFlags, Config, Mechanism};
 #[cfg(feature = "std")]
 pub use cpu::SpaceRef;
 pub use cpu::{AddressSpace, Cpu, Cpus, DeferredFree};

@@ -52,7 +52,8 @@ pub enum Error {
     /// `-EBUSY`: an object still in use, or a call nested in another engine
     /// call for the same CPU.
     Busy,
-    /// `-EEXIST`: an address space with that tag is already open.
+    /// `-EEXIST`: an address space with that tag is already open, or two
+    /// backend descriptors of one mechanism.
     Exists,
     /// Another negative errno, from a library newer than these bindings.
     Other(i32),
@@ -92,7 +93,7 @@ impl fmt::Display for Error {
             Error::Range => f.write_str("CPU, address or size out of range (ERANGE)"),
             Error::NoMemory => f.write_str("not enough memory or address-space slots (ENOMEM)"),
             Error::Busy => f.write_str("in use, or nested in another call for this CPU (EBUSY)"),
-            Error::Exists => f.write_str("address-space tag already open (EEXIST)"),
+            Error::Exists => f.write_str("already exists: an open address-space tag, a second backend (EEXIST)"),
             Error::Other(e) => write!(f, "error {}", e),
         }
     }
@@ -151,6 +152,7 @@ macro_rules! c_enum {
         }
     )*};
 }
+pub(crate) use c_enum;
 
 impl Action {
     /// The library's name: "none", "local", "shootdown".
@@ -293,6 +295,7 @@ macro_rules! bits {
         }
     )*};
 }
+pub(crate) use bits;
 
 // The enums and flag sets that mirror the header's (Arch, EventKind, Action,
 // Deadline, Reason, FlushKind, CpuState, Pte, EventFlags, Rules), written

@@ -16,6 +16,9 @@ enum Seen {
     Flush { cpu: u32, tag: u64, kind: FlushKind, ranges: Vec<(u64, u64)> },
     Ipi { from: u32, targets: Vec<u32> },
     Broadcast { from: u32, kind: FlushKind },
+    Issue { cpu: u32, kind: FlushKind, ranges: Vec<(u64, u64)> },
+    Sync { cpu: u32 },
+    WalkerSync { cpu: u32, cpus: Vec<u32> },
 }
 
 #[derive(Default)]
@@ -415,4 +418,111 @@ fn wait_irqs_mutual_shootdowns_finish_when_relax_takes_interrupts() {
     let st = eng.stats(None).unwrap();
     assert_eq!(st.events, 400);
     assert_eq!(st.stuck_calls, 0);
+}
+
+/// A split-phase broadcast (INVLPGB and TLBSYNC), and, if `WALKERS`,
+/// `walker_sync`; each call recorded with the thread it ran on.
+#[derive(Default)]
+struct SplitCaster<const WALKERS: bool> {
+    rec: Recorder,
+    calls: Mutex<Vec<(Seen, std::thread::ThreadId)>>,
+}
+
+impl<const WALKERS: bool> SplitCaster<WALKERS> {
+    fn note(&self, s: Seen) {
+        self.calls.lock().unwrap().push((s, std::thread::current().id()));
+    }
+    fn take(&self) -> Vec<(Seen, std::thread::ThreadId)> {
+        std::mem::take(&mut *self.calls.lock().unwrap())
+    }
+}
+
+impl<const WALKERS: bool> Host for SplitCaster<WALKERS> {
+    recorded_by!(rec);
+    const HAS_SPLIT_BROADCAST: bool = true;
+    fn bcast_issue(&self, here: &Here<'_>, f: &Flush<'_>) {
+        let ranges = f.ranges().iter().map(|r| (r.va(), r.nr_pages())).collect();
+        self.note(Seen::Issue { cpu: here.cpu(), kind: f.kind(), ranges });
+    }
+    fn bcast_sync(&self, here: &Here<'_>) {
+        self.note(Seen::Sync { cpu: here.cpu() });
+    }
+    const HAS_WALKER_SYNC: bool = WALKERS;
+    fn walker_sync(&self, here: &Here<'_>, cpus: &CpuSet) {
+        self.note(Seen::WalkerSync { cpu: here.cpu(), cpus: cpus.iter().collect() });
+    }
+}
+
+/// An unmap of 2 pages on CPU 0 (its page tables freed if `tables`), and
+/// the flush that shoots it down, with CPU 1 taking its interrupts on
+/// another thread meanwhile.  Returns the thread of CPU 0's calls.
+fn unmap_and_flush(
+    host: &Recorder,
+    space: &AddressSpace<'_>,
+    c0: &mut Cpu<'_>,
+    c1: Cpu<'_>,
+    tables: bool,
+) -> std::thread::ThreadId {
+    let flags = if tables { EventFlags::TABLES_FREED } else { EventFlags::EMPTY };
+    let ev = Event::new(EventKind::Unmap).va(0x10_0000).pages(2).old_pte(RW).flags(flags);
+    let stop = AtomicBool::new(false);
+    std::thread::scope(|s| {
+        let t = s.spawn(|| serve(&host.pending[1], &stop, c1));
+        let d = c0.submit(space, &ev).unwrap();
+        assert_eq!(d.action, Action::Shootdown);
+        assert_eq!(c0.flush(Deadline::Lazy), Ok(1));
+        stop.store(true, SeqCst);
+        t.join().unwrap();
+    });
+    std::thread::current().id()
+}
+
+/// Described as cheap (100 ns), the split broadcast serves the shootdown:
+/// issued, then synced once, both on the initiating CPU and its thread,
+/// inside its engine call, with no interrupt.
+#[test]
+fn split_broadcast_issues_and_syncs_on_the_initiating_cpu() {
+    let host = SplitCaster::<false>::default();
+    let bc = Backend::new(Mechanism::Broadcast).flags(BackendFlags::SPLIT).cost_ns(100);
+    let list = [&bc];
+    engine!(eng = &Config::new(2, Arch::X86_64).backends(&list), &host);
+    assert!(eng.rules().contains(Rules::BROADCAST));
+    two_cpus!(eng, space = 9, c0, c1);
+    host.rec.take();
+    let me = unmap_and_flush(&host.rec, &space, &mut c0, c1, false);
+    let calls = host.take();
+    let issue = Seen::Issue { cpu: 0, kind: FlushKind::Pages, ranges: vec![(0x10_0000, 2)] };
+    assert_eq!(calls, vec![(issue, me), (Seen::Sync { cpu: 0 }, me)]);
+    assert!(!host.rec.take().iter().any(|s| matches!(s, Seen::Ipi { .. })));
+    let st = eng.stats(None).unwrap();
+    assert_eq!((st.broadcasts, st.ipis_sent), (1, 0));
+}
+
+/// `Config::lockless_walkers`: freed page tables go by the broadcast and
+/// then `walker_sync` on the initiator, naming the other CPU, where the
+/// host has it; by interrupts where it has not.
+#[test]
+fn lockless_walkers_wait_for_walker_sync_or_take_interrupts() {
+    let bc = Backend::new(Mechanism::Broadcast).flags(BackendFlags::SPLIT).cost_ns(100);
+    let list = [&bc];
+    let cfg = Config::new(2, Arch::X86_64).backends(&list).lockless_walkers(true);
+
+    let host = SplitCaster::<true>::default();
+    engine!(eng = &cfg, &host);
+    two_cpus!(eng, space = 9, c0, c1);
+    let me = unmap_and_flush(&host.rec, &space, &mut c0, c1, true);
+    let (seen, threads): (Vec<Seen>, Vec<_>) = host.take().into_iter().unzip();
+    assert_eq!(threads, vec![me; seen.len()], "all on the initiator's thread");
+    assert_eq!(seen.len(), 3, "{:?}", seen);
+    assert!(matches!(seen[0], Seen::Issue { cpu: 0, .. }), "{:?}", seen);
+    assert_eq!(seen[1..], [Seen::Sync { cpu: 0 }, Seen::WalkerSync { cpu: 0, cpus: vec![1] }]);
+    assert_eq!(eng.stats(None).unwrap().ipis_sent, 0);
+
+    let host = SplitCaster::<false>::default();
+    engine!(eng = &cfg, &host);
+    two_cpus!(eng, space = 9, c0, c1);
+    host.rec.take();
+    unmap_and_flush(&host.rec, &space, &mut c0, c1, true);
+    assert_eq!(host.take(), vec![], "a broadcast with nothing to sync the walkers");
+    assert!(host.rec.take().contains(&Seen::Ipi { from: 0, targets: vec![1] }));
 }

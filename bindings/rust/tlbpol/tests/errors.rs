@@ -37,6 +37,53 @@ fn bad_configurations() {
     assert_eq!(Engine::<Quiet>::mem_size(&Config::new(0, Arch::X86_64)), 0);
 }
 
+/// A host with a split-phase broadcast, so that a descriptor is refused
+/// for what it says, not for a hook the host lacks.
+struct Split;
+impl Host for Split {
+    fn flush_local(&self, _: &Here<'_>, _: &Flush<'_>) {}
+    fn send_ipi(&self, _: &Here<'_>, _: &CpuSet) {}
+    const HAS_SPLIT_BROADCAST: bool = true;
+}
+
+fn init_err_with<H: Host>(cfg: &Config<'_>, host: &H) -> Option<Error> {
+    let mut mem = vec![0u8; 4 << 20];
+    Engine::init(cfg, host, &mut mem).err()
+}
+
+#[test]
+fn bad_backend_descriptors() {
+    let x86 = || Config::new(4, Arch::X86_64);
+    let split = Backend::new(Mechanism::Broadcast).flags(BackendFlags::SPLIT);
+    let ipi = Backend::new(Mechanism::Ipi);
+    assert_eq!(init_err_with(&x86().backends(&[&split, &ipi]), &Split), None);
+    // Interrupts are never split nor switched off.
+    let ipi_split = Backend::new(Mechanism::Ipi).flags(BackendFlags::SPLIT);
+    assert_eq!(init_err_with(&x86().backends(&[&ipi_split]), &Split), Some(Error::Invalid));
+    let ipi_off = Backend::new(Mechanism::Ipi).flags(BackendFlags::DISABLED);
+    assert_eq!(init_err_with(&x86().backends(&[&ipi_off]), &Split), Some(Error::Invalid));
+    let ipi_irq = Backend::new(Mechanism::Ipi).flags(BackendFlags::IMPLIES_IRQ);
+    assert_eq!(init_err_with(&x86().backends(&[&ipi_irq]), &Split), None);
+    // A flag this version does not know: passed as given, refused by C.
+    let unknown = Backend::new(Mechanism::Broadcast).flags(BackendFlags::SPLIT | BackendFlags(1 << 3));
+    assert_eq!(init_err_with(&x86().backends(&[&unknown]), &Split), Some(Error::Invalid));
+    // A broadcast the host's hooks cannot carry out, unless it is off.
+    assert_eq!(init_err(&x86().backends(&[&split])), Error::Invalid);
+    let sync = Backend::new(Mechanism::Broadcast);
+    assert_eq!(init_err_with(&x86().backends(&[&sync]), &Split), Some(Error::Invalid));
+    let off = Backend::new(Mechanism::Broadcast).flags(BackendFlags::SPLIT | BackendFlags::DISABLED);
+    assert_eq!(init_err_with(&x86().backends(&[&off]), &Quiet), None);
+    // Two of one mechanism; more than TLBPOL_MECH_MAX.
+    assert_eq!(init_err_with(&x86().backends(&[&split, &split]), &Split), Some(Error::Exists));
+    assert_eq!(init_err_with(&x86().backends(&[&split, &ipi, &ipi]), &Split), Some(Error::Range));
+    assert_eq!(init_err_with(&x86().backends(&[]), &Split), None);
+    // Sizing does not hold the descriptors against a host: init does.
+    let list = [&split];
+    let cfg = x86().backends(&list);
+    assert!(Engine::<Quiet>::mem_size(&cfg) > 0);
+    assert_eq!(Engine::<Quiet>::mem_size(&cfg), Engine::<Quiet>::mem_size(&x86()));
+}
+
 #[test]
 fn too_little_memory() {
     let cfg = Config::new(4, Arch::Arm64);
