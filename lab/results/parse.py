@@ -117,6 +117,39 @@ def parse_scale(res: Result, _sim: Values) -> Values:
     return v
 
 
+def parse_backends(res: Result, _sim: Values) -> Values:
+    """tlbpol-sim --scale SCENARIO --backend B, for each B: the cost model's
+    choice beside interrupts only and B always."""
+    v: Values = {}
+    rows = []
+    worst: Dict[str, float] = {}
+    wins: Dict[str, int] = {}
+    bk = ''
+    for ln in res.lines():
+        m = re.match(r'(\S+), policy default, backend (\S+): ', ln)
+        if m:
+            v['scenario'], bk = m.group(1), m.group(2)
+            continue
+        f = ln.split()
+        if bk and len(f) == 9 and f[0].isdigit() and re.fullmatch(NUM, f[8]):
+            ipi_ms, fixed_ms, choice_ms = float(f[2]), float(f[4]), float(f[7])
+            worst[bk] = max(worst.get(bk, 0.0), float(f[8]))
+            # Better than each fixed one: faster than both by 0.1% or more.
+            wins[bk] = wins.get(bk, 0) + (choice_ms < 0.999 * min(ipi_ms, fixed_ms))
+            rows.append([bk] + f)
+    need(rows, res, 'no backend rows')
+    for b in worst:
+        v['%s.worst' % b] = '%.3f' % worst[b]
+        v['%s.wins' % b] = str(wins[b])
+    v['worst'] = '%.3f' % max(worst.values())
+    v['wins'] = str(sum(wins.values()))
+    v['backends'] = ', '.join(worst)
+    v['table.backends'] = table(
+        ['backend', 'CPUs', 'interrupts only: irq', 'ms', 'fixed: broadcasts', 'ms',
+         'choice: irq', 'broadcasts', 'ms', 'choice / best fixed'], rows)
+    return v
+
+
 def parse_replay(res: Result, _sim: Values) -> Values:
     """lab/validate/run.sh --replay-only: predicted against measured, by program."""
     v: Values = {}
@@ -505,6 +538,8 @@ Parser = Callable[[Result, Values], Values]
 PARSERS: Dict[str, Tuple[str, Parser]] = {
     'sim-main': ('sim', parse_sim),
     'sim-scale-reclaim': ('sim', parse_scale),
+    'sim-backends-reclaim': ('sim', parse_backends),
+    'sim-backends-dontneed': ('sim', parse_backends),
     'sim-1024': ('sim', parse_sim),
     'sim-dontneed-vm2': ('sim', parse_sim),
     'sim-lazy-stamps': ('sim', parse_sim),

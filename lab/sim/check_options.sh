@@ -102,5 +102,21 @@ for p in linux default custom; do
 	esac
 done
 
+# --backend: an unknown mechanism (rar and sbi are not modelled) is refused;
+# a fixed invlpgb broadcasts where interrupts only never do, and the
+# engine's choice sends fewer interrupts than interrupts only at 64 CPUs.
+refused $short --backend rar
+refused $short --backend ''
+r="reclaim --cpus 64 --nodes 2 --events 2048 --policy default --csv"
+# shellcheck disable=SC2086
+i=$("$sim" $r --backend ipi | awk -F, 'NR == 2 { print $0 }')
+# shellcheck disable=SC2086
+f=$("$sim" $r --backend invlpgb --fixed | awk -F, 'NR == 2 { print $0 }')
+[ -n "$i" ] && [ "$i" != "$f" ] || say "--backend invlpgb --fixed changed nothing"
+# shellcheck disable=SC2086
+"$sim" --scale reclaim --backend invlpgb --events 1024 | awk '
+	$1 == 64 { seen = 1; if ($6 >= $2) bad = 1 }
+	END { exit !(seen && !bad) }' || say "--scale --backend: the choice interrupts as much as ipi at 64 CPUs"
+
 [ "$fail" -eq 0 ] && echo "ok: tlbpol-sim options"
 exit $fail

@@ -40,6 +40,9 @@
  *  [BC]    INVLPGB + TLBSYNC / TLBI IS + DSB: assumed; one instruction per
  *          page and one wait for all CPUs (AMD APM vol. 3 INVLPGB; Arm ARM
  *          TLBI ...IS).  No public per-operation figures; tune to taste.
+ *  [INVLPGB] Linux arch/x86/kernel/cpu/amd.c cpu_detect_tlb_amd():
+ *          invlpgb_count_max = CPUID 8000_0008h EDX[15:0] + 1; 8 is an
+ *          assumed value (no figure for a given part is cited here).
  *  [HV]    a paravirtual flush hypercall (Hyper-V HvFlushVirtualAddressList,
  *          KVM PV flush): one VM exit, the hypervisor flushes the vCPUs;
  *          assumed ~2 us plus a little per page.
@@ -72,6 +75,11 @@
 	X(broadcast_ns, 1500, "[BC] broadcast flush wait (TLBSYNC/DSB)")               \
 	X(broadcast_page_ns, 40, "[BC] each page a broadcast names")                   \
 	X(hypercall_ns, 2000, "[HV] a flush hypercall (the broadcast of --hypercall)")  \
+	X(invlpgb_ns, 60, "[BC] one INVLPGB instruction, issued without waiting")        \
+	X(invlpgb_pages, 8, "[INVLPGB] pages one INVLPGB names (CPUID 8000_0008h EDX)")  \
+	X(tlbsync_ns, 1500, "[BC] TLBSYNC: the wait for this CPU's INVLPGBs")          \
+	X(tlbi_ns, 40, "[BC] one TLBI ...IS instruction (one page, no FEAT_TLBIRANGE)") \
+	X(dsb_ns, 1500, "[BC] DSB ISH after TLBIs: the wait for every PE")            \
 	X(hypercall_page_ns, 20, "[HV] each page a flush hypercall names")             \
 	X(fault_ns, 1500, "[PF] handling a page fault")                                  \
 	X(mem_access_ns, 60, "[MODEL] a random read that misses the caches (DRAM)")     \

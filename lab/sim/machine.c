@@ -86,35 +86,6 @@ static void cb_send_ipi(void *ctx, uint32_t from, const struct tlbpol_cpuset *t)
 	src->clock += cost;
 }
 
-static void cb_broadcast(void *ctx, uint32_t from, const struct tlbpol_flush *f)
-{
-	struct sim *s = ctx;
-	uint64_t pages = 0;
-
-	for (uint32_t c = 0; c < s->cfg.ncpus; c++) {
-		struct sim_tlb *t = &s->cpus[c].tlb;
-
-		if (f->kind == TLBPOL_FLUSH_ALL) {
-			tlb_flush_all(t, s->nas);
-		} else if (f->kind == TLBPOL_FLUSH_AS) {
-			tlb_flush_as(t, (uint16_t)f->as_tag);
-		} else {
-			for (uint32_t r = 0; r < f->nr_ranges; r++)
-				for (uint64_t i = 0; i < f->ranges[r].nr_pages; i++)
-					tlb_flush_page(t, (uint16_t)f->as_tag,
-						       (f->ranges[r].va >> 12) + i);
-		}
-	}
-	for (uint32_t r = 0; r < f->nr_ranges; r++)
-		pages += f->ranges[r].nr_pages;
-	s->cnt.broadcasts++;
-	s->cnt.pages_flushed += pages;
-	if (s->cfg.hypercall)
-		s->cpus[from].clock += s->cfg.cost.hypercall_ns + (double)pages * s->cfg.cost.hypercall_page_ns;
-	else
-		s->cpus[from].clock += s->cfg.cost.broadcast_ns + (double)pages * s->cfg.cost.broadcast_page_ns;
-}
-
 /* A turn of the engine's wait: other CPUs run meanwhile (clock.c). */
 static void cb_relax(void *ctx, uint32_t cpu)
 {
@@ -141,19 +112,6 @@ uint64_t sim_rand(struct sim_cpu *c)
 
 int sim_init(struct sim *s, const struct sim_config *cfg, const struct workload *wl)
 {
-	static const struct tlbpol_ops ops = {
-		.size = sizeof(ops),
-		.flush_local = cb_flush_local,
-		.send_ipi = cb_send_ipi,
-		.relax = cb_relax,
-	};
-	static const struct tlbpol_ops ops_bc = {
-		.size = sizeof(ops),
-		.flush_local = cb_flush_local,
-		.send_ipi = cb_send_ipi,
-		.broadcast = cb_broadcast,
-		.relax = cb_relax,
-	};
 	struct tlbpol_config ec;
 	const char *trace_path = s->trace_path;
 	int err;
@@ -174,7 +132,14 @@ int sim_init(struct sim *s, const struct sim_config *cfg, const struct workload 
 	ec.free_ticks = cfg->free_ticks;
 	ec.rules = cfg->rules;
 	ec.max_as = SIM_MAX_AS;
-	ec.ops = cfg->broadcast ? &ops_bc : &ops;
+	s->ops = (struct tlbpol_ops){
+		.size = sizeof(s->ops),
+		.flush_local = cb_flush_local,
+		.send_ipi = cb_send_ipi,
+		.relax = cb_relax,
+	};
+	sim_backend_setup(s, &ec);
+	ec.ops = &s->ops;
 	if (cfg->pcid)
 		ec.flags |= TLBPOL_CFGF_RETAIN_AS;
 	if (cfg->wait_irqs) /* cb_relax() takes this CPU's interrupts */

@@ -59,7 +59,9 @@
 	X(BLOCK, "block-us", ARG, _)                                \
 	X(PAGES, "pages", U32, pages)                               \
 	X(WAIT_IRQS, "wait-irqs", ARG, _)                           \
-	X(ZERO_PAGE, "zero-page", ARG, _)
+	X(ZERO_PAGE, "zero-page", ARG, _)                           \
+	X(BACKEND, "backend", ARG, _)                               \
+	X(FIXED, "fixed", SET, fixed)
 
 /* What getopt_long() is told each kind takes. */
 #define HAS_ARG_ARG required_argument
@@ -108,6 +110,10 @@ static void usage(FILE *f)
 		"  --overcommit K    vCPUs per physical CPU in `vcpu` and `hypervisor` (default 2)\n"
 		"  --broadcast       give the engine a broadcast flush (INVLPGB) on x86 too\n"
 		"  --hypercall       ... as a paravirtual flush hypercall (its own costs)\n"
+		"  --backend B       the machine's flush mechanism: ipi, invlpgb, tlbi or hypercall\n"
+		"                    (interrupts too; the engine chooses per request by its cost\n"
+		"                    model); with --scale, that choice beside each fixed one\n"
+		"  --fixed           ... the engine always uses B (interrupts priced out of reach)\n"
 		"  --seed S          random seed (default 1)\n"
 		"  --free-ticks N    the engine's cfg.free_ticks (0: its default, 2; 4294967295: never)\n"
 		"  --topology FILE   CPUs and nodes from \"cpu node\" lines (examples/topology)\n"
@@ -373,6 +379,17 @@ static int option(struct sim_options *o, int c, const char *name, const char *v)
 	case OPT_NO_STAMPS: /* the last one given wins */
 		cfg->stamps_mode = c == OPT_STAMPS;
 		return 0;
+	case OPT_BACKEND: {
+		int bk = sim_backend_parse(v);
+
+		if (bk < 0) {
+			fprintf(stderr, "tlbpol-sim: --backend: unknown mechanism '%s' (ipi, invlpgb, "
+				"tlbi, hypercall; rar and sbi are not modelled)\n", v);
+			return -1;
+		}
+		cfg->backend = bk;
+		return 0;
+	}
 	case OPT_HYPERCALL:
 		cfg->broadcast = 1;
 		cfg->hypercall = 1;

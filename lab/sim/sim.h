@@ -180,6 +180,16 @@ struct sim_counters {
 	uint64_t faults[3];
 };
 
+/* The flush mechanisms of --backend (backends.c). */
+enum sim_backend {
+	SIM_BK_DEFAULT = 0, /* --broadcast, --hypercall and the scenario say */
+	SIM_BK_IPI,
+	SIM_BK_INVLPGB,
+	SIM_BK_TLBI,
+	SIM_BK_HYPERCALL,
+	SIM_BK_MAX
+};
+
 struct sim_config {
 	uint32_t ncpus, nnodes;
 	const uint16_t *topology; /* node of each CPU, or NULL: blocks of CPUs */
@@ -188,6 +198,8 @@ struct sim_config {
 	uint32_t l1_entries, l1_ways, l2_entries, l2_ways;
 	int broadcast; /* give the engine ops->broadcast */
 	int hypercall; /* ... implemented as a flush hypercall */
+	int backend;   /* enum sim_backend (--backend): overrides the two above */
+	int fixed;     /* ... the engine always broadcasts by it (backends.c) */
 	int vm;        /* guest: IPIs cost vm_ipi_factor more */
 	uint32_t overcommit; /* vcpu scenario: vCPUs per physical CPU */
 	uint64_t events;  /* workload size (scenario-defined unit) */
@@ -252,10 +264,20 @@ struct sim {
 	struct sim_counters cnt;
 	uint64_t events_done;
 	const char *trace_path;
+	struct tlbpol_ops ops;  /* what the engine was given (machine.c, backends.c) */
+	struct tlbpol_backend bk_desc[2];
+	const struct tlbpol_backend *bk_descs[2];
 	void *trace;        /* the replayed trace */
 	void *frames;       /* --stamps: the free frames past the per-CPU lists (frames.c) */
 	char error[256];
 };
+
+/* backends.c: --backend's name and number (-1: unknown), and the ops and
+ * descriptors it gives the engine @ec (s->ops' flush_local, send_ipi and
+ * relax are set already). */
+const char *sim_backend_name(int bk);
+int sim_backend_parse(const char *v);
+void sim_backend_setup(struct sim *s, struct tlbpol_config *ec);
 
 /* clock.c: modelled time.  Only a CPU's own coroutine calls these for it. */
 int clock_init(struct sim *s, void (*cpu_main)(struct sim *s, uint32_t cpu));
