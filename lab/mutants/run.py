@@ -173,6 +173,9 @@ def checkers(args: argparse.Namespace) -> list[Checker]:
                                               "lazy", "--batch", "8"], 300),
         ("stress-generic", "oracle", st + ["--cpus", "4", "--arch", "generic", "--events",
                                            ev, "--rules", "all", "--retain"], 300),
+        # RISCV64: cached invalid PTEs, A and D by fault (Svade).
+        ("stress-riscv64", "oracle", st + ["--cpus", "4", "--arch", "riscv64", "--events",
+                                           ev, "--rules", "all", "--retain"], 300),
         ("stress-compute", "oracle", st + ["--cpus", "4", "--arch", "x86", "--events", ev,
                                            "--rules", "all", "--profile", "compute",
                                            "--ipi-delay", "20"], 300),
