@@ -3,7 +3,8 @@
  * test_backends.c - flush mechanisms (struct tlbpol_backend): descriptors
  * checked against the ops, the split-phase broadcast's issue and sync on
  * the issuing CPU, the cost model they feed, and lockless walkers
- * (TLBPOL_CFGF_LOCKLESS_WALKERS, ops->walker_sync).
+ * (TLBPOL_CFGF_LOCKLESS_WALKERS, ops->walker_sync), and the model from
+ * measured costs (tlbpol_cost_calibrate()).
  */
 #include <errno.h>
 
@@ -376,7 +377,104 @@ static void test_walkers_not_lazy(void **state)
 	}
 }
 
-H_TEST_MAIN(cmocka_unit_test(test_descriptor_errors), cmocka_unit_test(test_sizes_0_2),
+/*
+ * tlbpol_cost_calibrate(): Dave Hansen's Haswell figures in cycles (INVLPG
+ * 250 each, a CR3 write 2283, 250 to refill an entry) with 64 entries in
+ * use give a ceiling of 36 pages, near Linux's 33; the IPI costs are the
+ * round trip and the send plus the target's entry and exit; a broadcast
+ * fills its descriptor; what is missing or malformed is refused with the
+ * configuration untouched.
+ */
+static void test_calibrate(void **state)
+{
+	struct tlbpol_calibration m;
+	struct tlbpol_config cfg, before;
+	struct tlbpol_backend ipi, bc;
+	struct {
+		struct tlbpol_calibration m;
+		uint64_t extra;
+	} big;
+
+	(void)state;
+	memset(&m, 0, sizeof(m));
+	m.size = sizeof(m);
+	m.ipi_round_trip = 2000;
+	m.inval_page = 250;
+	m.full_flush = 2283;
+	m.refill = 250;
+	tlbpol_config_init(&cfg, 4, TLBPOL_ARCH_X86_64);
+	assert_int_equal(tlbpol_cost_calibrate(&m, &cfg, &ipi, &bc), 0);
+	assert_int_equal(cfg.flush_ceiling, 36);
+	assert_int_equal(cfg.cost_ipi_ns, 2000);
+	assert_int_equal(cfg.cost_ipi_target_ns, 200 + 500);
+	assert_int_equal(cfg.cost_broadcast_ns, TLBPOL_DEFAULT_COST_BROADCAST_NS);
+	assert_int_equal(ipi.size, sizeof(ipi));
+	assert_int_equal(ipi.mech, TLBPOL_MECH_IPI);
+	assert_int_equal(ipi.cost_ns, 2000);
+	assert_int_equal(bc.size, 0); /* no broadcast measured */
+
+	m.ipi_send = 100;
+	m.irq_entry_exit = 300;
+	m.bcast_issue = 50;
+	m.bcast_sync = 1000;
+	m.bcast_max_pages = 8;
+	m.refill_entries = 8;
+	m.full_flush = 10000000000ULL; /* capped at 4096 pages */
+	assert_int_equal(tlbpol_cost_calibrate(&m, &cfg, NULL, &bc), 0);
+	assert_int_equal(cfg.flush_ceiling, 4096);
+	assert_int_equal(cfg.cost_ipi_target_ns, 400);
+	assert_int_equal(cfg.cost_broadcast_ns, 1050);
+	assert_int_equal(cfg.cost_broadcast_page_ns, 50);
+	assert_int_equal(bc.mech, TLBPOL_MECH_BROADCAST);
+	assert_int_equal(bc.max_pages, 8);
+	assert_int_equal(bc.cost_ns, 1050);
+	/* A ceiling of at least 1: a whole flush cheaper than one page. */
+	m.full_flush = 1;
+	m.refill_entries = 0;
+	m.refill = 1;
+	m.inval_page = 1000;
+	assert_int_equal(tlbpol_cost_calibrate(&m, &cfg, NULL, NULL), 0);
+	assert_int_equal(cfg.flush_ceiling, 1);
+	/* The calibrated configuration builds an engine that uses the costs. */
+	{
+		struct harness h;
+		const struct tlbpol_backend *bs[] = { &ipi };
+
+		h_config(&h, &cfg, 4, TLBPOL_ARCH_X86_64);
+		m.full_flush = 2283;
+		m.refill = 250;
+		m.inval_page = 250;
+		assert_int_equal(tlbpol_cost_calibrate(&m, &cfg, &ipi, NULL), 0);
+		cfg.backends = bs;
+		cfg.nr_backends = 1;
+		h_engine_cfg(&h, &cfg);
+		tlbpol_engine_free(h.eng);
+	}
+
+	/* Refused, nothing written. */
+	before = cfg;
+	m.inval_page = 0;
+	assert_int_equal(tlbpol_cost_calibrate(&m, &cfg, NULL, NULL), -EINVAL);
+	m.inval_page = 250;
+	m.ipi_round_trip = 0;
+	assert_int_equal(tlbpol_cost_calibrate(&m, &cfg, NULL, NULL), -EINVAL);
+	m.ipi_round_trip = 2000;
+	m.size = sizeof(m) - 8;
+	assert_int_equal(tlbpol_cost_calibrate(&m, &cfg, NULL, NULL), -EINVAL);
+	m.size = sizeof(m);
+	assert_int_equal(tlbpol_cost_calibrate(NULL, &cfg, NULL, NULL), -EINVAL);
+	assert_int_equal(tlbpol_cost_calibrate(&m, NULL, NULL, NULL), -EINVAL);
+	memset(&big, 0, sizeof(big));
+	big.m = m;
+	big.m.size = sizeof(big);
+	big.extra = 1;
+	assert_int_equal(tlbpol_cost_calibrate(&big.m, &cfg, NULL, NULL), -E2BIG);
+	assert_memory_equal(&before, &cfg, sizeof(cfg));
+	big.extra = 0;
+	assert_int_equal(tlbpol_cost_calibrate(&big.m, &cfg, NULL, NULL), 0);
+}
+
+H_TEST_MAIN(cmocka_unit_test(test_calibrate), cmocka_unit_test(test_descriptor_errors), cmocka_unit_test(test_sizes_0_2),
 	    cmocka_unit_test(test_split_same_cpu), cmocka_unit_test(test_disabled),
 	    cmocka_unit_test(test_costs), cmocka_unit_test(test_walkers),
 	    cmocka_unit_test(test_walkers_preempted), cmocka_unit_test(test_walkers_not_lazy));

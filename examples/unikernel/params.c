@@ -25,6 +25,7 @@ uint32_t p_reusewin = 200;
 uint32_t p_ipi_delay = UINT32_MAX;
 uint32_t p_swap;               /* swap=1: default runs before linux */
 uint32_t p_warm;               /* warm=1: one unmeasured short round first */
+uint32_t p_calib;              /* calib=1: the engines use the calibrated costs */
 uint32_t param_idle_hlt;        /* idle=hlt */
 
 /*
@@ -101,6 +102,7 @@ void params_parse(const char *c)
 		{ "stamplook=", &param_stamp_lookahead, 0, 64 },
 		{ "reuse=", &p_reuse, 1, 64 },          { "reusewin=", &p_reusewin, 1, 100000 },
 		{ "swap=", &p_swap, 0, 1 },             { "warm=", &p_warm, 0, 1 },
+		{ "calib=", &p_calib, 0, 1 },
 	};
 
 	while (*c) {
@@ -161,9 +163,9 @@ void params_print(void)
 {
 	resolve_only();
 	kprintf("params: rounds=%u iters=%u ring=%u reclaim=%u dgpages=%u tick=%u planted=%u idle=%s "
-		"stamplook=%u reuse=%u reusewin=%u\n",
+		"stamplook=%u reuse=%u reusewin=%u calib=%u\n",
 		p_rounds, p_iters, p_ring, p_reclaim, p_dgpages, p_tick, param_planted,
-		param_idle_hlt ? "hlt" : "spin", param_stamp_lookahead, p_reuse, p_reusewin);
+		param_idle_hlt ? "hlt" : "spin", param_stamp_lookahead, p_reuse, p_reusewin, p_calib);
 	if (nr_masks > NR_MASKS)
 		kprintf("rules=%s: mask %lx, run as \"custom\" after naive, linux and default\n",
 			p_rules_spec, masks[M_CUSTOM].rules);

@@ -171,6 +171,11 @@ static void warm_up(uint32_t cpu, int m)
 	barrier(cpu);
 }
 
+/* The cost model and flush ceiling tlbpol_cost_calibrate() derives from
+ * the calibration, in TSC cycles (calib=1: every engine takes them). */
+static struct tlbpol_config calib_cfg;
+static int calib_ok;
+
 static void run_mask(uint32_t cpu, int m, int slot)
 {
 	int need_flush = 0;
@@ -190,6 +195,11 @@ static void run_mask(uint32_t cpu, int m, int slot)
 		/* Only RULE_POLLING_CPUS reads it; set for every mask so
 		 * the masks differ in their rules alone. */
 		cfg.ipi_delay_spins = p_ipi_delay;
+		if (p_calib && calib_ok) {
+			cfg.flush_ceiling = calib_cfg.flush_ceiling;
+			cfg.cost_ipi_ns = calib_cfg.cost_ipi_ns;
+			cfg.cost_ipi_target_ns = calib_cfg.cost_ipi_target_ns;
+		}
 		err = tlbpol_engine_init(&eng, mem, engine_mem_stride, &cfg);
 		if (err)
 			panic("tlbpol_engine_init = %d", err);
@@ -242,6 +252,28 @@ static void run_mask(uint32_t cpu, int m, int slot)
 	barrier(cpu);
 }
 
+static void calibrated(uint64_t inv, uint64_t cr3, uint64_t walk, uint64_t send, uint64_t rt)
+{
+	struct tlbpol_calibration m = {
+		.size = sizeof(m), .ipi_round_trip = rt ? rt : 1, .ipi_send = send,
+		.inval_page = inv ? inv : 1, .full_flush = cr3 ? cr3 : 1, .refill = walk ? walk : 1,
+	};
+	int err;
+
+	tlbpol_config_init(&calib_cfg, nr_cpus, TLBPOL_ARCH_X86_64);
+	err = tlbpol_cost_calibrate(&m, &calib_cfg, 0, 0);
+	if (err) {
+		kprintf("calibrated: tlbpol_cost_calibrate = %d\n", err);
+		return;
+	}
+	calib_ok = 1;
+	kprintf("calibrated: flush ceiling %u pages (default %u), IPI first target %u, each "
+		"further %u (TSC cycles; no broadcast here); %s\n",
+		calib_cfg.flush_ceiling, TLBPOL_DEFAULT_FLUSH_CEILING, calib_cfg.cost_ipi_ns,
+		calib_cfg.cost_ipi_target_ns,
+		p_calib ? "calib=1: the engines use them" : "printed only (calib=1 uses them)");
+}
+
 /*
  * What the primitives cost on this machine, to read the table by: CPU 0
  * times each while the others wait with interrupts on.
@@ -250,7 +282,7 @@ static void calibrate(uint32_t cpu)
 {
 	enum { N = 1000 };
 	volatile uint64_t *unmapped = (volatile uint64_t *)(uintptr_t)TVA(NR_TPAGES - 1);
-	uint64_t t, c_tsc, c_pause, c_inv, c_cr3, c_pf, c_ipi = 0, c_send = 0;
+	uint64_t t, c_tsc, c_pause, c_inv, c_cr3, c_pf, c_walk, c_ipi = 0, c_send = 0;
 
 	barrier(cpu);
 	if (cpu == 0) {
@@ -275,6 +307,14 @@ static void calibrate(uint32_t cpu)
 			if (probe_read(unmapped) != PROBE_FAULT)
 				panic("calibration: the unmapped page did not fault");
 		c_pf = (rdtsc() - t) / N;
+		/* A walk after an invalidation: the refill a flush costs. */
+		t = rdtsc();
+		for (int i = 0; i < N; i++) {
+			invlpg((uint64_t)(uintptr_t)&ping_ack);
+			(void)__atomic_load_n(&ping_ack, __ATOMIC_RELAXED);
+		}
+		c_walk = (rdtsc() - t) / N;
+		c_walk = c_walk > c_inv ? c_walk - c_inv : 1;
 		if (nr_cpus > 1) {
 			t = rdtsc();
 			for (int i = 0; i < N; i++) {
@@ -296,8 +336,9 @@ static void calibrate(uint32_t cpu)
 			c_send /= N;
 		}
 		kprintf("calibration (TSC cycles): rdtsc %lu, relax %lu, invlpg %lu, CR3 write %lu, "
-			"#PF round trip %lu, IPI send %lu, IPI round trip CPU0->CPU1->CPU0 %lu\n",
-			c_tsc, c_pause, c_inv, c_cr3, c_pf, c_send, c_ipi);
+			"#PF round trip %lu, walk %lu, IPI send %lu, IPI round trip CPU0->CPU1->CPU0 "
+			"%lu\n", c_tsc, c_pause, c_inv, c_cr3, c_pf, c_walk, c_send, c_ipi);
+		calibrated(c_inv, c_cr3, c_walk, c_send, c_ipi);
 		/*
 		 * Spin-then-interrupt: wait for a target to serve by itself
 		 * for at most what the interrupt would cost the machine (the

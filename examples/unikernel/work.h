@@ -30,6 +30,10 @@ extern uint32_t p_reusewin;  /* stamp_reuse: the reader's interrupts-off
 extern uint32_t p_ipi_delay;
 extern uint32_t p_swap;      /* swap=1: default runs before linux (work.c) */
 extern uint32_t p_warm;      /* warm=1: each mask's workloads once unmeasured first */
+/* calib=1: every engine takes tlbpol_cost_calibrate()'s costs and flush
+ * ceiling (work.c, calibrate()); 0 (the default): they are only printed,
+ * and the engines keep the defaults the recorded comparisons used */
+extern uint32_t p_calib;
 
 /*
  * The rule masks.  The first three are the built-in comparison, which the

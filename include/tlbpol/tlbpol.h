@@ -883,10 +883,89 @@ struct tlbpol_as;
  * model, and NULL cpu_node, ops and ops_ctx, no flags, no wait_limit.  Does
  * nothing if @cfg is NULL.  Writes sizeof(struct tlbpol_config) bytes
  * (programs built against release 0.1 bind tlbpol_config_init@TLBPOL_0.1,
- * which writes 0.1's TLBPOL_CONFIG_SIZE_0_1).
+ * which writes 0.1's TLBPOL_CONFIG_SIZE_0_1, and against 0.2
+ * tlbpol_config_init@TLBPOL_0.2, which writes TLBPOL_CONFIG_SIZE_0_2).
  * Context: any.
  */
 TLBPOL_API void tlbpol_config_init(struct tlbpol_config *cfg, uint32_t nr_cpus, uint32_t arch);
+
+/**
+ * struct tlbpol_calibration - the primitives' costs, as the host timed them.
+ * Release 0.3.  Set @size to sizeof; the host times each at boot.
+ * @size: sizeof(struct tlbpol_calibration).
+ * @refill_entries: TLB entries a CPU uses again soon after a whole flush
+ *	(its working set: what a whole flush costs beyond the pages a
+ *	ranged one names); 0 takes 64.
+ * @ipi_round_trip: one interrupt to one other CPU, from the send to seeing
+ *	its handler's acknowledgement (required, > 0).
+ * @ipi_send: the sender's part for each further target (an ICR write);
+ *	0 takes a tenth of @ipi_round_trip.
+ * @irq_entry_exit: what a target spends taking the interrupt (entry,
+ *	handler's return, EOI); 0 takes a quarter of @ipi_round_trip.
+ * @inval_page: invalidating one page locally (INVLPG, TLBI VAE1 with its
+ *	DSB, SFENCE.VMA va) (required, > 0).
+ * @full_flush: a whole local flush (a CR3 write, TLBI ASIDE1) (required).
+ * @refill: refilling one entry a flush removed (a TLB miss's walk from
+ *	cached page tables) (required, > 0).
+ * @bcast_issue: one broadcast invalidation instruction issued (INVLPGB,
+ *	TLBI ...IS), or 0 when the machine has none.
+ * @bcast_sync: waiting for the broadcasts issued to complete (TLBSYNC,
+ *	DSB ISH), or the whole of a synchronous broadcast (a hypercall).
+ * @bcast_max_pages: pages one broadcast instruction names (INVLPGB's
+ *	count; 1 without TLBI ranges), 0 for 1.
+ * @pad: 0.
+ *
+ * Every time is in one unit, the same for all (nanoseconds, or TSC cycles
+ * where the TSC rate is unknown): the cost model only compares them.
+ */
+struct tlbpol_calibration {
+	uint32_t size;
+	uint32_t refill_entries;
+	uint64_t ipi_round_trip;
+	uint64_t ipi_send;
+	uint64_t irq_entry_exit;
+	uint64_t inval_page;
+	uint64_t full_flush;
+	uint64_t refill;
+	uint64_t bcast_issue;
+	uint64_t bcast_sync;
+	uint32_t bcast_max_pages;
+	uint32_t pad;
+};
+
+/**
+ * tlbpol_cost_calibrate() - the cost model and the flush ceiling from
+ * measured costs (release 0.3).
+ * @m: the measurements.
+ * @cfg: a configuration (tlbpol_config_init()'s): its cost_* fields and
+ *	flush_ceiling are written, nothing else.
+ * @ipi: if not NULL, filled as the TLBPOL_MECH_IPI descriptor the costs
+ *	give (size, mech, costs; flags 0).
+ * @bcast: if not NULL and @m has a broadcast (@bcast_sync > 0), filled as
+ *	a TLBPOL_MECH_BROADCAST descriptor (its flags 0: the host adds
+ *	TLBPOL_BKF_SPLIT where it splits); else zeroed.
+ *
+ * The derivations, which the host may override afterwards:
+ *  - first target: @ipi_round_trip (the initiator waits for it, as it
+ *    waits for a broadcast's sync); each further one: @ipi_send plus
+ *    @irq_entry_exit, the interrupt the target takes, which a broadcast
+ *    spares it;
+ *  - broadcast: @bcast_issue + @bcast_sync fixed, @bcast_issue per
+ *    instruction of @bcast_max_pages pages;
+ *  - flush ceiling: the most pages N for which invalidating them one by
+ *    one costs no more than a whole flush and the refills it adds, N x
+ *    (@inval_page + @refill) <= @full_flush + @refill x @refill_entries,
+ *    at least 1, at most 4096.  Linux's 33 came from such a comparison on
+ *    a Haswell (Dave Hansen's measurements behind 611ae8e3f520's
+ *    tlb_single_page_flush_ceiling).
+ * Costs above 2^32 - 1 are capped there (the config's fields are 32-bit).
+ * Context: any; freestanding builds too.
+ * Return: 0; -EINVAL for NULL @m or @cfg, a @size of either too small, a
+ * required measurement 0 or a nonzero @pad; -E2BIG for @m->size larger than this library's
+ * structure with a nonzero byte past it.
+ */
+TLBPOL_API int tlbpol_cost_calibrate(const struct tlbpol_calibration *m, struct tlbpol_config *cfg,
+				     struct tlbpol_backend *ipi, struct tlbpol_backend *bcast);
 
 /**
  * tlbpol_engine_size() - bytes of memory an engine for @cfg needs.

@@ -119,3 +119,58 @@ void tlbpol__costs_apply(const struct tlbpol_config *cfg, struct tlbpol_params *
 	if (!p->bcast_max_pages)
 		p->bcast_max_pages = 1;
 }
+
+/* @v capped to what a 32-bit cost field holds. */
+static uint32_t cap32(uint64_t v)
+{
+	return v > 0xffffffffULL ? 0xffffffffU : (uint32_t)v;
+}
+
+int tlbpol_cost_calibrate(const struct tlbpol_calibration *m, struct tlbpol_config *cfg,
+			  struct tlbpol_backend *ipi, struct tlbpol_backend *bcast)
+{
+	uint64_t send, irq, w, n, per;
+
+	if (!m || !cfg || m->size < sizeof(*m) || cfg->size < sizeof(*cfg))
+		return -E_INVAL;
+	if (!tail_zero(m, m->size, sizeof(*m)))
+		return -E_2BIG;
+	if (!m->ipi_round_trip || !m->inval_page || !m->full_flush || !m->refill || m->pad)
+		return -E_INVAL;
+	send = m->ipi_send ? m->ipi_send : m->ipi_round_trip / 10;
+	irq = m->irq_entry_exit ? m->irq_entry_exit : m->ipi_round_trip / 4;
+	cfg->cost_ipi_ns = cap32(m->ipi_round_trip);
+	cfg->cost_ipi_target_ns = cap32(send + irq);
+	/*
+	 * N pages one by one against a whole flush: both lose the N entries
+	 * named, the whole flush also the rest of the working set, which the
+	 * CPU walks again.  The largest N that is no dearer.
+	 */
+	w = m->refill_entries ? m->refill_entries : 64;
+	per = m->inval_page + m->refill;
+	n = (m->full_flush + m->refill * w) / per;
+	cfg->flush_ceiling = (uint32_t)(n < 1 ? 1 : n > 4096 ? 4096 : n);
+	if (m->bcast_sync) {
+		cfg->cost_broadcast_ns = cap32(m->bcast_issue + m->bcast_sync);
+		cfg->cost_broadcast_page_ns = cap32(m->bcast_issue ? m->bcast_issue : 1);
+	}
+	if (ipi) {
+		prim_zero(ipi, sizeof(*ipi));
+		ipi->size = sizeof(*ipi);
+		ipi->mech = TLBPOL_MECH_IPI;
+		ipi->cost_ns = cfg->cost_ipi_ns;
+		ipi->cost_target_ns = cfg->cost_ipi_target_ns;
+		ipi->cost_remote_ns = cfg->cost_ipi_remote_ns;
+	}
+	if (bcast) {
+		prim_zero(bcast, sizeof(*bcast));
+		if (m->bcast_sync) {
+			bcast->size = sizeof(*bcast);
+			bcast->mech = TLBPOL_MECH_BROADCAST;
+			bcast->max_pages = m->bcast_max_pages ? m->bcast_max_pages : 1;
+			bcast->cost_ns = cfg->cost_broadcast_ns;
+			bcast->cost_page_ns = cfg->cost_broadcast_page_ns;
+		}
+	}
+	return 0;
+}
