@@ -565,6 +565,20 @@ struct tlbpol_flush {
  *	tlb_remove_table_sync_one(); or an RCU grace period).  Without it the
  *	engine never uses such a mechanism for a request that frees tables,
  *	and interrupts the CPUs instead.  Context: as @relax.
+ * @remote_action: optional (release 0.3), a targeted flush that runs no
+ *	code on its targets and is complete on return (Intel RAR: a payload
+ *	and an action vector, the initiator waiting for each target's
+ *	completion; an SBI remote fence, sbi_remote_sfence_vma_asid(), whose
+ *	OpenSBI implementation waits): perform @f on every CPU in @targets
+ *	(never the caller), whatever they run.  Used under RULE_BROADCAST
+ *	when the cost model prefers it (TLBPOL_MECH_REMOTE).  A CPU left out
+ *	of @targets (idle, lazy, preempted, up to date) catches up by itself
+ *	when it next uses the address space, as with interrupts; a target's
+ *	flushed generation does not move (no code of the engine runs there),
+ *	so it may flush once more at its next switch.  Under
+ *	TLBPOL_CFGF_LOCKLESS_WALKERS it counts as interrupting nobody (RAR is
+ *	processed with interrupts off, an SBI fence in M-mode).  Context: as
+ *	@send_ipi.
  *
  * Callbacks may call tlbpol_handle_ipi() for their own CPU but must not call
  * any other engine function for @cpu / @from_cpu (such a call returns -EBUSY).
@@ -587,6 +601,8 @@ struct tlbpol_ops {
 	void (*bcast_issue)(void *ctx, uint32_t cpu, const struct tlbpol_flush *f);
 	void (*bcast_sync)(void *ctx, uint32_t cpu);
 	void (*walker_sync)(void *ctx, uint32_t cpu, const struct tlbpol_cpuset *cpus);
+	void (*remote_action)(void *ctx, uint32_t from_cpu, const struct tlbpol_cpuset *targets,
+			      const struct tlbpol_flush *f);
 };
 
 #define TLBPOL_OPS_SIZE_0_1 48 /* offsetof(struct tlbpol_ops, stuck) */
@@ -603,10 +619,13 @@ struct tlbpol_ops {
  * TLBPOL_MECH_BROADCAST: one invalidation that reaches every CPU with no
  *	interrupt: ops->bcast_issue and ops->bcast_sync (split phase), or
  *	ops->broadcast (complete on return).
+ * TLBPOL_MECH_REMOTE: a targeted flush that runs no code on its targets
+ *	(ops->remote_action: Intel RAR, an SBI remote fence).
  */
 #define TLBPOL_MECH_IPI 0U
 #define TLBPOL_MECH_BROADCAST 1U
-#define TLBPOL_MECH_MAX 2U
+#define TLBPOL_MECH_REMOTE 2U
+#define TLBPOL_MECH_MAX 3U
 
 /*
  * Backend flags (struct tlbpol_backend).
@@ -639,18 +658,25 @@ struct tlbpol_ops {
  *	(which interrupts have whether it is set or not).  For
  *	TLBPOL_MECH_BROADCAST, TLBPOL_BKF_SPLIT asks for ops->bcast_issue and
  *	ops->bcast_sync, its absence for ops->broadcast (-EINVAL when the ops
- *	lack them, unless TLBPOL_BKF_DISABLED).
+ *	lack them, unless TLBPOL_BKF_DISABLED).  For TLBPOL_MECH_REMOTE,
+ *	ops->remote_action must be set (unless TLBPOL_BKF_DISABLED), and
+ *	TLBPOL_BKF_SPLIT is refused.
  * @max_pages: pages one instruction of the mechanism names at most
  *	(INVLPGB: CPUID 8000_0008h EDX[15:0] + 1, Linux invlpgb_count_max;
  *	Arm TLBI by range: up to 2^21 pages; one otherwise); 0 means 1.  The
  *	cost model counts ceil(pages / @max_pages) instructions per range.
  * @cost_ns: IPI: the initiator's cost for the first target (the config's
  *	cost_ipi_ns); BROADCAST: the fixed cost of one request, issue and
- *	sync (cost_broadcast_ns).
- * @cost_target_ns: IPI: each further target (cost_ipi_target_ns).
+ *	sync (cost_broadcast_ns); REMOTE: the first target (with no
+ *	descriptor: cost_ipi_ns, and a tie with interrupts goes to the remote
+ *	action, which spares the targets theirs).
+ * @cost_target_ns: IPI: each further target (cost_ipi_target_ns);
+ *	REMOTE: each further target (with no descriptor: cost_ipi_target_ns).
  * @cost_remote_ns: IPI: more for each target on another NUMA node
  *	(cost_ipi_remote_ns).
- * @cost_page_ns: BROADCAST: each instruction (cost_broadcast_page_ns).
+ * @cost_page_ns: BROADCAST: each instruction (cost_broadcast_page_ns);
+ *	REMOTE: each payload of @max_pages pages (RAR names 63 pages in one;
+ *	with no descriptor: 0).
  *
  * A zero cost takes the config's cost_* field, which takes its default
  * when zero: a host that has no descriptor keeps release 0.2's model.
@@ -901,7 +927,9 @@ TLBPOL_API void tlbpol_config_init(struct tlbpol_config *cfg, uint32_t nr_cpus, 
  * @ipi_send: the sender's part for each further target (an ICR write);
  *	0 takes a tenth of @ipi_round_trip.
  * @irq_entry_exit: what a target spends taking the interrupt (entry,
- *	handler's return, EOI); 0 takes a quarter of @ipi_round_trip.
+ *	handler's return, EOI), added to each further target's cost where
+ *	the host weighs its targets' time as well as the initiator's; 0 (the
+ *	initiator's time only, as docs/results.md's tables were made).
  * @inval_page: invalidating one page locally (INVLPG, TLBI VAE1 with its
  *	DSB, SFENCE.VMA va) (required, > 0).
  * @full_flush: a whole local flush (a CR3 write, TLBI ASIDE1) (required).
@@ -948,8 +976,8 @@ struct tlbpol_calibration {
  * The derivations, which the host may override afterwards:
  *  - first target: @ipi_round_trip (the initiator waits for it, as it
  *    waits for a broadcast's sync); each further one: @ipi_send plus
- *    @irq_entry_exit, the interrupt the target takes, which a broadcast
- *    spares it;
+ *    @irq_entry_exit, the interrupt the target takes (which a broadcast
+ *    spares it), if given;
  *  - broadcast: @bcast_issue + @bcast_sync fixed, @bcast_issue per
  *    instruction of @bcast_max_pages pages;
  *  - flush ceiling: the most pages N for which invalidating them one by
@@ -1005,7 +1033,7 @@ TLBPOL_API size_t tlbpol_engine_size(const struct tlbpol_config *cfg);
 #define TLBPOL__MAX(a, b) ((unsigned long long)(a) > (unsigned long long)(b) ? \
 			   (unsigned long long)(a) : (unsigned long long)(b))
 /* Element sizes, LP64 (lib/core/engine.c asserts each). */
-#define TLBPOL__SZ_ENGINE 384ULL      /* struct tlbpol_engine */
+#define TLBPOL__SZ_ENGINE 416ULL      /* struct tlbpol_engine */
 /* struct tlbpol_cpu: each reason adds two decision counts (flush avoided
  * or not), so a new reason needs no new size here. */
 #define TLBPOL__SZ_CPU_BASE 2912ULL

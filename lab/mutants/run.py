@@ -214,6 +214,9 @@ def checkers(args: argparse.Namespace) -> list[Checker]:
         ("stress-split", "oracle", st + ["--cpus", "4", "--arch", "x86", "--events", ev,
                                          "--rules", "all", "--retain", "--split",
                                          "--bcast-cost", "300"], 300),
+        # A targeted remote action (RAR): no handler runs on its targets.
+        ("stress-remote", "oracle", st + ["--cpus", "4", "--arch", "x86", "--events", ev,
+                                          "--rules", "all", "--remote", "--no-broadcast"], 300),
         # Lockless walkers (GUP-fast): a table page freed under a walk is a
         # violation; with walker_sync after a split broadcast, and with long
         # preemptions (a settle that waits for a held vCPU is a stall).

@@ -102,10 +102,10 @@ for p in linux default custom; do
 	esac
 done
 
-# --backend: an unknown mechanism (rar and sbi are not modelled) is refused;
+# --backend: an unknown mechanism is refused;
 # a fixed invlpgb broadcasts where interrupts only never do, and the
 # engine's choice sends fewer interrupts than interrupts only at 64 CPUs.
-refused $short --backend rar
+refused $short --backend rars
 refused $short --backend ''
 r="reclaim --cpus 64 --nodes 2 --events 2048 --policy default --csv"
 # shellcheck disable=SC2086

@@ -43,6 +43,14 @@
  *  [INVLPGB] Linux arch/x86/kernel/cpu/amd.c cpu_detect_tlb_amd():
  *          invlpgb_count_max = CPUID 8000_0008h EDX[15:0] + 1; 8 is an
  *          assumed value (no figure for a given part is cited here).
+ *  [RAR]   Intel Remote Action Request, as Rik van Riel's RFC v4 (2025)
+ *          drives it: a payload table, per-CPU action bytes, an APIC
+ *          write; RAR_INVLPG_MAX_PAGES 63.  No public latency figures:
+ *          assumed.
+ *  [SBI]   the SBI RFENCE extension (sbi_remote_sfence_vma_asid()); OpenSBI
+ *          sends M-mode IPIs and waits for every hart (sbi_tlb.c); OpenSBI's
+ *          measurement of 5% less total time than IPIs is the only public
+ *          figure: the per-call costs are assumed.
  *  [HV]    a paravirtual flush hypercall (Hyper-V HvFlushVirtualAddressList,
  *          KVM PV flush): one VM exit, the hypervisor flushes the vCPUs;
  *          assumed ~2 us plus a little per page.
@@ -80,6 +88,12 @@
 	X(tlbsync_ns, 1500, "[BC] TLBSYNC: the wait for this CPU's INVLPGBs")          \
 	X(tlbi_ns, 40, "[BC] one TLBI ...IS instruction (one page, no FEAT_TLBIRANGE)") \
 	X(dsb_ns, 1500, "[BC] DSB ISH after TLBIs: the wait for every PE")            \
+	X(rar_ns, 600, "[RAR] a remote action: payload, APIC write, the first wait")   \
+	X(rar_target_ns, 40, "[RAR] each target's action byte set and waited for")     \
+	X(rar_payload_ns, 20, "[RAR] each payload of rar_pages pages")                 \
+	X(rar_pages, 63, "[RAR] pages one RAR payload names (RAR_INVLPG_MAX_PAGES)")   \
+	X(sbi_ns, 1500, "[SBI] an SBI remote fence: the ecall into M-mode, the wait")  \
+	X(sbi_hart_ns, 300, "[SBI] each hart: M-mode IPI and its fence")              \
 	X(hypercall_page_ns, 20, "[HV] each page a flush hypercall names")             \
 	X(fault_ns, 1500, "[PF] handling a page fault")                                  \
 	X(mem_access_ns, 60, "[MODEL] a random read that misses the caches (DRAM)")     \

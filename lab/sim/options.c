@@ -110,7 +110,8 @@ static void usage(FILE *f)
 		"  --overcommit K    vCPUs per physical CPU in `vcpu` and `hypervisor` (default 2)\n"
 		"  --broadcast       give the engine a broadcast flush (INVLPGB) on x86 too\n"
 		"  --hypercall       ... as a paravirtual flush hypercall (its own costs)\n"
-		"  --backend B       the machine's flush mechanism: ipi, invlpgb, tlbi or hypercall\n"
+		"  --backend B       the machine's flush mechanism: ipi, invlpgb, tlbi, hypercall,\n"
+		"                    rar or sbi\n"
 		"                    (interrupts too; the engine chooses per request by its cost\n"
 		"                    model); with --scale, that choice beside each fixed one\n"
 		"  --fixed           ... the engine always uses B (interrupts priced out of reach)\n"
@@ -384,7 +385,7 @@ static int option(struct sim_options *o, int c, const char *name, const char *v)
 
 		if (bk < 0) {
 			fprintf(stderr, "tlbpol-sim: --backend: unknown mechanism '%s' (ipi, invlpgb, "
-				"tlbi, hypercall; rar and sbi are not modelled)\n", v);
+				"tlbi, hypercall, rar, sbi)\n", v);
 			return -1;
 		}
 		cfg->backend = bk;

@@ -187,6 +187,8 @@ enum sim_backend {
 	SIM_BK_INVLPGB,
 	SIM_BK_TLBI,
 	SIM_BK_HYPERCALL,
+	SIM_BK_RAR,
+	SIM_BK_SBI,
 	SIM_BK_MAX
 };
 

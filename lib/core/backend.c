@@ -40,8 +40,12 @@ static int one_check(const struct tlbpol_config *cfg, const struct tlbpol_backen
 	if (b->mech == TLBPOL_MECH_IPI)
 		/* Interrupts are the engine's own ground: never split, never off. */
 		return b->flags & ~TLBPOL_BKF_IMPLIES_IRQ ? -E_INVAL : 0;
+	if (b->mech == TLBPOL_MECH_REMOTE && (b->flags & TLBPOL_BKF_SPLIT))
+		return -E_INVAL;
 	if (b->flags & TLBPOL_BKF_DISABLED)
 		return 0;
+	if (b->mech == TLBPOL_MECH_REMOTE)
+		return o->remote_action ? 0 : -E_INVAL;
 	if ((b->flags & TLBPOL_BKF_SPLIT) ? !split_ops : !o->broadcast)
 		return -E_INVAL;
 	return 0;
@@ -67,6 +71,14 @@ int tlbpol__backends_check(const struct tlbpol_config *cfg)
 				return -E_EXIST;
 	}
 	return 0;
+}
+
+int tlbpol__remote_mode(const struct tlbpol_config *cfg, uint32_t *flags)
+{
+	const struct tlbpol_backend *b = backend_of(cfg, TLBPOL_MECH_REMOTE);
+
+	*flags = b ? b->flags : 0;
+	return cfg->ops->remote_action && !(*flags & TLBPOL_BKF_DISABLED);
 }
 
 uint32_t tlbpol__bcast_mode(const struct tlbpol_config *cfg, uint32_t *flags)
@@ -100,6 +112,7 @@ void tlbpol__costs_apply(const struct tlbpol_config *cfg, struct tlbpol_params *
 {
 	const struct tlbpol_backend *ipi = backend_of(cfg, TLBPOL_MECH_IPI);
 	const struct tlbpol_backend *bc = backend_of(cfg, TLBPOL_MECH_BROADCAST);
+	const struct tlbpol_backend *ra = backend_of(cfg, TLBPOL_MECH_REMOTE);
 
 	p->cost_ipi = or_keep(cfg->cost_ipi_ns, p->cost_ipi);
 	p->cost_ipi_target = or_keep(cfg->cost_ipi_target_ns, p->cost_ipi_target);
@@ -118,6 +131,16 @@ void tlbpol__costs_apply(const struct tlbpol_config *cfg, struct tlbpol_params *
 	}
 	if (!p->bcast_max_pages)
 		p->bcast_max_pages = 1;
+	/* A remote action with no descriptor of its own costs what interrupts
+	 * cost the initiator (and wins the tie, sparing the targets). */
+	p->cost_remote = or_keep(ra ? ra->cost_ns : 0, p->cost_remote ? p->cost_remote : p->cost_ipi);
+	p->cost_remote_target = or_keep(ra ? ra->cost_target_ns : 0,
+					p->cost_remote_target ? p->cost_remote_target
+							      : p->cost_ipi_target);
+	p->cost_remote_page = or_keep(ra ? ra->cost_page_ns : 0, p->cost_remote_page);
+	p->remote_max_pages = or_keep(ra ? ra->max_pages : 0, p->remote_max_pages);
+	if (!p->remote_max_pages)
+		p->remote_max_pages = 1;
 }
 
 /* @v capped to what a 32-bit cost field holds. */
@@ -138,7 +161,7 @@ int tlbpol_cost_calibrate(const struct tlbpol_calibration *m, struct tlbpol_conf
 	if (!m->ipi_round_trip || !m->inval_page || !m->full_flush || !m->refill || m->pad)
 		return -E_INVAL;
 	send = m->ipi_send ? m->ipi_send : m->ipi_round_trip / 10;
-	irq = m->irq_entry_exit ? m->irq_entry_exit : m->ipi_round_trip / 4;
+	irq = m->irq_entry_exit;
 	cfg->cost_ipi_ns = cap32(m->ipi_round_trip);
 	cfg->cost_ipi_target_ns = cap32(send + irq);
 	/*

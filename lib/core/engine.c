@@ -371,7 +371,7 @@ size_t tlbpol_engine_size(const struct tlbpol_config *cfg)
  */
 static uint64_t rules_in_force(const struct tlbpol_engine *eng, uint64_t rules)
 {
-	if (eng->bcast == BCAST_NONE)
+	if (eng->bcast == BCAST_NONE && !eng->remote)
 		rules &= ~TLBPOL_RULE_BROADCAST;
 	if (!eng->cpu_node)
 		rules &= ~TLBPOL_RULE_NUMA_FANOUT;
@@ -433,6 +433,7 @@ int tlbpol__engine_init(struct tlbpol_engine **out, void *mem, size_t len,
 	eng->params0.cost_bcast_page = TLBPOL_DEFAULT_COST_BROADCAST_PAGE_NS;
 	tlbpol__costs_apply(cfg, &eng->params0);
 	eng->bcast = tlbpol__bcast_mode(cfg, &eng->bcast_flags);
+	eng->remote = (uint32_t)tlbpol__remote_mode(cfg, &eng->remote_flags);
 	eng->params0.ipi_delay_spins = cfg->ipi_delay_spins;
 	eng->wait_limit = cfg->wait_limit;
 	eng->free_ticks = cfg->free_ticks ? cfg->free_ticks : TLBPOL_DEFAULT_FREE_TICKS;

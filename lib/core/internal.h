@@ -232,6 +232,15 @@ struct request {
 	struct tlbpol_range *ranges;
 };
 
+/* TLBPOL_FLUSHF_TABLES or TLBPOL_FLUSHF_GLOBAL: does any part of @s have it? */
+static inline int req_any_part(const struct request *s, uint32_t flag)
+{
+	for (uint32_t k = 0; k < s->nr_flushes; k++)
+		if (s->flushes[k].f.flags & flag)
+			return 1;
+	return 0;
+}
+
 /*
  * struct tlbpol_stats less by_reason, which no CPU counts apart: it is
  * derived from cpu_counters.decided[][] when read (tlbpol_stats_read(),
@@ -404,6 +413,9 @@ struct tlbpol_params {
 	uint32_t cost_ipi, cost_ipi_target, cost_ipi_remote, cost_bcast, cost_bcast_page;
 	uint32_t ipi_delay_spins;
 	uint32_t bcast_max_pages; /* pages one broadcast instruction names, >= 1 */
+	/* ops->remote_action's model (TLBPOL_MECH_REMOTE): fixed, per target,
+	 * per payload of remote_max_pages pages */
+	uint32_t cost_remote, cost_remote_target, cost_remote_page, remote_max_pages;
 	/*
 	 * The decision table's cell for each event class under `rules` and the
 	 * engine's arch, packed (decision_pack()), so that a decision
@@ -435,7 +447,8 @@ struct tlbpol_engine {
 	uint32_t free_ticks;  /* cfg->free_ticks, the default for 0 */
 	uint32_t bcast;       /* BCAST_*: the broadcast in use (backend.c) */
 	uint32_t bcast_flags; /* its TLBPOL_BKF_* */
-	uint32_t pad3;
+	uint32_t remote;      /* ops->remote_action in use (backend.c) */
+	uint32_t remote_flags; /* its TLBPOL_BKF_* */
 	struct pending_span *spans;  /* [cpu * max_as + as] */
 	struct tlbpol_cpu *cpus;
 	struct tlbpol_as *as;

@@ -51,7 +51,7 @@ void tlbpol__send_ipis(struct tlbpol_engine *eng, const struct tlbpol_params *pr
  * delay (tlbpol__kick_outside_engine() says why each).  A guess, never a safety
  * matter: every target is waited for either way.
  */
-static int outside_engine(const struct tlbpol_engine *eng, uint32_t i)
+int tlbpol__outside_engine(const struct tlbpol_engine *eng, uint32_t i)
 {
 	const struct tlbpol_cpu *tc = cpu_of(eng, i);
 
@@ -69,7 +69,7 @@ static struct tlbpol_cpuset *outside_engine_of(struct tlbpol_engine *eng, uint32
 	for (uint32_t w = 0; w < eng->words; w++)
 		out->bits[w] = 0;
 	for_each_target(i, t, eng)
-		if (outside_engine(eng, (uint32_t)i))
+		if (tlbpol__outside_engine(eng, (uint32_t)i))
 			out->bits[i / 64] |= 1ULL << (i % 64);
 	return out;
 }

@@ -38,6 +38,7 @@ void tlbpol__params_set_rules(const struct tlbpol_engine *eng, struct tlbpol_par
  * its costs put into @p, a zero field keeping @p's value. */
 int tlbpol__backends_check(const struct tlbpol_config *cfg);
 uint32_t tlbpol__bcast_mode(const struct tlbpol_config *cfg, uint32_t *flags);
+int tlbpol__remote_mode(const struct tlbpol_config *cfg, uint32_t *flags);
 void tlbpol__costs_apply(const struct tlbpol_config *cfg, struct tlbpol_params *p);
 /* decide.c: p->verdict[] for p->rules. */
 void tlbpol__resolve_verdicts(uint32_t arch, struct tlbpol_params *p);
@@ -74,7 +75,18 @@ int tlbpol__may_cache(const struct tlbpol_engine *eng, const struct tlbpol_param
 void tlbpol__kick(struct tlbpol_engine *eng, const struct tlbpol_params *prm, uint32_t me,
 		  struct tlbpol_cpuset *t, struct cpu_stats *cnt);
 
+/* mech.c: would a mechanism with TLBPOL_BKF_* @flags leave lockless
+ * walkers to ops->walker_sync for @s?  Which TLBPOL_MECH_* reaches @s's
+ * @n candidates @t most cheaply? */
+int tlbpol__walkers_left(const struct tlbpol_engine *eng, const struct request *s, uint32_t flags);
+uint32_t tlbpol__choose_mech(const struct tlbpol_engine *eng, const struct tlbpol_params *prm,
+			     uint32_t me, const struct request *s, const struct tlbpol_cpuset *t,
+			     uint32_t n);
+
 /* interrupts.c: whom an initiator interrupts, when, through whom. */
+/* Would CPU @i need an interrupt to find a request (not polling, not in an
+ * engine call, last served by one)?  A guess, never a safety matter. */
+int tlbpol__outside_engine(const struct tlbpol_engine *eng, uint32_t i);
 int tlbpol__choose_leaders(struct tlbpol_engine *eng, const struct tlbpol_params *prm, uint32_t me,
 			   struct request *s, const struct tlbpol_cpuset *targets, uint32_t delay);
 void tlbpol__send_ipis(struct tlbpol_engine *eng, const struct tlbpol_params *prm, uint32_t me,

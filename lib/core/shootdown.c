@@ -20,15 +20,6 @@
  */
 #include "internal.h"
 
-/* TLBPOL_FLUSHF_TABLES or TLBPOL_FLUSHF_GLOBAL: does any part of @s have it? */
-static int any_part(const struct request *s, uint32_t flag)
-{
-	for (uint32_t k = 0; k < s->nr_flushes; k++)
-		if (s->flushes[k].f.flags & flag)
-			return 1;
-	return 0;
-}
-
 /*
  * CPUs that may cache a part of the request, @me and OFFLINE CPUs (which hold
  * nothing and take no interrupt) excluded.  Returns how many.
@@ -68,74 +59,8 @@ static uint32_t candidates(struct tlbpol_engine *eng, const struct tlbpol_params
 /* What decides whom request @s may leave out (struct request's shape). */
 static uint32_t shape_of(const struct request *s, int lazy)
 {
-	return (lazy ? REQ_LAZY : 0) | (any_part(s, TLBPOL_FLUSHF_TABLES) ? REQ_TABLES : 0) |
-	       (any_part(s, TLBPOL_FLUSHF_GLOBAL) ? REQ_GLOBAL : 0);
-}
-
-/*
- * TLBPOL_CFGF_LOCKLESS_WALKERS: would a broadcast of @s leave the host's
- * lockless walkers unsynchronised?  Page tables were freed, and the
- * broadcast interrupts nobody (no TLBPOL_BKF_IMPLIES_IRQ), so a CPU may
- * still be inside a walk that read a pointer to a freed table: only an
- * interrupt it takes, or ops->walker_sync, shows it is out (Linux
- * mm/mmu_gather.c, tlb_remove_table_sync_one(); Lance Yang's 2026
- * tlb_table_flush_implies_ipi_broadcast() is false for INVLPGB and PV
- * flushes for this reason).
- */
-static int walkers_left(const struct tlbpol_engine *eng, const struct request *s)
-{
-#ifdef TLBPOL_PLANTED_NO_WALKER_SYNC
-	(void)eng;
-	(void)s;
-	return 0;
-#else
-	return (eng->flags & TLBPOL_CFGF_LOCKLESS_WALKERS) &&
-	       !(eng->bcast_flags & TLBPOL_BKF_IMPLIES_IRQ) && any_part(s, TLBPOL_FLUSHF_TABLES);
-#endif
-}
-
-/* Instructions a broadcast of part @rf takes: one per max_pages pages of
- * each range (INVLPGB names up to invlpgb_count_max pages, a TLBI range up
- * to 2^21), none beyond the fixed cost for a whole-AS flush. */
-static uint64_t bcast_insns(const struct tlbpol_params *prm, const struct req_flush *rf)
-{
-	uint64_t n = 0, max = prm->bcast_max_pages;
-
-	if (rf->f.kind != TLBPOL_FLUSH_PAGES)
-		return 0;
-	if (max <= 1)
-		return rf->pages;
-	for (uint32_t r = 0; r < rf->f.nr_ranges; r++)
-		n += (rf->f.ranges[r].nr_pages + max - 1) / max;
-	return n;
-}
-
-/*
- * RULE_BROADCAST: interrupts cost the initiator a first-target cost, a cost
- * per further target and more per target on another node; a broadcast costs
- * a fixed wait plus one instruction per max_pages pages it names.  Take the
- * cheaper.  Where a broadcast would still need the walkers' interrupts
- * (walkers_left() with no ops->walker_sync), it only adds its cost.
- */
-static int broadcast_cheaper(const struct tlbpol_engine *eng, const struct tlbpol_params *prm,
-			     uint32_t me, const struct request *s, const struct tlbpol_cpuset *t,
-			     uint32_t n)
-{
-	uint64_t ipi, bc = 0;
-	uint32_t remote = 0;
-
-	if (!(prm->rules & TLBPOL_RULE_BROADCAST) || !n)
-		return 0;
-	if (walkers_left(eng, s) && !eng->ops.walker_sync)
-		return 0;
-	if (eng->cpu_node)
-		for_each_target(i, t, eng)
-			remote += node_of(eng, (uint32_t)i) != node_of(eng, me);
-	ipi = prm->cost_ipi + (uint64_t)(n - 1) * prm->cost_ipi_target +
-	      (uint64_t)remote * prm->cost_ipi_remote;
-	for (uint32_t k = 0; k < s->nr_flushes; k++)
-		bc += prm->cost_bcast + bcast_insns(prm, &s->flushes[k]) * prm->cost_bcast_page;
-	return bc < ipi;
+	return (lazy ? REQ_LAZY : 0) | (req_any_part(s, TLBPOL_FLUSHF_TABLES) ? REQ_TABLES : 0) |
+	       (req_any_part(s, TLBPOL_FLUSHF_GLOBAL) ? REQ_GLOBAL : 0);
 }
 
 /*
@@ -198,23 +123,17 @@ static void broadcast(struct tlbpol_engine *eng, uint32_t me, struct request *s,
 #else
 		eng->ops.bcast_sync(eng->ops_ctx, me);
 #endif
-	if (walkers_left(eng, s))
+	if (tlbpol__walkers_left(eng, s, eng->bcast_flags))
 		eng->ops.walker_sync(eng->ops_ctx, me, t);
 	unqueue(eng, me, s);
 }
 
-/*
- * Flush this CPU, choose and publish the targets, post to their inboxes, and
- * (unless @lazy, or @delay turns of the caller's wait are to pass first)
- * interrupt them.  The caller took the generations and chose the candidates
- * @t after them, and waits.
- */
-static void arm(struct tlbpol_engine *eng, const struct tlbpol_params *prm, uint32_t me,
-		struct request *s, struct tlbpol_cpuset *t, int lazy, uint32_t delay)
+/* This CPU's own part of @s, which it flushes before anyone else is told
+ * (@lazy: see below). */
+static void flush_self(struct tlbpol_engine *eng, const struct tlbpol_params *prm, uint32_t me,
+		       struct request *s, int lazy)
 {
 	struct tlbpol_cpu *c = cpu_of(eng, me);
-	uint64_t mybit = 1ULL << (me % 64);
-	uint32_t n = 0, shape = shape_of(s, lazy);
 	struct tlbpol_flush f;
 
 	/*
@@ -250,6 +169,57 @@ static void arm(struct tlbpol_engine *eng, const struct tlbpol_params *prm, uint
 		tlbpol__flush_on(eng, me, &f, rf->as_index, rf->gen, &c->cnt.task);
 		prim_count(&c->cnt.task.local_flushes, 1);
 	}
+}
+
+/*
+ * A remote action (TLBPOL_MECH_REMOTE: RAR, an SBI fence): flush this CPU,
+ * leave out the candidates that may catch up by themselves (as arm() does,
+ * after the generations: one that comes back reads ours and flushes at its
+ * switch), and have the rest flushed with no code of ours running there,
+ * complete when ops->remote_action returns.  Their generation does not
+ * move: at worst they flush once more when they next switch.  Nothing is
+ * posted, so nothing is taken back.  @t: the candidates.
+ */
+static void remote(struct tlbpol_engine *eng, const struct tlbpol_params *prm, uint32_t me,
+		   struct request *s, struct tlbpol_cpuset *t)
+{
+	struct tlbpol_cpu *c = cpu_of(eng, me);
+	uint32_t n = 0, shape = shape_of(s, 0);
+
+	flush_self(eng, prm, me, s, 0);
+	for_each_target(i, t, eng) {
+		enum skip why = tlbpol__skippable(eng, prm, (uint32_t)i, s, shape, 1);
+
+		if (why != SKIP_NO) {
+			t->bits[i / 64] &= ~(1ULL << (i % 64));
+			tlbpol__count_skip(c, why);
+		} else {
+			n++;
+		}
+	}
+	if (n) {
+		for (uint32_t k = 0; k < s->nr_flushes; k++)
+			eng->ops.remote_action(eng->ops_ctx, me, t, &s->flushes[k].f);
+		if (tlbpol__walkers_left(eng, s, eng->remote_flags))
+			eng->ops.walker_sync(eng->ops_ctx, me, t);
+	}
+	unqueue(eng, me, s);
+}
+
+/*
+ * Flush this CPU, choose and publish the targets, post to their inboxes, and
+ * (unless @lazy, or @delay turns of the caller's wait are to pass first)
+ * interrupt them.  The caller took the generations and chose the candidates
+ * @t after them, and waits.
+ */
+static void arm(struct tlbpol_engine *eng, const struct tlbpol_params *prm, uint32_t me,
+		struct request *s, struct tlbpol_cpuset *t, int lazy, uint32_t delay)
+{
+	struct tlbpol_cpu *c = cpu_of(eng, me);
+	uint64_t mybit = 1ULL << (me % 64);
+	uint32_t n = 0, shape = shape_of(s, lazy);
+
+	flush_self(eng, prm, me, s, lazy);
 	prim_store_relaxed(&s->shape, shape);
 	s->aged_from = c->ticks;
 	for_each_target(i, t, eng) {
@@ -466,7 +436,7 @@ void tlbpol__shoot(struct tlbpol_engine *eng, const struct tlbpol_params *prm, u
 		   struct request *s)
 {
 	struct tlbpol_cpu *c = cpu_of(eng, me);
-	uint32_t n, delay;
+	uint32_t n, delay, mech;
 
 	/*
 	 * The caller changed the PTEs before calling us; order those stores
@@ -475,13 +445,18 @@ void tlbpol__shoot(struct tlbpol_engine *eng, const struct tlbpol_params *prm, u
 	 */
 	prim_fence();
 	n = candidates(eng, prm, me, s, &c->targets);
-	if (n && broadcast_cheaper(eng, prm, me, s, &c->targets, n)) {
+	mech = tlbpol__choose_mech(eng, prm, me, s, &c->targets, n);
+	if (mech == TLBPOL_MECH_BROADCAST) {
 		broadcast(eng, me, s, &c->targets);
 		return;
 	}
 	take_generations(eng, s);
 	prim_fence();
 	candidates(eng, prm, me, s, &c->targets);
+	if (mech == TLBPOL_MECH_REMOTE) {
+		remote(eng, prm, me, s, &c->targets);
+		return;
+	}
 	delay = prm->rules & TLBPOL_RULE_POLLING_CPUS ? prm->ipi_delay_spins : 0;
 	arm(eng, prm, me, s, &c->targets, 0, delay);
 	tlbpol__wait_acks(eng, prm, me, s, delay ? &c->targets : NULL, delay);

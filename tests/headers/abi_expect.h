@@ -26,8 +26,8 @@
  */
 #define ABI_STRUCTS(S) \
 	S(tlbpol_cpuset, 512, 8) S(tlbpol_range, 24, 8) S(tlbpol_flush, 32, 8) \
-	S(tlbpol_ops, 80, 8) S(tlbpol_backend, 32, 4) S(tlbpol_config, 112, 8) \
-	S(tlbpol_event, 40, 8) S(tlbpol_decision, 16, 4) \
+	S(tlbpol_ops, 88, 8) S(tlbpol_backend, 32, 4) S(tlbpol_config, 112, 8) \
+	S(tlbpol_calibration, 80, 8) S(tlbpol_event, 40, 8) S(tlbpol_decision, 16, 4) \
 	S(tlbpol_stats, 120 + TLBPOL_WHY_MAX * 8, 8)
 
 #define ABI_FIELDS_tlbpol_cpuset(F, T) \
@@ -43,7 +43,8 @@
 #define ABI_FIELDS_tlbpol_ops(F, T) \
 	F(T, size, 0, 4) F(T, pad, 4, 4) F(T, flush_local, 8, 8) F(T, send_ipi, 16, 8) \
 	F(T, broadcast, 24, 8) F(T, relax, 32, 8) F(T, vcpu_defer, 40, 8) F(T, stuck, 48, 8) \
-	F(T, bcast_issue, 56, 8) F(T, bcast_sync, 64, 8) F(T, walker_sync, 72, 8)
+	F(T, bcast_issue, 56, 8) F(T, bcast_sync, 64, 8) F(T, walker_sync, 72, 8) \
+	F(T, remote_action, 80, 8)
 
 #define ABI_FIELDS_tlbpol_backend(F, T) \
 	F(T, size, 0, 4) F(T, mech, 4, 4) F(T, flags, 8, 4) F(T, max_pages, 12, 4) \
@@ -59,6 +60,12 @@
 	F(T, ipi_delay_spins, 80, 4) F(T, reserved, 84, 4) F(T, wait_limit, 88, 4) \
 	F(T, free_ticks, 92, 4) F(T, backends, 96, 8) F(T, nr_backends, 104, 4) \
 	F(T, reserved2, 108, 4)
+
+#define ABI_FIELDS_tlbpol_calibration(F, T) \
+	F(T, size, 0, 4) F(T, refill_entries, 4, 4) F(T, ipi_round_trip, 8, 8) \
+	F(T, ipi_send, 16, 8) F(T, irq_entry_exit, 24, 8) F(T, inval_page, 32, 8) \
+	F(T, full_flush, 40, 8) F(T, refill, 48, 8) F(T, bcast_issue, 56, 8) \
+	F(T, bcast_sync, 64, 8) F(T, bcast_max_pages, 72, 4) F(T, pad, 76, 4)
 
 #define ABI_FIELDS_tlbpol_event(F, T) \
 	F(T, size, 0, 4) F(T, kind, 4, 4) F(T, flags, 8, 4) F(T, page_shift, 12, 4) \
@@ -97,13 +104,14 @@
 	V(TLBPOL_MAX_CPUS, 4096U) V(TLBPOL_FLUSH_PAGES, 0U) V(TLBPOL_FLUSH_AS, 1U) \
 	V(TLBPOL_FLUSH_ALL, 2U) V(TLBPOL_FLUSHF_TABLES, 1U) V(TLBPOL_FLUSHF_GLOBAL, 2U) \
 	V(TLBPOL_OPS_SIZE_0_1, 48U) V(TLBPOL_OPS_SIZE_0_2, 56U) V(TLBPOL_MECH_IPI, 0U) \
-	V(TLBPOL_MECH_BROADCAST, 1U) V(TLBPOL_MECH_MAX, 2U) V(TLBPOL_BKF_IMPLIES_IRQ, 1U) \
-	V(TLBPOL_BKF_SPLIT, 2U) V(TLBPOL_BKF_DISABLED, 4U) V(TLBPOL_BKF_ALL, 7U) \
-	V(TLBPOL_DEFAULT_FLUSH_CEILING, 33U) V(TLBPOL_DEFAULT_COST_IPI_NS, 800U) \
-	V(TLBPOL_DEFAULT_COST_IPI_TARGET_NS, 70U) V(TLBPOL_DEFAULT_COST_IPI_REMOTE_NS, 200U) \
-	V(TLBPOL_DEFAULT_COST_BROADCAST_NS, 1500U) V(TLBPOL_DEFAULT_COST_BROADCAST_PAGE_NS, 40U) \
-	V(TLBPOL_CFGF_RETAIN_AS, 1U) V(TLBPOL_CFGF_WAIT_IRQS, 2U) \
-	V(TLBPOL_CFGF_LOCKLESS_WALKERS, 4U) V(TLBPOL_CFGF_SVVPTC, 8U) V(TLBPOL_CFGF_ALL, 15U) \
+	V(TLBPOL_MECH_BROADCAST, 1U) V(TLBPOL_MECH_REMOTE, 2U) V(TLBPOL_MECH_MAX, 3U) \
+	V(TLBPOL_BKF_IMPLIES_IRQ, 1U) V(TLBPOL_BKF_SPLIT, 2U) V(TLBPOL_BKF_DISABLED, 4U) \
+	V(TLBPOL_BKF_ALL, 7U) V(TLBPOL_DEFAULT_FLUSH_CEILING, 33U) \
+	V(TLBPOL_DEFAULT_COST_IPI_NS, 800U) V(TLBPOL_DEFAULT_COST_IPI_TARGET_NS, 70U) \
+	V(TLBPOL_DEFAULT_COST_IPI_REMOTE_NS, 200U) V(TLBPOL_DEFAULT_COST_BROADCAST_NS, 1500U) \
+	V(TLBPOL_DEFAULT_COST_BROADCAST_PAGE_NS, 40U) V(TLBPOL_CFGF_RETAIN_AS, 1U) \
+	V(TLBPOL_CFGF_WAIT_IRQS, 2U) V(TLBPOL_CFGF_LOCKLESS_WALKERS, 4U) \
+	V(TLBPOL_CFGF_SVVPTC, 8U) V(TLBPOL_CFGF_ALL, 15U) \
 	V(TLBPOL_WAIT_IRQS_FALLBACK_TURNS, 4096U) V(TLBPOL_DEFAULT_BATCH_PAGES, 512U) \
 	V(TLBPOL_DEFAULT_MAX_AS, 64U) V(TLBPOL_MAX_BATCH_PAGES, 65536U) V(TLBPOL_MAX_AS, 65536U) \
 	V(TLBPOL_DEFAULT_FREE_TICKS, 2U) V(TLBPOL_FREE_TICKS_NEVER, 4294967295U) \

@@ -412,3 +412,32 @@ void issued_check(struct orc_world *w, struct orc_cpu *c, uint32_t cpu)
 		violation(w, ORC_V_API, "an engine call of cpu %u returned with %u broadcasts issued "
 			  "and not synced", cpu, n);
 }
+
+/*
+ * ops->remote_action (cfg.remote: RAR, an SBI fence): each target's caches
+ * flushed with no code of the engine run there, complete on return; walks
+ * in flight finish first (the cache lock), as the hardware's would.  Never
+ * the caller itself, which flushes its own part.
+ */
+void cb_remote_action(void *ctx, uint32_t from, const struct tlbpol_cpuset *targets,
+		      const struct tlbpol_flush *f)
+{
+	struct orc_world *w = ctx;
+
+	if (self_world != w || self_cpu != (int)from)
+		violation(w, ORC_V_API, "remote_action from cpu %u ran on cpu %d", from, self_cpu);
+	if (tlbpol_cpuset_test(targets, from))
+		violation(w, ORC_V_API, "remote_action from cpu %u names itself", from);
+	check_flush(w, f, as_of_tag(w, f->as_tag));
+	trace_flush(w, (int)from, TR_BCAST, f);
+	for (int i = tlbpol_cpuset_next(targets, -1); i >= 0; i = tlbpol_cpuset_next(targets, i)) {
+		if ((uint32_t)i >= w->cfg.nr_cpus) {
+			violation(w, ORC_V_API, "remote_action names cpu %d of %u", i, w->cfg.nr_cpus);
+			break;
+		}
+		cache_lock(&w->cpus[i]);
+		apply_flush(w, &w->cpus[i], f);
+		cache_unlock(&w->cpus[i]);
+	}
+	count(w, ORC_C_BROADCASTS, 1);
+}

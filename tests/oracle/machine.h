@@ -352,8 +352,8 @@ struct orc_world {
 	struct orc_config cfg;
 	struct tlbpol_engine *eng;
 	struct tlbpol_ops ops;
-	struct tlbpol_backend bcast_desc;
-	const struct tlbpol_backend *bcast_descs[1];
+	struct tlbpol_backend bcast_desc, remote_desc;
+	const struct tlbpol_backend *bcast_descs[2];
 	uint16_t cpu_node[ORC_MAX_CPUS];
 	uint32_t ngroups;
 	struct orc_as as[ORC_MAX_AS + 1]; /* [ORC_KAS]: the kernel region */
@@ -470,6 +470,8 @@ void cb_flush_local(void *ctx, uint32_t cpu, const struct tlbpol_flush *f);
 void cb_broadcast(void *ctx, uint32_t from, const struct tlbpol_flush *f);
 void cb_bcast_issue(void *ctx, uint32_t cpu, const struct tlbpol_flush *f);
 void cb_bcast_sync(void *ctx, uint32_t cpu);
+void cb_remote_action(void *ctx, uint32_t from, const struct tlbpol_cpuset *targets,
+		      const struct tlbpol_flush *f);
 /* An engine call of @c's returns: it must have synced what it issued. */
 void issued_check(struct orc_world *w, struct orc_cpu *c, uint32_t cpu);
 

@@ -305,6 +305,10 @@ struct orc_config {
 	/* The broadcast descriptor's cost_ns (0: the engine's default), so
 	 * that a few CPUs' shootdowns choose it too. */
 	uint32_t bcast_cost;
+	/* Give the engine ops->remote_action too (a targeted flush that runs
+	 * no code on its targets: RAR), with a descriptor priced to be
+	 * chosen over interrupts. */
+	int remote;
 	/* Lockless walks in the workload ("Lockless walkers"): 1 with
 	 * TLBPOL_CFGF_LOCKLESS_WALKERS, 2 without (a host that has walkers
 	 * and does not say so, which the oracle must catch); @walker_sync:

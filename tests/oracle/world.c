@@ -172,6 +172,7 @@ int orc_world_new(const struct orc_config *cfg, struct orc_world **out)
 	w->ops.bcast_issue = cfg->broadcast && cfg->split ? cb_bcast_issue : NULL;
 	w->ops.bcast_sync = cfg->broadcast && cfg->split ? cb_bcast_sync : NULL;
 	w->ops.walker_sync = cfg->walker_sync ? cb_walker_sync : NULL;
+	w->ops.remote_action = cfg->remote ? cb_remote_action : NULL;
 	w->ops.relax = cb_relax;
 	w->ops.vcpu_defer = cfg->vcpu_defer ? cb_vcpu_defer : NULL;
 	tlbpol_config_init(&ec, cfg->nr_cpus, cfg->arch);
@@ -186,9 +187,16 @@ int orc_world_new(const struct orc_config *cfg, struct orc_world **out)
 			.flags = cfg->split ? TLBPOL_BKF_SPLIT : 0, .max_pages = 8,
 			.cost_ns = cfg->bcast_cost,
 		};
-		w->bcast_descs[0] = &w->bcast_desc;
+		w->bcast_descs[ec.nr_backends++] = &w->bcast_desc;
 		ec.backends = w->bcast_descs;
-		ec.nr_backends = 1;
+	}
+	if (cfg->remote) {
+		w->remote_desc = (struct tlbpol_backend){
+			.size = sizeof(w->remote_desc), .mech = TLBPOL_MECH_REMOTE,
+			.max_pages = 63, .cost_ns = 400, .cost_target_ns = 20,
+		};
+		w->bcast_descs[ec.nr_backends++] = &w->remote_desc;
+		ec.backends = w->bcast_descs;
 	}
 	ec.ops = &w->ops;
 	ec.ops_ctx = w;

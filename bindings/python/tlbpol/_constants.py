@@ -16,8 +16,8 @@ __all__ = [
     "Arch", "Rule", "FlushKind", "FlushFlag", "ConfigFlag", "CpuState",
     "EventKind", "Pte", "EventFlag", "Action", "Deadline", "Reason",
     "ARCH_MAX", "MAX_CPUS", "OPS_SIZE_0_1", "OPS_SIZE_0_2", "MECH_IPI",
-    "MECH_BROADCAST", "MECH_MAX", "BKF_IMPLIES_IRQ", "BKF_SPLIT",
-    "BKF_DISABLED", "BKF_ALL", "DEFAULT_FLUSH_CEILING",
+    "MECH_BROADCAST", "MECH_REMOTE", "MECH_MAX", "BKF_IMPLIES_IRQ",
+    "BKF_SPLIT", "BKF_DISABLED", "BKF_ALL", "DEFAULT_FLUSH_CEILING",
     "DEFAULT_COST_IPI_NS", "DEFAULT_COST_IPI_TARGET_NS",
     "DEFAULT_COST_IPI_REMOTE_NS", "DEFAULT_COST_BROADCAST_NS",
     "DEFAULT_COST_BROADCAST_PAGE_NS", "WAIT_IRQS_FALLBACK_TURNS",
@@ -256,7 +256,8 @@ OPS_SIZE_0_2 = 56
 #: How a shootdown reaches other CPUs.
 MECH_IPI = 0
 MECH_BROADCAST = 1
-MECH_MAX = 2
+MECH_REMOTE = 2
+MECH_MAX = 3
 #: Backend flags (struct tlbpol_backend).
 BKF_IMPLIES_IRQ = 1
 BKF_SPLIT = 2

@@ -109,8 +109,10 @@ pub const TLBPOL_OPS_SIZE_0_2: u32 = 56;
 pub const TLBPOL_MECH_IPI: u32 = 0;
 /// `TLBPOL_MECH_BROADCAST`.
 pub const TLBPOL_MECH_BROADCAST: u32 = 1;
+/// `TLBPOL_MECH_REMOTE`.
+pub const TLBPOL_MECH_REMOTE: u32 = 2;
 /// `TLBPOL_MECH_MAX`.
-pub const TLBPOL_MECH_MAX: u32 = 2;
+pub const TLBPOL_MECH_MAX: u32 = 3;
 /// `TLBPOL_BKF_IMPLIES_IRQ`: Backend flags (struct tlbpol_backend).
 pub const TLBPOL_BKF_IMPLIES_IRQ: u32 = 1;
 /// `TLBPOL_BKF_SPLIT`.
@@ -305,7 +307,7 @@ pub const TLBPOL_WHY_MAX: u32 = 22;
 // lib.rs's internal_sizes!, the X-lists (TLBPOL__CPU_ARRAYS() ...) expanded, each
 // other macro a const fn.
 internal_sizes! {
-    TLBPOL__SZ_ENGINE = 384, TLBPOL__SZ_CPU_BASE = 2912, TLBPOL__SZ_CPU_PER_REASON = 16,
+    TLBPOL__SZ_ENGINE = 416, TLBPOL__SZ_CPU_BASE = 2912, TLBPOL__SZ_CPU_PER_REASON = 16,
     TLBPOL__SZ_CPU = TLBPOL__LINE_UP(TLBPOL__SZ_CPU_BASE + (TLBPOL_WHY_MAX as u64) * TLBPOL__SZ_CPU_PER_REASON),
     TLBPOL__SZ_AS = 64, TLBPOL__SZ_PENDING_SPAN = 24, TLBPOL__SZ_PENDING = 32, TLBPOL__SZ_REQ_FLUSH = 80,
     TLBPOL__SZ_RECV_AS = 48, TLBPOL__SZ_RANGE = 24, TLBPOL__SZ_CPUSET = 512, TLBPOL__SZ_U64 = 8, TLBPOL__SZ_U32 = 4,

@@ -1,0 +1,118 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * mech.c - which mechanism reaches a shootdown's targets (interrupts, a
+ * broadcast, a remote action), by the cost model the host's descriptors
+ * give (backend.c), and whether it leaves lockless walkers to
+ * ops->walker_sync.  Called by shootdown.c; calls skip.c (whom a request
+ * could leave out anyway).
+ */
+#include "internal.h"
+
+/*
+ * TLBPOL_CFGF_LOCKLESS_WALKERS: would a mechanism with @flags leave the
+ * host's lockless walkers unsynchronised for @s?  Page tables were freed,
+ * and the mechanism interrupts nobody (no TLBPOL_BKF_IMPLIES_IRQ), so a CPU
+ * may still be inside a walk that read a pointer to a freed table: only an
+ * interrupt it takes, or ops->walker_sync, shows it is out (Linux
+ * mm/mmu_gather.c, tlb_remove_table_sync_one(); Lance Yang's 2026
+ * tlb_table_flush_implies_ipi_broadcast() is false for INVLPGB and PV
+ * flushes for this reason; RAR is processed with interrupts off).
+ */
+int tlbpol__walkers_left(const struct tlbpol_engine *eng, const struct request *s, uint32_t flags)
+{
+#ifdef TLBPOL_PLANTED_NO_WALKER_SYNC
+	(void)eng;
+	(void)s;
+	(void)flags;
+	return 0;
+#else
+	return (eng->flags & TLBPOL_CFGF_LOCKLESS_WALKERS) && !(flags & TLBPOL_BKF_IMPLIES_IRQ) &&
+	       req_any_part(s, TLBPOL_FLUSHF_TABLES);
+#endif
+}
+
+/* Instructions (or payloads) of @max pages that part @rf takes: one per
+ * @max pages of each range (INVLPGB names up to invlpgb_count_max pages, a
+ * TLBI range up to 2^21, a RAR payload 63), none beyond the fixed cost for
+ * a whole-AS flush. */
+static uint64_t insns(uint32_t max, const struct req_flush *rf)
+{
+	uint64_t n = 0;
+
+	if (rf->f.kind != TLBPOL_FLUSH_PAGES)
+		return 0;
+	if (max <= 1)
+		return rf->pages;
+	for (uint32_t r = 0; r < rf->f.nr_ranges; r++)
+		n += (rf->f.ranges[r].nr_pages + max - 1) / max;
+	return n;
+}
+
+/*
+ * RULE_BROADCAST: the cheapest way to reach the candidates @t of @s.  Only
+ * the candidates a request could not leave out count (skip.c: idle, lazy,
+ * preempted ones catch up by themselves whatever the mechanism), and of
+ * them, for interrupts, only those that would take one: not polling
+ * (RULE_POLLING_CPUS: a CPU waiting in the engine serves the request from
+ * its loop) and, with an IPI delay, not inside an engine call (it finds the
+ * request within the delay: interrupts.c's guess).
+ * Interrupts cost the initiator a first-target cost, a cost per further
+ * target and more per target on another node; a broadcast a fixed wait
+ * plus one instruction per max_pages pages; a remote action, as
+ * interrupts, a first-target cost and one per further target, and one per
+ * payload.  A mechanism that would still need the walkers' interrupts (no
+ * walker_sync) is not a choice.  A remote action wins a tie with
+ * interrupts: it spares the targets theirs.  Called before the request's
+ * generations are taken, so no target is left out here by generation.
+ */
+uint32_t tlbpol__choose_mech(const struct tlbpol_engine *eng, const struct tlbpol_params *prm,
+			     uint32_t me, const struct request *s, const struct tlbpol_cpuset *t,
+			     uint32_t n)
+{
+	uint64_t ipi = 0, bc = ~0ULL, ra = ~0ULL;
+	uint32_t shape = (req_any_part(s, TLBPOL_FLUSHF_TABLES) ? REQ_TABLES : 0) |
+			 (req_any_part(s, TLBPOL_FLUSHF_GLOBAL) ? REQ_GLOBAL : 0);
+	uint32_t reach = 0, irq = 0, remote = 0;
+	int poll = (prm->rules & TLBPOL_RULE_POLLING_CPUS) != 0;
+	int delay = poll && prm->ipi_delay_spins;
+
+	if (!(prm->rules & TLBPOL_RULE_BROADCAST) || !n)
+		return TLBPOL_MECH_IPI;
+	for_each_target(i, t, eng) {
+		if (tlbpol__skippable(eng, prm, (uint32_t)i, s, shape, 0) != SKIP_NO)
+			continue;
+		reach++;
+		if (poll && prim_load_relaxed(&cpu_of(eng, (uint32_t)i)->polling))
+			continue;
+		/* Given the IPI delay, one inside the engine serves by itself. */
+		if (delay && !tlbpol__outside_engine(eng, (uint32_t)i))
+			continue;
+		irq++;
+		if (eng->cpu_node)
+			remote += node_of(eng, (uint32_t)i) != node_of(eng, me);
+	}
+	if (!reach)
+		return TLBPOL_MECH_IPI;
+	if (irq)
+		ipi = prm->cost_ipi + (uint64_t)(irq - 1) * prm->cost_ipi_target +
+		      (uint64_t)remote * prm->cost_ipi_remote;
+	if (eng->bcast != BCAST_NONE &&
+	    !(tlbpol__walkers_left(eng, s, eng->bcast_flags) && !eng->ops.walker_sync)) {
+		bc = 0;
+		for (uint32_t k = 0; k < s->nr_flushes; k++)
+			bc += prm->cost_bcast +
+			      insns(prm->bcast_max_pages, &s->flushes[k]) * prm->cost_bcast_page;
+	}
+	if (eng->remote &&
+	    !(tlbpol__walkers_left(eng, s, eng->remote_flags) && !eng->ops.walker_sync)) {
+		ra = 0;
+		for (uint32_t k = 0; k < s->nr_flushes; k++)
+			ra += prm->cost_remote + (uint64_t)(reach - 1) * prm->cost_remote_target +
+			      insns(prm->remote_max_pages, &s->flushes[k]) * prm->cost_remote_page;
+	}
+	if (bc < ipi && bc <= ra)
+		return TLBPOL_MECH_BROADCAST;
+	if (ra <= ipi)
+		return TLBPOL_MECH_REMOTE;
+	return TLBPOL_MECH_IPI;
+}
