@@ -55,12 +55,12 @@ MEASUREMENTS: List[Measurement] = [
        'reclaim from 2 to 1024 modelled CPUs (~45 s)'),
     # Each flush mechanism of the modelled machine: the engine's choice by
     # its cost model beside interrupts only and the mechanism always.
-    _m('sim-backends-reclaim', 'sim', 'sh -c "for b in invlpgb tlbi hypercall; do '
+    _m('sim-backends-reclaim', 'sim', 'sh -c "for b in invlpgb tlbi hypercall rar sbi; do '
        + SIM + ' --scale reclaim --backend $b --nodes 2 || exit 1; done"', 600,
-       'reclaim, 2 to 1024 CPUs, per flush mechanism (~15 s)'),
-    _m('sim-backends-dontneed', 'sim', 'sh -c "for b in invlpgb tlbi hypercall; do '
+       'reclaim, 2 to 1024 CPUs, per flush mechanism (~20 s)'),
+    _m('sim-backends-dontneed', 'sim', 'sh -c "for b in invlpgb tlbi hypercall rar sbi; do '
        + SIM + ' --scale dontneed --backend $b --nodes 2 || exit 1; done"', 600,
-       'tlb_flush2-like dontneed, 2 to 1024 CPUs, per flush mechanism (~15 s)'),
+       'tlb_flush2-like dontneed, 2 to 1024 CPUs, per flush mechanism (~70 s)'),
     _m('sim-1024', 'sim', SIM + ' reclaim --cpus 1024 --nodes 16 --events 1000000'
        ' --policy default', 600, 'one large run: 1024 CPUs on 16 nodes (~45 s)'),
     _m('sim-dontneed-vm2', 'sim', SIM + ' dontneed --cpus 2 --nodes 1 --vm', 120,
