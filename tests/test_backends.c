@@ -504,6 +504,18 @@ static void test_calibrate(void **state)
 	m.inval_page = 1000;
 	assert_int_equal(tlbpol_cost_calibrate(&m, &cfg, NULL, NULL), 0);
 	assert_int_equal(cfg.flush_ceiling, 1);
+	/* Measurements at the top of the range saturate, never wrap (a sum
+	 * of 2^64 was a division by zero). */
+	m.inval_page = ~0ULL;
+	m.refill = 1;
+	m.full_flush = ~0ULL;
+	m.ipi_send = ~0ULL;
+	m.irq_entry_exit = ~0ULL;
+	assert_int_equal(tlbpol_cost_calibrate(&m, &cfg, NULL, NULL), 0);
+	assert_int_equal(cfg.flush_ceiling, 1);
+	assert_int_equal(cfg.cost_ipi_target_ns, 0xffffffffU);
+	m.ipi_send = 100;
+	m.irq_entry_exit = 300;
 	/* The calibrated configuration builds an engine that uses the costs. */
 	{
 		struct harness h;

@@ -149,6 +149,18 @@ static uint32_t cap32(uint64_t v)
 	return v > 0xffffffffULL ? 0xffffffffU : (uint32_t)v;
 }
 
+/* @a + @b and @a x @b, at most 2^64 - 1: a measurement near the top of
+ * the range must not wrap into a small cost (or a zero divisor). */
+static uint64_t sat_add(uint64_t a, uint64_t b)
+{
+	return a > ~0ULL - b ? ~0ULL : a + b;
+}
+
+static uint64_t sat_mul(uint64_t a, uint64_t b)
+{
+	return a && b > ~0ULL / a ? ~0ULL : a * b;
+}
+
 int tlbpol_cost_calibrate(const struct tlbpol_calibration *m, struct tlbpol_config *cfg,
 			  struct tlbpol_backend *ipi, struct tlbpol_backend *bcast)
 {
@@ -163,18 +175,18 @@ int tlbpol_cost_calibrate(const struct tlbpol_calibration *m, struct tlbpol_conf
 	send = m->ipi_send ? m->ipi_send : m->ipi_round_trip / 10;
 	irq = m->irq_entry_exit;
 	cfg->cost_ipi_ns = cap32(m->ipi_round_trip);
-	cfg->cost_ipi_target_ns = cap32(send + irq);
+	cfg->cost_ipi_target_ns = cap32(sat_add(send, irq));
 	/*
 	 * N pages one by one against a whole flush: both lose the N entries
 	 * named, the whole flush also the rest of the working set, which the
 	 * CPU walks again.  The largest N that is no dearer.
 	 */
 	w = m->refill_entries ? m->refill_entries : 64;
-	per = m->inval_page + m->refill;
-	n = (m->full_flush + m->refill * w) / per;
+	per = sat_add(m->inval_page, m->refill);
+	n = sat_add(m->full_flush, sat_mul(m->refill, w)) / per;
 	cfg->flush_ceiling = (uint32_t)(n < 1 ? 1 : n > 4096 ? 4096 : n);
 	if (m->bcast_sync) {
-		cfg->cost_broadcast_ns = cap32(m->bcast_issue + m->bcast_sync);
+		cfg->cost_broadcast_ns = cap32(sat_add(m->bcast_issue, m->bcast_sync));
 		cfg->cost_broadcast_page_ns = cap32(m->bcast_issue ? m->bcast_issue : 1);
 	}
 	if (ipi) {
