@@ -307,6 +307,18 @@ void cb_flush_local(void *ctx, uint32_t cpu, const struct tlbpol_flush *f)
 	count(w, ORC_C_FLUSHES, 1);
 }
 
+/*
+ * Does a broadcast reach CPU @i?  Every CPU, as ops->broadcast requires --
+ * unless cfg.tag_match models the host bug the header warns of: a broadcast
+ * that matches a tag (INVLPGB with its PCID bit, TLBI by ASID) while the odd
+ * CPUs hold every address space under a per-CPU tag of their own (Linux's
+ * dynamic PCIDs): those keep their entries.
+ */
+static int bcast_reaches(const struct orc_world *w, uint32_t i)
+{
+	return !w->cfg.tag_match || i % 2 == 0;
+}
+
 /* A broadcast invalidation reaches every CPU's caches and is complete when
  * it returns; walks in flight finish first (the cache lock), as TLBSYNC and
  * DSB wait for them. */
@@ -317,6 +329,8 @@ void cb_broadcast(void *ctx, uint32_t from, const struct tlbpol_flush *f)
 	check_flush(w, f, as_of_tag(w, f->as_tag));
 	trace_flush(w, (int)from, TR_BCAST, f);
 	for (uint32_t i = 0; i < w->cfg.nr_cpus; i++) {
+		if (!bcast_reaches(w, i))
+			continue;
 		cache_lock(&w->cpus[i]);
 		apply_flush(w, &w->cpus[i], f);
 		cache_unlock(&w->cpus[i]);
@@ -389,6 +403,8 @@ void cb_bcast_sync(void *ctx, uint32_t cpu)
 	pthread_mutex_lock(&c->iss_lock);
 	for (uint32_t k = 0; k < c->niss; k++) {
 		for (uint32_t i = 0; i < w->cfg.nr_cpus; i++) {
+			if (!bcast_reaches(w, i))
+				continue;
 			cache_lock(&w->cpus[i]);
 			apply_flush(w, &w->cpus[i], &c->iss[k].f);
 			cache_unlock(&w->cpus[i]);

@@ -118,7 +118,7 @@ static _Noreturn void help(FILE *f, int rc)
 		"              [--batch PAGES] [--pages PER_AS] [--kernel-pages N] [--store-first] [--quiet] [--verbose]\n"
 		"              [--irqs-off PCT] [--wait-limit TURNS] [--free-ticks N] [--stall-secs S]\n"
 		"              [--migrate PCT] [--split] [--bcast-cost NS] [--walkers] [--walker-sync]\n"
-		"              [--walkers-undeclared] [--svvptc] [--remote]\n"
+		"              [--walkers-undeclared] [--svvptc] [--remote] [--bcast-tag-match]\n"
 		"  --irqs-off: PCT of ticks (PCT/2 of other waiting calls) run with interrupts off\n"
 		"  --stall-secs: one engine call waiting this long is a deadlock (default 10, 30 under TSan)\n"
 "  --migrate: PCT of stamped unmaps ask their stamp first on another CPU (a migrated task)\n"
@@ -128,6 +128,7 @@ static _Noreturn void help(FILE *f, int rc)
 		"  --walkers-undeclared: the same walkers, the flag not given (must fail)\n"
 		"  --svvptc: riscv64 harts with Svvptc (no invalid PTE cached; TLBPOL_CFGF_SVVPTC)\n"
 		"  --remote: a targeted remote action too (ops->remote_action, as RAR)\n"
+		"  --bcast-tag-match: the broadcast misses the odd CPUs, on tags of their own (must fail)\n"
 		"  --walker-sync: give the engine ops->walker_sync\n"
 		"  SPEC: comma list of all, with-RULE (those of all with RULE), default-RULE, or a mask\n"
 		"        tlbpol_rules_parse() reads\n"
@@ -224,6 +225,7 @@ void stress_options(struct opts *o, int argc, char **argv)
 		{ "walkers-undeclared", no_argument, &o->walkers, 2 },
 		{ "svvptc", no_argument, &o->svvptc, 1 },
 		{ "remote", no_argument, &o->remote, 1 },
+		{ "bcast-tag-match", no_argument, &o->tag_match, 1 },
 		{ "walker-sync", no_argument, &o->walker_sync, 1 },
 		{ "bcast-cost", required_argument, NULL, OPT_BCAST_COST },
 		{ "quiet", no_argument, &o->quiet, 1 },

@@ -305,6 +305,10 @@ struct orc_config {
 	/* The broadcast descriptor's cost_ns (0: the engine's default), so
 	 * that a few CPUs' shootdowns choose it too. */
 	uint32_t bcast_cost;
+	/* The host's broadcast matches tags while odd CPUs hold the address
+	 * spaces under tags of their own: it misses them (a host bug the
+	 * oracle must catch; caches.c). */
+	int tag_match;
 	/* Give the engine ops->remote_action too (a targeted flush that runs
 	 * no code on its targets: RAR), with a descriptor priced to be
 	 * chosen over interrupts. */

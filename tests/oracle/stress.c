@@ -80,6 +80,7 @@ static int run_one(const struct opts *o, uint64_t mask, const char *mask_name, s
 	cfg.walker_sync = o->walker_sync;
 	cfg.svvptc = o->svvptc;
 	cfg.remote = o->remote;
+	cfg.tag_match = o->tag_match;
 	cfg.ipi_delay_spins = o->ipi_delay;
 	cfg.irqs_off_pct = o->irqs_off;
 	cfg.migrate_pct = o->migrate;
@@ -160,14 +161,14 @@ static int run_one(const struct opts *o, uint64_t mask, const char *mask_name, s
 		printf("\n  reproduce (ORC_TRACE=1 also prints the last events): stress --cpus %u --events %" PRIu64
 		       " --rules %#" PRIx64 " --arch %s --seed %" PRIu64 "%s%s --profile %s"
 		       " --batch %u --ipi-delay %u --irqs-off %u --wait-limit %u --free-ticks %u"
-		       " --migrate %u%s%s --bcast-cost %u%s%s%s%s\n",
+		       " --migrate %u%s%s --bcast-cost %u%s%s%s%s%s\n",
 		       o->cpus, o->events, mask, orc_arch_name(o->arch), o->seed,
 		       o->retain ? " --retain" : "", o->wait_irqs ? " --wait-irqs" : "",
 		       o->prof->name, o->batch, o->ipi_delay, o->irqs_off, o->wait_limit,
 		       o->free_ticks, o->migrate, o->broadcast ? "" : " --no-broadcast",
 		       o->split ? " --split" : "", o->bcast_cost, o->walkers == 1 ? " --walkers" : o->walkers ? " --walkers-undeclared" : "",
 		       o->walker_sync ? " --walker-sync" : "", o->svvptc ? " --svvptc" : "",
-		       o->remote ? " --remote" : "");
+		       o->remote ? " --remote" : "", o->tag_match ? " --bcast-tag-match" : "");
 	}
 	fflush(stdout);
 	orc_transitions(w, res->trans);

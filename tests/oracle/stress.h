@@ -66,7 +66,7 @@ struct opts {
 	uint32_t arch;
 	uint64_t seed;
 	int retain, wait_irqs, expect, broadcast, quiet, verbose, store_first;
-	int split, walkers, walker_sync, svvptc, remote; /* orc_config's */
+	int split, walkers, walker_sync, svvptc, remote, tag_match; /* orc_config's */
 	uint32_t bcast_cost;
 	uint32_t batch, kernel_pages, pages;
 	uint32_t nr_as;
