@@ -172,7 +172,9 @@
  * issuer synced leaves entries the completion check finds.  A sync for
  * another CPU than the thread that runs it (TLBSYNC there waits for none
  * of this CPU's INVLPGBs), and an engine call that returns with issues
- * not synced, are violations (ORC_V_API).
+ * not synced, are violations (ORC_V_API).  With cfg.tag_match the host's
+ * broadcast misses the odd CPUs, as a tag-matching one does where they hold
+ * the address spaces under tags of their own: the oracle must catch it.
  *
  * Lockless walkers.  With cfg.walkers the engine is told
  * TLBPOL_CFGF_LOCKLESS_WALKERS and running CPUs walk their address space's
