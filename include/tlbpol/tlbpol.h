@@ -489,6 +489,66 @@ struct tlbpol_flush {
 	const struct tlbpol_range *ranges;
 };
 
+/*
+ * Arm TLBI by range (FEAT_TLBIRANGE): one operation invalidates
+ * (NUM + 1) << (5 x SCALE + 1) pages from its base, NUM 0..31, SCALE 0..3,
+ * so 2 to 2^21 pages, an even number (Arm ARM, TLBI RVAE1; Linux
+ * arch/arm64/include/asm/tlbflush.h, __TLBI_RANGE_PAGES(), and Gavin Shan's
+ * 2024 fix letting NUM reach 31).
+ */
+#define TLBPOL_TLBI_RANGE_MAX_PAGES (1ULL << 21)
+#define TLBPOL_TLBI_RANGE_MAX_OPS 5U
+
+/**
+ * struct tlbpol_tlbi_op - one TLB invalidation of an arm64 range flush
+ * (release 0.3).
+ * @va: the first address it invalidates.
+ * @pages: how many pages of the range's size it covers.
+ * @range: 1 for a range operation (TLBI RVAE1IS, ...: @scale and @num
+ *	encode it), 0 for one page (TLBI VAE1IS, ...).
+ * @scale: SCALE, 0..3 (a range operation).
+ * @num: NUM, 0..31 (a range operation).
+ * @pad: 0.
+ */
+struct tlbpol_tlbi_op {
+	uint64_t va;
+	uint64_t pages;
+	uint32_t range;
+	uint32_t scale;
+	uint32_t num;
+	uint32_t pad;
+};
+
+/**
+ * tlbpol_tlbi_range_ops() - the fewest arm64 TLBI operations that invalidate
+ * exactly a range, with FEAT_TLBIRANGE (release 0.3).
+ * @r: the range (of struct tlbpol_flush): nr_pages pages of 1 << page_shift
+ *	bytes from va.
+ * @ops: receives the operations, in address order, at most
+ *	TLBPOL_TLBI_RANGE_MAX_OPS.
+ * @n: entries at @ops.
+ *
+ * Linux's __flush_tlb_range_op() order: a range operation per SCALE from 0
+ * up for what that scale can name of the remaining pages, a single-page
+ * operation for a last odd page; together they cover the range exactly,
+ * no page twice.  Issue them without a DSB in between, then one DSB (the
+ * split broadcast's sync, or flush_local's end).  The host encodes each
+ * operand (ASID, TG, TTL and BaseADDR in the granule's units); with LPA2 a
+ * range operation needs a 64 KiB aligned base, which this does not ensure.
+ * A range of TLBPOL_TLBI_RANGE_MAX_PAGES pages or more is refused: flush
+ * the address space instead, as Linux does.  Without FEAT_TLBIRANGE a host
+ * invalidates page by page, up to Linux's MAX_DVM_OPS (one table's worth of
+ * pages): set cfg->flush_ceiling to that, and the broadcast descriptor's
+ * max_pages to 1.
+ * Context: any; freestanding builds too.
+ * Return: the number of operations written (1 .. TLBPOL_TLBI_RANGE_MAX_OPS);
+ * -EINVAL for NULL @r or @ops, nr_pages 0 or a page_shift above 47;
+ * -ERANGE for nr_pages >= TLBPOL_TLBI_RANGE_MAX_PAGES or a range that
+ * wraps past 2^64; -ENOMEM when @n is too small (nothing written past @n).
+ */
+TLBPOL_API int tlbpol_tlbi_range_ops(const struct tlbpol_range *r, struct tlbpol_tlbi_op *ops,
+				     uint32_t n);
+
 /**
  * struct tlbpol_ops - the host's hooks.  Set @size to sizeof.
  * @pad: unused; set it to 0.

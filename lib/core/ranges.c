@@ -4,7 +4,9 @@
  *
  * One definition of how ranges of pages become the fewest ranges that name
  * them all: used by batch.c when it builds a request and by receive.c when
- * a receiver merges what it claimed.  A leaf: it knows no engine.
+ * a receiver merges what it claimed.  And how a host names a range in
+ * arm64 TLBI range operations (tlbpol_tlbi_range_ops()).  A leaf: it knows
+ * no engine.
  */
 #include "internal.h"
 #include "sort.h"
@@ -63,3 +65,50 @@ uint32_t tlbpol__merge_ranges(struct tlbpol_range *r, uint32_t n, uint64_t *page
 	return tlbpol__merge_sorted(r, n, pages);
 }
 
+
+int tlbpol_tlbi_range_ops(const struct tlbpol_range *r, struct tlbpol_tlbi_op *ops, uint32_t n)
+{
+	uint64_t va, left;
+	uint32_t k = 0, scale = 0;
+
+	if (!r || !ops || !r->nr_pages || r->page_shift > 47)
+		return -E_INVAL;
+	if (r->nr_pages >= TLBPOL_TLBI_RANGE_MAX_PAGES ||
+	    r->va > ~0ULL - ((r->nr_pages << r->page_shift) - 1))
+		return -E_RANGE;
+	va = r->va;
+	left = r->nr_pages;
+	/*
+	 * As Linux's __flush_tlb_range_op(): at each SCALE from 0 the NUM
+	 * field takes bits 5 x SCALE + 1 .. 5 x SCALE + 5 of what is left, so
+	 * SCALE 0 takes pages 2..62 in twos, 1 up to 31 x 64 more, and so on;
+	 * a last single page (only one can be odd) gets its own operation.
+	 */
+	while (left) {
+		struct tlbpol_tlbi_op op = { va, 1, 0, 0, 0, 0 };
+
+		if (left > 1) {
+			int64_t num;
+
+			if (scale > 3) /* left < 2^21: nothing for a fifth scale */
+				return -E_RANGE;
+			num = (int64_t)((left >> (5 * scale + 1)) & 0x1f) - 1;
+
+			if (num < 0) {
+				scale++;
+				continue;
+			}
+			op.range = 1;
+			op.scale = scale;
+			op.num = (uint32_t)num;
+			op.pages = (uint64_t)(num + 1) << (5 * scale + 1);
+			scale++;
+		}
+		if (k == n)
+			return -E_NOMEM;
+		ops[k++] = op;
+		va += op.pages << r->page_shift;
+		left -= op.pages;
+	}
+	return (int)k;
+}

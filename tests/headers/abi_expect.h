@@ -26,9 +26,9 @@
  */
 #define ABI_STRUCTS(S) \
 	S(tlbpol_cpuset, 512, 8) S(tlbpol_range, 24, 8) S(tlbpol_flush, 32, 8) \
-	S(tlbpol_ops, 88, 8) S(tlbpol_backend, 32, 4) S(tlbpol_config, 112, 8) \
-	S(tlbpol_calibration, 80, 8) S(tlbpol_event, 40, 8) S(tlbpol_decision, 16, 4) \
-	S(tlbpol_stats, 120 + TLBPOL_WHY_MAX * 8, 8)
+	S(tlbpol_tlbi_op, 32, 8) S(tlbpol_ops, 88, 8) S(tlbpol_backend, 32, 4) \
+	S(tlbpol_config, 112, 8) S(tlbpol_calibration, 80, 8) S(tlbpol_event, 40, 8) \
+	S(tlbpol_decision, 16, 4) S(tlbpol_stats, 120 + TLBPOL_WHY_MAX * 8, 8)
 
 #define ABI_FIELDS_tlbpol_cpuset(F, T) \
 	F(T, bits, 0, 512)
@@ -39,6 +39,10 @@
 #define ABI_FIELDS_tlbpol_flush(F, T) \
 	F(T, as_tag, 0, 8) F(T, kind, 8, 4) F(T, flags, 12, 4) F(T, nr_ranges, 16, 4) \
 	F(T, pad, 20, 4) F(T, ranges, 24, 8)
+
+#define ABI_FIELDS_tlbpol_tlbi_op(F, T) \
+	F(T, va, 0, 8) F(T, pages, 8, 8) F(T, range, 16, 4) F(T, scale, 20, 4) F(T, num, 24, 4) \
+	F(T, pad, 28, 4)
 
 #define ABI_FIELDS_tlbpol_ops(F, T) \
 	F(T, size, 0, 4) F(T, pad, 4, 4) F(T, flush_local, 8, 8) F(T, send_ipi, 16, 8) \
@@ -103,6 +107,7 @@
 	V(TLBPOL_RULES_DEFAULT, 131071ULL) V(TLBPOL_RULES_ALL, 131071ULL) \
 	V(TLBPOL_MAX_CPUS, 4096U) V(TLBPOL_FLUSH_PAGES, 0U) V(TLBPOL_FLUSH_AS, 1U) \
 	V(TLBPOL_FLUSH_ALL, 2U) V(TLBPOL_FLUSHF_TABLES, 1U) V(TLBPOL_FLUSHF_GLOBAL, 2U) \
+	V(TLBPOL_TLBI_RANGE_MAX_PAGES, 2097152ULL) V(TLBPOL_TLBI_RANGE_MAX_OPS, 5U) \
 	V(TLBPOL_OPS_SIZE_0_1, 48U) V(TLBPOL_OPS_SIZE_0_2, 56U) V(TLBPOL_MECH_IPI, 0U) \
 	V(TLBPOL_MECH_BROADCAST, 1U) V(TLBPOL_MECH_REMOTE, 2U) V(TLBPOL_MECH_MAX, 3U) \
 	V(TLBPOL_BKF_IMPLIES_IRQ, 1U) V(TLBPOL_BKF_SPLIT, 2U) V(TLBPOL_BKF_DISABLED, 4U) \

@@ -124,6 +124,7 @@ static _Noreturn void help(FILE *f, int rc)
 "  --migrate: PCT of stamped unmaps ask their stamp first on another CPU (a migrated task)\n"
 		"  --split: a split-phase broadcast (issue, sync) instead of a synchronous one\n"
 		"  --bcast-cost: the broadcast descriptor's cost_ns (low: chosen at a few CPUs)\n"
+		"  --bcast-max-pages: pages one broadcast instruction names (default 8)\n"
 		"  --walkers: lockless page-table walkers (TLBPOL_CFGF_LOCKLESS_WALKERS)\n"
 		"  --walkers-undeclared: the same walkers, the flag not given (must fail)\n"
 		"  --svvptc: riscv64 harts with Svvptc (no invalid PTE cached; TLBPOL_CFGF_SVVPTC)\n"
@@ -168,6 +169,7 @@ enum {
 	OPT_STALL_SECS,
 	OPT_MIGRATE,
 	OPT_BCAST_COST,
+	OPT_BCAST_PAGES,
 };
 
 static uint32_t arch_of(const char *name, const char *v)
@@ -228,6 +230,7 @@ void stress_options(struct opts *o, int argc, char **argv)
 		{ "bcast-tag-match", no_argument, &o->tag_match, 1 },
 		{ "walker-sync", no_argument, &o->walker_sync, 1 },
 		{ "bcast-cost", required_argument, NULL, OPT_BCAST_COST },
+		{ "bcast-max-pages", required_argument, NULL, OPT_BCAST_PAGES },
 		{ "quiet", no_argument, &o->quiet, 1 },
 		{ "verbose", no_argument, &o->verbose, 1 },
 		{ "help", no_argument, NULL, OPT_HELP },
@@ -248,6 +251,7 @@ void stress_options(struct opts *o, int argc, char **argv)
 		{ OPT_FREE_TICKS, &o->free_ticks, NULL },
 		{ OPT_MIGRATE, &o->migrate, NULL },
 		{ OPT_BCAST_COST, &o->bcast_cost, NULL },
+		{ OPT_BCAST_PAGES, &o->bcast_max_pages, NULL },
 	};
 	int c, idx = 0;
 

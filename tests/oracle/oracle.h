@@ -307,6 +307,9 @@ struct orc_config {
 	/* The broadcast descriptor's cost_ns (0: the engine's default), so
 	 * that a few CPUs' shootdowns choose it too. */
 	uint32_t bcast_cost;
+	/* Pages one broadcast instruction names (0: 8, INVLPGB-like; 2^21 - 1
+	 * for arm64 TLBI ranges). */
+	uint32_t bcast_max_pages;
 	/* The host's broadcast matches tags while odd CPUs hold the address
 	 * spaces under tags of their own: it misses them (a host bug the
 	 * oracle must catch; caches.c). */

@@ -76,6 +76,7 @@ static int run_one(const struct opts *o, uint64_t mask, const char *mask_name, s
 	cfg.broadcast = o->broadcast;
 	cfg.split = o->split;
 	cfg.bcast_cost = o->bcast_cost;
+	cfg.bcast_max_pages = o->bcast_max_pages;
 	cfg.walkers = o->walkers;
 	cfg.walker_sync = o->walker_sync;
 	cfg.svvptc = o->svvptc;

@@ -67,7 +67,7 @@ struct opts {
 	uint64_t seed;
 	int retain, wait_irqs, expect, broadcast, quiet, verbose, store_first;
 	int split, walkers, walker_sync, svvptc, remote, tag_match; /* orc_config's */
-	uint32_t bcast_cost;
+	uint32_t bcast_cost, bcast_max_pages;
 	uint32_t batch, kernel_pages, pages;
 	uint32_t nr_as;
 	uint32_t ipi_delay;

@@ -184,7 +184,8 @@ int orc_world_new(const struct orc_config *cfg, struct orc_world **out)
 	if (cfg->broadcast && (cfg->split || cfg->bcast_cost)) {
 		w->bcast_desc = (struct tlbpol_backend){
 			.size = sizeof(w->bcast_desc), .mech = TLBPOL_MECH_BROADCAST,
-			.flags = cfg->split ? TLBPOL_BKF_SPLIT : 0, .max_pages = 8,
+			.flags = cfg->split ? TLBPOL_BKF_SPLIT : 0,
+			.max_pages = cfg->bcast_max_pages ? cfg->bcast_max_pages : 8,
 			.cost_ns = cfg->bcast_cost,
 		};
 		w->bcast_descs[ec.nr_backends++] = &w->bcast_desc;
