@@ -195,6 +195,26 @@ FUNCTION_CASES = [
 ]
 
 
+def calibrate(**fields):
+    """cost_calibrate() of Dave Hansen's Haswell figures with @fields."""
+    m = dict(ipi_round_trip=2000, inval_page=250, full_flush=2283, refill=250)
+    m.update(fields)
+    return tlbpol.cost_calibrate(tlbpol.Calibration(**m))
+
+
+# struct tlbpol_calibration: each field, through cost_calibrate().  The
+# highest time is accepted (the library's sums saturate, its costs are capped:
+# the round trip's at 2**32 - 1, not cut to 32 bits).
+CALIBRATION_FIELDS = [("refill_entries", 32), ("ipi_round_trip", 64), ("ipi_send", 64),
+                      ("irq_entry_exit", 64), ("inval_page", 64), ("full_flush", 64),
+                      ("refill", 64), ("bcast_issue", 64), ("bcast_sync", 64),
+                      ("bcast_max_pages", 32)]
+for _field, _bits in CALIBRATION_FIELDS:
+    FUNCTION_CASES.append(Case(
+        "tlbpol_calibration." + _field, _bits, lambda v, f=_field: calibrate(**{f: v}),
+        (lambda r: r.cost_ipi_ns == (1 << 32) - 1) if _field == "ipi_round_trip" else ok))
+
+
 class Checks(unittest.TestCase):
     def check(self, case, call, snapshot=lambda: None):
         """-1 / 2**N and wrong types refused and nothing moved; 2**N - 1 to C."""
@@ -380,18 +400,20 @@ class Coverage(unittest.TestCase):
     """Every integer the package can hand to C is in a table above."""
 
     LABELS = {c.label for c in METHOD_CASES + CONFIG_CASES + FUNCTION_CASES}
-    # Fields no caller sets: the package writes sizeof and nr_backends (the
-    # length of backends=, test_backends.py), the library the rest.
+    # Fields no caller sets: the package writes sizeof, 0 in pad (struct
+    # tlbpol_calibration's too) and nr_backends (the length of backends=,
+    # test_backends.py), the library the rest.
     NOT_FROM_CALLERS = {"size", "pad", "reserved", "nr_cpus", "arch", "nr_backends", "reserved2"}
     # Bound, not called by the package (the prototype test's list).
     NOT_CALLED = {"tlbpol_cpuset_test", "tlbpol_cpuset_next", "tlbpol_cpuset_set",
-                  "tlbpol_cpuset_clear", "tlbpol_engine_init", "tlbpol_as_lookup"}
+                  "tlbpol_cpuset_clear", "tlbpol_engine_init", "tlbpol_as_lookup",
+                  "tlbpol_tlbi_range_ops"}
     # Called with the package's own values only: engine_topology(n) is
     # Engine.cpus, checked when the engine was made.
     OWN_VALUES = {"tlbpol_engine_topology"}
 
     def test_every_integer_field(self):
-        for struct in (_ffi.EventS, _ffi.Config):
+        for struct in (_ffi.EventS, _ffi.Config, _ffi.CalibrationS):
             for field, ctype in _ffi.field_types(struct).items():
                 if _ffi.is_int_type(ctype) and field not in self.NOT_FROM_CALLERS:
                     label = "%s.%s" % (_ffi.c_name(struct), field)

@@ -31,7 +31,7 @@ from . import _constants
 from . import _enumstr  # noqa: F401
 # Every enum and constant of the header, as _constants.__all__ names them.
 from ._constants import *  # noqa: F401,F403
-from ._engine import AddressSpace, Engine
+from ._engine import AddressSpace, Engine, cost_calibrate
 from ._errors import TlbpolError
 from ._ffi import lib_path
 from ._names import (action_str, deadline_str, has_reason_cite, parse_arch, parse_rules,
@@ -39,15 +39,16 @@ from ._names import (action_str, deadline_str, has_reason_cite, parse_arch, pars
 from ._pte import format_pte, parse_pte
 from ._threads import (quiescent, thread_offline, thread_online, thread_register,
                        thread_unregister)
-from ._values import Backend, Decision, Event, Flush, Range, Stats
+from ._values import Backend, Calibration, CostModel, Decision, Event, Flush, Range, Stats
 
 # The layout test's table of C names (read as tlbpol._constants.HEADER_CONSTANTS),
 # not part of the API.
 del HEADER_CONSTANTS  # noqa: F821
 
 __all__ = [
-    "AddressSpace", "Backend", "Decision", "Engine", "Event", "Flush", "Range", "Stats",
-    "TlbpolError", "action_str", "deadline_str", "format_pte",
+    "AddressSpace", "Backend", "Calibration", "CostModel", "Decision", "Engine", "Event",
+    "Flush", "Range", "Stats", "TlbpolError", "action_str", "cost_calibrate", "deadline_str",
+    "format_pte",
     "has_reason_cite", "lib_path", "parse_arch", "parse_pte", "parse_rules",
     "reason_cite", "reason_str", "rule_str", "version", "thread_register",
     "thread_unregister", "quiescent", "thread_offline", "thread_online",

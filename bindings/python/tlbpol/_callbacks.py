@@ -15,7 +15,7 @@ from . import _ffi
 from ._values import Flush, cpuset
 
 __all__ = ["FlushLocal", "SendIpi", "Broadcast", "Relax", "VcpuDefer", "Stuck", "BcastIssue",
-           "BcastSync", "WalkerSync", "Callbacks"]
+           "BcastSync", "WalkerSync", "RemoteAction", "Callbacks"]
 
 FlushLocal = Callable[[int, Flush], Any]
 SendIpi = Callable[[int, FrozenSet[int]], Any]
@@ -26,6 +26,7 @@ Stuck = Callable[[int, FrozenSet[int], int], Any]
 BcastIssue = Callable[[int, Flush], Any]
 BcastSync = Callable[[int], Any]
 WalkerSync = Callable[[int, FrozenSet[int]], Any]
+RemoteAction = Callable[[int, FrozenSet[int], Flush], Any]
 
 
 class Callbacks:
@@ -41,7 +42,8 @@ class Callbacks:
                  vcpu_defer: Optional[VcpuDefer], stuck: Optional[Stuck],
                  bcast_issue: Optional[BcastIssue] = None,
                  bcast_sync: Optional[BcastSync] = None,
-                 walker_sync: Optional[WalkerSync] = None) -> None:
+                 walker_sync: Optional[WalkerSync] = None,
+                 remote_action: Optional[RemoteAction] = None) -> None:
         self._tls = threading.local()
         self.frees: Dict[int, Callable[[], Any]] = {}
         self._free_ids = itertools.count(1)
@@ -54,6 +56,7 @@ class Callbacks:
         self._bcast_issue: Optional[BcastIssue] = bcast_issue
         self._bcast_sync: Optional[BcastSync] = bcast_sync
         self._walker_sync: Optional[WalkerSync] = walker_sync
+        self._remote_action: Optional[RemoteAction] = remote_action
 
         # The CFUNCTYPE objects must live as long as the engine: the C side
         # holds raw pointers to their thunks until tlbpol_engine_free().
@@ -69,7 +72,8 @@ class Callbacks:
                 ("stuck", _ffi.STUCK_FN, self._cb_stuck, stuck),
                 ("bcast_issue", _ffi.BCAST_ISSUE_FN, self._cb_bcast_issue, bcast_issue),
                 ("bcast_sync", _ffi.BCAST_SYNC_FN, self._cb_bcast_sync, bcast_sync),
-                ("walker_sync", _ffi.WALKER_SYNC_FN, self._cb_walker_sync, walker_sync)]
+                ("walker_sync", _ffi.WALKER_SYNC_FN, self._cb_walker_sync, walker_sync),
+                ("remote_action", _ffi.REMOTE_ACTION_FN, self._cb_remote_action, remote_action)]
         for field, proto, method, fn in slots:
             if fn is None and field not in ("flush_local", "send_ipi"):
                 continue
@@ -163,6 +167,13 @@ class Callbacks:
         try:
             assert self._walker_sync is not None
             self._walker_sync(cpu, cpuset(cpus))
+        except BaseException as exc:
+            self._record(exc)
+
+    def _cb_remote_action(self, ctx: Any, cpu: int, targets: Any, f: Any) -> None:
+        try:
+            assert self._remote_action is not None
+            self._remote_action(cpu, cpuset(targets), Flush._from_c(f))
         except BaseException as exc:
             self._record(exc)
 

@@ -15,9 +15,10 @@ from typing import Dict, Tuple, Type, Union
 __all__ = [
     "Arch", "Rule", "FlushKind", "FlushFlag", "ConfigFlag", "CpuState",
     "EventKind", "Pte", "EventFlag", "Action", "Deadline", "Reason",
-    "ARCH_MAX", "MAX_CPUS", "OPS_SIZE_0_1", "OPS_SIZE_0_2", "MECH_IPI",
-    "MECH_BROADCAST", "MECH_REMOTE", "MECH_MAX", "BKF_IMPLIES_IRQ",
-    "BKF_SPLIT", "BKF_DISABLED", "BKF_ALL", "DEFAULT_FLUSH_CEILING",
+    "ARCH_MAX", "MAX_CPUS", "TLBI_RANGE_MAX_PAGES", "TLBI_RANGE_MAX_OPS",
+    "OPS_SIZE_0_1", "OPS_SIZE_0_2", "MECH_IPI", "MECH_BROADCAST",
+    "MECH_REMOTE", "MECH_MAX", "BKF_IMPLIES_IRQ", "BKF_SPLIT",
+    "BKF_DISABLED", "BKF_ALL", "DEFAULT_FLUSH_CEILING",
     "DEFAULT_COST_IPI_NS", "DEFAULT_COST_IPI_TARGET_NS",
     "DEFAULT_COST_IPI_REMOTE_NS", "DEFAULT_COST_BROADCAST_NS",
     "DEFAULT_COST_BROADCAST_PAGE_NS", "WAIT_IRQS_FALLBACK_TURNS",
@@ -249,6 +250,11 @@ class Reason(enum.IntEnum):
 ARCH_MAX = 4
 #: The largest nr_cpus an engine accepts.
 MAX_CPUS = 4096
+#: Arm TLBI by range (FEAT_TLBIRANGE): one operation invalidates (NUM + 1) <<
+#: (5 x SCALE + 1) pages from its base, NUM 0..31, SCALE 0..3, so 2 to 2^21
+#: pages, an ...
+TLBI_RANGE_MAX_PAGES = 2097152
+TLBI_RANGE_MAX_OPS = 5
 #: offsetof(struct tlbpol_ops, stuck).
 OPS_SIZE_0_1 = 48
 #: offsetof(struct tlbpol_ops, bcast_issue).

@@ -11,13 +11,13 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
 
 from . import _ffi
 from ._callbacks import (BcastIssue, BcastSync, Broadcast, Callbacks, FlushLocal, Relax,
-                         SendIpi, Stuck, VcpuDefer, WalkerSync)
+                         RemoteAction, SendIpi, Stuck, VcpuDefer, WalkerSync)
 from ._constants import Arch, ConfigFlag, CpuState, Deadline, Rule
 from ._errors import TlbpolError, check
 from ._names import ArchLike, RulesLike, parse_arch, rule_mask
-from ._values import Backend, Decision, Event, Stats
+from ._values import Backend, Calibration, CostModel, Decision, Event, Stats
 
-__all__ = ["AddressSpace", "Engine"]
+__all__ = ["AddressSpace", "Engine", "cost_calibrate"]
 
 
 def _cpu_nodes(cpu_node: Sequence[int], cpus: int) -> Any:
@@ -54,6 +54,46 @@ def _backend_array(backends: Sequence[Backend]) -> Tuple[Any, List[_ffi.BackendS
         return None, structs
     ptr = ctypes.POINTER(_ffi.BackendS)
     return (ptr * len(structs))(*[ctypes.pointer(b) for b in structs]), structs
+
+
+def cost_calibrate(calibration: Calibration) -> CostModel:
+    """tlbpol_cost_calibrate() (release 0.3): the cost model and the flush
+    ceiling from what the host measured (a :class:`Calibration`), as a
+    :class:`CostModel`: the flush ceiling, the cost_* fields of a
+    configuration (tlbpol_config_init()'s defaults for those the
+    calibration does not give) and the IPI and broadcast Backend
+    descriptors.
+
+    The derivations: the first interrupt target costs ipi_round_trip, each
+    further one ipi_send (plus irq_entry_exit if given); a broadcast
+    bcast_issue + bcast_sync fixed and bcast_issue per instruction of
+    bcast_max_pages pages; the flush ceiling is the most pages N with N x
+    (inval_page + refill) <= full_flush + refill x refill_entries, 1 ..
+    4096.  The measurements reach the library as given: its sums and
+    products saturate at 2**64 - 1, and costs above 2**32 - 1 are capped
+    there (the configuration's fields are 32-bit).
+
+    TlbpolError EINVAL for a required measurement 0 (ipi_round_trip,
+    inval_page, full_flush, refill); TypeError for anything but a
+    Calibration, and TypeError or OverflowError naming the field for a
+    number that does not fit it.
+    """
+    if not isinstance(calibration, Calibration):
+        raise TypeError("calibration must be a tlbpol.Calibration, not %s"
+                        % type(calibration).__name__)
+    m = calibration._to_c()
+    cfg = _ffi.Config()
+    _ffi.call("tlbpol_config_init", byref(cfg), cpus=1, arch=Arch.GENERIC)
+    ipi, bcast = _ffi.BackendS(), _ffi.BackendS()
+    check("tlbpol_cost_calibrate",
+          _ffi.call("tlbpol_cost_calibrate", byref(m), byref(cfg), byref(ipi), byref(bcast)))
+    return CostModel(flush_ceiling=cfg.flush_ceiling, cost_ipi_ns=cfg.cost_ipi_ns,
+                     cost_ipi_target_ns=cfg.cost_ipi_target_ns,
+                     cost_ipi_remote_ns=cfg.cost_ipi_remote_ns,
+                     cost_broadcast_ns=cfg.cost_broadcast_ns,
+                     cost_broadcast_page_ns=cfg.cost_broadcast_page_ns,
+                     ipi=Backend._from_c(ipi),
+                     bcast=Backend._from_c(bcast) if bcast.size else None)
 
 
 def _space_handle(space: Any) -> c_void_p:
@@ -141,6 +181,18 @@ class Engine:
       none of @cpus is still inside a lockless walk begun before the call.
       Runs on @cpu, the initiator, inside the engine call.  Without it such
       a request goes by interrupts.
+    - remote_action(from_cpu, targets: frozenset[int], flush: Flush):
+      optional (release 0.3), a targeted flush that runs no code on its
+      targets and is complete on return (Intel RAR, an SBI remote fence,
+      MECH_REMOTE): perform @flush on every CPU in @targets (never
+      @from_cpu, which the engine flushes with flush_local), whatever they
+      run.  Used under Rule.BROADCAST when the cost model prefers it
+      (with no Backend for it, it costs what interrupts do and wins the
+      tie).  A CPU left out (idle, lazy, preempted, up to date) catches up
+      by itself; a target may flush once more at its next switch.  Under
+      LOCKLESS_WALKERS it counts as interrupting nobody (walker_sync
+      follows it where tables were freed).  Runs on @from_cpu, inside the
+      engine call, as send_ipi does.
 
     backends: a sequence of Backend descriptors of the host's flush
     mechanisms (struct tlbpol_backend, release 0.3; copied by the engine),
@@ -177,7 +229,8 @@ class Engine:
                  wait_limit: Optional[int] = None, free_ticks: Optional[int] = None,
                  bcast_issue: Optional[BcastIssue] = None, bcast_sync: Optional[BcastSync] = None,
                  walker_sync: Optional[WalkerSync] = None,
-                 backends: Optional[Sequence[Backend]] = None) -> None:
+                 backends: Optional[Sequence[Backend]] = None,
+                 remote_action: Optional[RemoteAction] = None) -> None:
         self._handle: Optional[c_void_p] = None
         self._spaces: Dict[int, AddressSpace] = {}
         self.arch = parse_arch(arch)
@@ -185,7 +238,7 @@ class Engine:
         # The engine holds the callbacks (and so their thunks) until
         # close(): C may call them until tlbpol_engine_free() returns.
         self._callbacks = Callbacks(flush_local, send_ipi, broadcast, relax, vcpu_defer, stuck,
-                                    bcast_issue, bcast_sync, walker_sync)
+                                    bcast_issue, bcast_sync, walker_sync, remote_action)
         self._frees = self._callbacks.frees
         ops = self._callbacks.ops
 

@@ -158,6 +158,13 @@ class Flush(CheckedStructure):
                 ("ranges", POINTER(Range))]
 
 
+class TlbiOpS(CheckedStructure):
+    """struct tlbpol_tlbi_op (release 0.3): one arm64 TLBI operation of
+    tlbpol_tlbi_range_ops()."""
+    _fields_ = [("va", c_uint64), ("pages", c_uint64), ("range", c_uint32),
+                ("scale", c_uint32), ("num", c_uint32), ("pad", c_uint32)]
+
+
 class CpuSet(CheckedStructure):
     """struct tlbpol_cpuset: bit c of bits[c / 64]."""
     _fields_ = [("bits", c_uint64 * (MAX_CPUS // 64))]
@@ -172,6 +179,7 @@ STUCK_FN = CFUNCTYPE(None, c_void_p, c_uint32, POINTER(CpuSet), c_uint64)
 BCAST_ISSUE_FN = CFUNCTYPE(None, c_void_p, c_uint32, POINTER(Flush))
 BCAST_SYNC_FN = CFUNCTYPE(None, c_void_p, c_uint32)
 WALKER_SYNC_FN = CFUNCTYPE(None, c_void_p, c_uint32, POINTER(CpuSet))
+REMOTE_ACTION_FN = CFUNCTYPE(None, c_void_p, c_uint32, POINTER(CpuSet), POINTER(Flush))
 DEFER_FREE_FN = CFUNCTYPE(None, c_void_p)
 
 
@@ -182,7 +190,7 @@ class Ops(CheckedStructure):
                 ("broadcast", BROADCAST_FN), ("relax", RELAX_FN),
                 ("vcpu_defer", VCPU_DEFER_FN), ("stuck", STUCK_FN),
                 ("bcast_issue", BCAST_ISSUE_FN), ("bcast_sync", BCAST_SYNC_FN),
-                ("walker_sync", WALKER_SYNC_FN)]
+                ("walker_sync", WALKER_SYNC_FN), ("remote_action", REMOTE_ACTION_FN)]
 
 
 class BackendS(CheckedStructure):
@@ -207,6 +215,16 @@ class Config(CheckedStructure):
                 ("free_ticks", c_uint32),
                 ("backends", POINTER(POINTER(BackendS))), ("nr_backends", c_uint32),
                 ("reserved2", c_uint32)]
+
+
+class CalibrationS(CheckedStructure):
+    """struct tlbpol_calibration (release 0.3)."""
+    _fields_ = [("size", c_uint32), ("refill_entries", c_uint32),
+                ("ipi_round_trip", c_uint64), ("ipi_send", c_uint64),
+                ("irq_entry_exit", c_uint64), ("inval_page", c_uint64),
+                ("full_flush", c_uint64), ("refill", c_uint64),
+                ("bcast_issue", c_uint64), ("bcast_sync", c_uint64),
+                ("bcast_max_pages", c_uint32), ("pad", c_uint32)]
 
 
 class EventS(CheckedStructure):
@@ -238,9 +256,10 @@ class StatsS(CheckedStructure):
 
 #: C struct name -> mirror, for the layout test.
 STRUCTS: Dict[str, Type[Structure]] = {
-    "tlbpol_range": Range, "tlbpol_flush": Flush, "tlbpol_cpuset": CpuSet,
+    "tlbpol_range": Range, "tlbpol_flush": Flush, "tlbpol_tlbi_op": TlbiOpS,
+    "tlbpol_cpuset": CpuSet,
     "tlbpol_ops": Ops, "tlbpol_backend": BackendS, "tlbpol_config": Config,
-    "tlbpol_event": EventS,
+    "tlbpol_calibration": CalibrationS, "tlbpol_event": EventS,
     "tlbpol_decision": DecisionS, "tlbpol_stats": StatsS,
 }
 
@@ -264,7 +283,10 @@ PROTOTYPES: Dict[str, Tuple[Any, List[Any]]] = {
     "tlbpol_cpuset_zero": (None, [POINTER(CpuSet)]),
     "tlbpol_cpuset_set": (None, [POINTER(CpuSet), c_uint32]),
     "tlbpol_cpuset_clear": (None, [POINTER(CpuSet), c_uint32]),
+    "tlbpol_tlbi_range_ops": (c_int, [POINTER(Range), POINTER(TlbiOpS), c_uint32]),
     "tlbpol_config_init": (None, [POINTER(Config), c_uint32, c_uint32]),
+    "tlbpol_cost_calibrate": (c_int, [POINTER(CalibrationS), POINTER(Config),
+                                      POINTER(BackendS), POINTER(BackendS)]),
     "tlbpol_engine_size": (c_size_t, [POINTER(Config)]),
     "tlbpol_engine_init": (c_int, [POINTER(_eng_p), c_void_p, c_size_t, POINTER(Config)]),
     "tlbpol_engine_new": (c_int, [POINTER(Config), POINTER(_eng_p)]),

@@ -19,6 +19,7 @@ SYMBOL_VERSIONS: Dict[str, str] = {
     "tlbpol_as_open": "TLBPOL_0.1",
     "tlbpol_as_tag": "TLBPOL_0.1",
     "tlbpol_config_init": "TLBPOL_0.3",
+    "tlbpol_cost_calibrate": "TLBPOL_0.3",
     "tlbpol_cpu_state": "TLBPOL_0.1",
     "tlbpol_cpuset_clear": "TLBPOL_0.1",
     "tlbpol_cpuset_count": "TLBPOL_0.1",
@@ -59,6 +60,7 @@ SYMBOL_VERSIONS: Dict[str, str] = {
     "tlbpol_thread_register": "TLBPOL_0.1",
     "tlbpol_thread_unregister": "TLBPOL_0.1",
     "tlbpol_tick": "TLBPOL_0.1",
+    "tlbpol_tlbi_range_ops": "TLBPOL_0.3",
     "tlbpol_unload": "TLBPOL_0.1",
     "tlbpol_version": "TLBPOL_0.1",
 }

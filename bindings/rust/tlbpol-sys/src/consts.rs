@@ -101,6 +101,12 @@ pub const TLBPOL_FLUSHF_TABLES: u32 = 1;
 /// global), or, where invalid entries are cached, under any tag: invalidate them whatever tag
 /// ...
 pub const TLBPOL_FLUSHF_GLOBAL: u32 = 2;
+/// `TLBPOL_TLBI_RANGE_MAX_PAGES`: Arm TLBI by range (FEAT_TLBIRANGE): one operation invalidates
+/// (NUM + 1) << (5 x SCALE + 1) pages from its base, NUM 0..31, SCALE 0..3, so 2 to 2^21 pages,
+/// an ...
+pub const TLBPOL_TLBI_RANGE_MAX_PAGES: u64 = 2097152;
+/// `TLBPOL_TLBI_RANGE_MAX_OPS`.
+pub const TLBPOL_TLBI_RANGE_MAX_OPS: u32 = 5;
 /// `TLBPOL_OPS_SIZE_0_1`: offsetof(struct tlbpol_ops, stuck).
 pub const TLBPOL_OPS_SIZE_0_1: u32 = 48;
 /// `TLBPOL_OPS_SIZE_0_2`: offsetof(struct tlbpol_ops, bcast_issue).

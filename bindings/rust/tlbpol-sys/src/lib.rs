@@ -176,6 +176,25 @@ pub struct tlbpol_flush {
     pub ranges: *const tlbpol_range,
 }
 
+/// `struct tlbpol_tlbi_op`: one TLB invalidation of an arm64 range flush,
+/// from [`tlbpol_tlbi_range_ops`] (release 0.3).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct tlbpol_tlbi_op {
+    /// The first address it invalidates.
+    pub va: u64,
+    /// Pages of the range's size it covers.
+    pub pages: u64,
+    /// 1 for a range operation (TLBI RVAE1IS...), 0 for one page.
+    pub range: u32,
+    /// SCALE, 0..3 (a range operation).
+    pub scale: u32,
+    /// NUM, 0..31 (a range operation).
+    pub num: u32,
+    /// 0.
+    pub pad: u32,
+}
+
 /// `struct tlbpol_ops`: the host's hooks.
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
@@ -208,6 +227,17 @@ pub struct tlbpol_ops {
     /// Under `TLBPOL_CFGF_LOCKLESS_WALKERS`: wait until none of `cpus` is
     /// in a lockless walk begun before the call.  Optional (release 0.3).
     pub walker_sync: Option<unsafe extern "C" fn(ctx: *mut c_void, cpu: u32, cpus: *const tlbpol_cpuset)>,
+    /// Flush `f` on every CPU in `targets` (never the caller) with no code
+    /// of the engine running there, complete on return (Intel RAR, an SBI
+    /// remote fence).  Optional (release 0.3): `TLBPOL_MECH_REMOTE`.
+    pub remote_action: Option<
+        unsafe extern "C" fn(
+            ctx: *mut c_void,
+            from_cpu: u32,
+            targets: *const tlbpol_cpuset,
+            f: *const tlbpol_flush,
+        ),
+    >,
 }
 
 // --- Flush mechanisms (backends) ---------------------------------------------
@@ -289,6 +319,39 @@ pub struct tlbpol_config {
     pub nr_backends: u32,
     /// 0.
     pub reserved2: u32,
+}
+
+/// `struct tlbpol_calibration`: the primitives' costs, as the host timed
+/// them, for [`tlbpol_cost_calibrate`] (release 0.3).  Every time in one
+/// unit, the same for all (ns, or TSC cycles).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct tlbpol_calibration {
+    /// `sizeof(struct tlbpol_calibration)`.
+    pub size: u32,
+    /// TLB entries a CPU uses again soon after a whole flush (0: 64).
+    pub refill_entries: u32,
+    /// One interrupt to one other CPU, to its acknowledgement (> 0).
+    pub ipi_round_trip: u64,
+    /// The sender's part for each further target (0: a tenth of the round trip).
+    pub ipi_send: u64,
+    /// A target's interrupt entry and exit, added to each further
+    /// target's cost (0: the initiator's time only).
+    pub irq_entry_exit: u64,
+    /// Invalidating one page locally (> 0).
+    pub inval_page: u64,
+    /// A whole local flush (> 0).
+    pub full_flush: u64,
+    /// Refilling one entry a flush removed (> 0).
+    pub refill: u64,
+    /// One broadcast invalidation issued (0: none).
+    pub bcast_issue: u64,
+    /// Waiting for the broadcasts issued (0: no broadcast).
+    pub bcast_sync: u64,
+    /// Pages one broadcast instruction names (0: 1).
+    pub bcast_max_pages: u32,
+    /// 0.
+    pub pad: u32,
 }
 
 /// `struct tlbpol_engine`: opaque.
@@ -407,8 +470,18 @@ extern "C" {
     /// `tlbpol_cpuset_clear()`.
     pub fn tlbpol_cpuset_clear(set: *mut tlbpol_cpuset, cpu: u32);
 
+    /// `tlbpol_tlbi_range_ops()` (release 0.3).
+    pub fn tlbpol_tlbi_range_ops(r: *const tlbpol_range, ops: *mut tlbpol_tlbi_op, n: u32) -> c_int;
+
     /// `tlbpol_config_init()`.
     pub fn tlbpol_config_init(cfg: *mut tlbpol_config, nr_cpus: u32, arch: u32);
+    /// `tlbpol_cost_calibrate()` (release 0.3).
+    pub fn tlbpol_cost_calibrate(
+        m: *const tlbpol_calibration,
+        cfg: *mut tlbpol_config,
+        ipi: *mut tlbpol_backend,
+        bcast: *mut tlbpol_backend,
+    ) -> c_int;
     /// `tlbpol_engine_size()`.
     pub fn tlbpol_engine_size(cfg: *const tlbpol_config) -> usize;
     /// `tlbpol_engine_init()`.

@@ -8,7 +8,7 @@ use tlbpol_sys as sys;
 use tlbpol_sys::c_void;
 
 use crate::host::{ops, Host};
-use crate::types::{bits, c_enum, setters, size_field, Arch, Error, Result, Rules};
+use crate::types::{bits, c_enum, check, setters, size_field, Arch, Error, Result, Rules};
 #[cfg(doc)]
 use crate::Engine;
 
@@ -20,8 +20,10 @@ c_enum! {
     /// - `Broadcast`: one invalidation that reaches every CPU with no
     ///   interrupt: [`Host::bcast_issue`] and [`Host::bcast_sync`] (split
     ///   phase), or [`Host::broadcast`] (complete on return).
+    /// - `Remote` (release 0.3): a targeted flush that runs no code on its
+    ///   targets ([`Host::remote_action`]: Intel RAR, an SBI remote fence).
     Mechanism {
-        Ipi = TLBPOL_MECH_IPI, Broadcast = TLBPOL_MECH_BROADCAST,
+        Ipi = TLBPOL_MECH_IPI, Broadcast = TLBPOL_MECH_BROADCAST, Remote = TLBPOL_MECH_REMOTE,
     }
 }
 
@@ -54,8 +56,9 @@ bits! {
 /// default when zero, so a host without descriptors keeps release 0.2's
 /// model.  The engine checks each descriptor when it is built
 /// (`Error::Invalid` for a flag its mechanism cannot have, such as `SPLIT`
-/// on `Ipi`, or a broadcast whose hooks the [`Host`] lacks unless
-/// `DISABLED`; `Error::Exists` for two of one mechanism).  Its `size` is
+/// on `Ipi` or `Remote`, or a broadcast or remote action whose hooks the
+/// [`Host`] lacks unless `DISABLED`; `Error::Exists` for two of one
+/// mechanism).  Its `size` is
 /// always `sizeof(struct tlbpol_backend)`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[repr(transparent)]
@@ -77,7 +80,9 @@ impl Backend {
         /// `TLBPOL_BKF_*`.  `Ipi` may have only `IMPLIES_IRQ` (which
         /// interrupts have whether it is set or not); for `Broadcast`,
         /// `SPLIT` asks for [`Host::bcast_issue`] and [`Host::bcast_sync`],
-        /// its absence for [`Host::broadcast`].
+        /// its absence for [`Host::broadcast`]; `Remote` needs
+        /// [`Host::remote_action`] (unless `DISABLED`) and is never
+        /// `SPLIT`.
         flags(flags: BackendFlags) => flags = flags.0;
         /// Pages one instruction of the mechanism names at most (INVLPGB:
         /// `invlpgb_count_max`; Arm TLBI by range: up to 2^21; 0 means 1).
@@ -85,20 +90,111 @@ impl Backend {
         /// range.
         max_pages(pages: u32) => max_pages = pages;
         /// `Ipi`: the initiator's cost for the first target; `Broadcast`:
-        /// the fixed cost of one request, issue and sync (ns; 0: the
-        /// configuration's).
+        /// the fixed cost of one request, issue and sync; `Remote`: the
+        /// first target (ns; 0: the configuration's; for `Remote`, what
+        /// interrupts cost, and a tie with them goes to the remote action,
+        /// which spares the targets theirs).
         cost_ns(ns: u32) => cost_ns = ns;
-        /// `Ipi`: each further target (ns; 0: the configuration's).
+        /// `Ipi` and `Remote`: each further target (ns; 0: the
+        /// configuration's interrupt cost).
         cost_target_ns(ns: u32) => cost_target_ns = ns;
         /// `Ipi`: more for each target on another NUMA node (ns; 0: the
         /// configuration's).
         cost_remote_ns(ns: u32) => cost_remote_ns = ns;
-        /// `Broadcast`: each instruction (ns; 0: the configuration's).
+        /// `Broadcast`: each instruction (ns; 0: the configuration's);
+        /// `Remote`: each payload of `max_pages` pages (RAR names 63 pages
+        /// in one; 0: nothing).
         cost_page_ns(ns: u32) => cost_page_ns = ns;
     }
     /// The C structure.
     pub fn raw(&self) -> &sys::tlbpol_backend {
         &self.raw
+    }
+}
+
+/// What the host timed at boot (`struct tlbpol_calibration`, release 0.3),
+/// for [`Config::calibrate`]: the costs of the primitives a shootdown is
+/// made of.  Every time is in one unit, the same for all (ns, or TSC
+/// cycles where the TSC rate is unknown): the cost model only compares
+/// them.
+///
+/// [`Calibration::new`] has every measurement 0; `ipi_round_trip`,
+/// `inval_page`, `full_flush` and `refill` are required (nonzero:
+/// [`Config::calibrate`] answers `Error::Invalid` otherwise), the others
+/// may stay 0, which takes the default each setter names.  The values
+/// reach C as given (`u64` times, `u32` counts; the library saturates its
+/// sums and caps the costs at `u32::MAX`); its `size` is always
+/// `sizeof(struct tlbpol_calibration)` and its `pad` 0.
+///
+/// ```
+/// use tlbpol::{Arch, Calibration, Config};
+/// // Dave Hansen's Haswell figures, in cycles (Linux 611ae8e3f520).
+/// let m = Calibration::new().ipi_round_trip(2000).inval_page(250).full_flush(2283).refill(250);
+/// let mut cfg = Config::new(4, Arch::X86_64);
+/// let (ipi, bcast) = cfg.calibrate(&m)?;
+/// assert_eq!(cfg.raw().flush_ceiling, 36);
+/// assert_eq!((ipi.raw().cost_ns, ipi.raw().cost_target_ns), (2000, 200));
+/// assert!(bcast.is_none()); // no broadcast measured
+/// # Ok::<(), tlbpol::Error>(())
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Calibration {
+    raw: sys::tlbpol_calibration,
+}
+
+/// `sizeof(struct tlbpol_calibration)` as its `size` field says it.
+const CALIBRATION_SIZE: u32 = size_field(core::mem::size_of::<sys::tlbpol_calibration>());
+
+impl Calibration {
+    /// Every measurement 0 (the four required ones must then be set).
+    pub fn new() -> Calibration {
+        Calibration { raw: sys::tlbpol_calibration { size: CALIBRATION_SIZE, ..Default::default() } }
+    }
+    setters! {
+        Self;
+        /// TLB entries a CPU uses again soon after a whole flush (its
+        /// working set: what a whole flush costs beyond the pages a ranged
+        /// one names); 0 takes 64.
+        refill_entries(entries: u32) => refill_entries = entries;
+        /// One interrupt to one other CPU, from the send to seeing its
+        /// handler's acknowledgement.  Required.
+        ipi_round_trip(t: u64) => ipi_round_trip = t;
+        /// The sender's part for each further target (an ICR write); 0
+        /// takes a tenth of `ipi_round_trip`.
+        ipi_send(t: u64) => ipi_send = t;
+        /// What a target spends taking the interrupt (entry, handler's
+        /// return, EOI), added to each further target's cost where the
+        /// host weighs its targets' time as well as the initiator's; 0:
+        /// the initiator's time only.
+        irq_entry_exit(t: u64) => irq_entry_exit = t;
+        /// Invalidating one page locally (INVLPG, TLBI VAE1 with its DSB,
+        /// SFENCE.VMA va).  Required.
+        inval_page(t: u64) => inval_page = t;
+        /// A whole local flush (a CR3 write, TLBI ASIDE1).  Required.
+        full_flush(t: u64) => full_flush = t;
+        /// Refilling one entry a flush removed (a TLB miss's walk from
+        /// cached page tables).  Required.
+        refill(t: u64) => refill = t;
+        /// One broadcast invalidation instruction issued (INVLPGB, TLBI
+        /// ...IS), or 0 when the machine has none.
+        bcast_issue(t: u64) => bcast_issue = t;
+        /// Waiting for the broadcasts issued to complete (TLBSYNC, DSB
+        /// ISH), or the whole of a synchronous broadcast (a hypercall); 0:
+        /// no broadcast.
+        bcast_sync(t: u64) => bcast_sync = t;
+        /// Pages one broadcast instruction names (INVLPGB's count; 1
+        /// without TLBI ranges); 0 for 1.
+        bcast_max_pages(pages: u32) => bcast_max_pages = pages;
+    }
+    /// The C structure.
+    pub fn raw(&self) -> &sys::tlbpol_calibration {
+        &self.raw
+    }
+}
+
+impl Default for Calibration {
+    fn default() -> Self {
+        Calibration::new()
     }
 }
 
@@ -245,6 +341,46 @@ impl<'n> Config<'n> {
         /// (0: the default, 2; `TLBPOL_FREE_TICKS_NEVER`: only by `Cpu::flush`).
         free_ticks(ticks: u32) => free_ticks = ticks;
     }
+    /// `tlbpol_cost_calibrate()` (release 0.3): the cost model and the flush
+    /// ceiling from what the host measured.  Writes this configuration's
+    /// cost fields (those of [`Config::ipi_cost`] and
+    /// [`Config::broadcast_cost`]) and its flush ceiling, nothing else, and
+    /// returns the descriptors the costs give, for [`Config::backends`]:
+    /// interrupts (`Mechanism::Ipi`, no flags), and, when `m` has a
+    /// broadcast (`bcast_sync` > 0), the broadcast (`Mechanism::Broadcast`,
+    /// no flags: add `BackendFlags::SPLIT` where the host splits it).
+    ///
+    /// The derivations, which may be overridden afterwards: the first
+    /// interrupt target costs `ipi_round_trip`, each further one `ipi_send`
+    /// (plus `irq_entry_exit` if given); a broadcast `bcast_issue +
+    /// bcast_sync` fixed and `bcast_issue` per instruction; the flush
+    /// ceiling is the most pages N with N x (`inval_page` + `refill`) <=
+    /// `full_flush` + `refill` x `refill_entries`, 1 ..= 4096.  The
+    /// library's sums and products saturate at `u64::MAX`, and costs above
+    /// `u32::MAX` are capped there (the configuration's fields are
+    /// 32-bit).
+    ///
+    /// Errors, with the configuration unchanged: `Error::Invalid` for a
+    /// required measurement 0.  (The library's `-E2BIG`, for a `size`
+    /// larger than its structure with nonzero bytes past it, cannot
+    /// happen: the size is this header's.)
+    pub fn calibrate(&mut self, m: &Calibration) -> Result<(Backend, Option<Backend>)> {
+        let mut ipi = sys::tlbpol_backend::default();
+        let mut bcast = sys::tlbpol_backend::default();
+        // SAFETY: m.raw is a whole tlbpol_calibration whose size is this
+        // header's and whose pad is 0; the library takes any measurements
+        // (a required one 0 is its -EINVAL, its sums saturate, so nothing
+        // wraps into a zero divisor); self.raw is a whole configuration of
+        // this header's size (tlbpol_config_init()'s), ipi and bcast
+        // writable descriptors; all outlive the call, which reads m.raw,
+        // writes only the cost fields and flush_ceiling of self.raw (plain
+        // u32s: any value is valid) and the descriptors, keeps no pointer,
+        // calls no callback, and may run anywhere.
+        check(unsafe { sys::tlbpol_cost_calibrate(&m.raw, &mut self.raw, &mut ipi, &mut bcast) })?;
+        // The library zeroes the broadcast descriptor when m has none.
+        let bcast = if bcast.size == 0 { None } else { Some(Backend { raw: bcast }) };
+        Ok((Backend { raw: ipi }, bcast))
+    }
     /// The C structure (its `ops`, `ops_ctx`, `cpu_node`, `backends` and
     /// `nr_backends` are set when an engine is built from it).
     pub fn raw(&self) -> &sys::tlbpol_config {
@@ -325,6 +461,7 @@ impl Host for NoHost {
     const HAS_BROADCAST: bool = true;
     const HAS_SPLIT_BROADCAST: bool = true;
     const HAS_WALKER_SYNC: bool = true;
+    const HAS_REMOTE_ACTION: bool = true;
 }
 
 #[cfg(test)]
@@ -342,6 +479,85 @@ mod tests {
             assert_eq!(backend_count(max + 1), Err(Error::Range), "one past: refused, not 0");
             assert_eq!(backend_count((1 << 32) + 2), Err(Error::Range), "not 2");
         }
+    }
+
+    /// The cost fields and the flush ceiling, which `calibrate` writes.
+    fn costs(c: &Config<'_>) -> [u32; 6] {
+        let r = c.raw();
+        [
+            r.flush_ceiling,
+            r.cost_ipi_ns,
+            r.cost_ipi_target_ns,
+            r.cost_ipi_remote_ns,
+            r.cost_broadcast_ns,
+            r.cost_broadcast_page_ns,
+        ]
+    }
+
+    #[test]
+    fn calibration_reaches_c_as_given() {
+        let m = Calibration::new()
+            .ipi_round_trip((1 << 32) + 5)
+            .inval_page(1 << 32)
+            .refill(1 << 32)
+            .full_flush(1 << 40)
+            .bcast_issue((1 << 32) + 7)
+            .bcast_sync(1)
+            .bcast_max_pages(u32::MAX);
+        assert_eq!(usize::try_from(m.raw().size).unwrap(), core::mem::size_of::<sys::tlbpol_calibration>());
+        assert_eq!((m.raw().pad, m.raw().refill_entries), (0, 0));
+        assert_eq!(
+            m,
+            Calibration::default()
+                .ipi_round_trip((1 << 32) + 5)
+                .inval_page(1 << 32)
+                .refill(1 << 32)
+                .full_flush(1 << 40)
+                .bcast_issue((1 << 32) + 7)
+                .bcast_sync(1)
+                .bcast_max_pages(u32::MAX)
+        );
+        let mut cfg = Config::new(4, Arch::X86_64);
+        let (ipi, bc) = cfg.calibrate(&m).unwrap();
+        // Cut to 32 bits, the round trip would be 5 and inval_page 0
+        // (refused); the library caps each cost at u32::MAX instead, and
+        // each further target is a tenth of the round trip (no
+        // irq_entry_exit given).
+        let target = ((1u64 << 32) + 5) / 10;
+        assert_eq!(u64::from(cfg.raw().cost_ipi_target_ns), target);
+        assert_eq!(cfg.raw().cost_ipi_ns, u32::MAX);
+        // (2^40 + 64 x 2^32) / (2^32 + 2^32) pages.
+        assert_eq!(cfg.raw().flush_ceiling, 160);
+        assert_eq!((cfg.raw().cost_broadcast_ns, cfg.raw().cost_broadcast_page_ns), (u32::MAX, u32::MAX));
+        assert_eq!(ipi.raw().size, BACKEND_SIZE);
+        assert_eq!((ipi.raw().mech, ipi.raw().flags, ipi.raw().cost_ns), (sys::TLBPOL_MECH_IPI, 0, u32::MAX));
+        let bc = bc.unwrap();
+        assert_eq!(bc.raw().size, BACKEND_SIZE);
+        assert_eq!((bc.raw().mech, bc.raw().flags), (sys::TLBPOL_MECH_BROADCAST, 0));
+        assert_eq!((bc.raw().max_pages, bc.raw().cost_ns, bc.raw().cost_page_ns), (u32::MAX, u32::MAX, u32::MAX));
+    }
+
+    /// Sums near the top of the range go to C as given: the library
+    /// saturates them (inval_page + refill of 2^64 is no zero divisor), and
+    /// caps the costs.
+    #[test]
+    fn calibration_sums_at_the_top_reach_c() {
+        let good = Calibration::new().ipi_round_trip(2000).inval_page(250).full_flush(2283).refill(250);
+        let top = 1u64 << 63;
+        let max = u32::MAX;
+        for (page, refill) in [(u64::MAX, 1), (1, u64::MAX), (top, top), (u64::MAX, u64::MAX)] {
+            let mut cfg = Config::new(4, Arch::X86_64);
+            assert!(cfg.calibrate(&good.inval_page(page).refill(refill)).is_ok(), "{} + {}", page, refill);
+            // Each page costs the most there is: the ceiling is its least, 1.
+            assert_eq!(costs(&cfg)[..3], [1, 2000, 200], "{} + {}", page, refill);
+        }
+        let mut cfg = Config::new(4, Arch::X86_64);
+        let m = good.ipi_send(u64::MAX).irq_entry_exit(u64::MAX).bcast_issue(u64::MAX).bcast_sync(1);
+        let (ipi, bc) = cfg.calibrate(&m).unwrap();
+        assert_eq!(costs(&cfg)[1..], [2000, max, sys::TLBPOL_DEFAULT_COST_IPI_REMOTE_NS, max, max]);
+        assert_eq!((ipi.raw().cost_target_ns, bc.unwrap().raw().cost_ns), (max, max));
+        // A zero among the required ones is the library's -EINVAL.
+        assert_eq!(cfg.calibrate(&good.inval_page(0).refill(0)), Err(Error::Invalid));
     }
 
     #[test]

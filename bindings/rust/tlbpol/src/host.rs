@@ -276,12 +276,12 @@ impl fmt::Debug for Here<'_> {
 ///
 /// `Sync` because the engine calls them from every CPU at once.  They run
 /// inside engine calls made through a [`Cpu`](crate::Cpu) token, on that
-/// token's thread (`send_ipi`, `broadcast`, `bcast_issue`, `bcast_sync`
-/// and `walker_sync` on the initiator's, `flush_local` on the CPU being
-/// flushed, `relax` and `stuck` on the waiting one).  A callback must not
-/// call the engine for its own CPU except through [`Here::handle_ipi`]
-/// (the token is borrowed by the call in progress, and the engine would
-/// answer `Busy`).
+/// token's thread (`send_ipi`, `broadcast`, `bcast_issue`, `bcast_sync`,
+/// `walker_sync` and `remote_action` on the initiator's, `flush_local` on
+/// the CPU being flushed, `relax` and `stuck` on the waiting one).  A
+/// callback must not call the engine for its own CPU except through
+/// [`Here::handle_ipi`] (the token is borrowed by the call in progress,
+/// and the engine would answer `Busy`).
 ///
 /// Panics never cross into C: under `std` a panicking callback aborts the
 /// process (after the panic message); without `std`, a guard panics again
@@ -290,7 +290,7 @@ impl fmt::Debug for Here<'_> {
 ///
 /// The optional hooks are registered only when their `HAS_*` constant is
 /// true, since the engine behaves differently without them (no broadcast
-/// rule without `broadcast` or the split broadcast).
+/// rule without `broadcast`, the split broadcast or `remote_action`).
 pub trait Host: Sync {
     /// Flush this CPU's TLB as `flush` says (invlpg, INVPCID, a CR3 write,
     /// TLBI ...).  Runs on `cpu` itself.  Required.
@@ -355,6 +355,27 @@ pub trait Host: Sync {
     /// instead.  Only if `HAS_WALKER_SYNC`.
     fn walker_sync(&self, here: &Here<'_>, cpus: &CpuSet) {
         let _ = (here, cpus);
+    }
+
+    /// Whether [`Host::remote_action`] is implemented (`ops->remote_action`
+    /// is set; release 0.3).
+    const HAS_REMOTE_ACTION: bool = false;
+    /// A targeted flush that runs no code on its targets and is complete
+    /// on return (Intel RAR: a payload and an action vector, waiting for
+    /// each target's completion; an SBI remote fence,
+    /// `sbi_remote_sfence_vma_asid()`): perform `flush` on every CPU in
+    /// `targets` (never `from`, the initiator, which the engine flushes
+    /// through [`Host::flush_local`]), whatever they run.  Used under
+    /// `Rules::BROADCAST` when the cost model prefers it
+    /// ([`Mechanism::Remote`](crate::Mechanism::Remote)).  A CPU left out
+    /// of `targets` (idle, lazy, preempted, up to date) catches up by
+    /// itself, as with interrupts; a target's flushed generation does not
+    /// move, so it may flush once more at its next switch.  Under
+    /// [`Config::lockless_walkers`](crate::Config::lockless_walkers) it
+    /// counts as interrupting nobody.  Runs on `from`, inside the engine
+    /// call, as [`Host::send_ipi`] does.  Only if `HAS_REMOTE_ACTION`.
+    fn remote_action(&self, from: &Here<'_>, targets: &CpuSet, flush: &Flush<'_>) {
+        let _ = (from, targets, flush);
     }
 
     /// Called while `cpu` waits for other CPUs: pause, yield, or take this
@@ -538,6 +559,29 @@ unsafe extern "C" fn walker_sync<H: Host>(ctx: *mut c_void, cpu: u32, cpus: *con
 /// Called by the engine only, as `struct tlbpol_ops` says: `ctx` is the
 /// engine's `ops_ctx` (see `shim`), and pointer arguments are valid for
 /// the call.
+unsafe extern "C" fn remote_action<H: Host>(
+    ctx: *mut c_void,
+    from: u32,
+    targets: *const sys::tlbpol_cpuset,
+    f: *const sys::tlbpol_flush,
+) {
+    no_unwind(|| {
+        // SAFETY: the engine calls this with its own ctx.
+        let (host, eng) = unsafe { shim::<H>(ctx) };
+        // SAFETY: targets is the engine's set, valid and unchanged for the
+        // callback, which the borrow does not outlive.
+        let targets = unsafe { &*targets };
+        // SAFETY: as in flush_local: the engine's flush, valid for the
+        // callback, which the borrow does not outlive.
+        let f = unsafe { Flush::from_raw(&*f) };
+        host.remote_action(&here(eng, from), CpuSet::from_raw(targets), &f);
+    })
+}
+
+/// # Safety
+/// Called by the engine only, as `struct tlbpol_ops` says: `ctx` is the
+/// engine's `ops_ctx` (see `shim`), and pointer arguments are valid for
+/// the call.
 unsafe extern "C" fn relax<H: Host>(ctx: *mut c_void, cpu: u32) {
     no_unwind(|| {
         // SAFETY: the engine calls this with its own ctx.
@@ -590,5 +634,6 @@ pub(crate) fn ops<H: Host>() -> sys::tlbpol_ops {
         bcast_issue: if H::HAS_SPLIT_BROADCAST { Some(bcast_issue::<H>) } else { None },
         bcast_sync: if H::HAS_SPLIT_BROADCAST { Some(bcast_sync::<H>) } else { None },
         walker_sync: if H::HAS_WALKER_SYNC { Some(walker_sync::<H>) } else { None },
+        remote_action: if H::HAS_REMOTE_ACTION { Some(remote_action::<H>) } else { None },
     }
 }

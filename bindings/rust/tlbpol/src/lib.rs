@@ -123,7 +123,7 @@ mod host;
 mod mem;
 mod types;
 
-pub use config::{Backend, BackendFlags, Config, Mechanism};
+pub use config::{Backend, BackendFlags, Calibration, Config, Mechanism};
 #[cfg(feature = "std")]
 pub use cpu::SpaceRef;
 pub use cpu::{AddressSpace, Cpu, Cpus, DeferredFree};

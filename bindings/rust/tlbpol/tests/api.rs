@@ -19,12 +19,13 @@ enum Seen {
     Issue { cpu: u32, kind: FlushKind, ranges: Vec<(u64, u64)> },
     Sync { cpu: u32 },
     WalkerSync { cpu: u32, cpus: Vec<u32> },
+    Remote { from: u32, targets: Vec<u32>, kind: FlushKind, ranges: Vec<(u64, u64)> },
 }
 
 #[derive(Default)]
 struct Recorder {
     seen: Mutex<Vec<Seen>>,
-    pending: [AtomicBool; 2],
+    pending: [AtomicBool; 4],
 }
 
 impl Recorder {
@@ -525,4 +526,158 @@ fn lockless_walkers_wait_for_walker_sync_or_take_interrupts() {
     unmap_and_flush(&host.rec, &space, &mut c0, c1, true);
     assert_eq!(host.take(), vec![], "a broadcast with nothing to sync the walkers");
     assert!(host.rec.take().contains(&Seen::Ipi { from: 0, targets: vec![1] }));
+}
+
+/// Dave Hansen's Haswell figures, in cycles (INVLPG 250, a CR3 write 2283,
+/// 250 to refill an entry; an interrupt's round trip 2000).
+fn haswell() -> Calibration {
+    Calibration::new().ipi_round_trip(2000).inval_page(250).full_flush(2283).refill(250)
+}
+
+/// `Config::calibrate`: a flush ceiling of 36 pages (near Linux's 33), the
+/// first target the round trip, each further one a tenth of it to send (no
+/// `irq_entry_exit` given: the initiator's time only); the engine built
+/// from the calibrated configuration flushes 36 pages one by one and 37
+/// whole.
+#[test]
+fn calibrated_from_haswell_figures() {
+    let mut cfg = Config::new(1, Arch::X86_64);
+    let (ipi, bcast) = cfg.calibrate(&haswell()).unwrap();
+    let raw = cfg.raw();
+    assert_eq!((raw.flush_ceiling, raw.cost_ipi_ns, raw.cost_ipi_target_ns), (36, 2000, 200));
+    assert_eq!(raw.cost_ipi_remote_ns, sys::TLBPOL_DEFAULT_COST_IPI_REMOTE_NS);
+    assert_eq!(raw.cost_broadcast_ns, sys::TLBPOL_DEFAULT_COST_BROADCAST_NS, "no broadcast measured");
+    let want = Backend::new(Mechanism::Ipi)
+        .cost_ns(2000)
+        .cost_target_ns(200)
+        .cost_remote_ns(sys::TLBPOL_DEFAULT_COST_IPI_REMOTE_NS);
+    assert_eq!((ipi, bcast), (want, None));
+
+    let host = Recorder::default();
+    let list = [&ipi];
+    engine!(eng = &cfg.backends(&list), &host);
+    one_cpu!(eng, space = 7, cpu = 0);
+    host.take();
+    for (pages, kind) in [(36, FlushKind::Pages), (37, FlushKind::As)] {
+        let ev =
+            Event::new(EventKind::Protect).va(0x40_0000).pages(pages).old_pte(RW).new_pte(Pte::PRESENT | Pte::USER);
+        cpu.submit(&space, &ev).unwrap();
+        let seen = host.take();
+        assert!(matches!(&seen[..], [Seen::Flush { kind: k, .. }] if *k == kind), "{} pages: {:?}", pages, seen);
+    }
+}
+
+/// With a broadcast measured (50 to issue an instruction of 8 pages, 1000
+/// to sync), its descriptor too; made split, it is what the engine built
+/// from both chooses over the interrupt's 2000.
+#[test]
+fn calibrated_broadcast_is_chosen_when_cheaper() {
+    let m = haswell()
+        .ipi_send(100)
+        .irq_entry_exit(300)
+        .refill_entries(8)
+        .bcast_issue(50)
+        .bcast_sync(1000)
+        .bcast_max_pages(8);
+    let mut cfg = Config::new(2, Arch::X86_64);
+    let (ipi, bcast) = cfg.calibrate(&m).unwrap();
+    let raw = cfg.raw();
+    // (2283 + 8 x 250) / (250 + 250) pages.
+    assert_eq!((raw.flush_ceiling, raw.cost_ipi_ns, raw.cost_ipi_target_ns), (8, 2000, 400));
+    assert_eq!((raw.cost_broadcast_ns, raw.cost_broadcast_page_ns), (1050, 50));
+    assert_eq!((ipi.raw().cost_ns, ipi.raw().cost_target_ns), (2000, 400));
+    let want = Backend::new(Mechanism::Broadcast).max_pages(8).cost_ns(1050).cost_page_ns(50);
+    assert_eq!(bcast, Some(want));
+
+    let host = SplitCaster::<false>::default();
+    let bc = bcast.unwrap().flags(BackendFlags::SPLIT);
+    let list = [&ipi, &bc];
+    engine!(eng = &cfg.backends(&list), &host);
+    two_cpus!(eng, space = 9, c0, c1);
+    host.rec.take();
+    let me = unmap_and_flush(&host.rec, &space, &mut c0, c1, false);
+    let issue = Seen::Issue { cpu: 0, kind: FlushKind::Pages, ranges: vec![(0x10_0000, 2)] };
+    assert_eq!(host.take(), vec![(issue, me), (Seen::Sync { cpu: 0 }, me)]);
+    let st = eng.stats(None).unwrap();
+    assert_eq!((st.broadcasts, st.ipis_sent), (1, 0));
+}
+
+/// A remote action (Intel RAR, an SBI remote fence); each call recorded
+/// with the thread it ran on.
+#[derive(Default)]
+struct RemoteActor {
+    rec: Recorder,
+    calls: Mutex<Vec<(Seen, std::thread::ThreadId)>>,
+}
+
+impl Host for RemoteActor {
+    recorded_by!(rec);
+    const HAS_REMOTE_ACTION: bool = true;
+    fn remote_action(&self, from: &Here<'_>, targets: &CpuSet, f: &Flush<'_>) {
+        let ranges = f.ranges().iter().map(|r| (r.va(), r.nr_pages())).collect();
+        let seen = Seen::Remote { from: from.cpu(), targets: targets.iter().collect(), kind: f.kind(), ranges };
+        self.calls.lock().unwrap().push((seen, std::thread::current().id()));
+    }
+}
+
+/// An unmap of 2 pages on CPU 0 of 4, all running address space 9, and the
+/// flush that shoots it down, CPUs 1 to 3 taking their interrupts (if they
+/// get any) on threads of their own meanwhile.  Returns the thread of CPU
+/// 0's calls and the engine's statistics.
+fn shoot_on_four(host: &RemoteActor, cfg: &Config<'_>) -> (std::thread::ThreadId, Stats) {
+    engine!(eng = cfg, host);
+    assert!(eng.rules().contains(Rules::BROADCAST), "the remote action is under the broadcast rule");
+    let space = eng.open_as(9).unwrap();
+    let mut cpus: Vec<Cpu<'_>> = eng.take_cpus().unwrap().collect();
+    for cpu in &mut cpus {
+        cpu.switch(Some(&space)).unwrap();
+    }
+    host.rec.take();
+    let mut c0 = cpus.remove(0);
+    let ev = Event::new(EventKind::Unmap).va(0x10_0000).pages(2).old_pte(RW);
+    let stop = AtomicBool::new(false);
+    std::thread::scope(|s| {
+        let (pending, stop) = (&host.rec.pending, &stop);
+        let others: Vec<_> =
+            cpus.into_iter().zip(1..).map(|(cpu, n)| s.spawn(move || serve(&pending[n], stop, cpu))).collect();
+        let d = c0.submit(&space, &ev).unwrap();
+        assert_eq!(d.action, Action::Shootdown);
+        assert_eq!(c0.flush(Deadline::Lazy), Ok(1));
+        stop.store(true, SeqCst);
+        for t in others {
+            t.join().unwrap();
+        }
+    });
+    (std::thread::current().id(), eng.stats(None).unwrap())
+}
+
+/// `Host::remote_action`: with no descriptor (a remote action then costs
+/// what interrupts do, and wins the tie) or a cheap one, the shootdown of
+/// 4 CPUs running one address space is one remote action from CPU 0, on
+/// its thread, naming the other three, which take no interrupt and run
+/// no flush of their own; CPU 0 flushes itself.  Described dearer than
+/// interrupts, it is not used.
+#[test]
+fn remote_action_flushes_the_other_cpus_with_no_interrupt() {
+    let cheap = Backend::new(Mechanism::Remote).cost_ns(100).cost_target_ns(10);
+    let list = [&cheap];
+    let flush = |cpu| Seen::Flush { cpu, tag: 9, kind: FlushKind::Pages, ranges: vec![(0x10_0000, 2)] };
+    for cfg in [Config::new(4, Arch::X86_64), Config::new(4, Arch::X86_64).backends(&list)] {
+        let host = RemoteActor::default();
+        let (me, st) = shoot_on_four(&host, &cfg);
+        let remote = Seen::Remote { from: 0, targets: vec![1, 2, 3], kind: FlushKind::Pages, ranges: vec![(0x10_0000, 2)] };
+        assert_eq!(std::mem::take(&mut *host.calls.lock().unwrap()), vec![(remote, me)], "{:?}", cfg);
+        assert_eq!(host.rec.take(), vec![flush(0)], "{:?}: no interrupt, no flush of the targets' own", cfg);
+        assert_eq!((st.ipis_sent, st.broadcasts), (0, 0));
+    }
+
+    let dear = Backend::new(Mechanism::Remote).cost_ns(1 << 30);
+    let list = [&dear];
+    let host = RemoteActor::default();
+    let (_, st) = shoot_on_four(&host, &Config::new(4, Arch::X86_64).backends(&list));
+    assert!(host.calls.lock().unwrap().is_empty());
+    let seen = host.rec.take();
+    assert!(seen.contains(&Seen::Ipi { from: 0, targets: vec![1, 2, 3] }), "{:?}", seen);
+    assert!((1..4).all(|cpu| seen.contains(&flush(cpu))), "{:?}", seen);
+    assert!(st.ipis_sent > 0);
 }

@@ -46,6 +46,15 @@ impl Host for Split {
     const HAS_SPLIT_BROADCAST: bool = true;
 }
 
+/// A host with a remote action (RAR, an SBI remote fence).
+struct Remote;
+impl Host for Remote {
+    fn flush_local(&self, _: &Here<'_>, _: &Flush<'_>) {}
+    fn send_ipi(&self, _: &Here<'_>, _: &CpuSet) {}
+    const HAS_REMOTE_ACTION: bool = true;
+    fn remote_action(&self, _: &Here<'_>, _: &CpuSet, _: &Flush<'_>) {}
+}
+
 fn init_err_with<H: Host>(cfg: &Config<'_>, host: &H) -> Option<Error> {
     let mut mem = vec![0u8; 4 << 20];
     Engine::init(cfg, host, &mut mem).err()
@@ -73,15 +82,55 @@ fn bad_backend_descriptors() {
     assert_eq!(init_err_with(&x86().backends(&[&sync]), &Split), Some(Error::Invalid));
     let off = Backend::new(Mechanism::Broadcast).flags(BackendFlags::SPLIT | BackendFlags::DISABLED);
     assert_eq!(init_err_with(&x86().backends(&[&off]), &Quiet), None);
+    // A remote action the host cannot carry out, unless it is off; never split.
+    let remote = Backend::new(Mechanism::Remote);
+    assert_eq!(init_err_with(&x86().backends(&[&remote]), &Remote), None);
+    assert_eq!(init_err_with(&x86().backends(&[&remote]), &Split), Some(Error::Invalid));
+    let remote_off = Backend::new(Mechanism::Remote).flags(BackendFlags::DISABLED);
+    assert_eq!(init_err_with(&x86().backends(&[&remote_off]), &Quiet), None);
+    let remote_split = Backend::new(Mechanism::Remote).flags(BackendFlags::SPLIT);
+    assert_eq!(init_err_with(&x86().backends(&[&remote_split]), &Remote), Some(Error::Invalid));
     // Two of one mechanism; more than TLBPOL_MECH_MAX.
     assert_eq!(init_err_with(&x86().backends(&[&split, &split]), &Split), Some(Error::Exists));
-    assert_eq!(init_err_with(&x86().backends(&[&split, &ipi, &ipi]), &Split), Some(Error::Range));
+    assert_eq!(init_err_with(&x86().backends(&[&split, &ipi, &ipi]), &Split), Some(Error::Exists));
+    assert_eq!(init_err_with(&x86().backends(&[&split, &ipi, &remote, &ipi]), &Split), Some(Error::Range));
     assert_eq!(init_err_with(&x86().backends(&[]), &Split), None);
     // Sizing does not hold the descriptors against a host: init does.
     let list = [&split];
     let cfg = x86().backends(&list);
     assert!(Engine::<Quiet>::mem_size(&cfg) > 0);
     assert_eq!(Engine::<Quiet>::mem_size(&cfg), Engine::<Quiet>::mem_size(&x86()));
+}
+
+/// The cost fields and the flush ceiling, which `Config::calibrate` writes.
+fn costs(c: &Config<'_>) -> [u32; 6] {
+    let r = c.raw();
+    [
+        r.flush_ceiling,
+        r.cost_ipi_ns,
+        r.cost_ipi_target_ns,
+        r.cost_ipi_remote_ns,
+        r.cost_broadcast_ns,
+        r.cost_broadcast_page_ns,
+    ]
+}
+
+/// A required measurement 0 is `Error::Invalid`, and the configuration is
+/// left as it was.
+#[test]
+fn bad_calibrations() {
+    let good = Calibration::new().ipi_round_trip(2000).inval_page(250).full_flush(2283).refill(250);
+    let fresh = Config::new(4, Arch::X86_64);
+    let bad = [good.inval_page(0), good.ipi_round_trip(0), good.full_flush(0), good.refill(0), Calibration::new()];
+    for m in bad {
+        let mut cfg = fresh;
+        assert_eq!(cfg.calibrate(&m), Err(Error::Invalid), "{:?}", m);
+        assert_eq!(costs(&cfg), costs(&fresh), "{:?}", m);
+    }
+    // The optional ones may be 0, and are not checked against the others.
+    let mut cfg = fresh;
+    assert!(cfg.calibrate(&good.ipi_send(0).irq_entry_exit(0).refill_entries(0).bcast_issue(9)).is_ok());
+    assert_eq!(cfg.raw().flush_ceiling, 36);
 }
 
 #[test]
