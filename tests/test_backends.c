@@ -191,6 +191,37 @@ static void test_sizes_0_2(void **state)
 	ops.size = TLBPOL_OPS_SIZE_0_2;
 	cfg.ops = &ops;
 	assert_int_equal(tlbpol_engine_init(&eng, mem, sizeof(mem), &cfg), 0);
+	/*
+	 * What lies past a 0.2 caller's ops is not read: here the hooks of
+	 * this release, set, which must count as absent (once they were read,
+	 * turned the broadcast rule on, and a shootdown called a NULL hook).
+	 */
+	ops = (struct tlbpol_ops)H_OPS_AND(.bcast_issue = b_issue, .bcast_sync = b_sync,
+					   .remote_action = b_remote);
+	ops.size = TLBPOL_OPS_SIZE_0_2;
+	cfg.size = sizeof(cfg);
+	cfg.cost_broadcast_ns = 1;
+	assert_int_equal(tlbpol_engine_init(&eng, mem, sizeof(mem), &cfg), 0);
+	assert_false(tlbpol_engine_rules(eng) & TLBPOL_RULE_BROADCAST);
+	{
+		struct tlbpol_as *as;
+		struct tlbpol_event ev = h_event(TLBPOL_EV_PROTECT, 0, 0x1000, 1, P | W | U | A,
+						 P | U | A);
+
+		h.eng = eng;
+		h.deliver = 1;
+		reset_calls();
+		assert_int_equal(tlbpol_as_open(eng, 1, &as), 0);
+		assert_int_equal(tlbpol_switch(eng, 0, as, NULL), 0);
+		assert_int_equal(tlbpol_switch(eng, 1, as, NULL), 0);
+		assert_int_equal(tlbpol_submit(eng, as, 0, &ev, NULL), 0);
+		assert_string_equal(calls, "");
+		assert_int_equal(h.ipi_targets, 1);
+	}
+	/* A 0.2 caller's split pair past its size is no half pair either. */
+	ops = (struct tlbpol_ops)H_OPS_AND(.bcast_issue = b_issue);
+	ops.size = TLBPOL_OPS_SIZE_0_2;
+	assert_int_equal(tlbpol_engine_init(&eng, mem, sizeof(mem), &cfg), 0);
 	cfg.size = TLBPOL_CONFIG_SIZE_0_2 + 4; /* cuts a field */
 	assert_int_equal(tlbpol_engine_init(&eng, mem, sizeof(mem), &cfg), -EINVAL);
 }

@@ -520,8 +520,8 @@ struct tlbpol_tlbi_op {
 };
 
 /**
- * tlbpol_tlbi_range_ops() - the fewest arm64 TLBI operations that invalidate
- * exactly a range, with FEAT_TLBIRANGE (release 0.3).
+ * tlbpol_tlbi_range_ops() - a range as the fewest arm64 TLBI range operations.
+ * Release 0.3 (FEAT_TLBIRANGE).
  * @r: the range (of struct tlbpol_flush): nr_pages pages of 1 << page_shift
  *	bytes from va.
  * @ops: receives the operations, in address order, at most
@@ -622,9 +622,13 @@ TLBPOL_API int tlbpol_tlbi_range_ops(const struct tlbpol_range *r, struct tlbpol
  *	a mechanism that interrupts nobody (a broadcast); return only when
  *	none of @cpus is still inside a lockless walk that began before this
  *	call (an interrupt to each and a wait for it, as Linux's
- *	tlb_remove_table_sync_one(); or an RCU grace period).  Without it the
- *	engine never uses such a mechanism for a request that frees tables,
- *	and interrupts the CPUs instead.  Context: as @relax.
+ *	tlb_remove_table_sync_one(); or an RCU grace period).  Called after a
+ *	broadcast or a remote action.  Without it the engine never uses such
+ *	a mechanism for a request that frees tables, and interrupts the CPUs
+ *	instead.  Context: as @relax, so possibly with interrupts off (a
+ *	tick): one that waits for interrupts it sent must call
+ *	tlbpol_handle_ipi() for @cpu while it waits, or a CPU waiting for @cpu
+ *	with interrupts off waits for ever.
  * @remote_action: optional (release 0.3), a targeted flush that runs no
  *	code on its targets and is complete on return (Intel RAR: a payload
  *	and an action vector, the initiator waiting for each target's
@@ -635,10 +639,17 @@ TLBPOL_API int tlbpol_tlbi_range_ops(const struct tlbpol_range *r, struct tlbpol
  *	of @targets (idle, lazy, preempted, up to date) catches up by itself
  *	when it next uses the address space, as with interrupts; a target's
  *	flushed generation does not move (no code of the engine runs there),
- *	so it may flush once more at its next switch.  Under
+ *	so it may flush once more at its next switch.  It must reach each
+ *	target whatever tag that target holds the address space under (the
+ *	rule of @broadcast: under per-CPU PCIDs, a RAR payload of the
+ *	initiator's PCID misses the others), and with TLBPOL_FLUSHF_TABLES
+ *	drop the walk caches of the whole address space (an SBI fence with a
+ *	range is leaf-only on RISC-V: fence the ASID).  A target may have gone
+ *	OFFLINE since it was chosen: the call must still complete.  Under
  *	TLBPOL_CFGF_LOCKLESS_WALKERS it counts as interrupting nobody (RAR is
- *	processed with interrupts off, an SBI fence in M-mode).  Context: as
- *	@send_ipi.
+ *	processed with interrupts off, an SBI fence in M-mode) unless its
+ *	descriptor says TLBPOL_BKF_IMPLIES_IRQ, which the host asserts only
+ *	where each target really takes an interrupt.  Context: as @send_ipi.
  *
  * Callbacks may call tlbpol_handle_ipi() for their own CPU but must not call
  * any other engine function for @cpu / @from_cpu (such a call returns -EBUSY).
@@ -1046,7 +1057,10 @@ struct tlbpol_calibration {
  *    at least 1, at most 4096.  Linux's 33 came from such a comparison on
  *    a Haswell (Dave Hansen's measurements behind 611ae8e3f520's
  *    tlb_single_page_flush_ceiling).
- * Costs above 2^32 - 1 are capped there (the config's fields are 32-bit).
+ * Costs above 2^32 - 1 are capped there (the config's fields are 32-bit),
+ * and a cost of 0 is written as 1 (0 in a field means "the default").
+ * cost_ipi_remote_ns, and without a broadcast measured the broadcast's
+ * fields, are left as they are: give them in the same unit.
  * Context: any; freestanding builds too.
  * Return: 0; -EINVAL for NULL @m or @cfg, a @size of either too small, a
  * required measurement 0 or a nonzero @pad; -E2BIG for @m->size larger than this library's
@@ -1303,7 +1317,8 @@ TLBPOL_HOSTED_API int tlbpol_engine_set_batch_pages(struct tlbpol_engine *eng, u
  * tlbpol_engine_set_cost_model() - replace the broadcast cost model.
  * @eng: an engine made by tlbpol_engine_new().
  * @cfg: its cost_* fields are the new model (a zero field keeps the current
- *	value); of the rest only its size is checked.
+ *	value); of the rest only its size is checked: its backends (release
+ *	0.3) are not read, and the descriptors' costs given at creation stay.
  * Context: as tlbpol_engine_set_rules().
  * Return: 0; -EINVAL for NULL or cfg->size too small; -E2BIG for cfg->size
  * larger than this library's structure with a nonzero byte past it;

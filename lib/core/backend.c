@@ -5,9 +5,10 @@
  *
  * A descriptor is the one source of a mechanism's costs; the config's
  * cost_* fields (release 0.2's model) fill whatever a descriptor leaves at
- * zero, so a host that gives none keeps that model unchanged.  Called by
- * engine.c (at creation) and by the hosted layer's live reconfiguration;
- * calls nothing of the core's other files.
+ * zero, so a host that gives none keeps that model unchanged.  And the
+ * model from what the host measured (tlbpol_cost_calibrate()).  Called by
+ * engine.c at creation (the hosted layer's live reconfiguration replaces
+ * the config's cost fields only); calls nothing of the core's other files.
  */
 #include "internal.h"
 
@@ -26,9 +27,8 @@ static const struct tlbpol_backend *backend_of(const struct tlbpol_config *cfg, 
 	return 0;
 }
 
-static int one_check(const struct tlbpol_config *cfg, const struct tlbpol_backend *b)
+static int one_check(const struct tlbpol_ops *o, const struct tlbpol_backend *b)
 {
-	const struct tlbpol_ops *o = cfg->ops;
 	int split_ops = o->bcast_issue && o->bcast_sync;
 
 	if (!b || b->size < sizeof(*b))
@@ -51,7 +51,7 @@ static int one_check(const struct tlbpol_config *cfg, const struct tlbpol_backen
 	return 0;
 }
 
-int tlbpol__backends_check(const struct tlbpol_config *cfg)
+int tlbpol__backends_check(const struct tlbpol_config *cfg, const struct tlbpol_ops *o)
 {
 	if (cfg->nr_backends > TLBPOL_MECH_MAX)
 		return -E_RANGE;
@@ -59,10 +59,10 @@ int tlbpol__backends_check(const struct tlbpol_config *cfg)
 		return -E_INVAL;
 	/* Both halves of a split broadcast or neither: an issue the engine
 	 * could never sync, or a sync of nothing, is a host's slip. */
-	if (!cfg->ops->bcast_issue != !cfg->ops->bcast_sync)
+	if (!o->bcast_issue != !o->bcast_sync)
 		return -E_INVAL;
 	for (uint32_t i = 0; i < cfg->nr_backends; i++) {
-		int err = one_check(cfg, backend_at(cfg, i));
+		int err = one_check(o, backend_at(cfg, i));
 
 		if (err)
 			return err;
@@ -73,18 +73,19 @@ int tlbpol__backends_check(const struct tlbpol_config *cfg)
 	return 0;
 }
 
-int tlbpol__remote_mode(const struct tlbpol_config *cfg, uint32_t *flags)
+int tlbpol__remote_mode(const struct tlbpol_config *cfg, const struct tlbpol_ops *o,
+			uint32_t *flags)
 {
 	const struct tlbpol_backend *b = backend_of(cfg, TLBPOL_MECH_REMOTE);
 
 	*flags = b ? b->flags : 0;
-	return cfg->ops->remote_action && !(*flags & TLBPOL_BKF_DISABLED);
+	return o->remote_action && !(*flags & TLBPOL_BKF_DISABLED);
 }
 
-uint32_t tlbpol__bcast_mode(const struct tlbpol_config *cfg, uint32_t *flags)
+uint32_t tlbpol__bcast_mode(const struct tlbpol_config *cfg, const struct tlbpol_ops *o,
+			    uint32_t *flags)
 {
 	const struct tlbpol_backend *b = backend_of(cfg, TLBPOL_MECH_BROADCAST);
-	const struct tlbpol_ops *o = cfg->ops;
 
 	*flags = 0;
 	if (b) {
@@ -176,6 +177,8 @@ int tlbpol_cost_calibrate(const struct tlbpol_calibration *m, struct tlbpol_conf
 	irq = m->irq_entry_exit;
 	cfg->cost_ipi_ns = cap32(m->ipi_round_trip);
 	cfg->cost_ipi_target_ns = cap32(sat_add(send, irq));
+	if (!cfg->cost_ipi_target_ns) /* 0 would mean the default */
+		cfg->cost_ipi_target_ns = 1;
 	/*
 	 * N pages one by one against a whole flush: both lose the N entries
 	 * named, the whole flush also the rest of the working set, which the

@@ -31,14 +31,15 @@ const struct decision_row tlbpol__decision_table[CLS_MAX] = {
 	 * Old PTE not present: no TLB may hold a translation for it (x86 SDM
 	 * 4.10.2.3: only present entries are cached; Arm ARM D8.13: invalid
 	 * descriptors are never cached).  Never a flush, whatever the rules.
-	 * (GENERIC assumes less: an install there is CLS_INSTALL.)
+	 * (GENERIC and RISCV64 assume less: an install there is CLS_INSTALL,
+	 * a user one on RISCV64 with Svvptc excepted.)
 	 */
 	[CLS_NOT_PRESENT] = { 0, ALL4(NONE_NOW), NONE_NOW, TLBPOL_WHY_NOT_PRESENT },
 
 	/*
-	 * GENERIC only (x86 and ARM64 classify an install as CLS_NOT_PRESENT):
-	 * a profile that assumes nothing must assume that invalid entries may
-	 * be cached.  RISC-V without Svvptc may keep using an invalid PTE after
+	 * GENERIC and RISCV64 (x86 and ARM64 classify an install as
+	 * CLS_NOT_PRESENT): a profile that assumes nothing must assume that
+	 * invalid entries may be cached, and RISC-V permits it.  RISC-V without Svvptc may keep using an invalid PTE after
 	 * it was made valid (priv. spec, "Svvptc"; bao-hypervisor PR #378
 	 * crashed on a SiFive P550 for the lack of a flush here), so Linux
 	 * riscv flushes locally when it installs (update_mmu_cache() ->

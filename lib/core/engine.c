@@ -93,6 +93,8 @@ _Static_assert(TLBPOL_REQS == TLBPOL__REQS_PER_CPU, "TLBPOL__REQS_PER_CPU");
 /* @cfg: this release's structure (tlbpol__config_read()). */
 static int config_check(const struct tlbpol_config *cfg)
 {
+	struct tlbpol_ops o;
+
 	if (!cfg || cfg->size < sizeof(*cfg))
 		return -E_INVAL;
 	if (cfg->arch >= TLBPOL_ARCH_MAX || (cfg->rules & ~TLBPOL_RULES_ALL) ||
@@ -123,7 +125,12 @@ static int config_check(const struct tlbpol_config *cfg)
 		for (uint32_t i = 0; i < cfg->nr_cpus; i++)
 			if (cfg->cpu_node[i] >= cfg->nr_cpus)
 				return -E_RANGE;
-	return tlbpol__backends_check(cfg);
+	/* The ops as this release sees them: a caller built against 0.1 or
+	 * 0.2 passed a shorter structure, whose missing hooks are NULL; never
+	 * read past its size (what lies there is the caller's, not ours). */
+	prim_zero(&o, sizeof(o));
+	prim_copy(&o, cfg->ops, cfg->ops->size < sizeof(o) ? cfg->ops->size : sizeof(o));
+	return tlbpol__backends_check(cfg, &o);
 }
 
 /*
@@ -432,8 +439,9 @@ int tlbpol__engine_init(struct tlbpol_engine **out, void *mem, size_t len,
 	eng->params0.cost_bcast = TLBPOL_DEFAULT_COST_BROADCAST_NS;
 	eng->params0.cost_bcast_page = TLBPOL_DEFAULT_COST_BROADCAST_PAGE_NS;
 	tlbpol__costs_apply(cfg, &eng->params0);
-	eng->bcast = tlbpol__bcast_mode(cfg, &eng->bcast_flags);
-	eng->remote = (uint32_t)tlbpol__remote_mode(cfg, &eng->remote_flags);
+	/* From the engine's copy of the ops, NULL past the caller's size. */
+	eng->bcast = tlbpol__bcast_mode(cfg, &eng->ops, &eng->bcast_flags);
+	eng->remote = (uint32_t)tlbpol__remote_mode(cfg, &eng->ops, &eng->remote_flags);
 	eng->params0.ipi_delay_spins = cfg->ipi_delay_spins;
 	eng->wait_limit = cfg->wait_limit;
 	eng->free_ticks = cfg->free_ticks ? cfg->free_ticks : TLBPOL_DEFAULT_FREE_TICKS;

@@ -33,12 +33,15 @@ int tlbpol__cpu_ranges(const struct tlbpol_config *cfg, int placed, uint32_t cpu
 		       size_t off[2], size_t len[2]);
 /* Put in force @p's configured rules: p->rules and p->verdict[]. */
 void tlbpol__params_set_rules(const struct tlbpol_engine *eng, struct tlbpol_params *p);
-/* backend.c: @cfg's backend descriptors checked against its ops (0 or
- * -errno); the broadcast it gives (BCAST_*) and that one's TLBPOL_BKF_*;
- * its costs put into @p, a zero field keeping @p's value. */
-int tlbpol__backends_check(const struct tlbpol_config *cfg);
-uint32_t tlbpol__bcast_mode(const struct tlbpol_config *cfg, uint32_t *flags);
-int tlbpol__remote_mode(const struct tlbpol_config *cfg, uint32_t *flags);
+/* backend.c: @cfg's backend descriptors checked against @o, its ops read
+ * no further than their size (0 or -errno); the broadcast they give
+ * (BCAST_*) and that one's TLBPOL_BKF_*, the remote action; the costs put
+ * into @p, a zero field keeping @p's value. */
+int tlbpol__backends_check(const struct tlbpol_config *cfg, const struct tlbpol_ops *o);
+uint32_t tlbpol__bcast_mode(const struct tlbpol_config *cfg, const struct tlbpol_ops *o,
+			    uint32_t *flags);
+int tlbpol__remote_mode(const struct tlbpol_config *cfg, const struct tlbpol_ops *o,
+			uint32_t *flags);
 void tlbpol__costs_apply(const struct tlbpol_config *cfg, struct tlbpol_params *p);
 /* decide.c: p->verdict[] for p->rules. */
 void tlbpol__resolve_verdicts(uint32_t arch, struct tlbpol_params *p);
@@ -102,9 +105,13 @@ enum skip { SKIP_NO, SKIP_OFFLINE, SKIP_LAZY, SKIP_GEN };
 uint32_t tlbpol__unclaimed(const struct tlbpol_engine *eng, const struct request *s,
 			   struct tlbpol_cpuset *t);
 /* May @x be left out of request @s of @shape (struct request) and catch up
- * by itself?  @check_gen: by its generation too (@s's owner, before arming). */
+ * by itself?  @how: SKIPQ_GEN, by its generation too (@s's owner, before
+ * arming); SKIPQ_ESTIMATE, a cost estimate's question, which does not ask
+ * the hypervisor (ops->vcpu_defer makes it promise a flush). */
+#define SKIPQ_GEN 1
+#define SKIPQ_ESTIMATE 2
 enum skip tlbpol__skippable(const struct tlbpol_engine *eng, const struct tlbpol_params *prm,
-			    uint32_t x, const struct request *s, uint32_t shape, int check_gen);
+			    uint32_t x, const struct request *s, uint32_t shape, int how);
 void tlbpol__count_skip(struct tlbpol_cpu *c, enum skip why);
 /* Take back, from @me's own request @s, the unclaimed targets that may now
  * catch up by themselves; the others left unclaimed into @t, how many. */

@@ -79,7 +79,7 @@ uint32_t tlbpol__choose_mech(const struct tlbpol_engine *eng, const struct tlbpo
 	if (!(prm->rules & TLBPOL_RULE_BROADCAST) || !n)
 		return TLBPOL_MECH_IPI;
 	for_each_target(i, t, eng) {
-		if (tlbpol__skippable(eng, prm, (uint32_t)i, s, shape, 0) != SKIP_NO)
+		if (tlbpol__skippable(eng, prm, (uint32_t)i, s, shape, SKIPQ_ESTIMATE) != SKIP_NO)
 			continue;
 		reach++;
 		if (poll && prim_load_relaxed(&cpu_of(eng, (uint32_t)i)->polling))

@@ -188,7 +188,7 @@ static void remote(struct tlbpol_engine *eng, const struct tlbpol_params *prm, u
 
 	flush_self(eng, prm, me, s, 0);
 	for_each_target(i, t, eng) {
-		enum skip why = tlbpol__skippable(eng, prm, (uint32_t)i, s, shape, 1);
+		enum skip why = tlbpol__skippable(eng, prm, (uint32_t)i, s, shape, SKIPQ_GEN);
 
 		if (why != SKIP_NO) {
 			t->bits[i / 64] &= ~(1ULL << (i % 64));
@@ -223,7 +223,7 @@ static void arm(struct tlbpol_engine *eng, const struct tlbpol_params *prm, uint
 	prim_store_relaxed(&s->shape, shape);
 	s->aged_from = c->ticks;
 	for_each_target(i, t, eng) {
-		enum skip why = tlbpol__skippable(eng, prm, (uint32_t)i, s, shape, 1);
+		enum skip why = tlbpol__skippable(eng, prm, (uint32_t)i, s, shape, SKIPQ_GEN);
 
 		if (why != SKIP_NO) {
 			t->bits[i / 64] &= ~(1ULL << (i % 64));

@@ -34,14 +34,15 @@ uint32_t tlbpol__unclaimed(const struct tlbpol_engine *eng, const struct request
  * preempted state stores its new state and then reads the generation, so
  * either we see it awake here or it sees our generation and flushes (the
  * Dekker pattern of Linux's cpu_tlbstate_shared.is_lazy and
- * switch_mm_irqs_off()).  @s: the request, for @check_gen only (its
+ * switch_mm_irqs_off()).  @s: the request, for SKIPQ_GEN only (its
  * generations, which its owner alone may read before arming).
  */
 enum skip tlbpol__skippable(const struct tlbpol_engine *eng, const struct tlbpol_params *prm,
-			   uint32_t x, const struct request *s, uint32_t shape, int check_gen)
+			   uint32_t x, const struct request *s, uint32_t shape, int how)
 {
 	uint32_t st = prim_load_seqcst(&cpu_of(eng, x)->state);
 	int lazy = (shape & REQ_LAZY) != 0, tables = (shape & REQ_TABLES) != 0;
+	int ask_hv = eng->ops.vcpu_defer && !(how & SKIPQ_ESTIMATE);
 	/*
 	 * TLBPOL_CFGF_LOCKLESS_WALKERS: a vCPU descheduled inside a lockless
 	 * walk (interrupts off) resumes it with the pointer it read, and its
@@ -67,7 +68,7 @@ enum skip tlbpol__skippable(const struct tlbpol_engine *eng, const struct tlbpol
 	 */
 	if (shape & REQ_GLOBAL) {
 		if ((prm->rules & TLBPOL_RULE_VCPU_DEFER) && !lazy && defer_ok &&
-		    eng->ops.vcpu_defer && eng->ops.vcpu_defer(eng->ops_ctx, x))
+		    ask_hv && eng->ops.vcpu_defer(eng->ops_ctx, x))
 			return SKIP_LAZY;
 		return SKIP_NO;
 	}
@@ -81,7 +82,7 @@ enum skip tlbpol__skippable(const struct tlbpol_engine *eng, const struct tlbpol
 	 */
 	if ((prm->rules & TLBPOL_RULE_VCPU_DEFER) && defer_ok &&
 	    (st == TLBPOL_CPU_PREEMPTED ||
-	     (!lazy && eng->ops.vcpu_defer && eng->ops.vcpu_defer(eng->ops_ctx, x))))
+	     (!lazy && ask_hv && eng->ops.vcpu_defer(eng->ops_ctx, x))))
 		return SKIP_LAZY;
 	/*
 	 * A lazy CPU does not touch user addresses until it switches back, but
@@ -97,7 +98,7 @@ enum skip tlbpol__skippable(const struct tlbpol_engine *eng, const struct tlbpol
 	if ((prm->rules & TLBPOL_RULE_LAZY_CPUS) && !tables && cpu_is_lazy(eng, x))
 		return SKIP_LAZY;
 #endif
-	if (check_gen && (prm->rules & TLBPOL_RULE_GEN_TARGETS)) {
+	if ((how & SKIPQ_GEN) && (prm->rules & TLBPOL_RULE_GEN_TARGETS)) {
 		for (uint32_t k = 0; k < s->nr_flushes; k++)
 			if (flushed_gen(eng, x, s->flushes[k].as_index) < s->flushes[k].gen)
 				return SKIP_NO;
