@@ -259,7 +259,10 @@ enum tlbpol_arch {
  * merged flush per address space: their ranges' union, or, under
  * TLBPOL_RULE_GEN_SKIP, one whole flush when it serves more than one. */
 #define TLBPOL_RULE_RECEIVER_MERGE (1ULL << 9)
-/* Use ops->broadcast (INVLPGB, TLBI IS, a hypercall) where it is cheaper. */
+/* Use a broadcast (ops->broadcast, or ops->bcast_issue and ops->bcast_sync:
+ * INVLPGB, TLBI IS, a hypercall) or a remote action (ops->remote_action:
+ * RAR, an SBI fence) where the cost model says it is cheaper than
+ * interrupts (struct tlbpol_backend). */
 #define TLBPOL_RULE_BROADCAST (1ULL << 10)
 /* Interrupt one leader per NUMA node, which forwards within its node. */
 #define TLBPOL_RULE_NUMA_FANOUT (1ULL << 11)
@@ -1256,7 +1259,8 @@ TLBPOL_API int tlbpol_engine_topology(const struct tlbpol_engine *eng, uint16_t 
  * @eng: the engine.
  *
  * The configured mask less the rules this arch or these ops cannot use
- * (e.g. RULE_BROADCAST without ops->broadcast).
+ * (e.g. RULE_BROADCAST with neither a broadcast nor a remote action, or
+ * with their descriptors TLBPOL_BKF_DISABLED).
  * Context: any.
  * Return: the mask, 0 for NULL.
  */
