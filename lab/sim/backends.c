@@ -48,25 +48,30 @@ int sim_backend_parse(const char *v)
 	return -1;
 }
 
+/* @f applied to CPU @c's TLB, as the hardware would, no code run there. */
+static void flush_one(struct sim *s, uint32_t c, const struct tlbpol_flush *f)
+{
+	struct sim_tlb *t = &s->cpus[c].tlb;
+
+	if (f->kind == TLBPOL_FLUSH_ALL) {
+		tlb_flush_all(t, s->nas);
+	} else if (f->kind == TLBPOL_FLUSH_AS) {
+		tlb_flush_as(t, (uint16_t)f->as_tag);
+	} else {
+		for (uint32_t r = 0; r < f->nr_ranges; r++)
+			for (uint64_t i = 0; i < f->ranges[r].nr_pages; i++)
+				tlb_flush_page(t, (uint16_t)f->as_tag,
+					       (f->ranges[r].va >> 12) + i);
+	}
+}
+
 /* @f applied to every CPU's TLB; returns the pages it names. */
 static uint64_t apply_everywhere(struct sim *s, const struct tlbpol_flush *f)
 {
 	uint64_t pages = 0;
 
-	for (uint32_t c = 0; c < s->cfg.ncpus; c++) {
-		struct sim_tlb *t = &s->cpus[c].tlb;
-
-		if (f->kind == TLBPOL_FLUSH_ALL) {
-			tlb_flush_all(t, s->nas);
-		} else if (f->kind == TLBPOL_FLUSH_AS) {
-			tlb_flush_as(t, (uint16_t)f->as_tag);
-		} else {
-			for (uint32_t r = 0; r < f->nr_ranges; r++)
-				for (uint64_t i = 0; i < f->ranges[r].nr_pages; i++)
-					tlb_flush_page(t, (uint16_t)f->as_tag,
-						       (f->ranges[r].va >> 12) + i);
-		}
-	}
+	for (uint32_t c = 0; c < s->cfg.ncpus; c++)
+		flush_one(s, c, f);
 	for (uint32_t r = 0; r < f->nr_ranges; r++)
 		pages += f->ranges[r].nr_pages;
 	s->cnt.broadcasts++;
@@ -132,19 +137,8 @@ static void cb_remote_action(void *ctx, uint32_t from, const struct tlbpol_cpuse
 	int rar = s->cfg.backend == SIM_BK_RAR;
 
 	for (int c = tlbpol_cpuset_next(targets, -1); c >= 0; c = tlbpol_cpuset_next(targets, c)) {
-		struct sim_tlb *t = &s->cpus[c].tlb;
-
 		n++;
-		if (f->kind == TLBPOL_FLUSH_ALL) {
-			tlb_flush_all(t, s->nas);
-		} else if (f->kind == TLBPOL_FLUSH_AS) {
-			tlb_flush_as(t, (uint16_t)f->as_tag);
-		} else {
-			for (uint32_t r = 0; r < f->nr_ranges; r++)
-				for (uint64_t i = 0; i < f->ranges[r].nr_pages; i++)
-					tlb_flush_page(t, (uint16_t)f->as_tag,
-						       (f->ranges[r].va >> 12) + i);
-		}
+		flush_one(s, (uint32_t)c, f);
 	}
 	s->cnt.broadcasts++;
 	s->cpus[from].clock += rar ? k->rar_ns + (double)n * k->rar_target_ns +

@@ -171,6 +171,28 @@ static void flush_self(struct tlbpol_engine *eng, const struct tlbpol_params *pr
 	}
 }
 
+/* Leave out of @t the candidates of @s (of @shape) that may catch up by
+ * themselves, after its generations were taken; how many are left. */
+static uint32_t drop_skippable(struct tlbpol_engine *eng, const struct tlbpol_params *prm,
+			       uint32_t me, const struct request *s, struct tlbpol_cpuset *t,
+			       uint32_t shape)
+{
+	struct tlbpol_cpu *c = cpu_of(eng, me);
+	uint32_t n = 0;
+
+	for_each_target(i, t, eng) {
+		enum skip why = tlbpol__skippable(eng, prm, (uint32_t)i, s, shape, SKIPQ_GEN);
+
+		if (why != SKIP_NO) {
+			t->bits[i / 64] &= ~(1ULL << (i % 64));
+			tlbpol__count_skip(c, why);
+		} else {
+			n++;
+		}
+	}
+	return n;
+}
+
 /*
  * A remote action (TLBPOL_MECH_REMOTE: RAR, an SBI fence): flush this CPU,
  * leave out the candidates that may catch up by themselves (as arm() does,
@@ -183,20 +205,10 @@ static void flush_self(struct tlbpol_engine *eng, const struct tlbpol_params *pr
 static void remote(struct tlbpol_engine *eng, const struct tlbpol_params *prm, uint32_t me,
 		   struct request *s, struct tlbpol_cpuset *t)
 {
-	struct tlbpol_cpu *c = cpu_of(eng, me);
-	uint32_t n = 0, shape = shape_of(s, 0);
+	uint32_t n, shape = shape_of(s, 0);
 
 	flush_self(eng, prm, me, s, 0);
-	for_each_target(i, t, eng) {
-		enum skip why = tlbpol__skippable(eng, prm, (uint32_t)i, s, shape, SKIPQ_GEN);
-
-		if (why != SKIP_NO) {
-			t->bits[i / 64] &= ~(1ULL << (i % 64));
-			tlbpol__count_skip(c, why);
-		} else {
-			n++;
-		}
-	}
+	n = drop_skippable(eng, prm, me, s, t, shape);
 	if (n) {
 		for (uint32_t k = 0; k < s->nr_flushes; k++)
 			eng->ops.remote_action(eng->ops_ctx, me, t, &s->flushes[k].f);
@@ -217,21 +229,12 @@ static void arm(struct tlbpol_engine *eng, const struct tlbpol_params *prm, uint
 {
 	struct tlbpol_cpu *c = cpu_of(eng, me);
 	uint64_t mybit = 1ULL << (me % 64);
-	uint32_t n = 0, shape = shape_of(s, lazy);
+	uint32_t n, shape = shape_of(s, lazy);
 
 	flush_self(eng, prm, me, s, lazy);
 	prim_store_relaxed(&s->shape, shape);
 	s->aged_from = c->ticks;
-	for_each_target(i, t, eng) {
-		enum skip why = tlbpol__skippable(eng, prm, (uint32_t)i, s, shape, SKIPQ_GEN);
-
-		if (why != SKIP_NO) {
-			t->bits[i / 64] &= ~(1ULL << (i % 64));
-			tlbpol__count_skip(c, why);
-		} else {
-			n++;
-		}
-	}
+	n = drop_skippable(eng, prm, me, s, t, shape);
 	s->fanout = !lazy && n && tlbpol__choose_leaders(eng, prm, me, s, t, delay);
 	c->busy |= 1u << (s - c->reqs);
 	/* Read only under fanout (drop_led()), and only there does it exist. */

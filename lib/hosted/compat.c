@@ -50,18 +50,24 @@ int tlbpol__stats_read_0_1(const struct tlbpol_engine *eng, int cpu, struct tlbp
 	return 0;
 }
 
-TLBPOL_API void tlbpol__config_init_0_1(void *cfg, uint32_t nr_cpus, uint32_t arch);
-__asm__(".symver tlbpol__config_init_0_1, tlbpol_config_init@TLBPOL_0.1");
-
-void tlbpol__config_init_0_1(void *cfg, uint32_t nr_cpus, uint32_t arch)
+/* This release's defaults in the first @size bytes of @cfg, size saying so. */
+static void config_init_sized(void *cfg, uint32_t nr_cpus, uint32_t arch, uint32_t size)
 {
 	struct tlbpol_config c;
 
 	if (!cfg)
 		return;
 	tlbpol_config_init(&c, nr_cpus, arch);
-	c.size = TLBPOL_CONFIG_SIZE_0_1;
-	memcpy(cfg, &c, TLBPOL_CONFIG_SIZE_0_1);
+	c.size = size;
+	memcpy(cfg, &c, size);
+}
+
+TLBPOL_API void tlbpol__config_init_0_1(void *cfg, uint32_t nr_cpus, uint32_t arch);
+__asm__(".symver tlbpol__config_init_0_1, tlbpol_config_init@TLBPOL_0.1");
+
+void tlbpol__config_init_0_1(void *cfg, uint32_t nr_cpus, uint32_t arch)
+{
+	config_init_sized(cfg, nr_cpus, arch, TLBPOL_CONFIG_SIZE_0_1);
 }
 
 TLBPOL_API void tlbpol__config_init_0_2(void *cfg, uint32_t nr_cpus, uint32_t arch);
@@ -69,11 +75,5 @@ __asm__(".symver tlbpol__config_init_0_2, tlbpol_config_init@TLBPOL_0.2");
 
 void tlbpol__config_init_0_2(void *cfg, uint32_t nr_cpus, uint32_t arch)
 {
-	struct tlbpol_config c;
-
-	if (!cfg)
-		return;
-	tlbpol_config_init(&c, nr_cpus, arch);
-	c.size = TLBPOL_CONFIG_SIZE_0_2;
-	memcpy(cfg, &c, TLBPOL_CONFIG_SIZE_0_2);
+	config_init_sized(cfg, nr_cpus, arch, TLBPOL_CONFIG_SIZE_0_2);
 }
