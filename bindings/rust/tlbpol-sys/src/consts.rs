@@ -51,8 +51,9 @@ pub const TLBPOL_RULE_GEN_SKIP: u64 = 256;
 /// with one merged flush per address space: their ranges' union, or, under
 /// TLBPOL_RULE_GEN_SKIP, one ...
 pub const TLBPOL_RULE_RECEIVER_MERGE: u64 = 512;
-/// `TLBPOL_RULE_BROADCAST`: Use ops->broadcast (INVLPGB, TLBI IS, a hypercall) where it is
-/// cheaper.
+/// `TLBPOL_RULE_BROADCAST`: Use a broadcast (ops->broadcast, or ops->bcast_issue and
+/// ops->bcast_sync: INVLPGB, TLBI IS, a hypercall) or a remote action (ops->remote_action: RAR,
+/// an SBI ...
 pub const TLBPOL_RULE_BROADCAST: u64 = 1024;
 /// `TLBPOL_RULE_NUMA_FANOUT`: Interrupt one leader per NUMA node, which forwards within its
 /// node.

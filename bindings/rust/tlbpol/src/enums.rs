@@ -28,8 +28,9 @@ bits! {
     /// - `RECEIVER_MERGE`: A CPU receiving requests from several initiators serves them
     ///   with one merged flush per address space: their ranges' union, or, under
     ///   TLBPOL_RULE_GEN_SKIP, one ...
-    /// - `BROADCAST`: Use ops->broadcast (INVLPGB, TLBI IS, a hypercall) where it is
-    ///   cheaper.
+    /// - `BROADCAST`: Use a broadcast (ops->broadcast, or ops->bcast_issue and
+    ///   ops->bcast_sync: INVLPGB, TLBI IS, a hypercall) or a remote action
+    ///   (ops->remote_action: RAR, an SBI ...
     /// - `NUMA_FANOUT`: Interrupt one leader per NUMA node, which forwards within its node.
     /// - `LAZY_UNMAP`: For events flagged TLBPOL_EVF_LAZY_OK, complete the flush at each
     ///   CPU's next switch or tick with no interrupt (LATR).
