@@ -51,8 +51,15 @@ static int one_check(const struct tlbpol_ops *o, const struct tlbpol_backend *b)
 	return 0;
 }
 
-int tlbpol__backends_check(const struct tlbpol_config *cfg, const struct tlbpol_ops *o)
+int tlbpol__backends_check(const struct tlbpol_config *cfg)
 {
+	struct tlbpol_ops ops, *o = &ops;
+
+	/* The ops as this release sees them: a caller built against 0.1 or
+	 * 0.2 passed a shorter structure, whose missing hooks are NULL; never
+	 * read past its size (what lies there is the caller's, not ours). */
+	prim_zero(o, sizeof(*o));
+	prim_copy(o, cfg->ops, cfg->ops->size < sizeof(*o) ? cfg->ops->size : sizeof(*o));
 	if (cfg->nr_backends > TLBPOL_MECH_MAX)
 		return -E_RANGE;
 	if ((cfg->nr_backends && !cfg->backends) || cfg->reserved2)

@@ -93,8 +93,6 @@ _Static_assert(TLBPOL_REQS == TLBPOL__REQS_PER_CPU, "TLBPOL__REQS_PER_CPU");
 /* @cfg: this release's structure (tlbpol__config_read()). */
 static int config_check(const struct tlbpol_config *cfg)
 {
-	struct tlbpol_ops o;
-
 	if (!cfg || cfg->size < sizeof(*cfg))
 		return -E_INVAL;
 	if (cfg->arch >= TLBPOL_ARCH_MAX || (cfg->rules & ~TLBPOL_RULES_ALL) ||
@@ -125,12 +123,7 @@ static int config_check(const struct tlbpol_config *cfg)
 		for (uint32_t i = 0; i < cfg->nr_cpus; i++)
 			if (cfg->cpu_node[i] >= cfg->nr_cpus)
 				return -E_RANGE;
-	/* The ops as this release sees them: a caller built against 0.1 or
-	 * 0.2 passed a shorter structure, whose missing hooks are NULL; never
-	 * read past its size (what lies there is the caller's, not ours). */
-	prim_zero(&o, sizeof(o));
-	prim_copy(&o, cfg->ops, cfg->ops->size < sizeof(o) ? cfg->ops->size : sizeof(o));
-	return tlbpol__backends_check(cfg, &o);
+	return tlbpol__backends_check(cfg);
 }
 
 /*

@@ -33,11 +33,11 @@ int tlbpol__cpu_ranges(const struct tlbpol_config *cfg, int placed, uint32_t cpu
 		       size_t off[2], size_t len[2]);
 /* Put in force @p's configured rules: p->rules and p->verdict[]. */
 void tlbpol__params_set_rules(const struct tlbpol_engine *eng, struct tlbpol_params *p);
-/* backend.c: @cfg's backend descriptors checked against @o, its ops read
- * no further than their size (0 or -errno); the broadcast they give
- * (BCAST_*) and that one's TLBPOL_BKF_*, the remote action; the costs put
- * into @p, a zero field keeping @p's value. */
-int tlbpol__backends_check(const struct tlbpol_config *cfg, const struct tlbpol_ops *o);
+/* backend.c: @cfg's backend descriptors checked against its ops, read no
+ * further than their size (0 or -errno); the broadcast they give with the
+ * ops @o (BCAST_*) and that one's TLBPOL_BKF_*, the remote action; the
+ * costs put into @p, a zero field keeping @p's value. */
+int tlbpol__backends_check(const struct tlbpol_config *cfg);
 uint32_t tlbpol__bcast_mode(const struct tlbpol_config *cfg, const struct tlbpol_ops *o,
 			    uint32_t *flags);
 int tlbpol__remote_mode(const struct tlbpol_config *cfg, const struct tlbpol_ops *o,
