@@ -55,11 +55,7 @@ int tlbpol__backends_check(const struct tlbpol_config *cfg)
 {
 	struct tlbpol_ops ops, *o = &ops;
 
-	/* The ops as this release sees them: a caller built against 0.1 or
-	 * 0.2 passed a shorter structure, whose missing hooks are NULL; never
-	 * read past its size (what lies there is the caller's, not ours). */
-	prim_zero(o, sizeof(*o));
-	prim_copy(o, cfg->ops, cfg->ops->size < sizeof(*o) ? cfg->ops->size : sizeof(*o));
+	ops_read(o, cfg->ops); /* as the engine will copy them */
 	if (cfg->nr_backends > TLBPOL_MECH_MAX)
 		return -E_RANGE;
 	if ((cfg->nr_backends && !cfg->backends) || cfg->reserved2)
@@ -141,10 +137,9 @@ void tlbpol__costs_apply(const struct tlbpol_config *cfg, struct tlbpol_params *
 		p->bcast_max_pages = 1;
 	/* A remote action with no descriptor of its own costs what interrupts
 	 * cost the initiator (and wins the tie, sparing the targets). */
-	p->cost_remote = or_keep(ra ? ra->cost_ns : 0, p->cost_remote ? p->cost_remote : p->cost_ipi);
+	p->cost_remote = or_keep(ra ? ra->cost_ns : 0, or_keep(p->cost_remote, p->cost_ipi));
 	p->cost_remote_target = or_keep(ra ? ra->cost_target_ns : 0,
-					p->cost_remote_target ? p->cost_remote_target
-							      : p->cost_ipi_target);
+					or_keep(p->cost_remote_target, p->cost_ipi_target));
 	p->cost_remote_page = or_keep(ra ? ra->cost_page_ns : 0, p->cost_remote_page);
 	p->remote_max_pages = or_keep(ra ? ra->max_pages : 0, p->remote_max_pages);
 	if (!p->remote_max_pages)

@@ -420,9 +420,7 @@ int tlbpol__engine_init(struct tlbpol_engine **out, void *mem, size_t len,
 	eng->params0.flush_ceiling = cfg->flush_ceiling;
 	eng->params0.batch_pages = cfg->batch_pages;
 	eng->words = (cfg->nr_cpus + 63) / 64;
-	prim_copy(&eng->ops, cfg->ops,
-		  cfg->ops->size < sizeof(eng->ops) ? cfg->ops->size : sizeof(eng->ops));
-	eng->ops.size = sizeof(eng->ops);
+	ops_read(&eng->ops, cfg->ops);
 	eng->ops_ctx = cfg->ops_ctx;
 	eng->flags = cfg->flags;
 	eng->nr_nodes = nodes_of(cfg);

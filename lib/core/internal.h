@@ -241,6 +241,23 @@ static inline int req_any_part(const struct request *s, uint32_t flag)
 	return 0;
 }
 
+/* What decides whom request @s may leave out (struct request's shape). */
+static inline uint32_t req_shape(const struct request *s, int lazy)
+{
+	return (lazy ? REQ_LAZY : 0) | (req_any_part(s, TLBPOL_FLUSHF_TABLES) ? REQ_TABLES : 0) |
+	       (req_any_part(s, TLBPOL_FLUSHF_GLOBAL) ? REQ_GLOBAL : 0);
+}
+
+/* @in as this release's ops in @out: a caller built against 0.1 or 0.2
+ * passed a shorter structure, whose missing hooks are NULL; never read past
+ * its size (what lies there is the caller's, not ours). */
+static inline void ops_read(struct tlbpol_ops *out, const struct tlbpol_ops *in)
+{
+	prim_zero(out, sizeof(*out));
+	prim_copy(out, in, in->size < sizeof(*out) ? in->size : sizeof(*out));
+	out->size = sizeof(*out);
+}
+
 /*
  * struct tlbpol_stats less by_reason, which no CPU counts apart: it is
  * derived from cpu_counters.decided[][] when read (tlbpol_stats_read(),

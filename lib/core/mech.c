@@ -48,6 +48,23 @@ static uint64_t insns(uint32_t max, const struct req_flush *rf)
 	return n;
 }
 
+/* Can a mechanism with TLBPOL_BKF_* @flags serve @s (not one that would
+ * still need the walkers' interrupts, with no walker_sync to spare them)? */
+static int usable(const struct tlbpol_engine *eng, const struct request *s, uint32_t flags)
+{
+	return !(tlbpol__walkers_left(eng, s, flags) && !eng->ops.walker_sync);
+}
+
+/* @fixed per part of @s, and @per per instruction of @max pages. */
+static uint64_t parts_cost(const struct request *s, uint64_t fixed, uint32_t max, uint32_t per)
+{
+	uint64_t c = 0;
+
+	for (uint32_t k = 0; k < s->nr_flushes; k++)
+		c += fixed + insns(max, &s->flushes[k]) * per;
+	return c;
+}
+
 /*
  * RULE_BROADCAST: the cheapest way to reach the candidates @t of @s.  Only
  * the candidates a request could not leave out count (skip.c: idle, lazy,
@@ -70,14 +87,14 @@ uint32_t tlbpol__choose_mech(const struct tlbpol_engine *eng, const struct tlbpo
 			     uint32_t n)
 {
 	uint64_t ipi = 0, bc = ~0ULL, ra = ~0ULL;
-	uint32_t shape = (req_any_part(s, TLBPOL_FLUSHF_TABLES) ? REQ_TABLES : 0) |
-			 (req_any_part(s, TLBPOL_FLUSHF_GLOBAL) ? REQ_GLOBAL : 0);
-	uint32_t reach = 0, irq = 0, remote = 0;
+	uint32_t shape, reach = 0, irq = 0, remote = 0;
 	int poll = (prm->rules & TLBPOL_RULE_POLLING_CPUS) != 0;
 	int delay = poll && prm->ipi_delay_spins;
 
+	/* Before anything else: the common case, a host with interrupts alone. */
 	if (!(prm->rules & TLBPOL_RULE_BROADCAST) || !n)
 		return TLBPOL_MECH_IPI;
+	shape = req_shape(s, 0);
 	for_each_target(i, t, eng) {
 		if (tlbpol__skippable(eng, prm, (uint32_t)i, s, shape, SKIPQ_ESTIMATE) != SKIP_NO)
 			continue;
@@ -96,20 +113,11 @@ uint32_t tlbpol__choose_mech(const struct tlbpol_engine *eng, const struct tlbpo
 	if (irq)
 		ipi = prm->cost_ipi + (uint64_t)(irq - 1) * prm->cost_ipi_target +
 		      (uint64_t)remote * prm->cost_ipi_remote;
-	if (eng->bcast != BCAST_NONE &&
-	    !(tlbpol__walkers_left(eng, s, eng->bcast_flags) && !eng->ops.walker_sync)) {
-		bc = 0;
-		for (uint32_t k = 0; k < s->nr_flushes; k++)
-			bc += prm->cost_bcast +
-			      insns(prm->bcast_max_pages, &s->flushes[k]) * prm->cost_bcast_page;
-	}
-	if (eng->remote &&
-	    !(tlbpol__walkers_left(eng, s, eng->remote_flags) && !eng->ops.walker_sync)) {
-		ra = 0;
-		for (uint32_t k = 0; k < s->nr_flushes; k++)
-			ra += prm->cost_remote + (uint64_t)(reach - 1) * prm->cost_remote_target +
-			      insns(prm->remote_max_pages, &s->flushes[k]) * prm->cost_remote_page;
-	}
+	if (eng->bcast != BCAST_NONE && usable(eng, s, eng->bcast_flags))
+		bc = parts_cost(s, prm->cost_bcast, prm->bcast_max_pages, prm->cost_bcast_page);
+	if (eng->remote && usable(eng, s, eng->remote_flags))
+		ra = parts_cost(s, prm->cost_remote + (uint64_t)(reach - 1) * prm->cost_remote_target,
+				prm->remote_max_pages, prm->cost_remote_page);
 	if (bc < ipi && bc <= ra)
 		return TLBPOL_MECH_BROADCAST;
 	if (ra <= ipi)

@@ -65,7 +65,6 @@ uint32_t tlbpol__merge_ranges(struct tlbpol_range *r, uint32_t n, uint64_t *page
 	return tlbpol__merge_sorted(r, n, pages);
 }
 
-
 int tlbpol_tlbi_range_ops(const struct tlbpol_range *r, struct tlbpol_tlbi_op *ops, uint32_t n)
 {
 	uint64_t va, left;
@@ -93,7 +92,6 @@ int tlbpol_tlbi_range_ops(const struct tlbpol_range *r, struct tlbpol_tlbi_op *o
 			if (scale > 3) /* left < 2^21: nothing for a fifth scale */
 				return -E_RANGE;
 			num = (int64_t)((left >> (5 * scale + 1)) & 0x1f) - 1;
-
 			if (num < 0) {
 				scale++;
 				continue;

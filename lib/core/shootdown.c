@@ -56,13 +56,6 @@ static uint32_t candidates(struct tlbpol_engine *eng, const struct tlbpol_params
 	return n;
 }
 
-/* What decides whom request @s may leave out (struct request's shape). */
-static uint32_t shape_of(const struct request *s, int lazy)
-{
-	return (lazy ? REQ_LAZY : 0) | (req_any_part(s, TLBPOL_FLUSHF_TABLES) ? REQ_TABLES : 0) |
-	       (req_any_part(s, TLBPOL_FLUSHF_GLOBAL) ? REQ_GLOBAL : 0);
-}
-
 /*
  * Take the request's generations.  This must come before the footprints and
  * CPU states are read: a CPU coming back to an address space publishes its
@@ -205,7 +198,7 @@ static uint32_t drop_skippable(struct tlbpol_engine *eng, const struct tlbpol_pa
 static void remote(struct tlbpol_engine *eng, const struct tlbpol_params *prm, uint32_t me,
 		   struct request *s, struct tlbpol_cpuset *t)
 {
-	uint32_t n, shape = shape_of(s, 0);
+	uint32_t n, shape = req_shape(s, 0);
 
 	flush_self(eng, prm, me, s, 0);
 	n = drop_skippable(eng, prm, me, s, t, shape);
@@ -229,7 +222,7 @@ static void arm(struct tlbpol_engine *eng, const struct tlbpol_params *prm, uint
 {
 	struct tlbpol_cpu *c = cpu_of(eng, me);
 	uint64_t mybit = 1ULL << (me % 64);
-	uint32_t n, shape = shape_of(s, lazy);
+	uint32_t n, shape = req_shape(s, lazy);
 
 	flush_self(eng, prm, me, s, lazy);
 	prim_store_relaxed(&s->shape, shape);
