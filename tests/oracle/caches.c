@@ -319,6 +319,23 @@ static int bcast_reaches(const struct orc_world *w, uint32_t i)
 	return !w->cfg.tag_match || i % 2 == 0;
 }
 
+/* @f applied to CPU @i's caches, its walks in flight finished first (the
+ * cache lock), as a broadcast's sync or a remote action waits for them. */
+static void apply_on(struct orc_world *w, uint32_t i, const struct tlbpol_flush *f)
+{
+	cache_lock(&w->cpus[i]);
+	apply_flush(w, &w->cpus[i], f);
+	cache_unlock(&w->cpus[i]);
+}
+
+/* @f applied to every CPU a broadcast reaches. */
+static void apply_broadcast(struct orc_world *w, const struct tlbpol_flush *f)
+{
+	for (uint32_t i = 0; i < w->cfg.nr_cpus; i++)
+		if (bcast_reaches(w, i))
+			apply_on(w, i, f);
+}
+
 /* A broadcast invalidation reaches every CPU's caches and is complete when
  * it returns; walks in flight finish first (the cache lock), as TLBSYNC and
  * DSB wait for them. */
@@ -328,13 +345,7 @@ void cb_broadcast(void *ctx, uint32_t from, const struct tlbpol_flush *f)
 
 	check_flush(w, f, as_of_tag(w, f->as_tag));
 	trace_flush(w, (int)from, TR_BCAST, f);
-	for (uint32_t i = 0; i < w->cfg.nr_cpus; i++) {
-		if (!bcast_reaches(w, i))
-			continue;
-		cache_lock(&w->cpus[i]);
-		apply_flush(w, &w->cpus[i], f);
-		cache_unlock(&w->cpus[i]);
-	}
+	apply_broadcast(w, f);
 	count(w, ORC_C_BROADCASTS, 1);
 }
 
@@ -402,13 +413,7 @@ void cb_bcast_sync(void *ctx, uint32_t cpu)
 	c = &w->cpus[self_cpu];
 	pthread_mutex_lock(&c->iss_lock);
 	for (uint32_t k = 0; k < c->niss; k++) {
-		for (uint32_t i = 0; i < w->cfg.nr_cpus; i++) {
-			if (!bcast_reaches(w, i))
-				continue;
-			cache_lock(&w->cpus[i]);
-			apply_flush(w, &w->cpus[i], &c->iss[k].f);
-			cache_unlock(&w->cpus[i]);
-		}
+		apply_broadcast(w, &c->iss[k].f);
 		free(c->iss[k].r);
 	}
 	c->niss = 0;
@@ -451,9 +456,7 @@ void cb_remote_action(void *ctx, uint32_t from, const struct tlbpol_cpuset *targ
 			violation(w, ORC_V_API, "remote_action names cpu %d of %u", i, w->cfg.nr_cpus);
 			break;
 		}
-		cache_lock(&w->cpus[i]);
-		apply_flush(w, &w->cpus[i], f);
-		cache_unlock(&w->cpus[i]);
+		apply_on(w, (uint32_t)i, f);
 	}
 	count(w, ORC_C_BROADCASTS, 1);
 }
