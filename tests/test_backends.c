@@ -275,6 +275,9 @@ static void test_split_same_cpu(void **state)
 	assert_int_equal(h.ipi_calls, 0);
 	assert_int_equal(tlbpol_stats_read(h.eng, 0, &st), 0);
 	assert_int_equal(st.broadcasts, 1);
+	assert_int_equal(st.bcast_syncs, 1);
+	assert_int_equal(st.shoot_broadcast, 1);
+	assert_int_equal(st.shoot_ipi + st.shoot_remote + st.walker_syncs, 0);
 	tlbpol_engine_free(h.eng);
 
 	/* Described as synchronous: ops->broadcast, though both are there. */
@@ -285,6 +288,10 @@ static void test_split_same_cpu(void **state)
 		as = setup(&h, &all_ops, bs, 1, 0);
 		shoot(&h, as, 2, 0);
 		assert_string_equal(calls, "b");
+		assert_int_equal(tlbpol_stats_read(h.eng, -1, &st), 0);
+		assert_int_equal(st.broadcasts, 1);
+		assert_int_equal(st.bcast_syncs, 0);
+		assert_int_equal(st.shoot_broadcast, 1);
 		tlbpol_engine_free(h.eng);
 	}
 }
@@ -356,6 +363,7 @@ static void test_walkers(void **state)
 {
 	struct harness h;
 	struct tlbpol_as *as;
+	struct tlbpol_stats st;
 
 	(void)state;
 	as = setup(&h, &split_ops, NULL, 0, TLBPOL_CFGF_LOCKLESS_WALKERS);
@@ -375,6 +383,10 @@ static void test_walkers(void **state)
 	assert_int_equal(h.ipi_targets, 0);
 	shoot(&h, as, 2, 0);
 	assert_string_equal(calls, "is");
+	assert_int_equal(tlbpol_stats_read(h.eng, -1, &st), 0);
+	assert_int_equal(st.walker_syncs, 1);
+	assert_int_equal(st.shoot_broadcast, 2);
+	assert_int_equal(st.bcast_syncs, 2);
 	tlbpol_engine_free(h.eng);
 
 	/* A broadcast that interrupts every CPU it reaches needs no sync. */
@@ -425,6 +437,7 @@ static void test_remote_action(void **state)
 	struct tlbpol_as *as;
 	struct tlbpol_backend b = desc(TLBPOL_MECH_REMOTE, 0);
 	const struct tlbpol_backend *bs[] = { &b };
+	struct tlbpol_stats st;
 
 	(void)state;
 	as = setup(&h, &remote_ops, NULL, 0, TLBPOL_CFGF_LOCKLESS_WALKERS);
@@ -445,6 +458,13 @@ static void test_remote_action(void **state)
 	assert_string_equal(calls, "rw");
 	assert_true(tlbpol_cpuset_test(&remote_targets, 3));
 	assert_true(tlbpol_cpuset_test(&walker_cpus, 3));
+	/* The stats say which mechanism each shootdown used: 3, 2, 3 targets. */
+	assert_int_equal(tlbpol_stats_read(h.eng, -1, &st), 0);
+	assert_int_equal(st.shoot_remote, 3);
+	assert_int_equal(st.remote_actions, 3);
+	assert_int_equal(st.remote_targets, 8);
+	assert_int_equal(st.walker_syncs, 1);
+	assert_int_equal(st.shoot_ipi + st.shoot_broadcast + st.ipis_sent, 0);
 	tlbpol_engine_free(h.eng);
 
 	b.cost_ns = 1u << 30;
@@ -452,6 +472,9 @@ static void test_remote_action(void **state)
 	shoot(&h, as, 2, 0);
 	assert_string_equal(calls, "");
 	assert_int_equal(h.ipi_targets, 3);
+	assert_int_equal(tlbpol_stats_read(h.eng, -1, &st), 0);
+	assert_int_equal(st.shoot_ipi, 1);
+	assert_int_equal(st.shoot_remote + st.remote_actions, 0);
 	tlbpol_engine_free(h.eng);
 }
 

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * test_compat: a program linked against release 0.1 still gets 0.1's
- * struct tlbpol_stats (19 reasons, 31 words) from tlbpol_stats_read, and
- * nothing is written past it; one linked against this release gets the
- * whole structure.  Its tlbpol_config_init writes 0.1's configuration,
+ * struct tlbpol_stats (19 reasons, 31 words) from tlbpol_stats_read, one
+ * linked against 0.2 gets 0.2's (22 reasons, 37 words), and nothing is
+ * written past them; one linked against this release gets the whole
+ * structure.  Its tlbpol_config_init writes 0.1's configuration,
  * which the engine accepts with 0.1's ops.  Binds the old symbol versions
  * explicitly, as a binary built against 0.1 does.  A caller built against
  * a newer header is accepted only if it set nothing this release ignores.
@@ -16,6 +17,11 @@ int tlbpol_stats_read_0_1(const struct tlbpol_engine *eng, int cpu, void *out);
 __asm__(".symver tlbpol_stats_read_0_1, tlbpol_stats_read@TLBPOL_0.1");
 
 #define WORDS_0_1 (12 + 19)
+
+int tlbpol_stats_read_0_2(const struct tlbpol_engine *eng, int cpu, void *out);
+__asm__(".symver tlbpol_stats_read_0_2, tlbpol_stats_read@TLBPOL_0.2");
+
+#define WORDS_0_2 (12 + 22 + 3)
 
 void tlbpol_config_init_0_1(void *cfg, uint32_t nr_cpus, uint32_t arch);
 __asm__(".symver tlbpol_config_init_0_1, tlbpol_config_init@TLBPOL_0.1");
@@ -184,6 +190,41 @@ static void test_stats_0_1(void **state)
 	tlbpol_engine_free(h.eng);
 }
 
+/* Release 0.2's tlbpol_stats_read: 0.2's 37 words (up to stuck_calls), the
+ * counters 0.3 appended (here a broadcast's) not written. */
+static void test_stats_0_2(void **state)
+{
+	struct harness h;
+	struct tlbpol_as *as;
+	struct tlbpol_decision d;
+	struct tlbpol_event dg = h_event(TLBPOL_EV_PROTECT, 0, 0x2000, 1, P | W | U | A, P | U | A);
+	uint64_t old[WORDS_0_2 + 8];
+	struct tlbpol_stats st;
+
+	(void)state;
+	h_engine(&h, 2, TLBPOL_ARCH_X86_64, TLBPOL_RULES_DEFAULT | TLBPOL_RULE_BROADCAST);
+	assert_int_equal(tlbpol_as_open(h.eng, 1, &as), 0);
+	assert_int_equal(tlbpol_switch(h.eng, 0, as, NULL), 0);
+	assert_int_equal(tlbpol_switch(h.eng, 1, as, NULL), 0);
+	assert_int_equal(tlbpol_submit(h.eng, as, 0, &dg, &d), 0);
+	assert_int_equal(d.action, TLBPOL_ACT_SHOOTDOWN);
+	assert_int_equal(tlbpol_stats_read(h.eng, -1, &st), 0);
+	assert_int_equal(st.shoot_ipi + st.shoot_broadcast, 1);
+
+	for (size_t i = 0; i < sizeof(old) / sizeof(old[0]); i++)
+		old[i] = 0xa5a5a5a5a5a5a5a5ULL;
+	assert_int_equal(tlbpol_stats_read_0_2(h.eng, -1, old), 0);
+	assert_int_equal(old[0], 1); /* events */
+	assert_int_equal(old[12 + TLBPOL_WHY_DOWNGRADE], 1);
+	assert_int_equal(old[WORDS_0_2 - 1], st.stuck_calls);
+	for (size_t i = WORDS_0_2; i < sizeof(old) / sizeof(old[0]); i++)
+		assert_int_equal(old[i], 0xa5a5a5a5a5a5a5a5ULL);
+	assert_int_equal(tlbpol_stats_read_0_2(NULL, -1, old), -EINVAL);
+	assert_int_equal(tlbpol_stats_read_0_2(h.eng, 2, old), -ERANGE);
+	assert_int_equal(tlbpol_stats_read_0_2(h.eng, -1, NULL), -EINVAL);
+	tlbpol_engine_free(h.eng);
+}
+
 /*
  * A caller built against a newer header passes larger structures.  The
  * bytes past what this release knows are fields it would ignore: accepted
@@ -277,6 +318,7 @@ static void test_newer_config_ops(void **state)
 
 H_TEST_MAIN(
 	cmocka_unit_test(test_stats_0_1),
+	cmocka_unit_test(test_stats_0_2),
 	cmocka_unit_test(test_config_0_1),
 	cmocka_unit_test(test_config_0_2),
 	cmocka_unit_test(test_config_init_0_2),

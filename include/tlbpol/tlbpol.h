@@ -1113,7 +1113,7 @@ TLBPOL_API size_t tlbpol_engine_size(const struct tlbpol_config *cfg);
 #define TLBPOL__SZ_ENGINE 416ULL      /* struct tlbpol_engine */
 /* struct tlbpol_cpu: each reason adds two decision counts (flush avoided
  * or not), so a new reason needs no new size here. */
-#define TLBPOL__SZ_CPU_BASE 2912ULL
+#define TLBPOL__SZ_CPU_BASE 3024ULL
 #define TLBPOL__SZ_CPU_PER_REASON 16ULL
 #define TLBPOL__SZ_CPU                                                          \
 	TLBPOL__LINE_UP(TLBPOL__SZ_CPU_BASE + TLBPOL_WHY_MAX * TLBPOL__SZ_CPU_PER_REASON)
@@ -2120,7 +2120,7 @@ TLBPOL_API int tlbpol_handle_ipi(struct tlbpol_engine *eng, uint32_t cpu);
  * @local_flushes: flush_local calls made for this CPU's own decisions.
  * @remote_flushes: flush_local calls made while serving other CPUs' requests.
  * @ipis_sent: CPUs interrupted (each target of each send_ipi counts once).
- * @broadcasts: ops->broadcast calls.
+ * @broadcasts: ops->broadcast calls, and (release 0.3) ops->bcast_issue calls.
  * @pages_flushed: pages in TLBPOL_FLUSH_PAGES flushes performed.
  * @full_flushes: TLBPOL_FLUSH_AS / TLBPOL_FLUSH_ALL flushes performed.
  * @coalesced: deferred events that shared a shootdown with an earlier one.
@@ -2137,13 +2137,29 @@ TLBPOL_API int tlbpol_handle_ipi(struct tlbpol_engine *eng, uint32_t cpu);
  *	(cfg->wait_limit) because they had not taken a request in time.
  * @stuck_calls: (release 0.2) ops->stuck calls, or watchdog periods when
  *	there is no such hook.
+ * @shoot_ipi: (release 0.3) shootdowns whose other CPUs were reached by
+ *	interrupts (TLBPOL_MECH_IPI), also those where every target was left
+ *	out (none interrupted).  Lazy posts (TLBPOL_BY_LAZY) are in none of
+ *	the three shoot_* counters: they interrupt nobody.
+ * @shoot_broadcast: (release 0.3) shootdowns served by a broadcast
+ *	(TLBPOL_MECH_BROADCAST).
+ * @shoot_remote: (release 0.3) shootdowns served by remote actions
+ *	(TLBPOL_MECH_REMOTE).
+ * @bcast_syncs: (release 0.3) ops->bcast_sync calls (each completes the
+ *	split-phase broadcasts its CPU issued since the last one).
+ * @remote_actions: (release 0.3) ops->remote_action calls.
+ * @remote_targets: (release 0.3) CPUs flushed by remote actions (each
+ *	target of each call counts once).
+ * @walker_syncs: (release 0.3) ops->walker_sync calls.
  *
- * The structure has no size field (the API fixes it): a release that adds a
- * reason, and so grows @by_reason, exports tlbpol_stats_read() under a new
- * symbol version and keeps the old one writing the old size.  Release 0.2
- * added three reasons (19 to 22) and three counters at the end:
- * programs linked against 0.1 call tlbpol_stats_read@TLBPOL_0.1, which
- * writes 0.1's 31 words.  A freestanding
+ * The structure has no size field (the API fixes it): a release that grows
+ * it (a reason more in @by_reason, counters at the end) exports
+ * tlbpol_stats_read() under a new symbol version and keeps the old one
+ * writing the old size.  Release 0.2 added three reasons (19 to 22) and
+ * three counters at the end: programs linked against 0.1 call
+ * tlbpol_stats_read@TLBPOL_0.1, which writes 0.1's 31 words.  Release 0.3
+ * added seven counters at the end: tlbpol_stats_read@TLBPOL_0.2 writes
+ * 0.2's 37 words.  A freestanding
  * core is linked statically and has the size of the header it was built with.
  */
 struct tlbpol_stats {
@@ -2163,6 +2179,13 @@ struct tlbpol_stats {
 	uint64_t aged_flushes;
 	uint64_t ipis_resent;
 	uint64_t stuck_calls;
+	uint64_t shoot_ipi;
+	uint64_t shoot_broadcast;
+	uint64_t shoot_remote;
+	uint64_t bcast_syncs;
+	uint64_t remote_actions;
+	uint64_t remote_targets;
+	uint64_t walker_syncs;
 };
 
 /**

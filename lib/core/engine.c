@@ -547,8 +547,8 @@ _Static_assert(offsetof(struct cpu_stats, aged_flushes) ==
 		       offsetof(struct tlbpol_stats, by_reason) &&
 	       offsetof(struct cpu_stats, deferred_frees) ==
 		       offsetof(struct tlbpol_stats, deferred_frees) &&
-	       offsetof(struct cpu_stats, stuck_calls) + sizeof(((struct tlbpol_stats *)0)->by_reason) ==
-		       offsetof(struct tlbpol_stats, stuck_calls) &&
+	       offsetof(struct cpu_stats, walker_syncs) + sizeof(((struct tlbpol_stats *)0)->by_reason) ==
+		       offsetof(struct tlbpol_stats, walker_syncs) &&
 	       sizeof(struct cpu_stats) + sizeof(((struct tlbpol_stats *)0)->by_reason) ==
 		       sizeof(struct tlbpol_stats),
 	       "struct cpu_stats is struct tlbpol_stats less by_reason");

@@ -270,6 +270,8 @@ struct cpu_stats {
 	uint64_t coalesced, gen_skipped, lazy_skipped, deferred_frees;
 	/* by_reason[] of struct tlbpol_stats would be here */
 	uint64_t aged_flushes, ipis_resent, stuck_calls;
+	uint64_t shoot_ipi, shoot_broadcast, shoot_remote;
+	uint64_t bcast_syncs, remote_actions, remote_targets, walker_syncs;
 };
 
 /* Counters with one writer each: `task` is written by the CPU's own engine

@@ -110,14 +110,19 @@ static void broadcast(struct tlbpol_engine *eng, uint32_t me, struct request *s,
 			eng->ops.broadcast(eng->ops_ctx, me, &s->flushes[k].f);
 		prim_count(&c->cnt.task.broadcasts, 1);
 	}
-	if (eng->bcast == BCAST_SPLIT)
+	if (eng->bcast == BCAST_SPLIT) {
 #ifdef TLBPOL_PLANTED_SYNC_OTHER
 		eng->ops.bcast_sync(eng->ops_ctx, (me + 1) % eng->nr_cpus);
 #else
 		eng->ops.bcast_sync(eng->ops_ctx, me);
 #endif
-	if (tlbpol__walkers_left(eng, s, eng->bcast_flags))
+		prim_count(&c->cnt.task.bcast_syncs, 1);
+	}
+	if (tlbpol__walkers_left(eng, s, eng->bcast_flags)) {
 		eng->ops.walker_sync(eng->ops_ctx, me, t);
+		prim_count(&c->cnt.task.walker_syncs, 1);
+	}
+	prim_count(&c->cnt.task.shoot_broadcast, 1);
 	unqueue(eng, me, s);
 }
 
@@ -198,6 +203,7 @@ static uint32_t drop_skippable(struct tlbpol_engine *eng, const struct tlbpol_pa
 static void remote(struct tlbpol_engine *eng, const struct tlbpol_params *prm, uint32_t me,
 		   struct request *s, struct tlbpol_cpuset *t)
 {
+	struct tlbpol_cpu *c = cpu_of(eng, me);
 	uint32_t n, shape = req_shape(s, 0);
 
 	flush_self(eng, prm, me, s, 0);
@@ -205,9 +211,14 @@ static void remote(struct tlbpol_engine *eng, const struct tlbpol_params *prm, u
 	if (n) {
 		for (uint32_t k = 0; k < s->nr_flushes; k++)
 			eng->ops.remote_action(eng->ops_ctx, me, t, &s->flushes[k].f);
-		if (tlbpol__walkers_left(eng, s, eng->remote_flags))
+		prim_count(&c->cnt.task.remote_actions, s->nr_flushes);
+		prim_count(&c->cnt.task.remote_targets, (uint64_t)n * s->nr_flushes);
+		if (tlbpol__walkers_left(eng, s, eng->remote_flags)) {
 			eng->ops.walker_sync(eng->ops_ctx, me, t);
+			prim_count(&c->cnt.task.walker_syncs, 1);
+		}
 	}
+	prim_count(&c->cnt.task.shoot_remote, 1);
 	unqueue(eng, me, s);
 }
 
@@ -453,6 +464,7 @@ void tlbpol__shoot(struct tlbpol_engine *eng, const struct tlbpol_params *prm, u
 		remote(eng, prm, me, s, &c->targets);
 		return;
 	}
+	prim_count(&c->cnt.task.shoot_ipi, 1);
 	delay = prm->rules & TLBPOL_RULE_POLLING_CPUS ? prm->ipi_delay_spins : 0;
 	arm(eng, prm, me, s, &c->targets, 0, delay);
 	tlbpol__wait_acks(eng, prm, me, s, delay ? &c->targets : NULL, delay);

@@ -9,6 +9,10 @@
  * smaller structure: it gets the counters it knows of, and the new reasons'
  * events are in `events` only.  The header's promise (struct tlbpol_stats).
  *
+ * tlbpol_stats_read@TLBPOL_0.2.  0.3 appended seven counters (the mechanism
+ * each shootdown used, syncs, remote actions): 0.2's structure is 37 words,
+ * and a program built against it gets those.
+ *
  * tlbpol_config_init@TLBPOL_0.1.  0.2 appended wait_limit and free_ticks to
  * struct tlbpol_config: 0.1's is TLBPOL_CONFIG_SIZE_0_1 bytes, and a program
  * built against it must not have 0.2's size written into its structure.
@@ -47,6 +51,27 @@ int tlbpol__stats_read_0_1(const struct tlbpol_engine *eng, int cpu, struct tlbp
 	_Static_assert(offsetof(struct tlbpol_stats, by_reason) == sizeof(out->counters),
 		       "the counters before by_reason are those of 0.1");
 	memcpy(out, &st, sizeof(*out));
+	return 0;
+}
+
+#define STATS_WORDS_0_2 37
+
+TLBPOL_API int tlbpol__stats_read_0_2(const struct tlbpol_engine *eng, int cpu, void *out);
+__asm__(".symver tlbpol__stats_read_0_2, tlbpol_stats_read@TLBPOL_0.2");
+
+int tlbpol__stats_read_0_2(const struct tlbpol_engine *eng, int cpu, void *out)
+{
+	struct tlbpol_stats st;
+	int err;
+
+	if (!out)
+		return -E_INVAL;
+	err = tlbpol_stats_read(eng, cpu, &st);
+	if (err)
+		return err;
+	_Static_assert(offsetof(struct tlbpol_stats, shoot_ipi) == STATS_WORDS_0_2 * sizeof(uint64_t),
+		       "the counters before shoot_ipi are those of 0.2");
+	memcpy(out, &st, STATS_WORDS_0_2 * sizeof(uint64_t));
 	return 0;
 }
 

@@ -28,7 +28,7 @@
 	S(tlbpol_cpuset, 512, 8) S(tlbpol_range, 24, 8) S(tlbpol_flush, 32, 8) \
 	S(tlbpol_tlbi_op, 32, 8) S(tlbpol_ops, 88, 8) S(tlbpol_backend, 32, 4) \
 	S(tlbpol_config, 112, 8) S(tlbpol_calibration, 80, 8) S(tlbpol_event, 40, 8) \
-	S(tlbpol_decision, 16, 4) S(tlbpol_stats, 120 + TLBPOL_WHY_MAX * 8, 8)
+	S(tlbpol_decision, 16, 4) S(tlbpol_stats, 176 + TLBPOL_WHY_MAX * 8, 8)
 
 #define ABI_FIELDS_tlbpol_cpuset(F, T) \
 	F(T, bits, 0, 512)
@@ -85,7 +85,14 @@
 	F(T, gen_skipped, 72, 8) F(T, lazy_skipped, 80, 8) F(T, deferred_frees, 88, 8) \
 	F(T, by_reason, 96, TLBPOL_WHY_MAX * 8) F(T, aged_flushes, 96 + TLBPOL_WHY_MAX * 8, 8) \
 	F(T, ipis_resent, 104 + TLBPOL_WHY_MAX * 8, 8) \
-	F(T, stuck_calls, 112 + TLBPOL_WHY_MAX * 8, 8)
+	F(T, stuck_calls, 112 + TLBPOL_WHY_MAX * 8, 8) \
+	F(T, shoot_ipi, 120 + TLBPOL_WHY_MAX * 8, 8) \
+	F(T, shoot_broadcast, 128 + TLBPOL_WHY_MAX * 8, 8) \
+	F(T, shoot_remote, 136 + TLBPOL_WHY_MAX * 8, 8) \
+	F(T, bcast_syncs, 144 + TLBPOL_WHY_MAX * 8, 8) \
+	F(T, remote_actions, 152 + TLBPOL_WHY_MAX * 8, 8) \
+	F(T, remote_targets, 160 + TLBPOL_WHY_MAX * 8, 8) \
+	F(T, walker_syncs, 168 + TLBPOL_WHY_MAX * 8, 8)
 
 /*
  * ABI_VALUES(V): V(name, value) of each constant compiled into callers

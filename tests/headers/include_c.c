@@ -25,7 +25,8 @@ uint64_t tlbpol_test_header_c(void)
 				   TLBPOL_EVF_ALL, 12, 0, 1, TLBPOL_PTE_ALL, TLBPOL_PTE_ALL };
 	struct tlbpol_decision d = { TLBPOL_ACT_NONE, TLBPOL_BY_NOW, TLBPOL_WHY_SPURIOUS, 0 };
 	struct tlbpol_cpuset set = { { 0 } };
-	struct tlbpol_stats st = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, { 0 }, 0, 0, 0 };
+	struct tlbpol_stats st = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, { 0 }, 0, 0, 0,
+				   0, 0, 0, 0, 0, 0, 0 };
 	enum tlbpol_arch arch = TLBPOL_ARCH_ARM64;
 	enum tlbpol_flush_kind fk = TLBPOL_FLUSH_ALL;
 	enum tlbpol_cpu_state cs = TLBPOL_CPU_OFFLINE;

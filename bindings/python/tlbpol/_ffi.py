@@ -245,13 +245,16 @@ STATS_COUNTERS: Tuple[str, ...] = (
     "broadcasts", "pages_flushed", "full_flushes", "coalesced", "gen_skipped",
     "lazy_skipped", "deferred_frees")
 STATS_COUNTERS_0_2: Tuple[str, ...] = ("aged_flushes", "ipis_resent", "stuck_calls")
+STATS_COUNTERS_0_3: Tuple[str, ...] = (
+    "shoot_ipi", "shoot_broadcast", "shoot_remote", "bcast_syncs", "remote_actions",
+    "remote_targets", "walker_syncs")
 
 
 class StatsS(CheckedStructure):
     """struct tlbpol_stats."""
     _fields_ = ([(n, c_uint64) for n in STATS_COUNTERS]
                 + [("by_reason", c_uint64 * WHY_MAX)]
-                + [(n, c_uint64) for n in STATS_COUNTERS_0_2])
+                + [(n, c_uint64) for n in STATS_COUNTERS_0_2 + STATS_COUNTERS_0_3])
 
 
 #: C struct name -> mirror, for the layout test.

@@ -52,7 +52,7 @@ SYMBOL_VERSIONS: Dict[str, str] = {
     "tlbpol_stamp": "TLBPOL_0.2",
     "tlbpol_stamp_pending": "TLBPOL_0.2",
     "tlbpol_stamp_settle": "TLBPOL_0.2",
-    "tlbpol_stats_read": "TLBPOL_0.2",
+    "tlbpol_stats_read": "TLBPOL_0.3",
     "tlbpol_submit": "TLBPOL_0.1",
     "tlbpol_switch": "TLBPOL_0.1",
     "tlbpol_thread_offline": "TLBPOL_0.1",

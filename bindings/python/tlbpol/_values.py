@@ -299,7 +299,8 @@ class Stats(Mapping[str, int]):
 
     def __init__(self, s: _ffi.StatsS) -> None:
         self._d: Dict[str, int] = {n: getattr(s, n) for n in
-                                   _ffi.STATS_COUNTERS + _ffi.STATS_COUNTERS_0_2}
+                                   _ffi.STATS_COUNTERS + _ffi.STATS_COUNTERS_0_2
+                                   + _ffi.STATS_COUNTERS_0_3}
         self.by_reason: Dict[Reason, int] = {Reason(i): s.by_reason[i] for i in range(WHY_MAX)}
 
     def __getitem__(self, key: str) -> int:

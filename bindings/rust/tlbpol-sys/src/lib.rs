@@ -423,7 +423,7 @@ pub struct tlbpol_stats {
     pub remote_flushes: u64,
     /// CPUs interrupted.
     pub ipis_sent: u64,
-    /// `ops->broadcast` calls.
+    /// `ops->broadcast` and `ops->bcast_issue` calls.
     pub broadcasts: u64,
     /// Pages in PAGES flushes performed.
     pub pages_flushed: u64,
@@ -445,6 +445,20 @@ pub struct tlbpol_stats {
     pub ipis_resent: u64,
     /// `ops->stuck` calls.
     pub stuck_calls: u64,
+    /// Shootdowns that reached their other CPUs by interrupts.
+    pub shoot_ipi: u64,
+    /// Shootdowns served by a broadcast.
+    pub shoot_broadcast: u64,
+    /// Shootdowns served by remote actions.
+    pub shoot_remote: u64,
+    /// `ops->bcast_sync` calls.
+    pub bcast_syncs: u64,
+    /// `ops->remote_action` calls.
+    pub remote_actions: u64,
+    /// CPUs flushed by remote actions.
+    pub remote_targets: u64,
+    /// `ops->walker_sync` calls.
+    pub walker_syncs: u64,
 }
 
 // --- Functions ----------------------------------------------------------------

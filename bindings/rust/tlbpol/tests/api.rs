@@ -140,7 +140,8 @@ fn broadcast_is_registered_only_when_the_host_has_it() {
     let seen = host.0.take();
     assert!(seen.iter().any(|s| matches!(s, Seen::Broadcast { from: 0, .. })), "{:?}", seen);
     assert!(!seen.iter().any(|s| matches!(s, Seen::Ipi { .. })), "{:?}", seen);
-    assert_eq!(eng.stats(None).unwrap().broadcasts, 1);
+    let st = eng.stats(None).unwrap();
+    assert_eq!((st.broadcasts, st.shoot_broadcast, st.shoot_ipi), (1, 1, 0));
 }
 
 #[test]
