@@ -770,6 +770,242 @@ struct tlbpol_backend {
 };
 
 /* ------------------------------------------------------------------------ */
+/* Tags: PCID, ASID, VMID allocation                                        */
+/* ------------------------------------------------------------------------ */
+
+/*
+ * A hardware tag (x86 PCID, arm64 ASID, a hypervisor's VMID or VPID, a
+ * RISC-V ASID) names whose entries a TLB entry is: an entry filled under a
+ * tag serves whoever runs under that tag next, until it is flushed.  So
+ * giving a tag to another address space is a flush decision, and these
+ * allocators make it (release 0.3).  They are optional: an engine's
+ * address spaces keep the opaque tag given to tlbpol_as_open() when the
+ * host allocates its own.  Memory comes from the caller; they need no OS.
+ *
+ * TLBPOL_TAGS_PERCPU: each CPU has nr_slots tags of its own (tags
+ *	first_tag .. first_tag + nr_slots - 1), each slot remembering the
+ *	address space it last served, reused round-robin, as Linux x86 keeps
+ *	TLB_NR_DYN_ASIDS = 6 PCIDs per CPU (arch/x86/mm/tlb.c,
+ *	choose_new_asid(), cpu_tlbstate.ctxs[]).  One address space has
+ *	different tags on different CPUs: a flush names the tag of the CPU
+ *	that runs it (tlbpol_tag_of()), and a broadcast by tag reaches only
+ *	CPUs that use the same one.  A slot taken from another address space
+ *	is flushed before use (TLBPOL_TAG_FLUSH_TAG: x86 loads CR3 without
+ *	the no-flush bit 63, SDM vol. 3A 4.10.4.1).
+ * TLBPOL_TAGS_GLOBAL: one tag per address space on every CPU, from a
+ *	global pool; when the pool runs out, a rollover starts a new
+ *	generation: every CPU flushes all its entries (TLBPOL_TAG_FLUSH_ALL)
+ *	before it loads a tag of the new one, and the tags CPUs are running
+ *	at that moment stay reserved to their address spaces, as arm64 ASIDs
+ *	(arch/arm64/mm/context.c, new_context(), flush_context()) and KVM's
+ *	VMIDs (arch/arm64/kvm/vmid.c).  Since a running address space keeps
+ *	its tag number across a rollover, every CPU that may hold its entries
+ *	holds them under the one tag, and a broadcast that names it (TLBI
+ *	ASIDE1IS, INVEPT) reaches them all.
+ */
+#define TLBPOL_TAGS_PERCPU 0U
+#define TLBPOL_TAGS_GLOBAL 1U
+
+/* Slots per CPU at most (TLBPOL_TAGS_PERCPU); Linux x86 uses 6. */
+#define TLBPOL_TAG_SLOTS_MAX 64U
+/* The widest tag (bits): x86 PCID 12, arm64 ASID 8 or 16, VMID 8 or 16,
+ * RISC-V ASIDLEN at most 16 (Sv57). */
+#define TLBPOL_TAG_BITS_MAX 16U
+
+/*
+ * What a CPU must flush before it uses the tag tlbpol_tag_load() gave.
+ * TLBPOL_TAG_FLUSH_NONE: nothing for the tag's sake (a host that tracks
+ *	flush generations itself may still owe a catch-up flush).
+ * TLBPOL_TAG_FLUSH_TAG: every entry of the tag (the slot served another
+ *	address space): x86 CR3 without bit 63 or INVPCID type 1, arm64 TLBI
+ *	ASIDE1, RISC-V sfence.vma with the ASID, a hypervisor INVVPID type 1.
+ * TLBPOL_TAG_FLUSH_ALL: every non-global entry of every tag (a rollover):
+ *	arm64 TLBI VMALLE1, x86 INVPCID type 3, RISC-V sfence.vma x0, x0;
+ *	for VMIDs every guest's (TLBI VMALLS12E1, INVEPT global).
+ */
+#define TLBPOL_TAG_FLUSH_NONE 0U
+#define TLBPOL_TAG_FLUSH_TAG 1U
+#define TLBPOL_TAG_FLUSH_ALL 2U
+
+/**
+ * struct tlbpol_tags_config - how a tag allocator is built.  Set @size to
+ * sizeof.
+ * @size: sizeof(struct tlbpol_tags_config); a larger size is accepted only
+ *	when the bytes past this structure are zero (-E2BIG otherwise).
+ * @kind: TLBPOL_TAGS_PERCPU or TLBPOL_TAGS_GLOBAL.
+ * @nr_cpus: CPUs that load tags, 1 .. TLBPOL_MAX_CPUS.
+ * @tag_bits: the hardware tag's width, 1 .. TLBPOL_TAG_BITS_MAX.
+ * @first_tag: the first tag the allocator hands out; those below are the
+ *	host's (x86: PCID 0 for the kernel and for CR4.PCIDE off; arm64:
+ *	ASID 0, which Linux keeps for the reserved TTBR0).
+ * @nr_slots: TLBPOL_TAGS_PERCPU: tags per CPU, 1 .. TLBPOL_TAG_SLOTS_MAX,
+ *	with @first_tag + @nr_slots <= 2^@tag_bits.  TLBPOL_TAGS_GLOBAL: 0;
+ *	the pool is @first_tag .. 2^@tag_bits - 1, and must hold more tags
+ *	than @nr_cpus (after a rollover each CPU may reserve one, and one
+ *	must be left to hand out: Linux checks NUM_USER_ASIDS >
+ *	num_possible_cpus() for the same reason).
+ */
+struct tlbpol_tags_config {
+	uint32_t size;
+	uint32_t kind;
+	uint32_t nr_cpus;
+	uint32_t tag_bits;
+	uint32_t first_tag;
+	uint32_t nr_slots;
+};
+
+/**
+ * struct tlbpol_tag_id - an address space's identity to a tag allocator.
+ * @word: the allocator's; set by tlbpol_tag_id_init(), never by the host.
+ *
+ * In the host's memory: in its mm, or its VM structure for a VMID.
+ *
+ * TLBPOL_TAGS_PERCPU: a number no other identity of the allocator ever
+ * had (a 64-bit count, as Linux's ctx_id), so a slot that served a closed
+ * address space never matches a new one.  TLBPOL_TAGS_GLOBAL: the tag and
+ * the generation it belongs to, written under the allocator's lock.
+ * Nothing needs releasing when the address space closes: its slots are
+ * reused as they come round, its global tag at the next rollover.
+ */
+struct tlbpol_tag_id {
+	uint64_t word;
+};
+
+/**
+ * struct tlbpol_tag_use - what tlbpol_tag_load() tells a switching CPU.
+ * @tag: the hardware tag to load (CR3 PCID bits, TTBR ASID, satp ASID,
+ *	VTTBR VMID).
+ * @flush: TLBPOL_TAG_FLUSH_*: what to flush before the first access under
+ *	@tag, as part of the same switch.
+ */
+struct tlbpol_tag_use {
+	uint32_t tag;
+	uint32_t flush;
+};
+
+/**
+ * struct tlbpol_tags_stats - a tag allocator's counters.
+ * @size: set by the caller to sizeof; the allocator writes the fields
+ *	that fit in it (a program built against an older header gets those
+ *	it knows).
+ * @pad: written 0.
+ * @loads: tlbpol_tag_load() calls.
+ * @tag_flushes: loads that returned TLBPOL_TAG_FLUSH_TAG.
+ * @all_flushes: loads that returned TLBPOL_TAG_FLUSH_ALL.
+ * @rollovers: new generations (TLBPOL_TAGS_GLOBAL; summed over CPUs as
+ *	the CPU whose load started each).
+ */
+struct tlbpol_tags_stats {
+	uint32_t size;
+	uint32_t pad;
+	uint64_t loads;
+	uint64_t tag_flushes;
+	uint64_t all_flushes;
+	uint64_t rollovers;
+};
+
+struct tlbpol_tags;
+
+/**
+ * tlbpol_tags_size() - bytes of memory a tag allocator for @cfg needs.
+ * @cfg: the configuration.
+ * Context: any.
+ * Return: the size, or 0 when @cfg is NULL or tlbpol_tags_init() would
+ * refuse it.
+ */
+TLBPOL_API size_t tlbpol_tags_size(const struct tlbpol_tags_config *cfg);
+
+/**
+ * tlbpol_tags_init() - build a tag allocator in caller-provided memory.
+ * @out: receives the allocator.
+ * @mem: at least tlbpol_tags_size(@cfg) bytes, 64-byte aligned, untouched
+ *	by the caller while the allocator is in use (nothing to free after).
+ * @len: bytes at @mem.
+ * @cfg: the configuration (copied).
+ *
+ * Every slot starts empty and every CPU with nothing loaded; the first
+ * load of each tag asks for its flush (what the firmware or a previous
+ * kernel left under it is unknown).
+ * Context: any; nothing else may use @mem meanwhile.
+ * Return: 0; -EINVAL for a NULL argument, a @cfg->size too small, an
+ * unknown kind, a zero @cfg->tag_bits or @cfg->nr_cpus, @cfg->nr_slots
+ * nonzero for TLBPOL_TAGS_GLOBAL or misaligned @mem; -ERANGE for
+ * @cfg->nr_cpus, @cfg->tag_bits or @cfg->nr_slots out of range, or tags
+ * that do not fit (@cfg->first_tag + @cfg->nr_slots past the width, a
+ * global pool no larger than @cfg->nr_cpus); -ENOMEM if @len is too
+ * small; -E2BIG for a larger @cfg->size with a nonzero byte past this
+ * library's structure.
+ */
+TLBPOL_API int tlbpol_tags_init(struct tlbpol_tags **out, void *mem, size_t len,
+				const struct tlbpol_tags_config *cfg);
+
+/**
+ * tlbpol_tag_id_init() - make @id a new identity of @tags.
+ * @tags: the allocator.
+ * @id: the address space's identity, in the host's memory.
+ *
+ * Once per address space, before its first tlbpol_tag_load().  An
+ * identity belongs to one allocator.
+ * Context: any.
+ * Return: 0; -EINVAL for a NULL argument.
+ */
+TLBPOL_API int tlbpol_tag_id_init(struct tlbpol_tags *tags, struct tlbpol_tag_id *id);
+
+/**
+ * tlbpol_tag_load() - the tag @cpu loads to run @id, and what to flush.
+ * @tags: the allocator.
+ * @cpu: the switching CPU.
+ * @id: what it switches to.
+ * @out: receives the tag and the flush (struct tlbpol_tag_use).
+ *
+ * Call at every switch to @id on @cpu, and flush what @out->flush says as
+ * part of the switch, before the first access under @out->tag.
+ * TLBPOL_TAGS_PERCPU: @id's slot on @cpu if it has one (no flush), else
+ * the next slot round-robin, flushed.  TLBPOL_TAGS_GLOBAL: @id's tag if
+ * it belongs to the current generation (one compare-and-swap), else under
+ * the allocator's lock the same number again if no one took it, or a free
+ * one, or, when none is left, a rollover; TLBPOL_TAG_FLUSH_ALL when @cpu
+ * has not flushed since the last rollover.
+ * Context: on @cpu, with interrupts off until the tag is loaded (as the
+ * switch it is part of), never from an interrupt handler that may have
+ * interrupted a load on @cpu.  TLBPOL_TAGS_GLOBAL spins on a lock other
+ * CPUs hold only inside this call (never across a wait for an interrupt).
+ * Return: 0; -EINVAL for a NULL argument or an @id that
+ * tlbpol_tag_id_init() did not make; -ERANGE for @cpu.
+ */
+TLBPOL_API int tlbpol_tag_load(struct tlbpol_tags *tags, uint32_t cpu, struct tlbpol_tag_id *id,
+			       struct tlbpol_tag_use *out);
+
+/**
+ * tlbpol_tag_of() - the tag under which @cpu holds @id's entries.
+ * @tags: the allocator.
+ * @cpu: a CPU.
+ * @id: an identity.
+ *
+ * For a flush on @cpu (its ops->flush_local): TLBPOL_TAGS_PERCPU, the tag
+ * of @id's slot on @cpu; TLBPOL_TAGS_GLOBAL, @id's tag on every CPU.
+ * Context: TLBPOL_TAGS_PERCPU: on @cpu (its slots change only in its own
+ * loads); TLBPOL_TAGS_GLOBAL: any.
+ * Return: the tag (>= 0); -ENOENT when @cpu holds no entry of @id under a
+ * tag of @tags (no slot; never loaded); -EINVAL for a NULL argument;
+ * -ERANGE for @cpu.
+ */
+TLBPOL_API int tlbpol_tag_of(const struct tlbpol_tags *tags, uint32_t cpu,
+			     const struct tlbpol_tag_id *id);
+
+/**
+ * tlbpol_tags_stats_read() - read a tag allocator's counters.
+ * @tags: the allocator.
+ * @cpu: a CPU, or -1 for the sum over all CPUs.
+ * @out: receives the counters; set @out->size first.
+ * Context: any; each counter is exact, the set is not a snapshot.
+ * Return: 0; -EINVAL for a NULL argument or an @out->size smaller than
+ * the counters' offset (8); -ERANGE for @cpu.
+ */
+TLBPOL_API int tlbpol_tags_stats_read(const struct tlbpol_tags *tags, int cpu,
+				      struct tlbpol_tags_stats *out);
+
+/* ------------------------------------------------------------------------ */
 /* Configuration and lifecycle                                              */
 /* ------------------------------------------------------------------------ */
 

@@ -254,6 +254,14 @@ def checkers(args: argparse.Namespace) -> list[Checker]:
          300),
         ("softmmu", "oracle", ["examples/softmmu/softmmu", "--seconds", "1", "--vcpus", "4"],
          120),
+        # The tag allocators under threads, by a model of each CPU's TLB by
+        # tag: a tag reused without its flush, a running address space's
+        # tag moved (a broadcast by it would miss the CPU).
+        ("tags", "oracle",
+         ["sh", "-c", "for a in '--kind percpu --cpus 8 --ids 40 --slots 3' "
+          "'--kind global --cpus 2 --ids 12 --bits 3' '--kind global --cpus 8 --ids 40 --bits 4' "
+          "'--kind global --cpus 72 --ids 300 --bits 7 --loads 3000'; do "
+          f"tests/tag-stress $a --seed {args.seed} --quiet; done"], 300),
         # tlbpol-sim exits 1 for a stale-TLB violation (UNSAFE), 2 when a
         # CPU waits for acknowledgements with no interrupt pending or longer
         # than any wait of its machine (its liveness check, like the stress
@@ -323,6 +331,10 @@ def run_checker(build: str, ck: Checker) -> Result:
         return Result("caught" if n else "clean", n,
                       ",".join(f"{k}={v}" for k, v in sorted(kinds.items())),
                       time.time() - t0)
+    elif name == "tags":
+        n = sum(int(x) for x in re.findall(r"; (\d+) violations", out))
+        if p.returncode and not n:
+            return Result("crash", 0, out[-300:], time.time() - t0)
     elif name == "wait-irqs-off":
         # It aborts on a wait that never ends ("deadlock: cpu N waited ...").
         n = out.count("deadlock:")

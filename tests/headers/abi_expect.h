@@ -27,8 +27,10 @@
 #define ABI_STRUCTS(S) \
 	S(tlbpol_cpuset, 512, 8) S(tlbpol_range, 24, 8) S(tlbpol_flush, 32, 8) \
 	S(tlbpol_tlbi_op, 32, 8) S(tlbpol_ops, 88, 8) S(tlbpol_backend, 32, 4) \
-	S(tlbpol_config, 112, 8) S(tlbpol_calibration, 80, 8) S(tlbpol_event, 40, 8) \
-	S(tlbpol_decision, 16, 4) S(tlbpol_stats, 176 + TLBPOL_WHY_MAX * 8, 8)
+	S(tlbpol_tags_config, 24, 4) S(tlbpol_tag_id, 8, 8) S(tlbpol_tag_use, 8, 4) \
+	S(tlbpol_tags_stats, 40, 8) S(tlbpol_config, 112, 8) S(tlbpol_calibration, 80, 8) \
+	S(tlbpol_event, 40, 8) S(tlbpol_decision, 16, 4) \
+	S(tlbpol_stats, 176 + TLBPOL_WHY_MAX * 8, 8)
 
 #define ABI_FIELDS_tlbpol_cpuset(F, T) \
 	F(T, bits, 0, 512)
@@ -54,6 +56,20 @@
 	F(T, size, 0, 4) F(T, mech, 4, 4) F(T, flags, 8, 4) F(T, max_pages, 12, 4) \
 	F(T, cost_ns, 16, 4) F(T, cost_target_ns, 20, 4) F(T, cost_remote_ns, 24, 4) \
 	F(T, cost_page_ns, 28, 4)
+
+#define ABI_FIELDS_tlbpol_tags_config(F, T) \
+	F(T, size, 0, 4) F(T, kind, 4, 4) F(T, nr_cpus, 8, 4) F(T, tag_bits, 12, 4) \
+	F(T, first_tag, 16, 4) F(T, nr_slots, 20, 4)
+
+#define ABI_FIELDS_tlbpol_tag_id(F, T) \
+	F(T, word, 0, 8)
+
+#define ABI_FIELDS_tlbpol_tag_use(F, T) \
+	F(T, tag, 0, 4) F(T, flush, 4, 4)
+
+#define ABI_FIELDS_tlbpol_tags_stats(F, T) \
+	F(T, size, 0, 4) F(T, pad, 4, 4) F(T, loads, 8, 8) F(T, tag_flushes, 16, 8) \
+	F(T, all_flushes, 24, 8) F(T, rollovers, 32, 8)
 
 #define ABI_FIELDS_tlbpol_config(F, T) \
 	F(T, size, 0, 4) F(T, nr_cpus, 4, 4) F(T, arch, 8, 4) F(T, max_as, 12, 4) \
@@ -118,12 +134,14 @@
 	V(TLBPOL_OPS_SIZE_0_1, 48U) V(TLBPOL_OPS_SIZE_0_2, 56U) V(TLBPOL_MECH_IPI, 0U) \
 	V(TLBPOL_MECH_BROADCAST, 1U) V(TLBPOL_MECH_REMOTE, 2U) V(TLBPOL_MECH_MAX, 3U) \
 	V(TLBPOL_BKF_IMPLIES_IRQ, 1U) V(TLBPOL_BKF_SPLIT, 2U) V(TLBPOL_BKF_DISABLED, 4U) \
-	V(TLBPOL_BKF_ALL, 7U) V(TLBPOL_DEFAULT_FLUSH_CEILING, 33U) \
-	V(TLBPOL_DEFAULT_COST_IPI_NS, 800U) V(TLBPOL_DEFAULT_COST_IPI_TARGET_NS, 70U) \
-	V(TLBPOL_DEFAULT_COST_IPI_REMOTE_NS, 200U) V(TLBPOL_DEFAULT_COST_BROADCAST_NS, 1500U) \
-	V(TLBPOL_DEFAULT_COST_BROADCAST_PAGE_NS, 40U) V(TLBPOL_CFGF_RETAIN_AS, 1U) \
-	V(TLBPOL_CFGF_WAIT_IRQS, 2U) V(TLBPOL_CFGF_LOCKLESS_WALKERS, 4U) \
-	V(TLBPOL_CFGF_SVVPTC, 8U) V(TLBPOL_CFGF_ALL, 15U) \
+	V(TLBPOL_BKF_ALL, 7U) V(TLBPOL_TAGS_PERCPU, 0U) V(TLBPOL_TAGS_GLOBAL, 1U) \
+	V(TLBPOL_TAG_SLOTS_MAX, 64U) V(TLBPOL_TAG_BITS_MAX, 16U) V(TLBPOL_TAG_FLUSH_NONE, 0U) \
+	V(TLBPOL_TAG_FLUSH_TAG, 1U) V(TLBPOL_TAG_FLUSH_ALL, 2U) \
+	V(TLBPOL_DEFAULT_FLUSH_CEILING, 33U) V(TLBPOL_DEFAULT_COST_IPI_NS, 800U) \
+	V(TLBPOL_DEFAULT_COST_IPI_TARGET_NS, 70U) V(TLBPOL_DEFAULT_COST_IPI_REMOTE_NS, 200U) \
+	V(TLBPOL_DEFAULT_COST_BROADCAST_NS, 1500U) V(TLBPOL_DEFAULT_COST_BROADCAST_PAGE_NS, 40U) \
+	V(TLBPOL_CFGF_RETAIN_AS, 1U) V(TLBPOL_CFGF_WAIT_IRQS, 2U) \
+	V(TLBPOL_CFGF_LOCKLESS_WALKERS, 4U) V(TLBPOL_CFGF_SVVPTC, 8U) V(TLBPOL_CFGF_ALL, 15U) \
 	V(TLBPOL_WAIT_IRQS_FALLBACK_TURNS, 4096U) V(TLBPOL_DEFAULT_BATCH_PAGES, 512U) \
 	V(TLBPOL_DEFAULT_MAX_AS, 64U) V(TLBPOL_MAX_BATCH_PAGES, 65536U) V(TLBPOL_MAX_AS, 65536U) \
 	V(TLBPOL_DEFAULT_FREE_TICKS, 2U) V(TLBPOL_FREE_TICKS_NEVER, 4294967295U) \

@@ -27,6 +27,11 @@ uint64_t tlbpol_test_header_c(void)
 	struct tlbpol_cpuset set = { { 0 } };
 	struct tlbpol_stats st = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, { 0 }, 0, 0, 0,
 				   0, 0, 0, 0, 0, 0, 0 };
+	struct tlbpol_tags_config tc = { sizeof(struct tlbpol_tags_config), TLBPOL_TAGS_PERCPU,
+					 1, 12, 1, 6 };
+	struct tlbpol_tag_id tid = { 0 };
+	struct tlbpol_tag_use tu = { 0, TLBPOL_TAG_FLUSH_ALL };
+	struct tlbpol_tags_stats ts = { sizeof(struct tlbpol_tags_stats), 0, 0, 0, 0, 0 };
 	enum tlbpol_arch arch = TLBPOL_ARCH_ARM64;
 	enum tlbpol_flush_kind fk = TLBPOL_FLUSH_ALL;
 	enum tlbpol_cpu_state cs = TLBPOL_CPU_OFFLINE;
@@ -41,6 +46,7 @@ uint64_t tlbpol_test_header_c(void)
 	cfg.ops = &ops;
 	cfg.nr_backends = be.size;
 	return range.nr_pages + flush.nr_ranges + ops.size + cfg.rules + ev.size + d.reason +
+	       tc.size + tid.word + tu.flush + ts.size + TLBPOL_TAGS_GLOBAL +
 	       set.bits[0] + st.by_reason[0] + (uint64_t)arch + (uint64_t)fk + (uint64_t)cs +
 	       (uint64_t)ek + (uint64_t)act + (uint64_t)dl + (uint64_t)why +
 	       TLBPOL_RULES_ALL + TLBPOL_RULES_LINUX + TLBPOL_RULES_NONE +

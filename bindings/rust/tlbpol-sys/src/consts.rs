@@ -128,6 +128,23 @@ pub const TLBPOL_BKF_SPLIT: u32 = 2;
 pub const TLBPOL_BKF_DISABLED: u32 = 4;
 /// `TLBPOL_BKF_ALL`.
 pub const TLBPOL_BKF_ALL: u32 = 7;
+/// `TLBPOL_TAGS_PERCPU`: A hardware tag (x86 PCID, arm64 ASID, a hypervisor's VMID or VPID, a
+/// RISC-V ASID) names whose entries a TLB entry is: an entry filled under a tag serves ...
+pub const TLBPOL_TAGS_PERCPU: u32 = 0;
+/// `TLBPOL_TAGS_GLOBAL`.
+pub const TLBPOL_TAGS_GLOBAL: u32 = 1;
+/// `TLBPOL_TAG_SLOTS_MAX`: Slots per CPU at most (TLBPOL_TAGS_PERCPU); Linux x86 uses 6.
+pub const TLBPOL_TAG_SLOTS_MAX: u32 = 64;
+/// `TLBPOL_TAG_BITS_MAX`: The widest tag (bits): x86 PCID 12, arm64 ASID 8 or 16, VMID 8 or 16,
+/// RISC-V ASIDLEN at most 16 (Sv57).
+pub const TLBPOL_TAG_BITS_MAX: u32 = 16;
+/// `TLBPOL_TAG_FLUSH_NONE`: What a CPU must flush before it uses the tag tlbpol_tag_load()
+/// gave.
+pub const TLBPOL_TAG_FLUSH_NONE: u32 = 0;
+/// `TLBPOL_TAG_FLUSH_TAG`.
+pub const TLBPOL_TAG_FLUSH_TAG: u32 = 1;
+/// `TLBPOL_TAG_FLUSH_ALL`.
+pub const TLBPOL_TAG_FLUSH_ALL: u32 = 2;
 /// `TLBPOL_DEFAULT_FLUSH_CEILING`: Linux tlb_single_page_flush_ceiling.
 pub const TLBPOL_DEFAULT_FLUSH_CEILING: u32 = 33;
 /// `TLBPOL_DEFAULT_COST_IPI_NS`: The broadcast cost model (RULE_BROADCAST): a shootdown by
