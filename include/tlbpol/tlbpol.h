@@ -449,7 +449,10 @@ enum tlbpol_flush_kind {
 
 /**
  * struct tlbpol_flush - one flush to perform on one CPU.
- * @as_tag: the caller's tag of the address space (PCID, ASID, VMID...).
+ * @as_tag: the caller's tag of the address space (PCID, ASID, VMID...):
+ *	the one given to tlbpol_as_open(), or with cfg->tags the hardware
+ *	tag the allocator gave it on the CPU flushed (a broadcast or a remote
+ *	action: its one global tag).
  * @kind: enum tlbpol_flush_kind.
  * @flags: TLBPOL_FLUSHF_*.
  * @nr_ranges: entries in @ranges (0 unless @kind is TLBPOL_FLUSH_PAGES).
@@ -1165,6 +1168,19 @@ TLBPOL_API int tlbpol_tags_stats_read(const struct tlbpol_tags *tags, int cpu,
  *	set.
  * @nr_backends: entries at @backends, at most TLBPOL_MECH_MAX.
  * @reserved2: 0.
+ * @tags: (release 0.3) a tag allocator (tlbpol_tags_init()) for at least
+ *	@nr_cpus CPUs that chooses the address spaces' hardware tags, or
+ *	NULL: the host chooses them and gives each to tlbpol_as_open().
+ *	With one, the host switches with tlbpol_switch_tag() (tlbpol_switch()
+ *	is refused), entries stay under their tags across switches
+ *	(TLBPOL_CFGF_RETAIN_AS is implied), and every struct tlbpol_flush
+ *	names the hardware tag of the CPU it reaches: tlbpol_tag_of() on that
+ *	CPU for ops->flush_local, the address space's one tag for a
+ *	broadcast or a remote action.  TLBPOL_TAGS_PERCPU gives one address
+ *	space different tags on different CPUs, so no single broadcast or
+ *	remote action can name it: the engine then uses interrupts only.
+ *	The allocator is the engine's while the engine lives (no other
+ *	tlbpol_tag_load() on it).
  *
  * @size is sizeof(struct tlbpol_config) of the header the caller was built
  * with; release 0.1's structure (exactly TLBPOL_CONFIG_SIZE_0_1 bytes, up
@@ -1196,6 +1212,7 @@ struct tlbpol_config {
 	const struct tlbpol_backend *const *backends;
 	uint32_t nr_backends;
 	uint32_t reserved2;
+	struct tlbpol_tags *tags;
 };
 
 #define TLBPOL_DEFAULT_FREE_TICKS 2
@@ -1346,7 +1363,7 @@ TLBPOL_API size_t tlbpol_engine_size(const struct tlbpol_config *cfg);
 #define TLBPOL__MAX(a, b) ((unsigned long long)(a) > (unsigned long long)(b) ? \
 			   (unsigned long long)(a) : (unsigned long long)(b))
 /* Element sizes, LP64 (lib/core/engine.c asserts each). */
-#define TLBPOL__SZ_ENGINE 416ULL      /* struct tlbpol_engine */
+#define TLBPOL__SZ_ENGINE 424ULL      /* struct tlbpol_engine */
 /* struct tlbpol_cpu: each reason adds two decision counts (flush avoided
  * or not), so a new reason needs no new size here. */
 #define TLBPOL__SZ_CPU_BASE 3024ULL
@@ -1446,9 +1463,11 @@ TLBPOL_API size_t tlbpol_engine_size(const struct tlbpol_config *cfg);
  * ops->bcast_sync without the other, a zero flush_ceiling or
  * misaligned @mem, or a bad backend descriptor (NULL, too small, an
  * unknown mechanism or flag, a flag its mechanism cannot have, a
- * broadcast whose ops are missing); -EEXIST for two descriptors of one
+ * broadcast whose ops are missing), or a cfg->tags that is no tag
+ * allocator; -EEXIST for two descriptors of one
  * mechanism; -ERANGE for nr_cpus, max_as, batch_pages, nr_backends
- * or a cpu_node entry out of range; -ENOMEM if @len is too small; -E2BIG
+ * or a cpu_node entry out of range, or a cfg->tags for fewer CPUs than
+ * nr_cpus; -ENOMEM if @len is too small; -E2BIG
  * for cfg->size, cfg->ops->size or a descriptor's size larger than this
  * library's structure with a nonzero byte past it (release 0.3).
  */
@@ -1683,13 +1702,41 @@ TLBPOL_API uint64_t tlbpol_as_tag(const struct tlbpol_as *as);
  *
  * Also serves this CPU's incoming requests and runs deferred frees that are due.
  * Context: for @cpu.
- * Return: 0; -EINVAL for NULL @eng or a closed/foreign @next; -ERANGE for @cpu;
+ * Return: 0; -EINVAL for NULL @eng, a closed/foreign @next, or an engine
+ * with cfg->tags (it switches with tlbpol_switch_tag()); -ERANGE for @cpu;
  * -EBUSY when @next is an address space and @cpu is not RUNNING (an IDLE or
  * PREEMPTED CPU would be spared its flushes; set it RUNNING first), or
  * nested in another engine call for @cpu.
  */
 TLBPOL_API int tlbpol_switch(struct tlbpol_engine *eng, uint32_t cpu, struct tlbpol_as *next,
 			     int *need_flush);
+
+/**
+ * tlbpol_switch_tag() - tlbpol_switch() with cfg->tags: the tag, and its flush.
+ * @eng: the engine.
+ * @cpu: the CPU that switches.
+ * @next: the address space it switches to, or NULL (lazy, as
+ *	tlbpol_switch()).
+ * @out: receives the tag to load with @next's tables and the flush to
+ *	make as part of the switch (TLBPOL_TAG_FLUSH_*), before any access
+ *	under the tag and before any other engine call for @cpu.
+ *
+ * One call for the host's switch path: the allocator's decision
+ * (tlbpol_tag_load(): a slot taken from another address space, a
+ * rollover) and the engine's (flushes @cpu skipped while away from @next,
+ * which tlbpol_switch() reports as need_flush) folded into one answer:
+ * TLBPOL_TAG_FLUSH_TAG flushes every entry of @out->tag (x86: CR3 without
+ * bit 63; arm64: TLBI ASIDE1; RISC-V: SFENCE.VMA x0, asid), and
+ * TLBPOL_TAG_FLUSH_ALL every non-global entry.  For @next NULL, @out->tag
+ * is the tag still loaded (0 if none) and @out->flush
+ * TLBPOL_TAG_FLUSH_NONE.  A catch-up that tlbpol_cpu_state() asks for
+ * later (a return from PREEMPTED) is a flush of the tag the CPU runs.
+ * Context: for @cpu, with interrupts off until the tag is loaded.
+ * Return: 0; -EINVAL for NULL @eng or @out, a closed/foreign @next, or an
+ * engine without cfg->tags; -ERANGE for @cpu; -EBUSY as tlbpol_switch().
+ */
+TLBPOL_API int tlbpol_switch_tag(struct tlbpol_engine *eng, uint32_t cpu, struct tlbpol_as *next,
+				 struct tlbpol_tag_use *out);
 
 /**
  * tlbpol_unload() - @cpu drops the address space it keeps loaded while lazy.

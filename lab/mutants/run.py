@@ -233,6 +233,15 @@ def checkers(args: argparse.Namespace) -> list[Checker]:
                                                      "preempted", "--walkers", "--walker-sync",
                                                      "--split", "--bcast-cost", "300",
                                                      "--stall-secs", "3"], 300),
+        # Hardware tags from the engine's allocator: per-CPU slots with CPUs
+        # switching back and forth; global generations with rollovers and
+        # a split broadcast naming the one tag.
+        ("stress-tags-percpu", "oracle", st + ["--cpus", "4", "--arch", "x86", "--events", ev,
+                                               "--rules", "all", "--tags", "percpu", "--as",
+                                               "12", "--profile", "switch", "--bcast-cost", "300"], 300),
+        ("stress-tags-global", "oracle", st + ["--cpus", "4", "--arch", "arm64", "--events", ev,
+                                               "--rules", "all", "--tags", "global", "--as",
+                                               "12", "--split", "--bcast-cost", "300"], 300),
         # Two CPUs making the same waiting call with interrupts off under
         # WAIT_IRQS; it aborts on a wait of 4 million turns (a deadlock).
         ("wait-irqs-off", "oracle", ["tests/test_wait_irqs_off"], 120),

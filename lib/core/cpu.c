@@ -104,17 +104,41 @@ static void leave(struct tlbpol_engine *eng, uint32_t cpu, struct tlbpol_as *as)
 		tlbpol__settle(eng, cpu, 0); /* cannot happen: one leave per call */
 	prim_fetch_or(&as->leaving[cpu / 64], bit);
 	c->leaving_as = as->index + 1;
+	c->leaving_tag = c->loaded_tag;
 	prim_fetch_and(&as->footprint[cpu / 64], ~bit);
 	prim_fetch_sub_release(&as->loaded, 1u);
 }
 
-int tlbpol_switch(struct tlbpol_engine *eng, uint32_t cpu, struct tlbpol_as *next, int *need_flush)
+/*
+ * cfg->tags: the allocator's tag for @next on @cpu, and its flush, into
+ * @use.  A flush of the tag, or of everything, leaves @cpu with no entry
+ * of @next (a slot taken from another address space held none of it; a
+ * rollover's flush drops all): caught up, once that flush is done, to the
+ * generation read after this CPU joined the footprint (catch_up() tells
+ * why not before).
+ */
+static int tag_catch_up(struct tlbpol_engine *eng, uint32_t cpu, struct tlbpol_as *next,
+			struct tlbpol_tag_use *use)
+{
+	struct tlbpol_cpu *c = cpu_of(eng, cpu);
+
+	if (use->flush == TLBPOL_TAG_FLUSH_NONE) {
+		if (catch_up(eng, cpu, next))
+			use->flush = TLBPOL_TAG_FLUSH_TAG;
+		return 0;
+	}
+	c->catchup_as = next->index + 1;
+	c->catchup_gen = prim_load_seqcst(&next->gen);
+	return 0;
+}
+
+/* tlbpol_switch() and tlbpol_switch_tag(): @use is NULL without tags. */
+static int switch_to(struct tlbpol_engine *eng, uint32_t cpu, struct tlbpol_as *next,
+		     int *need_flush, struct tlbpol_tag_use *use)
 {
 	struct tlbpol_cpu *c;
 	int need = 0;
 
-	if (!eng || eng->magic != TLBPOL_MAGIC)
-		return -E_INVAL;
 	if (cpu >= eng->nr_cpus)
 		return -E_RANGE;
 	if (next && !tlbpol__as_valid(eng, next))
@@ -139,13 +163,24 @@ int tlbpol_switch(struct tlbpol_engine *eng, uint32_t cpu, struct tlbpol_as *nex
 		if (c->loaded)
 			prim_store_seqcst(&c->lazy, 1u);
 		c->current = 0;
+		if (use) {
+			use->tag = c->loaded ? c->loaded_tag : 0;
+			use->flush = TLBPOL_TAG_FLUSH_NONE;
+		}
 	} else if (next == c->loaded) {
+		/* Back from lazy: the tag stayed loaded (no CR3 write). */
 		prim_store_seqcst(&c->lazy, 0u);
 		c->current = next;
 		need = catch_up(eng, cpu, next);
+		if (use) {
+			use->tag = c->loaded_tag;
+			use->flush = need ? TLBPOL_TAG_FLUSH_TAG : TLBPOL_TAG_FLUSH_NONE;
+		}
 	} else {
 		uint64_t bit = 1ULL << (cpu % 64);
 
+		if (use)
+			tlbpol_tag_load(eng->tags, cpu, &next->tag_id, use);
 		/*
 		 * Join the footprint before this CPU can walk next's page
 		 * tables: an initiator changes a PTE, takes a generation and
@@ -168,11 +203,15 @@ int tlbpol_switch(struct tlbpol_engine *eng, uint32_t cpu, struct tlbpol_as *nex
 		 * ones aside, which generations never cover), so it is caught
 		 * up now, before its CR3 write.
 		 */
-		if (eng->flags & TLBPOL_CFGF_RETAIN_AS)
+		if (use)
+			need = tag_catch_up(eng, cpu, next, use);
+		else if (eng->flags & TLBPOL_CFGF_RETAIN_AS)
 			need = catch_up(eng, cpu, next);
 		else
 			gen_raise(local_gen_of(eng, cpu, next->index),
 				  prim_load_seqcst(&next->gen));
+		if (use)
+			c->loaded_tag = use->tag;
 		c->loaded = c->current = next;
 	}
 	if (need_flush)
@@ -182,6 +221,22 @@ int tlbpol_switch(struct tlbpol_engine *eng, uint32_t cpu, struct tlbpol_as *nex
 	if (eng->quiescent)
 		eng->quiescent();
 	return 0;
+}
+
+int tlbpol_switch(struct tlbpol_engine *eng, uint32_t cpu, struct tlbpol_as *next, int *need_flush)
+{
+	/* With an allocator the host must learn the tag: tlbpol_switch_tag(). */
+	if (!eng || eng->magic != TLBPOL_MAGIC || eng->tags)
+		return -E_INVAL;
+	return switch_to(eng, cpu, next, need_flush, 0);
+}
+
+int tlbpol_switch_tag(struct tlbpol_engine *eng, uint32_t cpu, struct tlbpol_as *next,
+		      struct tlbpol_tag_use *out)
+{
+	if (!eng || eng->magic != TLBPOL_MAGIC || !eng->tags || !out)
+		return -E_INVAL;
+	return switch_to(eng, cpu, next, 0, out);
 }
 
 int tlbpol_unload(struct tlbpol_engine *eng, uint32_t cpu)

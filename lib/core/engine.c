@@ -123,6 +123,8 @@ static int config_check(const struct tlbpol_config *cfg)
 		for (uint32_t i = 0; i < cfg->nr_cpus; i++)
 			if (cfg->cpu_node[i] >= cfg->nr_cpus)
 				return -E_RANGE;
+	if (cfg->tags && tlbpol__tags_kind(cfg->tags, cfg->nr_cpus) < 0)
+		return tlbpol__tags_kind(cfg->tags, cfg->nr_cpus);
 	return tlbpol__backends_check(cfg);
 }
 
@@ -433,6 +435,15 @@ int tlbpol__engine_init(struct tlbpol_engine **out, void *mem, size_t len,
 	/* From the engine's copy of the ops, NULL past the caller's size. */
 	eng->bcast = tlbpol__bcast_mode(cfg, &eng->ops, &eng->bcast_flags);
 	eng->remote = (uint32_t)tlbpol__remote_mode(cfg, &eng->ops, &eng->remote_flags);
+	/* Entries stay under their tags; with per-CPU slots no one tag names
+	 * an address space everywhere, so nothing but interrupts reaches it. */
+	eng->tags = cfg->tags;
+	if (eng->tags)
+		eng->flags |= TLBPOL_CFGF_RETAIN_AS;
+	if (eng->tags && tlbpol__tags_kind(eng->tags, 0) == TLBPOL_TAGS_PERCPU) {
+		eng->bcast = BCAST_NONE;
+		eng->remote = 0;
+	}
 	eng->params0.ipi_delay_spins = cfg->ipi_delay_spins;
 	eng->wait_limit = cfg->wait_limit;
 	eng->free_ticks = cfg->free_ticks ? cfg->free_ticks : TLBPOL_DEFAULT_FREE_TICKS;
@@ -492,15 +503,20 @@ int tlbpol_as_open(struct tlbpol_engine *eng, uint64_t tag, struct tlbpol_as **o
 		return -E_NOMEM;
 	}
 	slot->tag = tag;
+	if (eng->tags)
+		tlbpol_tag_id_init(eng->tags, &slot->tag_id);
 	prim_store_relaxed(&slot->loaded, 0u);
 	prim_store_relaxed(&slot->pending, 0u);
 	/*
 	 * Generations never go back: CPUs keep what they flushed to for this
 	 * slot's earlier address space.  One step past it makes every CPU that
 	 * could still hold entries under a reused tag (ASID retention) flush
-	 * at its first switch in.
+	 * at its first switch in.  Not with an allocator: the identity is new,
+	 * and its tag's load flushes whatever an earlier owner left (a slot
+	 * taken over, a rollover).
 	 */
-	prim_fetch_add(&slot->gen, 1ULL);
+	if (!eng->tags)
+		prim_fetch_add(&slot->gen, 1ULL);
 	for (uint32_t w = 0; w < eng->words; w++) {
 		prim_store_relaxed(&slot->footprint[w], 0ULL);
 		prim_store_relaxed(&slot->leaving[w], 0ULL);
@@ -539,55 +555,4 @@ int tlbpol_as_close(struct tlbpol_engine *eng, struct tlbpol_as *as)
 uint64_t tlbpol_as_tag(const struct tlbpol_as *as)
 {
 	return as ? as->tag : 0;
-}
-
-/* struct cpu_stats is struct tlbpol_stats with by_reason[] cut out. */
-#define STATS_HEAD (offsetof(struct tlbpol_stats, by_reason) / sizeof(uint64_t))
-_Static_assert(offsetof(struct cpu_stats, aged_flushes) ==
-		       offsetof(struct tlbpol_stats, by_reason) &&
-	       offsetof(struct cpu_stats, deferred_frees) ==
-		       offsetof(struct tlbpol_stats, deferred_frees) &&
-	       offsetof(struct cpu_stats, walker_syncs) + sizeof(((struct tlbpol_stats *)0)->by_reason) ==
-		       offsetof(struct tlbpol_stats, walker_syncs) &&
-	       sizeof(struct cpu_stats) + sizeof(((struct tlbpol_stats *)0)->by_reason) ==
-		       sizeof(struct tlbpol_stats),
-	       "struct cpu_stats is struct tlbpol_stats less by_reason");
-
-static void stats_add(struct tlbpol_stats *out, const struct cpu_stats *in)
-{
-	const uint64_t *src = (const uint64_t *)in;
-	uint64_t *dst = (uint64_t *)out;
-
-	for (size_t i = 0; i < sizeof(*in) / sizeof(uint64_t); i++)
-		dst[i < STATS_HEAD ? i : i + TLBPOL_WHY_MAX] += prim_load_relaxed(&src[i]);
-}
-
-int tlbpol_stats_read(const struct tlbpol_engine *eng, int cpu, struct tlbpol_stats *out)
-{
-	if (!eng || !out || eng->magic != TLBPOL_MAGIC)
-		return -E_INVAL;
-	if (cpu < -1 || cpu >= (int)eng->nr_cpus)
-		return -E_RANGE;
-	prim_zero(out, sizeof(*out));
-	for (uint32_t i = 0; i < eng->nr_cpus; i++) {
-		if (cpu >= 0 && (uint32_t)cpu != i)
-			continue;
-		const struct cpu_counters *cnt = &cpu_of(eng, i)->cnt;
-
-		stats_add(out, &cnt->task);
-		stats_add(out, &cnt->irq);
-		for (uint32_t r = 0; r < TLBPOL_WHY_MAX; r++) {
-			for (uint32_t a = 0; a < TLBPOL_COUNTED; a++) {
-				uint64_t n = prim_load_relaxed(&cnt->decided[r][a]);
-
-				out->events += n;
-				out->by_reason[r] += n;
-				/* Not counted as avoided: nothing was there to flush. */
-				if (a == 0 && r != TLBPOL_WHY_NOT_PRESENT &&
-				    r != TLBPOL_WHY_UNCHANGED)
-					out->flushes_avoided += n;
-			}
-		}
-	}
-	return 0;
 }

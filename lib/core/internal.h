@@ -85,6 +85,7 @@ struct tlbpol_as {
 	 * its next engine call (which follows the CR3 write).
 	 */
 	uint64_t *leaving;
+	struct tlbpol_tag_id tag_id; /* cfg->tags: its identity to the allocator */
 } __attribute__((aligned(TLBPOL_CACHELINE))); /* no two share a line */
 
 /*
@@ -324,8 +325,13 @@ struct tlbpol_cpu {
 	 * serves would skip it by generation while it still holds the entries.
 	 */
 	uint32_t catchup_as;
+	/* cfg->tags: the hardware tag `loaded` runs under, and the one the
+	 * leaving address space's entries are under until the CR3 write (its
+	 * slot may have gone to the address space switched to). */
+	uint32_t loaded_tag;
 	uint64_t catchup_gen;
 	uint32_t leaving_as;       /* index + 1 of the AS whose `leaving` has our bit */
+	uint32_t leaving_tag;
 	uint32_t busy; /* bit i: reqs[i] armed, not yet reaped (request 0: not yet waited for) */
 	uint32_t nr_pending;
 	uint32_t pending_pages;
@@ -468,6 +474,7 @@ struct tlbpol_engine {
 	uint32_t bcast_flags; /* its TLBPOL_BKF_* */
 	uint32_t remote;      /* ops->remote_action in use (backend.c) */
 	uint32_t remote_flags; /* its TLBPOL_BKF_* */
+	struct tlbpol_tags *tags; /* cfg->tags, or NULL */
 	struct pending_span *spans;  /* [cpu * max_as + as] */
 	struct tlbpol_cpu *cpus;
 	struct tlbpol_as *as;

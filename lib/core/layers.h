@@ -14,7 +14,8 @@
  *	             skip.c              whom a request may leave out, take back
  *	            receive.c            claim, flush, acknowledge; deliver
  *	            pending.c            entries and frees still owed
- *	decide.c  ranges.c  rules.c  cpuset.c      leaves
+ *	decide.c  ranges.c  rules.c  cpuset.c  backend.c  tags.c  stats.c
+ *	                                 leaves
  */
 #ifndef TLBPOL_LAYERS_H
 #define TLBPOL_LAYERS_H
@@ -43,6 +44,30 @@ uint32_t tlbpol__bcast_mode(const struct tlbpol_config *cfg, const struct tlbpol
 int tlbpol__remote_mode(const struct tlbpol_config *cfg, const struct tlbpol_ops *o,
 			uint32_t *flags);
 void tlbpol__costs_apply(const struct tlbpol_config *cfg, struct tlbpol_params *p);
+/* tags.c: cfg->tags's kind (TLBPOL_TAGS_*), or -errno when it is not an
+ * allocator or has fewer CPUs than @nr_cpus; the hardware tag a flush names
+ * on @cpu, and the one a broadcast names (0: nothing of it to flush). */
+int tlbpol__tags_kind(const struct tlbpol_tags *tags, uint32_t nr_cpus);
+int tlbpol__tag_local(const struct tlbpol_engine *eng, uint32_t cpu, uint32_t as_index,
+		      struct tlbpol_flush *f);
+int tlbpol__tag_global(const struct tlbpol_engine *eng, uint32_t as_index,
+		       struct tlbpol_flush *f);
+/* ops->flush_local of @f on @cpu, for address space @as_index, naming the
+ * hardware tag there with cfg->tags; 0 if there was nothing to flush. */
+static inline int tlbpol__flush_local(struct tlbpol_engine *eng, uint32_t cpu,
+				      const struct tlbpol_flush *f, uint32_t as_index)
+{
+	struct tlbpol_flush g;
+
+	if (eng->tags) {
+		g = *f;
+		if (!tlbpol__tag_local(eng, cpu, as_index, &g))
+			return 0;
+		f = &g;
+	}
+	eng->ops.flush_local(eng->ops_ctx, cpu, f);
+	return 1;
+}
 /* decide.c: p->verdict[] for p->rules. */
 void tlbpol__resolve_verdicts(uint32_t arch, struct tlbpol_params *p);
 /* Is @as one of @eng's open address spaces?  Inline: every submit asks. */

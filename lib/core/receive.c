@@ -32,8 +32,9 @@ void tlbpol__flush_on(struct tlbpol_engine *eng, uint32_t cpu, const struct tlbp
 
 	if (f->kind != TLBPOL_FLUSH_PAGES)
 		now = prim_load_seqcst(&eng->as[as_index].gen);
-	eng->ops.flush_local(eng->ops_ctx, cpu, f);
-	count_flush(st, f);
+	/* Nothing to flush under any tag: caught up all the same. */
+	if (tlbpol__flush_local(eng, cpu, f, as_index))
+		count_flush(st, f);
 	if (f->kind != TLBPOL_FLUSH_PAGES)
 		gen_raise(mine, now);
 	else if (gen && prim_load_relaxed(mine) + 1 == gen)

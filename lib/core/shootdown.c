@@ -88,6 +88,16 @@ static void unqueue(struct tlbpol_engine *eng, uint32_t me, const struct request
 	}
 }
 
+/* Part @rf's flush as a broadcast or a remote action names it, into @f:
+ * with cfg->tags, under the address space's one hardware tag; 0 when no
+ * CPU holds anything of it. */
+static int part_flush(const struct tlbpol_engine *eng, const struct req_flush *rf,
+		      struct tlbpol_flush *f)
+{
+	*f = rf->f;
+	return !eng->tags || tlbpol__tag_global(eng, rf->as_index, f);
+}
+
 /*
  * Flush every part of @s by the broadcast: issued part by part and synced
  * once (split phase), or each complete on return.  It reaches every CPU,
@@ -102,12 +112,15 @@ static void broadcast(struct tlbpol_engine *eng, uint32_t me, struct request *s,
 		      const struct tlbpol_cpuset *t)
 {
 	struct tlbpol_cpu *c = cpu_of(eng, me);
+	struct tlbpol_flush f;
 
 	for (uint32_t k = 0; k < s->nr_flushes; k++) {
+		if (!part_flush(eng, &s->flushes[k], &f))
+			continue;
 		if (eng->bcast == BCAST_SPLIT)
-			eng->ops.bcast_issue(eng->ops_ctx, me, &s->flushes[k].f);
+			eng->ops.bcast_issue(eng->ops_ctx, me, &f);
 		else
-			eng->ops.broadcast(eng->ops_ctx, me, &s->flushes[k].f);
+			eng->ops.broadcast(eng->ops_ctx, me, &f);
 		prim_count(&c->cnt.task.broadcasts, 1);
 	}
 	if (eng->bcast == BCAST_SPLIT) {
@@ -209,10 +222,15 @@ static void remote(struct tlbpol_engine *eng, const struct tlbpol_params *prm, u
 	flush_self(eng, prm, me, s, 0);
 	n = drop_skippable(eng, prm, me, s, t, shape);
 	if (n) {
-		for (uint32_t k = 0; k < s->nr_flushes; k++)
-			eng->ops.remote_action(eng->ops_ctx, me, t, &s->flushes[k].f);
-		prim_count(&c->cnt.task.remote_actions, s->nr_flushes);
-		prim_count(&c->cnt.task.remote_targets, (uint64_t)n * s->nr_flushes);
+		struct tlbpol_flush f;
+
+		for (uint32_t k = 0; k < s->nr_flushes; k++) {
+			if (!part_flush(eng, &s->flushes[k], &f))
+				continue;
+			eng->ops.remote_action(eng->ops_ctx, me, t, &f);
+			prim_count(&c->cnt.task.remote_actions, 1);
+			prim_count(&c->cnt.task.remote_targets, n);
+		}
 		if (tlbpol__walkers_left(eng, s, eng->remote_flags)) {
 			eng->ops.walker_sync(eng->ops_ctx, me, t);
 			prim_count(&c->cnt.task.walker_syncs, 1);

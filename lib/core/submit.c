@@ -134,7 +134,8 @@ static void flush_here(struct tlbpol_engine *eng, const struct tlbpol_params *pr
 	struct request *s = &c->reqs[REQ_SYNC];
 
 	tlbpol__single(prm, s, as, ev);
-	eng->ops.flush_local(eng->ops_ctx, cpu, &s->flushes[0].f);
+	if (!tlbpol__flush_local(eng, cpu, &s->flushes[0].f, as->index))
+		return;
 	prim_count(&c->cnt.task.local_flushes, 1);
 	count_flush(&c->cnt.task, &s->flushes[0].f);
 }

@@ -408,3 +408,68 @@ int tlbpol_tags_stats_read(const struct tlbpol_tags *tags, int cpu, struct tlbpo
 	prim_copy(out, &st, size);
 	return 0;
 }
+
+/* ---- The engine's use of its allocator (cfg->tags) ---- */
+
+int tlbpol__tags_kind(const struct tlbpol_tags *tags, uint32_t nr_cpus)
+{
+	if (!tags_valid(tags))
+		return -E_INVAL;
+	return tags->nr_cpus < nr_cpus ? -E_RANGE : (int)tags->kind;
+}
+
+/*
+ * The hardware tag under which @cpu (the calling CPU) holds address space
+ * @as_index's entries, into f->as_tag; 0 when it holds none under any tag
+ * and @f names no global entry.  The leaving address space's entries are
+ * under the tag it ran with until the CR3 write, even if its slot has just
+ * gone to the address space switched to; any other address space without
+ * a slot here lost its entries when its slot was taken (that load's
+ * flush, which precedes any use of the tag).  A global flush with no tag
+ * names the loaded one: INVLPG and TLBI VAAE1 reach global entries
+ * whatever tag is current.
+ */
+int tlbpol__tag_local(const struct tlbpol_engine *eng, uint32_t cpu, uint32_t as_index,
+		      struct tlbpol_flush *f)
+{
+	const struct tlbpol_cpu *c = cpu_of(eng, cpu);
+	int t;
+
+	if (f->kind == TLBPOL_FLUSH_ALL)
+		return 1;
+	if (c->leaving_as == as_index + 1) {
+		f->as_tag = c->leaving_tag;
+		return 1;
+	}
+	t = tlbpol_tag_of(eng->tags, cpu, &eng->as[as_index].tag_id);
+	if (t >= 0) {
+		f->as_tag = (uint64_t)t;
+		return 1;
+	}
+	f->as_tag = c->loaded_tag;
+	return (f->flags & TLBPOL_FLUSHF_GLOBAL) != 0;
+}
+
+/*
+ * The tag a broadcast or a remote action names for address space
+ * @as_index, into f->as_tag: its one tag (TLBPOL_TAGS_GLOBAL; the engine
+ * uses no such mechanism with per-CPU slots).  Every CPU that runs it, or
+ * keeps it loaded, runs it under that tag: a rollover keeps the tags CPUs
+ * run (rollover()).  0 when it never had one (no CPU holds its entries)
+ * and @f names no global entry; a global one then names tag 0 (a
+ * broadcast by address reaches global entries whatever the tag).
+ */
+int tlbpol__tag_global(const struct tlbpol_engine *eng, uint32_t as_index, struct tlbpol_flush *f)
+{
+	int t;
+
+	if (f->kind == TLBPOL_FLUSH_ALL)
+		return 1;
+	t = tlbpol_tag_of(eng->tags, 0, &eng->as[as_index].tag_id);
+	if (t < 0) {
+		f->as_tag = 0;
+		return (f->flags & TLBPOL_FLUSHF_GLOBAL) != 0;
+	}
+	f->as_tag = (uint64_t)t;
+	return 1;
+}

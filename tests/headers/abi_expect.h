@@ -28,7 +28,7 @@
 	S(tlbpol_cpuset, 512, 8) S(tlbpol_range, 24, 8) S(tlbpol_flush, 32, 8) \
 	S(tlbpol_tlbi_op, 32, 8) S(tlbpol_ops, 88, 8) S(tlbpol_backend, 32, 4) \
 	S(tlbpol_tags_config, 24, 4) S(tlbpol_tag_id, 8, 8) S(tlbpol_tag_use, 8, 4) \
-	S(tlbpol_tags_stats, 40, 8) S(tlbpol_config, 112, 8) S(tlbpol_calibration, 80, 8) \
+	S(tlbpol_tags_stats, 40, 8) S(tlbpol_config, 120, 8) S(tlbpol_calibration, 80, 8) \
 	S(tlbpol_event, 40, 8) S(tlbpol_decision, 16, 4) \
 	S(tlbpol_stats, 176 + TLBPOL_WHY_MAX * 8, 8)
 
@@ -79,7 +79,7 @@
 	F(T, cost_broadcast_ns, 72, 4) F(T, cost_broadcast_page_ns, 76, 4) \
 	F(T, ipi_delay_spins, 80, 4) F(T, reserved, 84, 4) F(T, wait_limit, 88, 4) \
 	F(T, free_ticks, 92, 4) F(T, backends, 96, 8) F(T, nr_backends, 104, 4) \
-	F(T, reserved2, 108, 4)
+	F(T, reserved2, 108, 4) F(T, tags, 112, 8)
 
 #define ABI_FIELDS_tlbpol_calibration(F, T) \
 	F(T, size, 0, 4) F(T, refill_entries, 4, 4) F(T, ipi_round_trip, 8, 8) \

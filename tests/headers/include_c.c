@@ -18,7 +18,7 @@ uint64_t tlbpol_test_header_c(void)
 	struct tlbpol_config cfg = { sizeof(struct tlbpol_config), 1, TLBPOL_ARCH_X86_64,
 				     TLBPOL_DEFAULT_MAX_AS, TLBPOL_RULES_DEFAULT,
 				     TLBPOL_DEFAULT_FLUSH_CEILING, TLBPOL_DEFAULT_BATCH_PAGES,
-				     0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 };
+				     0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 };
 	struct tlbpol_backend be = { sizeof(struct tlbpol_backend), TLBPOL_MECH_BROADCAST,
 				     TLBPOL_BKF_ALL, 1, 0, 0, 0, 0 };
 	struct tlbpol_event ev = { sizeof(struct tlbpol_event), TLBPOL_EV_FAULT,

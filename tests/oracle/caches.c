@@ -132,6 +132,8 @@ static void drop_as(struct orc_world *w, struct orc_cpu *c, int as)
 		if (s && (as < 0 || psc_as(s) == (uint32_t)as))
 			atomic_store(&c->psc[i], 0);
 	}
+	if (as < 0)
+		hwtag_flushed_all(w, c);
 }
 
 static int as_of_tag(const struct orc_world *w, uint64_t tag)
@@ -171,7 +173,7 @@ static void check_flush(struct orc_world *w, const struct tlbpol_flush *f, int x
 		violation(w, ORC_V_API, "flush of unknown kind %u", f->kind);
 		return;
 	}
-	if (f->kind != TLBPOL_FLUSH_ALL && x < 0)
+	if (f->kind != TLBPOL_FLUSH_ALL && x < 0 && !w->tags)
 		warning(w, "flush names tag %#llx, which no address space has",
 			(unsigned long long)f->as_tag);
 	if (f->kind != TLBPOL_FLUSH_PAGES)
@@ -197,14 +199,17 @@ static void check_flush(struct orc_world *w, const struct tlbpol_flush *f, int x
 /* Apply flush @f to CPU @c's caches.  Under its cache lock. */
 static void apply_flush(struct orc_world *w, struct orc_cpu *c, const struct tlbpol_flush *f)
 {
-	int x = as_of_tag(w, f->as_tag);
+	int x;
 	uint64_t group_len = (uint64_t)w->cfg.group_pages << ORC_PAGE_SHIFT;
 
 	if (f->kind == TLBPOL_FLUSH_ALL) {
 		drop_as(w, c, DROP_ALL);
 		return;
 	}
-	if (x < 0)
+	/* With hardware tags, whoever owns the tag on this CPU. */
+	x = w->tags ? hwtag_owner(w, c, f) : as_of_tag(w, f->as_tag);
+	/* A tag nobody holds: only global entries a PAGES flush names. */
+	if (x < 0 && !(f->kind == TLBPOL_FLUSH_PAGES && (f->flags & TLBPOL_FLUSHF_GLOBAL)))
 		return;
 	if (f->kind == TLBPOL_FLUSH_AS) {
 		/* Every non-global entry of the AS, paging-structure caches

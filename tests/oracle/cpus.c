@@ -51,6 +51,7 @@ static void publish_settled(struct orc_world *w, struct orc_cpu *c, uint32_t cpu
 int orc_switch(struct orc_world *w, uint32_t cpu, int as)
 {
 	struct orc_cpu *c = &w->cpus[cpu];
+	struct tlbpol_tag_use use = { 0, 0 };
 	int nf = 0, r;
 
 	if (as >= (int)w->cfg.nr_as || c->estate == TLBPOL_CPU_OFFLINE)
@@ -70,7 +71,10 @@ int orc_switch(struct orc_world *w, uint32_t cpu, int as)
 	 */
 	publish(c, c->estate == TLBPOL_CPU_PREEMPTED ? M_PREEMPT : M_LAZY, c->loaded);
 	window(w, c);
-	r = tlbpol_switch(w->eng, cpu, as >= 0 ? w->as[as].eas : NULL, &nf);
+	if (w->tags)
+		r = tlbpol_switch_tag(w->eng, cpu, as >= 0 ? w->as[as].eas : NULL, &use);
+	else
+		r = tlbpol_switch(w->eng, cpu, as >= 0 ? w->as[as].eas : NULL, &nf);
 	trace(w, (int)cpu, TR_SWITCH, as < 0 ? 15u : (uint32_t)as, 0, (uint32_t)nf,
 	      (uint32_t)c->loaded);
 	if (r) {
@@ -86,6 +90,12 @@ int orc_switch(struct orc_world *w, uint32_t cpu, int as)
 			orc_spec_walk(w, cpu, (uint32_t)(rng_next(&c->rng) % w->cfg.pages));
 		if (as != c->loaded && !(w->cfg.flags & TLBPOL_CFGF_RETAIN_AS))
 			self_flush(w, c, DROP_USER); /* CR3 write without PCID: every non-global entry */
+		/* The tag's flush (catch-up included) and its load. */
+		if (w->tags) {
+			if (use.flush != TLBPOL_TAG_FLUSH_NONE)
+				count(w, ORC_C_CATCHUPS, 1);
+			hwtag_load(w, cpu, as, &use);
+		}
 		if (nf) {
 			count(w, ORC_C_CATCHUPS, 1);
 			self_flush(w, c, as);

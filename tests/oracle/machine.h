@@ -232,6 +232,13 @@ struct orc_cpu {
 	_Atomic int lock;  /* held across a walk or a flush of this CPU's caches */
 	_Atomic uint64_t *tlb;
 	_Atomic uint64_t *psc;
+	/* cfg.tags, under the cache lock: per hardware tag, the address space
+	 * whose entries it holds (-1: none), and whether entries of an
+	 * earlier owner the model no longer keeps may still be under it; per
+	 * address space, the tag its entries are under (-1: none). */
+	int16_t *tag_owner;
+	uint8_t *tag_orphan;
+	int16_t as_tag[ORC_MAX_AS + 1];
 	_Atomic uint64_t cnt[ORC_C_MAX];
 	_Atomic uint64_t polls; /* orc_poll() calls: progress, for the stall check */
 	/* w->offline_clock's value when its going OFFLINE returned (it has
@@ -358,6 +365,8 @@ struct orc_world {
 	uint32_t ngroups;
 	struct orc_as as[ORC_MAX_AS + 1]; /* [ORC_KAS]: the kernel region */
 	struct orc_cpu *cpus;
+	struct tlbpol_tags *tags; /* cfg.tags: the engine's allocator */
+	uint32_t ntags;
 
 	_Atomic uint64_t *frame; /* frame states */
 	uint32_t nframes;
@@ -466,6 +475,12 @@ void tlb_fill(struct orc_world *w, struct orc_cpu *c, uint64_t e);
 int psc_find(struct orc_world *w, struct orc_cpu *c, uint32_t as, uint32_t group);
 void psc_fill(struct orc_world *w, struct orc_cpu *c, uint64_t s);
 void self_flush(struct orc_world *w, struct orc_cpu *c, int as);
+/* hwtags.c (cfg.tags): no tag used yet; every tag flushed; the owner a
+ * flush's tag reaches; a tag loaded by a switch, its flush made first. */
+void hwtag_init(struct orc_world *w, struct orc_cpu *c);
+void hwtag_flushed_all(struct orc_world *w, struct orc_cpu *c);
+int hwtag_owner(struct orc_world *w, struct orc_cpu *c, const struct tlbpol_flush *f);
+void hwtag_load(struct orc_world *w, uint32_t cpu, int x, const struct tlbpol_tag_use *u);
 void cb_flush_local(void *ctx, uint32_t cpu, const struct tlbpol_flush *f);
 void cb_broadcast(void *ctx, uint32_t from, const struct tlbpol_flush *f);
 void cb_bcast_issue(void *ctx, uint32_t cpu, const struct tlbpol_flush *f);

@@ -119,6 +119,7 @@ static _Noreturn void help(FILE *f, int rc)
 		"              [--irqs-off PCT] [--wait-limit TURNS] [--free-ticks N] [--stall-secs S]\n"
 		"              [--migrate PCT] [--split] [--bcast-cost NS] [--walkers] [--walker-sync]\n"
 		"              [--walkers-undeclared] [--svvptc] [--remote] [--bcast-tag-match]\n"
+		"              [--tags percpu|global] [--tag-bits N] [--tag-slots N]\n"
 		"  --irqs-off: PCT of ticks (PCT/2 of other waiting calls) run with interrupts off\n"
 		"  --stall-secs: one engine call waiting this long is a deadlock (default 10, 30 under TSan)\n"
 "  --migrate: PCT of stamped unmaps ask their stamp first on another CPU (a migrated task)\n"
@@ -131,6 +132,9 @@ static _Noreturn void help(FILE *f, int rc)
 		"  --remote: a targeted remote action too (ops->remote_action, as RAR)\n"
 		"  --bcast-tag-match: the broadcast misses the odd CPUs, on tags of their own (must fail)\n"
 		"  --walker-sync: give the engine ops->walker_sync\n"
+		"  --tags: hardware tags from the engine's allocator (tlbpol_switch_tag()): per-CPU\n"
+		"          slots (--tag-slots, default 3) or global generations; --tag-bits:\n"
+		"          their width (default 3: tags 1..7), at most 12\n"
 		"  SPEC: comma list of all, with-RULE (those of all with RULE), default-RULE, or a mask\n"
 		"        tlbpol_rules_parse() reads\n"
 		"        (none, linux, default, RULE, 0x7fff, linux+RULE ...)\n"
@@ -170,6 +174,9 @@ enum {
 	OPT_MIGRATE,
 	OPT_BCAST_COST,
 	OPT_BCAST_PAGES,
+	OPT_TAGS,
+	OPT_TAG_BITS,
+	OPT_TAG_SLOTS,
 };
 
 static uint32_t arch_of(const char *name, const char *v)
@@ -231,6 +238,9 @@ void stress_options(struct opts *o, int argc, char **argv)
 		{ "walker-sync", no_argument, &o->walker_sync, 1 },
 		{ "bcast-cost", required_argument, NULL, OPT_BCAST_COST },
 		{ "bcast-max-pages", required_argument, NULL, OPT_BCAST_PAGES },
+		{ "tags", required_argument, NULL, OPT_TAGS },
+		{ "tag-bits", required_argument, NULL, OPT_TAG_BITS },
+		{ "tag-slots", required_argument, NULL, OPT_TAG_SLOTS },
 		{ "quiet", no_argument, &o->quiet, 1 },
 		{ "verbose", no_argument, &o->verbose, 1 },
 		{ "help", no_argument, NULL, OPT_HELP },
@@ -252,6 +262,8 @@ void stress_options(struct opts *o, int argc, char **argv)
 		{ OPT_MIGRATE, &o->migrate, NULL },
 		{ OPT_BCAST_COST, &o->bcast_cost, NULL },
 		{ OPT_BCAST_PAGES, &o->bcast_max_pages, NULL },
+		{ OPT_TAG_BITS, &o->tag_bits, NULL },
+		{ OPT_TAG_SLOTS, &o->tag_slots, NULL },
 	};
 	int c, idx = 0;
 
@@ -287,6 +299,14 @@ void stress_options(struct opts *o, int argc, char **argv)
 		case OPT_PROFILE:
 			o->prof = profile_of(name, optarg);
 			break;
+		case OPT_TAGS:
+			if (!strcmp(optarg, "percpu"))
+				o->tags = TLBPOL_TAGS_PERCPU + 1;
+			else if (!strcmp(optarg, "global"))
+				o->tags = TLBPOL_TAGS_GLOBAL + 1;
+			else
+				bad_value(name, optarg);
+			break;
 		case OPT_STALL_SECS: {
 			char *end;
 
@@ -317,6 +337,14 @@ void stress_options(struct opts *o, int argc, char **argv)
 	if (o->nr_as > ORC_MAX_AS) {
 		fprintf(stderr, "stress: --as takes 0 (the profile's) to %u\n", ORC_MAX_AS);
 		usage();
+	}
+	if (o->tags) {
+		o->tag_bits = o->tag_bits ? o->tag_bits : 3;
+		o->tag_slots = o->tags == TLBPOL_TAGS_PERCPU + 1 ? (o->tag_slots ? o->tag_slots : 3) : 0;
+		if (o->tag_bits > 12) {
+			fprintf(stderr, "stress: --tag-bits takes 1 to 12\n");
+			usage();
+		}
 	}
 	if (!o->nmasks)
 		parse_rules(o, "default");

@@ -245,6 +245,7 @@ enum orc_vkind {
 	ORC_V_IPI_OFFLINE, /* an interrupt was sent to a CPU that was OFFLINE already */
 	ORC_V_BOUNDED,    /* a deferred free or stamp outlived cfg.free_bound ticks */
 	ORC_V_LOCKLESS,   /* a table page was freed under a lockless walk (orc_lockless_walk()) */
+	ORC_V_TAG,        /* a hardware tag was loaded over another address space's entries */
 	ORC_V_MAX
 };
 
@@ -326,6 +327,10 @@ struct orc_config {
 	/* RISCV64 harts that implement Svvptc: no invalid PTE is cached, and
 	 * the engine is told (TLBPOL_CFGF_SVVPTC). */
 	int svvptc;
+	/* The engine's tags from an allocator (cfg->tags, "Hardware tags"):
+	 * 0 none (each address space its own tag), else TLBPOL_TAGS_* + 1;
+	 * @tag_bits the width (tags 1 .. 2^bits - 1), @tag_slots per CPU. */
+	uint32_t tags, tag_bits, tag_slots;
 	int vcpu_defer;        /* give the engine ops->vcpu_defer (orc_hv_preempt()) */
 	uint32_t batch_pages;  /* 0: the engine's default */
 	uint32_t flush_ceiling; /* 0: the engine's default */
@@ -367,6 +372,8 @@ void orc_config_init(struct orc_config *cfg, uint32_t nr_cpus, uint32_t arch, ui
 int orc_world_new(const struct orc_config *cfg, struct orc_world **out);
 void orc_world_free(struct orc_world *w);
 struct tlbpol_engine *orc_engine(struct orc_world *w);
+/* cfg.tags: the engine's tag allocator (NULL without). */
+struct tlbpol_tags *orc_tags(struct orc_world *w);
 const struct orc_config *orc_world_config(const struct orc_world *w);
 
 /* ---- The CPU side: call from the thread acting as @cpu. ---- */

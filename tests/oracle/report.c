@@ -34,6 +34,7 @@ static const char *const vkind_names[ORC_V_MAX] = {
 	[ORC_V_IPI_OFFLINE] = "ipi-to-offline",
 	[ORC_V_BOUNDED] = "bounded-free",
 	[ORC_V_LOCKLESS] = "freed-table-lockless-walk",
+	[ORC_V_TAG] = "tag-reused-unflushed",
 };
 
 const char *orc_vkind_name(enum orc_vkind k)

@@ -54,6 +54,7 @@ static double now_s(void)
 
 struct result {
 	uint64_t c[ORC_C_MAX], v[ORC_V_MAX], viol;
+	uint64_t tag_flushes, all_flushes, rollovers; /* --tags */
 	uint64_t trans[2][4][4];
 	double secs;
 };
@@ -82,6 +83,9 @@ static int run_one(const struct opts *o, uint64_t mask, const char *mask_name, s
 	cfg.svvptc = o->svvptc;
 	cfg.remote = o->remote;
 	cfg.tag_match = o->tag_match;
+	cfg.tags = o->tags;
+	cfg.tag_bits = o->tag_bits;
+	cfg.tag_slots = o->tag_slots;
 	cfg.ipi_delay_spins = o->ipi_delay;
 	cfg.irqs_off_pct = o->irqs_off;
 	cfg.migrate_pct = o->migrate;
@@ -119,6 +123,14 @@ static int run_one(const struct opts *o, uint64_t mask, const char *mask_name, s
 	orc_read_counters(w, res->c, res->v);
 	res->viol = orc_violations(w);
 	tlbpol_stats_read(orc_engine(w), -1, &st);
+	if (orc_tags(w)) {
+		struct tlbpol_tags_stats ts = { .size = sizeof(ts) };
+
+		tlbpol_tags_stats_read(orc_tags(w), -1, &ts);
+		res->tag_flushes = ts.tag_flushes;
+		res->all_flushes = ts.all_flushes;
+		res->rollovers = ts.rollovers;
+	}
 	if (!o->quiet || res->viol)
 		printf("cpus=%u arch=%s retain=%d wait_irqs=%d profile=%s rules=%#06" PRIx64
 		       "(%s) events=%" PRIu64
@@ -170,6 +182,10 @@ static int run_one(const struct opts *o, uint64_t mask, const char *mask_name, s
 		       o->split ? " --split" : "", o->bcast_cost, o->walkers == 1 ? " --walkers" : o->walkers ? " --walkers-undeclared" : "",
 		       o->walker_sync ? " --walker-sync" : "", o->svvptc ? " --svvptc" : "",
 		       o->remote ? " --remote" : "", o->tag_match ? " --bcast-tag-match" : "");
+		if (o->tags)
+			printf("  with --tags %s --tag-bits %u --tag-slots %u\n",
+			       o->tags == TLBPOL_TAGS_PERCPU + 1 ? "percpu" : "global", o->tag_bits,
+			       o->tag_slots);
 	}
 	fflush(stdout);
 	orc_transitions(w, res->trans);
@@ -225,6 +241,9 @@ int main(int argc, char **argv)
 			return 2;
 		events += r.c[ORC_C_EVENTS];
 		tot.viol += r.viol;
+		tot.tag_flushes += r.tag_flushes;
+		tot.all_flushes += r.all_flushes;
+		tot.rollovers += r.rollovers;
 		for (int k = 0; k < ORC_C_MAX; k++)
 			tot.c[k] += r.c[k];
 		if (r.c[ORC_C_FREES_RUN] != r.c[ORC_C_FREES_REG])
@@ -248,6 +267,12 @@ int main(int argc, char **argv)
 	       tot.c[ORC_C_FLUSHES], tot.viol, tot.c[ORC_C_FREES_RUN], tot.c[ORC_C_FREES_REG],
 	       tot.c[ORC_C_MIGRATED], tot.c[ORC_C_MIGR_ENOENT], tot.c[ORC_C_HOLDS],
 	       tot.c[ORC_C_HELD_SETTLES], now_s() - t0);
+	if (o.tags)
+		printf("tags: %s, %u address spaces, tag flushes=%" PRIu64 " flushes of all=%" PRIu64
+		       " rollovers=%" PRIu64 "\n",
+		       o.tags == TLBPOL_TAGS_PERCPU + 1 ? "per-CPU slots" : "global generations",
+		       o.nr_as ? o.nr_as : o.prof->nr_as, tot.tag_flushes, tot.all_flushes,
+		       tot.rollovers);
 	if (o.expect) {
 		if (tot.viol) {
 			printf("planted bug detected: %" PRIu64 " violations (expected)\n", tot.viol);

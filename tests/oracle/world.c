@@ -68,6 +68,8 @@ void orc_world_free(struct orc_world *w)
 
 			free((void *)c->tlb);
 			free((void *)c->psc);
+			free(c->tag_owner);
+			free(c->tag_orphan);
 			for (uint32_t k = 0; k < c->niss; k++)
 				free(c->iss[k].r);
 			free(c->iss);
@@ -90,6 +92,7 @@ void orc_world_free(struct orc_world *w)
 	free(w->frame_stamp);
 	free(w->frame_stamper);
 	free(w->table_pool);
+	free(w->tags);
 	pthread_mutex_destroy(&w->pool_lock);
 	pthread_mutex_destroy(&w->log_lock);
 	free(w);
@@ -125,6 +128,24 @@ int orc_world_new(const struct orc_config *cfg, struct orc_world **out)
 	pthread_mutex_init(&w->log_lock, NULL);
 	w->ngroups = cfg->pages / cfg->group_pages;
 	seed = cfg->seed ? cfg->seed : 1;
+	/* Hardware tags from an allocator: the engine keeps entries under
+	 * them across switches (it implies TLBPOL_CFGF_RETAIN_AS). */
+	if (cfg->tags) {
+		struct tlbpol_tags_config tc = { sizeof(tc), cfg->tags - 1, cfg->nr_cpus,
+						 cfg->tag_bits, 1, cfg->tags == TLBPOL_TAGS_PERCPU + 1
+									   ? cfg->tag_slots : 0 };
+		size_t len = tlbpol_tags_size(&tc);
+		void *mem = NULL;
+
+		w->cfg.flags |= TLBPOL_CFGF_RETAIN_AS;
+		if (!len || cfg->tag_bits > 12 || posix_memalign(&mem, 64, len) ||
+		    tlbpol_tags_init(&w->tags, mem, len, &tc)) {
+			free(mem);
+			free(w);
+			return -EINVAL;
+		}
+		w->ntags = 1u << cfg->tag_bits;
+	}
 
 	/* Pools: room for every page mapped and as many again held by deferred
 	 * frees; frame and table 0 mean "none". */
@@ -155,6 +176,11 @@ int orc_world_new(const struct orc_config *cfg, struct orc_world **out)
 		ZALLOC(c->wait_polls, cfg->nr_cpus);
 		ZALLOC(c->mark_polls, cfg->nr_cpus);
 		ZALLOC(c->live_polls, cfg->nr_cpus);
+		if (w->tags) {
+			ZALLOC(c->tag_owner, w->ntags);
+			ZALLOC(c->tag_orphan, w->ntags);
+			hwtag_init(w, c);
+		}
 		c->cur = c->loaded = -1;
 		c->estate = TLBPOL_CPU_RUNNING;
 		c->rng = seed * 0x9E3779B97F4A7C15ULL + (i + 1) * 0xBF58476D1CE4E5B9ULL;
@@ -201,6 +227,7 @@ int orc_world_new(const struct orc_config *cfg, struct orc_world **out)
 	}
 	ec.ops = &w->ops;
 	ec.ops_ctx = w;
+	ec.tags = w->tags;
 	ec.max_as = cfg->nr_as + 1;
 	if (cfg->numa_nodes > 1)
 		ec.cpu_node = w->cpu_node;
@@ -302,6 +329,11 @@ nomem:
 struct tlbpol_engine *orc_engine(struct orc_world *w)
 {
 	return w->eng;
+}
+
+struct tlbpol_tags *orc_tags(struct orc_world *w)
+{
+	return w->tags;
 }
 
 const struct orc_config *orc_world_config(const struct orc_world *w)

@@ -214,7 +214,7 @@ class Config(CheckedStructure):
                 ("reserved", c_uint32), ("wait_limit", c_uint32),
                 ("free_ticks", c_uint32),
                 ("backends", POINTER(POINTER(BackendS))), ("nr_backends", c_uint32),
-                ("reserved2", c_uint32)]
+                ("reserved2", c_uint32), ("tags", c_void_p)]
 
 
 class CalibrationS(CheckedStructure):

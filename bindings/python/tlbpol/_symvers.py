@@ -55,6 +55,7 @@ SYMBOL_VERSIONS: Dict[str, str] = {
     "tlbpol_stats_read": "TLBPOL_0.3",
     "tlbpol_submit": "TLBPOL_0.1",
     "tlbpol_switch": "TLBPOL_0.1",
+    "tlbpol_switch_tag": "TLBPOL_0.3",
     "tlbpol_tag_id_init": "TLBPOL_0.3",
     "tlbpol_tag_load": "TLBPOL_0.3",
     "tlbpol_tag_of": "TLBPOL_0.3",

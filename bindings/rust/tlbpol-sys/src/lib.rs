@@ -319,6 +319,9 @@ pub struct tlbpol_config {
     pub nr_backends: u32,
     /// 0.
     pub reserved2: u32,
+    /// A tag allocator that chooses the address spaces' hardware tags,
+    /// or NULL (release 0.3).
+    pub tags: *mut tlbpol_tags,
 }
 
 /// `struct tlbpol_calibration`: the primitives' costs, as the host timed
@@ -357,6 +360,13 @@ pub struct tlbpol_calibration {
 /// `struct tlbpol_engine`: opaque.
 #[repr(C)]
 pub struct tlbpol_engine {
+    _opaque: [u8; 0],
+    _marker: core::marker::PhantomData<(*mut u8, core::marker::PhantomPinned)>,
+}
+
+/// `struct tlbpol_tags`: a tag allocator, opaque.
+#[repr(C)]
+pub struct tlbpol_tags {
     _opaque: [u8; 0],
     _marker: core::marker::PhantomData<(*mut u8, core::marker::PhantomPinned)>,
 }

@@ -1,0 +1,197 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_switch_tag: an engine with a tag allocator (cfg->tags).  The switch
+ * reports the tag and one flush, the allocator's and the catch-up folded
+ * together; each CPU's flush names its own tag of the address space, a
+ * broadcast the address space's one global tag; per-CPU slots leave
+ * interrupts as the only mechanism; the refusals.
+ */
+#include <errno.h>
+
+#include "support/harness.h"
+
+static _Alignas(64) unsigned char tmem[1 << 14];
+static uint64_t bcast_tag;
+static uint32_t bcasts;
+
+static void h_bcast(void *ctx, uint32_t from, const struct tlbpol_flush *f)
+{
+	(void)ctx;
+	(void)from;
+	bcasts++;
+	bcast_tag = f->as_tag;
+}
+
+static const struct tlbpol_ops bcast_ops = H_OPS_AND(.broadcast = h_bcast);
+
+static struct tlbpol_tags *tags_for(uint32_t kind, uint32_t cpus, uint32_t bits, uint32_t slots)
+{
+	struct tlbpol_tags_config tc = { sizeof(tc), kind, cpus, bits, 1, slots };
+	struct tlbpol_tags *t = NULL;
+
+	assert_int_equal(tlbpol_tags_init(&t, tmem, sizeof(tmem), &tc), 0);
+	return t;
+}
+
+static void engine(struct harness *h, struct tlbpol_tags *t, uint32_t cpus,
+		   const struct tlbpol_ops *ops)
+{
+	struct tlbpol_config cfg;
+
+	h_config(h, &cfg, cpus, TLBPOL_ARCH_X86_64);
+	cfg.ops = ops;
+	cfg.tags = t;
+	cfg.rules = TLBPOL_RULES_DEFAULT | TLBPOL_RULE_BROADCAST;
+	/* Interrupts dear, a broadcast cheap: the broadcast wherever usable. */
+	cfg.cost_ipi_ns = cfg.cost_ipi_target_ns = 100000;
+	cfg.cost_broadcast_ns = 1;
+	h_engine_cfg(h, &cfg);
+}
+
+static struct tlbpol_tag_use sw(struct harness *h, uint32_t cpu, struct tlbpol_as *as)
+{
+	struct tlbpol_tag_use u = { 0xdead, 0xdead };
+
+	assert_int_equal(tlbpol_switch_tag(h->eng, cpu, as, &u), 0);
+	return u;
+}
+
+/* The as_tag of the last flush_local on @cpu. */
+static uint64_t last_tag_on(const struct harness *h, uint32_t cpu)
+{
+	for (uint32_t i = h->nr_log; i-- > 0;)
+		if (h->log[i].cpu == cpu)
+			return h->log[i].as_tag;
+	fail_msg("no flush on cpu %u", cpu);
+	return 0;
+}
+
+static void test_refusals(void **state)
+{
+	struct harness h;
+	struct tlbpol_config cfg;
+	struct tlbpol_engine *eng = NULL;
+	struct tlbpol_tag_use u;
+	struct tlbpol_as *as;
+	static _Alignas(64) unsigned char junk[256];
+
+	(void)state;
+	h_config(&h, &cfg, 4, TLBPOL_ARCH_X86_64);
+	cfg.tags = tags_for(TLBPOL_TAGS_PERCPU, 2, 12, 6); /* for 2 CPUs of 4 */
+	assert_int_equal(tlbpol_engine_new(&cfg, &eng), -ERANGE);
+	cfg.tags = (struct tlbpol_tags *)junk;
+	assert_int_equal(tlbpol_engine_new(&cfg, &eng), -EINVAL);
+	assert_null(eng);
+
+	/* Without tags: tlbpol_switch_tag() refused; with: tlbpol_switch(). */
+	h_engine(&h, 2, TLBPOL_ARCH_X86_64, TLBPOL_RULES_DEFAULT);
+	assert_int_equal(tlbpol_as_open(h.eng, 1, &as), 0);
+	assert_int_equal(tlbpol_switch_tag(h.eng, 0, as, &u), -EINVAL);
+	tlbpol_engine_free(h.eng);
+	engine(&h, tags_for(TLBPOL_TAGS_PERCPU, 2, 12, 6), 2, &h_ops);
+	assert_int_equal(tlbpol_as_open(h.eng, 1, &as), 0);
+	assert_int_equal(tlbpol_switch(h.eng, 0, as, NULL), -EINVAL);
+	assert_int_equal(tlbpol_switch_tag(h.eng, 0, as, NULL), -EINVAL);
+	assert_int_equal(tlbpol_switch_tag(h.eng, 2, as, &u), -ERANGE);
+	assert_int_equal(tlbpol_switch_tag(NULL, 0, as, &u), -EINVAL);
+	tlbpol_engine_free(h.eng);
+}
+
+/*
+ * Per-CPU slots: a first use flushes the tag; a return to a slot that
+ * missed nothing flushes nothing; one that missed a change (the CPU was
+ * away, out of the footprint) flushes its tag.  Each CPU's flush names its
+ * own slot's tag of the address space; no broadcast even when cheaper.
+ */
+static void test_percpu(void **state)
+{
+	struct harness h;
+	struct tlbpol_as *a, *b;
+	struct tlbpol_tag_use u;
+	struct tlbpol_decision d;
+	struct tlbpol_event ev = h_event(TLBPOL_EV_PROTECT, 0, 0x1000, 1, P | W | U | A, P | U | A);
+
+	(void)state;
+	engine(&h, tags_for(TLBPOL_TAGS_PERCPU, 2, 12, 6), 2, &bcast_ops);
+	assert_false(tlbpol_engine_rules(h.eng) & TLBPOL_RULE_BROADCAST);
+	assert_int_equal(tlbpol_as_open(h.eng, 100, &a), 0);
+	assert_int_equal(tlbpol_as_open(h.eng, 200, &b), 0);
+	u = sw(&h, 0, a);
+	assert_int_equal(u.tag, 1);
+	assert_int_equal(u.flush, TLBPOL_TAG_FLUSH_TAG);
+	u = sw(&h, 1, b);
+	assert_int_equal(u.tag, 1);
+	u = sw(&h, 1, a);
+	assert_int_equal(u.tag, 2);
+	assert_int_equal(u.flush, TLBPOL_TAG_FLUSH_TAG);
+	/* A shootdown from CPU 0: its flush names PCID 1, CPU 1's PCID 2. */
+	h_reset_log(&h);
+	assert_int_equal(tlbpol_submit(h.eng, a, 0, &ev, &d), 0);
+	assert_int_equal(d.action, TLBPOL_ACT_SHOOTDOWN);
+	assert_int_equal(last_tag_on(&h, 0), 1);
+	assert_int_equal(last_tag_on(&h, 1), 2);
+	assert_int_equal(bcasts, 0);
+	/* CPU 1 goes to b (a stays in its slot) and back: nothing missed. */
+	u = sw(&h, 1, b);
+	assert_int_equal(u.tag, 1);
+	assert_int_equal(u.flush, TLBPOL_TAG_FLUSH_NONE);
+	u = sw(&h, 1, a);
+	assert_int_equal(u.tag, 2);
+	assert_int_equal(u.flush, TLBPOL_TAG_FLUSH_NONE);
+	/* Away again while a changes: not interrupted, flushed at return. */
+	u = sw(&h, 1, b);
+	h_reset_log(&h);
+	assert_int_equal(tlbpol_submit(h.eng, a, 0, &ev, &d), 0);
+	assert_int_equal(h.flushes_on[1], 0);
+	u = sw(&h, 1, a);
+	assert_int_equal(u.tag, 2);
+	assert_int_equal(u.flush, TLBPOL_TAG_FLUSH_TAG);
+	/* Lazy: the tag stays loaded. */
+	u = sw(&h, 1, NULL);
+	assert_int_equal(u.tag, 2);
+	assert_int_equal(u.flush, TLBPOL_TAG_FLUSH_NONE);
+	u = sw(&h, 1, a);
+	assert_int_equal(u.tag, 2);
+	assert_int_equal(u.flush, TLBPOL_TAG_FLUSH_NONE);
+	tlbpol_engine_free(h.eng);
+}
+
+/* Global generations: one tag everywhere, which a broadcast names. */
+static void test_global_broadcast(void **state)
+{
+	struct harness h;
+	struct tlbpol_as *a, *b;
+	struct tlbpol_tag_use u;
+	struct tlbpol_decision d;
+	struct tlbpol_event ev = h_event(TLBPOL_EV_PROTECT, 0, 0x1000, 1, P | W | U | A, P | U | A);
+
+	(void)state;
+	engine(&h, tags_for(TLBPOL_TAGS_GLOBAL, 4, 8, 0), 4, &bcast_ops);
+	assert_true(tlbpol_engine_rules(h.eng) & TLBPOL_RULE_BROADCAST);
+	assert_int_equal(tlbpol_as_open(h.eng, 100, &b), 0);
+	assert_int_equal(tlbpol_as_open(h.eng, 200, &a), 0);
+	u = sw(&h, 0, b);
+	assert_int_equal(u.tag, 1);
+	assert_int_equal(u.flush, TLBPOL_TAG_FLUSH_ALL);
+	for (uint32_t c = 0; c < 4; c++) {
+		u = sw(&h, c, a);
+		assert_int_equal(u.tag, 2);
+		assert_int_equal(u.flush, c ? TLBPOL_TAG_FLUSH_ALL : TLBPOL_TAG_FLUSH_NONE);
+	}
+	bcasts = 0;
+	assert_int_equal(tlbpol_submit(h.eng, a, 0, &ev, &d), 0);
+	assert_int_equal(bcasts, 1);
+	assert_int_equal(bcast_tag, 2);
+	tlbpol_engine_free(h.eng);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_refusals),
+		cmocka_unit_test(test_percpu),
+		cmocka_unit_test(test_global_broadcast),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
