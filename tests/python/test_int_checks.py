@@ -149,6 +149,30 @@ METHOD_CASES = [
          allows=(NONE,)),
 ]
 
+class TagsHost:
+    """A tag allocator (release 0.3) with an identity loaded on CPU 0."""
+
+    def __init__(self):
+        self.tags = tlbpol.Tags("percpu", cpus=2, tag_bits=12, first_tag=1, slots=6)
+        self.id = self.tags.new_id()
+        self.tags.load(0, self.id)
+
+    def snapshot(self):
+        """Everything a call that got through would move: each CPU's
+        counters and slot of the identity."""
+        t = self.tags
+        return ([dict(t.stats(c)) for c in range(t.cpus)],
+                [t.tag_of(c, self.id) for c in range(t.cpus)])
+
+
+# Tag allocator calls: call(host, value).
+TAGS_CASES = [
+    Case("tlbpol_tag_load(cpu)", 32, lambda h, v: h.tags.load(v, h.id), errno.ERANGE),
+    Case("tlbpol_tag_of(cpu)", 32, lambda h, v: h.tags.tag_of(v, h.id), errno.ERANGE),
+    Case("tlbpol_tags_stats_read(cpu)", 32, lambda h, v: h.tags.stats(v), errno.ERANGE,
+         signed=True, allows=(NONE,)),
+]
+
 # struct tlbpol_event: each field set on a valid event after it was made,
 # then the event handed to tlbpol_submit() and tlbpol_decide().
 EVENT_FIELDS = [("kind", 32, errno.EINVAL), ("flags", 32, errno.EINVAL),
@@ -179,6 +203,23 @@ CONFIG_CASES = [
     Case("tlbpol_config.cpu_node[1]", 16, lambda v: engine(cpu_node=[0, v]), errno.ERANGE),
     # An arch the package does not know is refused before C, as it was.
     Case("arch", 32, lambda v: engine(arch=v), ValueError, allows=(STR,)),
+]
+
+
+def tags(kind="percpu", **kw):
+    """A tag allocator of Linux x86's six PCIDs per CPU, but for @kw."""
+    args = dict(cpus=2, tag_bits=12, first_tag=1, slots=6)
+    args.update(kw)
+    return tlbpol.Tags(kind, **args)
+
+
+# struct tlbpol_tags_config (release 0.3): call(value) builds an allocator.
+CONFIG_CASES += [
+    Case("tlbpol_tags_config.kind", 32, lambda v: tags(kind=v), errno.EINVAL, allows=(STR,)),
+    Case("tlbpol_tags_config.nr_cpus", 32, lambda v: tags(cpus=v), errno.ERANGE),
+    Case("tlbpol_tags_config.tag_bits", 32, lambda v: tags(tag_bits=v), errno.ERANGE),
+    Case("tlbpol_tags_config.first_tag", 32, lambda v: tags(first_tag=v), errno.ERANGE),
+    Case("tlbpol_tags_config.nr_slots", 32, lambda v: tags(slots=v), errno.ERANGE),
 ]
 
 # Functions of the module: call(value).
@@ -257,6 +298,12 @@ class Checks(unittest.TestCase):
                     self.check(case, lambda v: case.call(h, v), h.snapshot)
                 finally:
                     h.eng.close()
+
+    def test_tags_calls(self):
+        for case in TAGS_CASES:
+            with self.subTest(case.label):
+                h = TagsHost()
+                self.check(case, lambda v: case.call(h, v), h.snapshot)
 
     def test_engine_config(self):
         for case in CONFIG_CASES:
@@ -399,7 +446,7 @@ class Helper(unittest.TestCase):
 class Coverage(unittest.TestCase):
     """Every integer the package can hand to C is in a table above."""
 
-    LABELS = {c.label for c in METHOD_CASES + CONFIG_CASES + FUNCTION_CASES}
+    LABELS = {c.label for c in METHOD_CASES + TAGS_CASES + CONFIG_CASES + FUNCTION_CASES}
     # Fields no caller sets: the package writes sizeof, 0 in pad (struct
     # tlbpol_calibration's too) and nr_backends (the length of backends=,
     # test_backends.py), the library the rest.
@@ -409,11 +456,12 @@ class Coverage(unittest.TestCase):
                   "tlbpol_cpuset_clear", "tlbpol_engine_init", "tlbpol_as_lookup",
                   "tlbpol_tlbi_range_ops"}
     # Called with the package's own values only: engine_topology(n) is
-    # Engine.cpus, checked when the engine was made.
-    OWN_VALUES = {"tlbpol_engine_topology"}
+    # Engine.cpus, checked when the engine was made; tags_init(len) the
+    # size tlbpol_tags_size() gave.
+    OWN_VALUES = {"tlbpol_engine_topology", "tlbpol_tags_init"}
 
     def test_every_integer_field(self):
-        for struct in (_ffi.EventS, _ffi.Config, _ffi.CalibrationS):
+        for struct in (_ffi.EventS, _ffi.Config, _ffi.CalibrationS, _ffi.TagsConfigS):
             for field, ctype in _ffi.field_types(struct).items():
                 if _ffi.is_int_type(ctype) and field not in self.NOT_FROM_CALLERS:
                     label = "%s.%s" % (_ffi.c_name(struct), field)

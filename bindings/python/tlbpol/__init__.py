@@ -37,6 +37,7 @@ from ._ffi import lib_path
 from ._names import (action_str, deadline_str, has_reason_cite, parse_arch, parse_rules,
                      reason_cite, reason_str, rule_str, version)
 from ._pte import format_pte, parse_pte
+from ._tags import TagFlush, TagId, TagKind, Tags, TagsStats, TagUse
 from ._threads import (quiescent, thread_offline, thread_online, thread_register,
                        thread_unregister)
 from ._values import Backend, Calibration, CostModel, Decision, Event, Flush, Range, Stats
@@ -47,7 +48,8 @@ del HEADER_CONSTANTS  # noqa: F821
 
 __all__ = [
     "AddressSpace", "Backend", "Calibration", "CostModel", "Decision", "Engine", "Event",
-    "Flush", "Range", "Stats", "TlbpolError", "action_str", "cost_calibrate", "deadline_str",
+    "Flush", "Range", "Stats", "TagFlush", "TagId", "TagKind", "TagUse", "Tags", "TagsStats",
+    "TlbpolError", "action_str", "cost_calibrate", "deadline_str",
     "format_pte",
     "has_reason_cite", "lib_path", "parse_arch", "parse_pte", "parse_rules",
     "reason_cite", "reason_str", "rule_str", "version", "thread_register",

@@ -37,7 +37,7 @@ from typing import Any, Callable, Tuple, Type, TypeVar, Union
 
 from . import _constants
 
-__all__ = ["ENUM_CLASSES", "UnknownValue", "member_or_int"]
+__all__ = ["ENUM_CLASSES", "UnknownValue", "member_or_int", "print_by_name"]
 
 #: The enum and flag classes of the header, each printed by name.
 ENUM_CLASSES: Tuple[Type[enum.Enum], ...] = tuple(
@@ -65,9 +65,15 @@ def _format(self: int, spec: str) -> str:
     return str.__format__(str(self), spec)
 
 
+def print_by_name(cls: Type[enum.Enum]) -> None:
+    """Give the enum or flag class @cls the printing described above (for
+    the package's own enums besides the header's, such as TagFlush)."""
+    setattr(cls, "__str__", _flag_str if issubclass(cls, enum.Flag) else _enum_str)
+    setattr(cls, "__format__", _format)
+
+
 for _cls in ENUM_CLASSES:
-    setattr(_cls, "__str__", _flag_str if issubclass(_cls, enum.Flag) else _enum_str)
-    setattr(_cls, "__format__", _format)
+    print_by_name(_cls)
 del _cls
 
 

@@ -257,6 +257,31 @@ class StatsS(CheckedStructure):
                 + [(n, c_uint64) for n in STATS_COUNTERS_0_2 + STATS_COUNTERS_0_3])
 
 
+class TagsConfigS(CheckedStructure):
+    """struct tlbpol_tags_config (release 0.3)."""
+    _fields_ = [("size", c_uint32), ("kind", c_uint32), ("nr_cpus", c_uint32),
+                ("tag_bits", c_uint32), ("first_tag", c_uint32), ("nr_slots", c_uint32)]
+
+
+class TagIdS(CheckedStructure):
+    """struct tlbpol_tag_id (release 0.3): the allocator's word."""
+    _fields_ = [("word", c_uint64)]
+
+
+class TagUseS(CheckedStructure):
+    """struct tlbpol_tag_use (release 0.3)."""
+    _fields_ = [("tag", c_uint32), ("flush", c_uint32)]
+
+
+TAGS_STATS_COUNTERS: Tuple[str, ...] = ("loads", "tag_flushes", "all_flushes", "rollovers")
+
+
+class TagsStatsS(CheckedStructure):
+    """struct tlbpol_tags_stats (release 0.3)."""
+    _fields_ = ([("size", c_uint32), ("pad", c_uint32)]
+                + [(n, c_uint64) for n in TAGS_STATS_COUNTERS])
+
+
 #: C struct name -> mirror, for the layout test.
 STRUCTS: Dict[str, Type[Structure]] = {
     "tlbpol_range": Range, "tlbpol_flush": Flush, "tlbpol_tlbi_op": TlbiOpS,
@@ -264,10 +289,13 @@ STRUCTS: Dict[str, Type[Structure]] = {
     "tlbpol_ops": Ops, "tlbpol_backend": BackendS, "tlbpol_config": Config,
     "tlbpol_calibration": CalibrationS, "tlbpol_event": EventS,
     "tlbpol_decision": DecisionS, "tlbpol_stats": StatsS,
+    "tlbpol_tags_config": TagsConfigS, "tlbpol_tag_id": TagIdS, "tlbpol_tag_use": TagUseS,
+    "tlbpol_tags_stats": TagsStatsS,
 }
 
 _eng_p = c_void_p
 _as_p = c_void_p
+_tags_p = c_void_p
 
 #: name -> (restype, argtypes) of every function the header declares
 #: (tests/python/test_layout.py checks that none is missing).  Those in
@@ -324,6 +352,12 @@ PROTOTYPES: Dict[str, Tuple[Any, List[Any]]] = {
     "tlbpol_stamp_pending": (c_int, [_eng_p, c_uint64]),
     "tlbpol_handle_ipi": (c_int, [_eng_p, c_uint32]),
     "tlbpol_stats_read": (c_int, [_eng_p, c_int, POINTER(StatsS)]),
+    "tlbpol_tags_size": (c_size_t, [POINTER(TagsConfigS)]),
+    "tlbpol_tags_init": (c_int, [POINTER(_tags_p), c_void_p, c_size_t, POINTER(TagsConfigS)]),
+    "tlbpol_tag_id_init": (c_int, [_tags_p, POINTER(TagIdS)]),
+    "tlbpol_tag_load": (c_int, [_tags_p, c_uint32, POINTER(TagIdS), POINTER(TagUseS)]),
+    "tlbpol_tag_of": (c_int, [_tags_p, c_uint32, POINTER(TagIdS)]),
+    "tlbpol_tags_stats_read": (c_int, [_tags_p, c_int, POINTER(TagsStatsS)]),
 }
 #: Newer than the oldest library this package accepts (0.2): looked up but
 #: allowed to be missing.

@@ -124,6 +124,12 @@ pub mod errno {
     pub const EINVAL: i32 = 22;
     /// A CPU, address or size out of range.
     pub const ERANGE: i32 = 34;
+    /// Nothing to report: no stamped event (`tlbpol_stamp()`), no tag of
+    /// an identity on a CPU (`tlbpol_tag_of()`).
+    pub const ENOENT: i32 = 2;
+    /// A size-led structure larger than the library's with a nonzero byte
+    /// past what it knows.
+    pub const E2BIG: i32 = 7;
 }
 
 // --- CPU sets ---------------------------------------------------------------
@@ -357,6 +363,74 @@ pub struct tlbpol_calibration {
     pub pad: u32,
 }
 
+// --- Tags: PCID, ASID, VMID allocation (release 0.3) -------------------------
+
+/// `struct tlbpol_tags_config`: how a tag allocator is built (release 0.3).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct tlbpol_tags_config {
+    /// `sizeof(struct tlbpol_tags_config)`.
+    pub size: u32,
+    /// `TLBPOL_TAGS_PERCPU` or `TLBPOL_TAGS_GLOBAL`.
+    pub kind: u32,
+    /// CPUs that load tags, 1 ..= `TLBPOL_MAX_CPUS`.
+    pub nr_cpus: u32,
+    /// The hardware tag's width, 1 ..= `TLBPOL_TAG_BITS_MAX`.
+    pub tag_bits: u32,
+    /// The first tag the allocator hands out (those below are the host's).
+    pub first_tag: u32,
+    /// `TLBPOL_TAGS_PERCPU`: tags per CPU, 1 ..= `TLBPOL_TAG_SLOTS_MAX`;
+    /// `TLBPOL_TAGS_GLOBAL`: 0.
+    pub nr_slots: u32,
+}
+
+/// `struct tlbpol_tag_id`: an address space's identity to a tag allocator
+/// (release 0.3), written by the allocator only ([`tlbpol_tag_id_init`],
+/// [`tlbpol_tag_load`]).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct tlbpol_tag_id {
+    /// The allocator's.
+    pub word: u64,
+}
+
+/// `struct tlbpol_tag_use`: what [`tlbpol_tag_load`] tells a switching
+/// CPU (release 0.3).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct tlbpol_tag_use {
+    /// The hardware tag to load.
+    pub tag: u32,
+    /// `TLBPOL_TAG_FLUSH_*`: what to flush before the first access under `tag`.
+    pub flush: u32,
+}
+
+/// `struct tlbpol_tags_stats`: a tag allocator's counters (release 0.3).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct tlbpol_tags_stats {
+    /// Set by the caller to `sizeof(struct tlbpol_tags_stats)`.
+    pub size: u32,
+    /// Written 0.
+    pub pad: u32,
+    /// [`tlbpol_tag_load`] calls.
+    pub loads: u64,
+    /// Loads that returned `TLBPOL_TAG_FLUSH_TAG`.
+    pub tag_flushes: u64,
+    /// Loads that returned `TLBPOL_TAG_FLUSH_ALL`.
+    pub all_flushes: u64,
+    /// New generations (`TLBPOL_TAGS_GLOBAL`), counted on the CPU whose
+    /// load started each.
+    pub rollovers: u64,
+}
+
+/// `struct tlbpol_tags`: opaque (a tag allocator, in caller memory).
+#[repr(C)]
+pub struct tlbpol_tags {
+    _opaque: [u8; 0],
+    _marker: core::marker::PhantomData<(*mut u8, core::marker::PhantomPinned)>,
+}
+
 /// `struct tlbpol_engine`: opaque.
 #[repr(C)]
 pub struct tlbpol_engine {
@@ -588,6 +662,25 @@ extern "C" {
 
     /// `tlbpol_stats_read()`.
     pub fn tlbpol_stats_read(eng: *const tlbpol_engine, cpu: c_int, out: *mut tlbpol_stats) -> c_int;
+
+    /// `tlbpol_tags_size()` (release 0.3).
+    pub fn tlbpol_tags_size(cfg: *const tlbpol_tags_config) -> usize;
+    /// `tlbpol_tags_init()` (release 0.3): `mem` 64-byte aligned.
+    pub fn tlbpol_tags_init(
+        out: *mut *mut tlbpol_tags,
+        mem: *mut c_void,
+        len: usize,
+        cfg: *const tlbpol_tags_config,
+    ) -> c_int;
+    /// `tlbpol_tag_id_init()` (release 0.3).
+    pub fn tlbpol_tag_id_init(tags: *mut tlbpol_tags, id: *mut tlbpol_tag_id) -> c_int;
+    /// `tlbpol_tag_load()` (release 0.3).
+    pub fn tlbpol_tag_load(tags: *mut tlbpol_tags, cpu: u32, id: *mut tlbpol_tag_id, out: *mut tlbpol_tag_use)
+        -> c_int;
+    /// `tlbpol_tag_of()` (release 0.3).
+    pub fn tlbpol_tag_of(tags: *const tlbpol_tags, cpu: u32, id: *const tlbpol_tag_id) -> c_int;
+    /// `tlbpol_tags_stats_read()` (release 0.3): `cpu` -1 for the sum.
+    pub fn tlbpol_tags_stats_read(tags: *const tlbpol_tags, cpu: c_int, out: *mut tlbpol_tags_stats) -> c_int;
 }
 
 // The hosted layer (`TLBPOL_HOSTED_API` in the header: unavailable under

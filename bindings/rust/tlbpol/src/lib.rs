@@ -121,6 +121,7 @@ mod cpu;
 mod engine;
 mod host;
 mod mem;
+mod tags;
 mod types;
 
 pub use config::{Backend, BackendFlags, Calibration, Config, Mechanism};
@@ -130,6 +131,7 @@ pub use cpu::{AddressSpace, Cpu, Cpus, DeferredFree};
 pub use engine::{Engine, Stamp, Stats};
 pub use mem::{engine_mem_size, mem_size_for, EngineMem};
 pub use host::{CpuSet, CpuSetIter, Flush, Here, Host, Range};
+pub use tags::{TagCpu, TagCpus, TagFlush, TagId, TagKind, TagUse, Tags, TagsConfig, TagsStats};
 pub use types::{
     Action, Arch, CpuState, Deadline, Decision, Error, Event, EventFlags, EventKind, FlushKind, Pte, Reason,
     Result, Rules,

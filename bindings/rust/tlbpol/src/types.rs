@@ -29,7 +29,7 @@ pub(crate) use setters;
 /// moves), so every variant can be retried after fixing its cause; `Busy`
 /// from a nested call just means "call again later".
 ///
-/// Besides the library's own answers, these bindings answer two things
+/// Besides the library's own answers, these bindings give some answers
 /// themselves, before anything reaches C, so that C is never passed a value
 /// other than the caller's:
 /// - `Range` for a number the C parameter's type cannot hold (a CPU above
@@ -38,7 +38,10 @@ pub(crate) use setters;
 ///   CPU");
 /// - `Invalid` for an [`Event`] whose `size` field claims more bytes than
 ///   its structure has (set through [`Event::from_raw`]): C would read the
-///   bytes past the structure that the size claims.
+///   bytes past the structure that the size claims; likewise a
+///   [`TagsConfig`](crate::TagsConfig) (through its `from_raw`);
+/// - `Invalid` for a [`TagId`](crate::TagId) used with a tag allocator
+///   other than the one that made it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Error {
     /// `-EINVAL`: a bad argument (an unknown kind, flag, PTE bit or rule, a

@@ -125,3 +125,41 @@ fn a_node_table_of_exactly_nr_cpus_entries_is_enough() {
         }
     }
 }
+
+/// tlbpol_tags_stats_read() takes an int, where -1 is "every CPU": a CPU
+/// past i32::MAX is refused before C, never wrapped to -1 or negative.
+#[test]
+fn tags_stats_cpu_past_int_is_refused_not_wrapped_to_every_cpu() {
+    let cfg = TagsConfig::per_cpu(2, 12, 1, 6);
+    let mut mem = vec![0u8; Tags::mem_size(&cfg)];
+    let mut t = Tags::init(&cfg, &mut mem).unwrap();
+    let id = t.new_id().unwrap();
+    t.load(1, &id).unwrap();
+    assert_eq!(t.stats(None).unwrap().loads, 1);
+    let one_past = u32::try_from(i32::MAX).unwrap() + 1;
+    for cpu in [u32::MAX, one_past, u32::MAX - 1] {
+        assert_eq!(t.stats(Some(cpu)).map(drop), Err(Error::Range), "cpu {:#x}", cpu);
+    }
+    // The largest int reaches C, which has no such CPU: its own -ERANGE.
+    assert_eq!(t.stats(Some(u32::try_from(i32::MAX).unwrap())).map(drop), Err(Error::Range));
+    assert_eq!(t.stats(Some(1)).unwrap().loads, 1);
+}
+
+/// Every value of the configuration reaches C as given (u32 fields: no
+/// conversion), the largest u32 too; a size past the structure does not.
+#[test]
+fn tags_configuration_values_reach_c_as_given() {
+    let c = TagsConfig::per_cpu(u32::MAX, u32::MAX, u32::MAX, u32::MAX);
+    let r = *c.raw();
+    assert_eq!((r.nr_cpus, r.tag_bits, r.first_tag, r.nr_slots), (u32::MAX, u32::MAX, u32::MAX, u32::MAX));
+    let mut mem = vec![0u8; 4096];
+    assert_eq!(Tags::init(&c, &mut mem).map(drop), Err(Error::Range), "the library's answer");
+    for size in [r.size + 1, r.size + 4, u32::MAX] {
+        let mut raw = *TagsConfig::global(4, 3, 3).raw();
+        raw.size = size;
+        let cfg = TagsConfig::from_raw(raw);
+        #[cfg(feature = "std")]
+        assert_eq!(Tags::new(&cfg).map(drop), Err(Error::Invalid), "size {}", size);
+        assert_eq!(Tags::init(&cfg, &mut mem).map(drop), Err(Error::Invalid), "size {}", size);
+    }
+}

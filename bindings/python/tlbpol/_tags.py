@@ -1,0 +1,274 @@
+# SPDX-License-Identifier: MIT
+"""Tag allocators (release 0.3): which hardware tag (PCID, ASID, VMID) a
+CPU loads to run an address space, and what it must flush first
+(tlbpol_tags_init(), tlbpol_tag_load() and the rest of the header's
+"Tags" section)."""
+
+from __future__ import annotations
+
+import ctypes
+import enum
+import errno
+import threading
+from ctypes import byref, c_uint32, c_void_p
+from typing import Any, Dict, Iterator, List, Mapping, NamedTuple, Optional, Tuple, Union
+
+from . import _ffi
+from ._constants import (TAG_FLUSH_ALL, TAG_FLUSH_NONE, TAG_FLUSH_TAG, TAGS_GLOBAL,
+                         TAGS_PERCPU)
+from ._enumstr import member_or_int, print_by_name
+from ._errors import TlbpolError, check
+
+__all__ = ["TagFlush", "TagId", "TagKind", "TagKindLike", "TagUse", "Tags", "TagsStats"]
+
+
+class TagKind(enum.IntEnum):
+    """TLBPOL_TAGS_*: how a :class:`Tags` allocator hands out tags.
+
+    PERCPU: each CPU has ``slots`` tags of its own (first_tag ..
+    first_tag + slots - 1), each remembering the address space it last
+    served, reused round-robin (Linux x86's six PCIDs per CPU); a slot taken
+    from another address space is flushed (TagFlush.TAG).  GLOBAL: one tag
+    per address space on every CPU, from a pool first_tag .. 2**tag_bits -
+    1; when it runs out a rollover starts a new generation, every CPU
+    flushes everything (TagFlush.ALL) before it loads a tag of the new
+    one, and the tags CPUs run at that moment stay theirs (arm64 ASIDs, KVM
+    VMIDs)."""
+    PERCPU = TAGS_PERCPU
+    GLOBAL = TAGS_GLOBAL
+
+
+class TagFlush(enum.IntEnum):
+    """TLBPOL_TAG_FLUSH_*: what a CPU flushes before it uses the tag a load
+    gave, as part of the same switch.  NONE: nothing for the tag's sake.
+    TAG: every entry of the tag (x86 CR3 without bit 63 or INVPCID type 1,
+    arm64 TLBI ASIDE1, RISC-V sfence.vma with the ASID).  ALL: every
+    non-global entry of every tag, after a rollover (arm64 TLBI VMALLE1,
+    x86 INVPCID type 3, RISC-V sfence.vma x0, x0)."""
+    NONE = TAG_FLUSH_NONE
+    TAG = TAG_FLUSH_TAG
+    ALL = TAG_FLUSH_ALL
+
+
+print_by_name(TagKind)
+print_by_name(TagFlush)
+
+TagKindLike = Union[TagKind, int, str]
+
+_KIND_NAMES = {"percpu": TagKind.PERCPU, "per-cpu": TagKind.PERCPU, "per_cpu": TagKind.PERCPU,
+               "global": TagKind.GLOBAL}
+
+#: The alignment tlbpol_tags_init() wants of its memory.
+ALIGN = 64
+
+
+def _kind(kind: Any) -> Any:
+    """cfg->kind of @kind: a TagKind, an int (checked when stored, and
+    handed to the library as it is: it refuses one it does not know), or a
+    name ("percpu", "global"; ValueError for another)."""
+    if isinstance(kind, str):
+        try:
+            return _KIND_NAMES[kind.strip().lower()]
+        except KeyError:
+            raise ValueError("unknown tag allocator kind %r (percpu, global)" % kind) from None
+    return kind
+
+
+def _aligned(size: int) -> Tuple[Any, int]:
+    """A zeroed buffer holding @size bytes at a 64-byte boundary, and that
+    address (the buffer must be kept: ctypes frees it with the object)."""
+    buf = (ctypes.c_char * (size + ALIGN - 1))()
+    addr = ctypes.addressof(buf)
+    return buf, addr + (-addr) % ALIGN
+
+
+class TagUse(NamedTuple):
+    """What tlbpol_tag_load() tells a switching CPU (struct tlbpol_tag_use):
+    the tag to load (CR3 PCID bits, TTBR ASID, satp ASID, VTTBR VMID) and
+    what to flush before the first access under it.  A flush code of a
+    later library that TagFlush lacks is kept as the int (see Decision)."""
+    tag: int
+    flush: Union[TagFlush, int]
+
+
+class TagsStats(Mapping[str, int]):
+    """Counters of struct tlbpol_tags_stats, as a read-only mapping of name
+    -> value ("loads", "tag_flushes", "all_flushes", "rollovers"; also
+    readable as attributes)."""
+
+    def __init__(self, s: _ffi.TagsStatsS) -> None:
+        self._d: Dict[str, int] = {n: getattr(s, n) for n in _ffi.TAGS_STATS_COUNTERS}
+
+    def __getitem__(self, key: str) -> int:
+        return self._d[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._d)
+
+    def __len__(self) -> int:
+        return len(self._d)
+
+    def __getattr__(self, name: str) -> int:
+        try:
+            return int(self.__dict__["_d"][name])
+        except KeyError:
+            raise AttributeError(name) from None
+
+    def __repr__(self) -> str:
+        return "TagsStats(%r)" % (self._d,)
+
+
+class TagId:
+    """An address space's identity to one tag allocator (struct
+    tlbpol_tag_id), from :meth:`Tags.new_id`: keep it with the address
+    space.  The library writes it during loads; it belongs to the
+    allocator that made it (another one refuses it: ValueError)."""
+
+    __slots__ = ("_tags", "_c")
+
+    def __init__(self, tags: "Tags", c: _ffi.TagIdS) -> None:
+        self._tags = tags
+        self._c = c
+
+    def __repr__(self) -> str:
+        return "TagId(of %r)" % (self._tags,)
+
+
+class Tags:
+    """A tag allocator (tlbpol_tags_init(), release 0.3), in memory of its
+    own (64-byte aligned, freed with the object; the library needs no call
+    to release it).
+
+    kind: "percpu", "global" or a TagKind (an int is handed to C as it
+    is).  cpus: CPUs that load tags, 1 .. MAX_CPUS.  tag_bits: the hardware
+    tag's width, 1 .. TAG_BITS_MAX.  first_tag: the first tag handed out
+    (those below are the host's: x86 PCID 0, arm64 ASID 0).  slots: PERCPU,
+    tags per CPU, 1 .. TAG_SLOTS_MAX, with first_tag + slots <= 2**tag_bits;
+    GLOBAL, 0 (the pool first_tag .. 2**tag_bits - 1 must hold more tags
+    than cpus).
+
+    Each number is checked against its uint32_t field (TypeError or
+    OverflowError naming it, "tlbpol_tags_config.tag_bits") and reaches C
+    as given; the library refuses a bad configuration (TlbpolError: EINVAL
+    for an unknown kind, no CPU, no tag bit or slots given to GLOBAL;
+    ERANGE for too many CPUs, bits or slots, no slot for PERCPU, tags past
+    the width, or a GLOBAL pool no larger than cpus).
+
+    Loads for one CPU must not run concurrently (the C rule: a CPU switches
+    once at a time); a second load for a CPU while one runs on another
+    thread raises TlbpolError EBUSY instead of reaching C.  Loads for
+    different CPUs may run from different threads (ctypes drops the GIL
+    during each C call); new_id(), tag_of() and stats() may run anywhere.
+    """
+
+    def __init__(self, kind: TagKindLike, *, cpus: int, tag_bits: int, first_tag: int = 0,
+                 slots: int = 0) -> None:
+        cfg = _ffi.TagsConfigS()
+        cfg.size = ctypes.sizeof(cfg)
+        cfg.kind = _kind(kind)
+        cfg.nr_cpus = cpus
+        cfg.tag_bits = tag_bits
+        cfg.first_tag = first_tag
+        cfg.nr_slots = slots
+        size = _ffi.call("tlbpol_tags_size", byref(cfg))
+        out = c_void_p()
+        # A configuration the library refuses has no size: ask it why, with
+        # no memory to build in (it checks the configuration first).
+        self._mem, addr = _aligned(size)
+        check("tlbpol_tags_init",
+              _ffi.call("tlbpol_tags_init", byref(out), c_void_p(addr), size, byref(cfg)))
+        if not size or not out.value:
+            raise TlbpolError(errno.ENOMEM, "tlbpol_tags_init")
+        self._handle = out
+        self.kind: Union[TagKind, int] = member_or_int(TagKind, cfg.kind)
+        self.cpus: int = cfg.nr_cpus
+        self.tag_bits: int = cfg.tag_bits
+        self.first_tag: int = cfg.first_tag
+        self.slots: int = cfg.nr_slots
+        # One lock per CPU, never waited for: a concurrent load for a CPU
+        # is refused (EBUSY), not made.
+        self._loading: List[threading.Lock] = [threading.Lock() for _ in range(self.cpus)]
+
+    def __repr__(self) -> str:
+        kind = self.kind.name.lower() if isinstance(self.kind, TagKind) else str(self.kind)
+        return "Tags(%s, cpus=%d, tag_bits=%d, first_tag=%d, slots=%d)" % (
+            kind, self.cpus, self.tag_bits, self.first_tag, self.slots)
+
+    def _id(self, tag_id: Any) -> _ffi.TagIdS:
+        """The C identity of @tag_id: TypeError for anything but a TagId,
+        ValueError for another allocator's."""
+        if not isinstance(tag_id, TagId):
+            raise TypeError("tag_id must be a tlbpol.TagId, not %s" % type(tag_id).__name__)
+        if tag_id._tags is not self:
+            raise ValueError("tag_id belongs to another tag allocator")
+        return tag_id._c
+
+    def new_id(self) -> TagId:
+        """tlbpol_tag_id_init(): a new identity of this allocator, for one
+        address space.  Nothing needs releasing when the address space
+        goes: its slots are reused as they come round, its global tag at the
+        next rollover."""
+        c = _ffi.TagIdS()
+        check("tlbpol_tag_id_init", _ffi.call("tlbpol_tag_id_init", self._handle, byref(c)))
+        return TagId(self, c)
+
+    def load(self, cpu: int, tag_id: TagId) -> TagUse:
+        """tlbpol_tag_load(): the tag @cpu loads to run @tag_id, and what it
+        must flush first.  Call it at every switch to @tag_id on @cpu, and
+        flush what TagUse.flush says before the first access under
+        TagUse.tag.
+
+        PERCPU: @tag_id's slot on @cpu if it has one (TagFlush.NONE), else
+        the next slot round-robin, flushed (TagFlush.TAG; the address space
+        it served loses it).  GLOBAL: @tag_id's tag if it belongs to the
+        current generation, else the same number again if no one took it, a
+        free one, or a rollover; TagFlush.ALL when @cpu has not flushed
+        since the last rollover (its first load too).
+
+        TlbpolError ERANGE for @cpu past the allocator's CPUs, EBUSY while
+        another load for @cpu runs; TypeError or OverflowError for a @cpu
+        that is not a uint32_t, TypeError for a @tag_id that is not a
+        TagId, ValueError for another allocator's (nothing reaches C).
+        """
+        c = self._id(tag_id)
+        cpu = _ffi.check_int("tlbpol_tag_load(cpu)", cpu, c_uint32)
+        lock = self._loading[cpu] if cpu < len(self._loading) else None
+        if lock is not None and not lock.acquire(blocking=False):
+            raise TlbpolError(errno.EBUSY, "tlbpol_tag_load",
+                              "another load for CPU %d is running" % cpu)
+        try:
+            u = _ffi.TagUseS()
+            check("tlbpol_tag_load",
+                  _ffi.call("tlbpol_tag_load", self._handle, cpu=cpu, id=byref(c), out=byref(u)))
+        finally:
+            if lock is not None:
+                lock.release()
+        return TagUse(u.tag, member_or_int(TagFlush, u.flush))
+
+    def tag_of(self, cpu: int, tag_id: TagId) -> Optional[int]:
+        """tlbpol_tag_of(): the tag under which @cpu holds @tag_id's entries,
+        for a flush of them on @cpu; None when it holds none under a tag of
+        this allocator (PERCPU: no slot there, evicted or never loaded;
+        GLOBAL: never loaded).  GLOBAL: the address space's tag on every
+        CPU.  PERCPU: exact on @cpu itself, or while no load for @cpu runs
+        (its slots change only in its own loads).
+
+        TlbpolError ERANGE for @cpu; TypeError, OverflowError and
+        ValueError as for load().
+        """
+        c = self._id(tag_id)
+        rc: int = _ffi.call("tlbpol_tag_of", self._handle, cpu=cpu, id=byref(c))
+        if rc == -errno.ENOENT:
+            return None
+        return check("tlbpol_tag_of", rc)
+
+    def stats(self, cpu: Optional[int] = None) -> TagsStats:
+        """tlbpol_tags_stats_read(): @cpu's counters, or the sum over CPUs
+        (None, or -1 as in C: this argument is a C int).  Each counter is
+        exact, the set is not a snapshot."""
+        s = _ffi.TagsStatsS()
+        s.size = ctypes.sizeof(s)
+        check("tlbpol_tags_stats_read",
+              _ffi.call("tlbpol_tags_stats_read", self._handle, cpu=-1 if cpu is None else cpu,
+                        out=byref(s)))
+        return TagsStats(s)
