@@ -220,6 +220,11 @@ static void test_stats_sizes(void **state)
 	assert_int_equal(tlbpol_tags_stats_read(t, -1, (struct tlbpol_tags_stats *)words), 0);
 	assert_int_equal(words[1], 2);
 	assert_int_equal(words[2], 0xa5a5a5a5a5a5a5a5ULL);
+	/* A size inside a field: not written at all. */
+	memset(words, 0xa5, sizeof(words));
+	words[0] = 12;
+	assert_int_equal(tlbpol_tags_stats_read(t, -1, (struct tlbpol_tags_stats *)words), 0);
+	assert_int_equal(words[1], 0xa5a5a5a5a5a5a5a5ULL);
 	memset(&st, 0, sizeof(st));
 	st.size = sizeof(st);
 	assert_int_equal(tlbpol_tags_stats_read(t, 0, &st), 0);

@@ -889,8 +889,8 @@ struct tlbpol_tag_use {
 /**
  * struct tlbpol_tags_stats - a tag allocator's counters.
  * @size: set by the caller to sizeof; the allocator writes the fields
- *	that fit in it (a program built against an older header gets those
- *	it knows).
+ *	that fit whole in it (a program built against an older header gets
+ *	those it knows), never part of one.
  * @pad: written 0.
  * @loads: tlbpol_tag_load() calls.
  * @tag_flushes: loads that returned TLBPOL_TAG_FLUSH_TAG.
@@ -928,7 +928,9 @@ TLBPOL_API size_t tlbpol_tags_size(const struct tlbpol_tags_config *cfg);
  *
  * Every slot starts empty and every CPU with nothing loaded; the first
  * load of each tag asks for its flush (what the firmware or a previous
- * kernel left under it is unknown).
+ * kernel left under it is unknown).  The checks run in this order: @out,
+ * @mem and its alignment, @cfg, then @len (so a bad @cfg is reported as
+ * such whatever @len); *@out is written only on success.
  * Context: any; nothing else may use @mem meanwhile.
  * Return: 0; -EINVAL for a NULL argument, a @cfg->size too small, an
  * unknown kind, a zero @cfg->tag_bits or @cfg->nr_cpus, @cfg->nr_slots
@@ -969,12 +971,17 @@ TLBPOL_API int tlbpol_tag_id_init(struct tlbpol_tags *tags, struct tlbpol_tag_id
  * the allocator's lock the same number again if no one took it, or a free
  * one, or, when none is left, a rollover; TLBPOL_TAG_FLUSH_ALL when @cpu
  * has not flushed since the last rollover.
+ * An identity belongs to the allocator that made it: the allocator cannot
+ * tell another one's from its own (per-CPU identities of two allocators
+ * are alike numbers), and loading one is the caller's bug (the bindings
+ * refuse it).
  * Context: on @cpu, with interrupts off until the tag is loaded (as the
  * switch it is part of), never from an interrupt handler that may have
  * interrupted a load on @cpu.  TLBPOL_TAGS_GLOBAL spins on a lock other
  * CPUs hold only inside this call (never across a wait for an interrupt).
- * Return: 0; -EINVAL for a NULL argument or an @id that
- * tlbpol_tag_id_init() did not make; -ERANGE for @cpu.
+ * Return: 0; -EINVAL for a NULL argument or an @id whose word no identity
+ * of @tags can have (TLBPOL_TAGS_PERCPU: 0, or a number not handed out
+ * yet; TLBPOL_TAGS_GLOBAL: a tag below first_tag); -ERANGE for @cpu.
  */
 TLBPOL_API int tlbpol_tag_load(struct tlbpol_tags *tags, uint32_t cpu, struct tlbpol_tag_id *id,
 			       struct tlbpol_tag_use *out);
@@ -986,12 +993,19 @@ TLBPOL_API int tlbpol_tag_load(struct tlbpol_tags *tags, uint32_t cpu, struct tl
  * @id: an identity.
  *
  * For a flush on @cpu (its ops->flush_local): TLBPOL_TAGS_PERCPU, the tag
- * of @id's slot on @cpu; TLBPOL_TAGS_GLOBAL, @id's tag on every CPU.
- * Context: TLBPOL_TAGS_PERCPU: on @cpu (its slots change only in its own
- * loads); TLBPOL_TAGS_GLOBAL: any.
+ * of @id's slot on @cpu; TLBPOL_TAGS_GLOBAL, the tag @id was last given,
+ * whatever @cpu: every CPU that runs @id runs it under that tag.  After a
+ * rollover, until @id's next load, that is its tag of the old generation,
+ * which a CPU still running @id keeps (reserved), and which may meanwhile
+ * name another identity's entries too: a flush by it then flushes more,
+ * never less.
+ * Context: any; for TLBPOL_TAGS_PERCPU exact only on @cpu, whose own loads
+ * are the only ones that change its slots (elsewhere the answer may be a
+ * load behind).
  * Return: the tag (>= 0); -ENOENT when @cpu holds no entry of @id under a
- * tag of @tags (no slot; never loaded); -EINVAL for a NULL argument;
- * -ERANGE for @cpu.
+ * tag of @tags (TLBPOL_TAGS_PERCPU: no slot on @cpu; TLBPOL_TAGS_GLOBAL:
+ * @id never loaded anywhere); -EINVAL for a NULL argument; -ERANGE for
+ * @cpu.
  */
 TLBPOL_API int tlbpol_tag_of(const struct tlbpol_tags *tags, uint32_t cpu,
 			     const struct tlbpol_tag_id *id);

@@ -403,7 +403,8 @@ int tlbpol_tags_stats_read(const struct tlbpol_tags *tags, int cpu, struct tlbpo
 		st.all_flushes += prim_load_relaxed(&c->all_flushes);
 		st.rollovers += prim_load_relaxed(&c->rollovers);
 	}
-	size = out->size < sizeof(st) ? out->size : (uint32_t)sizeof(st);
+	/* Whole fields only: every one past the first eight bytes is 8. */
+	size = (out->size < sizeof(st) ? out->size : (uint32_t)sizeof(st)) & ~7u;
 	st.size = out->size;
 	prim_copy(out, &st, size);
 	return 0;

@@ -438,13 +438,6 @@ pub struct tlbpol_engine {
     _marker: core::marker::PhantomData<(*mut u8, core::marker::PhantomPinned)>,
 }
 
-/// `struct tlbpol_tags`: a tag allocator, opaque.
-#[repr(C)]
-pub struct tlbpol_tags {
-    _opaque: [u8; 0],
-    _marker: core::marker::PhantomData<(*mut u8, core::marker::PhantomPinned)>,
-}
-
 /// `struct tlbpol_as`: opaque.
 #[repr(C)]
 pub struct tlbpol_as {
