@@ -18,10 +18,16 @@
  *    tag, so that a broadcast that names it reaches this CPU.  A rollover
  *    that does not keep running CPUs' tags fails here.  (Per-CPU slots:
  *    the CPU's slot stays its own until its next load.)
+ * With --global N, per-CPU slots beside N global tags: now and then a CPU
+ * makes the address space it switches to global (tlbpol_tag_make_global()),
+ * and with --release PCT a CPU closes an address space no CPU runs
+ * (tlbpol_tag_release()) and opens a new one in its place (a new
+ * identity, a new owner for the model): a global tag given back must not
+ * reach a new owner while a CPU may still hold the old one's entries.
  * The tag counters are printed (rollovers every few hundred loads at the
  * configurations meson runs).  --expect-violations inverts the exit
  * status, for the planted builds (TLBPOL_PLANTED_TAG_NO_FLUSH,
- * TLBPOL_PLANTED_ROLLOVER_MISSES_CPU).
+ * TLBPOL_PLANTED_ROLLOVER_MISSES_CPU, TLBPOL_PLANTED_GLOBAL_TAG_EARLY_REUSE).
  */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
@@ -39,21 +45,51 @@
 #define UNKNOWN (-2)
 
 struct opts {
-	uint32_t kind, cpus, ids, bits, first, slots;
+	uint32_t kind, cpus, ids, bits, first, slots, global, release;
 	uint64_t loads, seed;
 	int expect, quiet;
 };
 
-static struct opts o = { TLBPOL_TAGS_GLOBAL, 4, 24, 4, 1, 0, 20000, 1, 0, 0 };
+static struct opts o = { TLBPOL_TAGS_GLOBAL, 4, 24, 4, 1, 0, 0, 0, 20000, 1, 0, 0 };
 static struct tlbpol_tags *tags;
 static struct tlbpol_tag_id *ids;
-static atomic_ulong violations;
+/* Per address space: CPUs running it (-1: being closed), and how many
+ * times it was closed (its owner in the model: index + ids x epoch). */
+static atomic_int *users;
+static atomic_uint *epochs;
+static atomic_ulong violations, releases, globals;
 
 static void violation(uint32_t cpu, const char *what, uint32_t tag, int x, int other)
 {
 	if (atomic_fetch_add(&violations, 1) < 10)
-		fprintf(stderr, "VIOLATION cpu %u: %s: tag %u for address space %d, %s %d\n", cpu,
-			what, tag, x, other == UNKNOWN ? "unknown entries" : "entries of", other);
+		fprintf(stderr, "VIOLATION cpu %u: %s: tag %u for owner %d, %s %d\n", cpu, what,
+			tag, x, other == UNKNOWN ? "unknown entries" : "entries of owner", other);
+}
+
+/* Start running address space @x, unless it is being closed. */
+static int enter(int x)
+{
+	int n = atomic_load(&users[x]);
+
+	while (n >= 0)
+		if (atomic_compare_exchange_weak(&users[x], &n, n + 1))
+			return 1;
+	return 0;
+}
+
+/* Close address space @x if no CPU runs it, and open another in its
+ * place: its global tag back to the pool, a new identity. */
+static void close_reopen(uint32_t x)
+{
+	int zero = 0;
+
+	if (!atomic_compare_exchange_strong(&users[x], &zero, -1))
+		return;
+	if (tlbpol_tag_release(tags, &ids[x]) || tlbpol_tag_id_init(tags, &ids[x]))
+		abort();
+	atomic_fetch_add(&epochs[x], 1u);
+	atomic_fetch_add(&releases, 1);
+	atomic_store(&users[x], 0);
 }
 
 static uint64_t next_rand(uint64_t *s)
@@ -78,11 +114,19 @@ static void *cpu_main(void *arg)
 		tlb[t] = UNKNOWN;
 	for (uint64_t n = 0; n < o.loads; n++) {
 		struct tlbpol_tag_use u;
-		int err;
+		int err, owner;
 
 		/* Mostly a change of address space, sometimes the same again. */
 		if (x < 0 || next_rand(&rnd) % 4)
 			x = (int)(next_rand(&rnd) % o.ids);
+		if (!enter(x)) {
+			x = -1;
+			continue;
+		}
+		owner = x + (int)(o.ids * atomic_load(&epochs[x]));
+		if (o.global && next_rand(&rnd) % 8 == 0 &&
+		    tlbpol_tag_make_global(tags, &ids[x]) >= 0)
+			atomic_fetch_add(&globals, 1);
 		err = tlbpol_tag_load(tags, cpu, &ids[x], &u);
 		if (err || u.tag < o.first || u.tag >= ntags) {
 			fprintf(stderr, "cpu %u: tlbpol_tag_load: %d, tag %u\n", cpu, err, u.tag);
@@ -93,11 +137,11 @@ static void *cpu_main(void *arg)
 				tlb[t] = CLEAN;
 		else if (u.flush == TLBPOL_TAG_FLUSH_TAG)
 			tlb[u.tag] = CLEAN;
-		if (tlb[u.tag] != CLEAN && tlb[u.tag] != x)
-			violation(cpu, "a tag reused without its flush", u.tag, x, tlb[u.tag]);
+		if (tlb[u.tag] != CLEAN && tlb[u.tag] != owner)
+			violation(cpu, "a tag reused without its flush", u.tag, owner, tlb[u.tag]);
 		/* Run: walks fill the tag with x's entries.  Meanwhile others
 		 * load, roll over, take tags: x's tag must stay ours. */
-		tlb[u.tag] = x;
+		tlb[u.tag] = owner;
 		for (int k = 0; k < 3; k++) {
 			int now = tlbpol_tag_of(tags, cpu, &ids[x]);
 
@@ -107,6 +151,9 @@ static void *cpu_main(void *arg)
 			if (next_rand(&rnd) % 8 == 0)
 				sched_yield();
 		}
+		atomic_fetch_sub(&users[x], 1);
+		if (o.release && next_rand(&rnd) % 100 < o.release)
+			close_reopen((uint32_t)(next_rand(&rnd) % o.ids));
 	}
 	free(tlb);
 	return NULL;
@@ -150,6 +197,10 @@ static int parse(int argc, char **argv)
 				o.first = (uint32_t)v;
 			else if (!strcmp(a, "--slots"))
 				o.slots = (uint32_t)v;
+			else if (!strcmp(a, "--global"))
+				o.global = (uint32_t)v;
+			else if (!strcmp(a, "--release"))
+				o.release = (uint32_t)v;
 			else if (!strcmp(a, "--loads"))
 				o.loads = v;
 			else if (!strcmp(a, "--seed"))
@@ -174,19 +225,22 @@ int main(int argc, char **argv)
 
 	if (parse(argc, argv)) {
 		fprintf(stderr, "usage: %s [--kind percpu|global] [--cpus N] [--ids N] [--bits N]\n"
-				"  [--first N] [--slots N] [--loads N] [--seed N] [--quiet]\n"
-				"  [--expect-violations]\n",
+				"  [--first N] [--slots N] [--global N] [--release PCT] [--loads N]\n"
+				"  [--seed N] [--quiet] [--expect-violations]\n",
 			argv[0]);
 		return 2;
 	}
 	if (o.kind == TLBPOL_TAGS_PERCPU && !o.slots)
 		o.slots = 6;
 	cfg = (struct tlbpol_tags_config){ sizeof(cfg), o.kind, o.cpus, o.bits, o.first,
-					   o.kind == TLBPOL_TAGS_PERCPU ? o.slots : 0 };
+					   o.kind == TLBPOL_TAGS_PERCPU ? o.slots : 0,
+					   o.kind == TLBPOL_TAGS_PERCPU ? o.global : 0, 0 };
 	len = tlbpol_tags_size(&cfg);
 	ids = calloc(o.ids, sizeof(*ids));
+	users = calloc(o.ids, sizeof(*users));
+	epochs = calloc(o.ids, sizeof(*epochs));
 	th = calloc(o.cpus, sizeof(*th));
-	if (!len || !ids || !th || posix_memalign(&mem, 64, len)) {
+	if (!len || !ids || !users || !epochs || !th || posix_memalign(&mem, 64, len)) {
 		fprintf(stderr, "bad configuration or no memory\n");
 		return 2;
 	}
@@ -204,16 +258,20 @@ int main(int argc, char **argv)
 		pthread_join(th[c], NULL);
 	tlbpol_tags_stats_read(tags, -1, &st);
 	if (!o.quiet || atomic_load(&violations) || o.expect)
-		printf("%s, %u CPUs, %u address spaces, tags %u..%u%s: %llu loads, %llu tag "
-		       "flushes, %llu flushes of all, %llu rollovers; %lu violations\n",
+		printf("%s, %u CPUs, %u address spaces, tags %u..%u%s, %u global: %llu loads, "
+		       "%llu tag flushes, %llu flushes of all, %llu rollovers, %lu made global, "
+		       "%lu closed; %lu violations\n",
 		       o.kind == TLBPOL_TAGS_PERCPU ? "per-CPU slots" : "global generations",
 		       o.cpus, o.ids, o.first,
 		       o.kind == TLBPOL_TAGS_PERCPU ? o.first + o.slots - 1 : (1u << o.bits) - 1,
-		       o.kind == TLBPOL_TAGS_PERCPU ? " per CPU" : "", (unsigned long long)st.loads,
-		       (unsigned long long)st.tag_flushes, (unsigned long long)st.all_flushes,
-		       (unsigned long long)st.rollovers, atomic_load(&violations));
+		       o.kind == TLBPOL_TAGS_PERCPU ? " per CPU" : "", o.global,
+		       (unsigned long long)st.loads, (unsigned long long)st.tag_flushes,
+		       (unsigned long long)st.all_flushes, (unsigned long long)st.rollovers,
+		       atomic_load(&globals), atomic_load(&releases), atomic_load(&violations));
 	free(mem);
 	free(ids);
+	free(users);
+	free(epochs);
 	free(th);
 	if (o.expect)
 		return atomic_load(&violations) ? 0 : 1;

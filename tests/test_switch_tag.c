@@ -24,13 +24,19 @@ static void h_bcast(void *ctx, uint32_t from, const struct tlbpol_flush *f)
 
 static const struct tlbpol_ops bcast_ops = H_OPS_AND(.broadcast = h_bcast);
 
-static struct tlbpol_tags *tags_for(uint32_t kind, uint32_t cpus, uint32_t bits, uint32_t slots)
+static struct tlbpol_tags *tags_global(uint32_t kind, uint32_t cpus, uint32_t bits,
+				       uint32_t slots, uint32_t nr_global, uint32_t min)
 {
-	struct tlbpol_tags_config tc = { sizeof(tc), kind, cpus, bits, 1, slots };
+	struct tlbpol_tags_config tc = { sizeof(tc), kind, cpus, bits, 1, slots, nr_global, min };
 	struct tlbpol_tags *t = NULL;
 
 	assert_int_equal(tlbpol_tags_init(&t, tmem, sizeof(tmem), &tc), 0);
 	return t;
+}
+
+static struct tlbpol_tags *tags_for(uint32_t kind, uint32_t cpus, uint32_t bits, uint32_t slots)
+{
+	return tags_global(kind, cpus, bits, slots, 0, 0);
 }
 
 static void engine(struct harness *h, struct tlbpol_tags *t, uint32_t cpus,
@@ -185,12 +191,90 @@ static void test_global_broadcast(void **state)
 	tlbpol_engine_free(h.eng);
 }
 
+/*
+ * Per-CPU slots beside global tags: an address space loaded on 2 CPUs
+ * gets a global tag at its next shootdown, which goes by interrupts (no
+ * CPU is on the tag yet: a broadcast would not spare one).  Once one has
+ * switched to it, the broadcast names it and the CPUs still under their
+ * slots (the initiator's own included) are interrupted or flushed, each
+ * flush naming its slot; once all have, the broadcast alone serves.
+ * Closing the address space gives the tag back.
+ */
+static void test_percpu_global_broadcast(void **state)
+{
+	struct harness h;
+	struct tlbpol_as *a, *b;
+	struct tlbpol_tag_use u;
+	struct tlbpol_decision d;
+	struct tlbpol_stats st;
+	struct tlbpol_event ev = h_event(TLBPOL_EV_PROTECT, 0, 0x1000, 1, P | W | U | A, P | U | A);
+	struct tlbpol_tags *t = tags_global(TLBPOL_TAGS_PERCPU, 4, 4, 3, 2, 2);
+
+	(void)state;
+	engine(&h, t, 4, &bcast_ops);
+	assert_true(tlbpol_engine_rules(h.eng) & TLBPOL_RULE_BROADCAST);
+	assert_int_equal(tlbpol_as_open(h.eng, 100, &b), 0);
+	assert_int_equal(tlbpol_as_open(h.eng, 200, &a), 0);
+	sw(&h, 1, b);
+	for (uint32_t c = 0; c < 3; c++) {
+		u = sw(&h, c, a);
+		assert_true(u.tag >= 1 && u.tag <= 3);
+	}
+	bcasts = 0;
+	h_reset_log(&h);
+	assert_int_equal(tlbpol_submit(h.eng, a, 0, &ev, &d), 0);
+	assert_int_equal(d.action, TLBPOL_ACT_SHOOTDOWN);
+	assert_int_equal(bcasts, 0);
+	assert_int_equal(h.ipi_targets, 2);
+	/* CPU 1 moves to the global tag; CPU 2 stays on its slot. */
+	sw(&h, 1, b);
+	u = sw(&h, 1, a);
+	assert_int_equal(u.tag, 14);
+	bcasts = 0;
+	h_reset_log(&h);
+	assert_int_equal(tlbpol_submit(h.eng, a, 0, &ev, &d), 0);
+	assert_int_equal(bcasts, 1);
+	assert_int_equal(bcast_tag, 14);
+	assert_int_equal(h.ipi_targets, 1);
+	assert_true(tlbpol_cpuset_test(&h.last_targets, 2));
+	assert_int_equal(last_tag_on(&h, 0), 1);
+	assert_int_equal(last_tag_on(&h, 2), 1);
+	/* Every CPU switches to it again: on the global tag. */
+	for (uint32_t c = 0; c < 3; c++) {
+		sw(&h, c, b);
+		u = sw(&h, c, a);
+		assert_int_equal(u.tag, 14);
+	}
+	bcasts = 0;
+	h_reset_log(&h);
+	assert_int_equal(tlbpol_submit(h.eng, a, 0, &ev, &d), 0);
+	assert_int_equal(bcasts, 1);
+	assert_int_equal(h.ipi_targets, 0);
+	assert_int_equal(tlbpol_stats_read(h.eng, -1, &st), 0);
+	assert_int_equal(st.shoot_broadcast, 2);
+	assert_int_equal(st.shoot_ipi, 2);
+	/* Closed, its global tag goes back. */
+	for (uint32_t c = 0; c < 3; c++) {
+		sw(&h, c, NULL);
+		assert_int_equal(tlbpol_unload(h.eng, c), 0);
+	}
+	assert_int_equal(tlbpol_as_close(h.eng, a), 0);
+	{
+		struct tlbpol_tags_stats ts = { .size = sizeof(ts) };
+
+		assert_int_equal(tlbpol_tags_stats_read(t, -1, &ts), 0);
+		assert_true(ts.loads >= 10);
+	}
+	tlbpol_engine_free(h.eng);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_refusals),
 		cmocka_unit_test(test_percpu),
 		cmocka_unit_test(test_global_broadcast),
+		cmocka_unit_test(test_percpu_global_broadcast),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -17,7 +17,7 @@ static _Alignas(64) unsigned char mem[1 << 16];
 static struct tlbpol_tags_config tcfg(uint32_t kind, uint32_t cpus, uint32_t bits, uint32_t first,
 				      uint32_t slots)
 {
-	struct tlbpol_tags_config c = { sizeof(c), kind, cpus, bits, first, slots };
+	struct tlbpol_tags_config c = { sizeof(c), kind, cpus, bits, first, slots, 0, 0 };
 
 	return c;
 }
@@ -203,6 +203,81 @@ static void test_global_rollover(void **state)
 	assert_int_equal(st.rollovers, 0);
 }
 
+/*
+ * Per-CPU slots beside global tags (x86 PCIDs and INVLPGB's global ASIDs):
+ * tags 1..3 are slots, 14 and 15 global.  A global identity is loaded
+ * under its global tag on every CPU, its slot given up, each CPU's first
+ * global load flushing all; given back, a global tag is handed out again
+ * only once every CPU has flushed all since.
+ */
+static void test_percpu_global(void **state)
+{
+	struct tlbpol_tags_config c = tcfg(TLBPOL_TAGS_PERCPU, 2, 4, 1, 3);
+	struct tlbpol_tags *t;
+	struct tlbpol_tag_id a, b, d;
+	struct tlbpol_tag_use u;
+
+	(void)state;
+	c.nr_global = 13; /* 3 slots + 13 > 15 tags */
+	assert_int_equal(tlbpol_tags_size(&c), 0);
+	c.nr_global = 2;
+	t = make(c);
+	assert_int_equal(tlbpol_tag_id_init(t, &a), 0);
+	assert_int_equal(tlbpol_tag_id_init(t, &b), 0);
+	assert_int_equal(tlbpol_tag_id_init(t, &d), 0);
+	u = load(t, 0, &a);
+	assert_int_equal(u.tag, 1);
+	assert_int_equal(tlbpol_tag_global_of(t, &a), -ENOENT);
+	assert_int_equal(tlbpol_tag_make_global(t, &a), 14);
+	assert_int_equal(tlbpol_tag_make_global(t, &a), -EEXIST);
+	assert_int_equal(tlbpol_tag_global_of(t, &a), 14);
+	/* CPU 0 still runs it under its slot until its next load. */
+	assert_int_equal(tlbpol_tag_of(t, 0, &a), 1);
+	u = load(t, 0, &a);
+	assert_int_equal(u.tag, 14);
+	assert_int_equal(u.flush, TLBPOL_TAG_FLUSH_ALL);
+	assert_int_equal(tlbpol_tag_of(t, 0, &a), 14);
+	u = load(t, 0, &a);
+	assert_int_equal(u.flush, TLBPOL_TAG_FLUSH_NONE);
+	u = load(t, 1, &a);
+	assert_int_equal(u.tag, 14);
+	assert_int_equal(u.flush, TLBPOL_TAG_FLUSH_ALL);
+	/* The slot CPU 0 gave up is taken again with its flush. */
+	u = load(t, 0, &b);
+	assert_int_equal(u.tag, 2);
+	assert_int_equal(u.flush, TLBPOL_TAG_FLUSH_TAG);
+	assert_int_equal(tlbpol_tag_make_global(t, &b), 15);
+	assert_int_equal(tlbpol_tag_make_global(t, &d), -ENOSPC);
+	/* a goes: 14 is handed out again only after a flush of all. */
+	assert_int_equal(tlbpol_tag_release(t, &a), 0);
+	assert_int_equal(tlbpol_tag_global_of(t, &a), -ENOENT);
+	assert_int_equal(tlbpol_tag_release(t, &a), 0);
+	assert_int_equal(tlbpol_tag_make_global(t, &d), 14);
+	u = load(t, 1, &d);
+	assert_int_equal(u.tag, 14);
+	assert_int_equal(u.flush, TLBPOL_TAG_FLUSH_ALL);
+	u = load(t, 1, &b);
+	assert_int_equal(u.tag, 15);
+	assert_int_equal(u.flush, TLBPOL_TAG_FLUSH_NONE);
+	u = load(t, 0, &d);
+	assert_int_equal(u.flush, TLBPOL_TAG_FLUSH_ALL);
+	/* Refusals. */
+	assert_int_equal(tlbpol_tag_make_global(NULL, &d), -EINVAL);
+	assert_int_equal(tlbpol_tag_make_global(t, NULL), -EINVAL);
+	assert_int_equal(tlbpol_tag_release(t, NULL), -EINVAL);
+	assert_int_equal(tlbpol_tag_global_of(NULL, &d), -EINVAL);
+	t = make(tcfg(TLBPOL_TAGS_PERCPU, 2, 4, 1, 3));
+	assert_int_equal(tlbpol_tag_id_init(t, &a), 0);
+	assert_int_equal(tlbpol_tag_make_global(t, &a), -EINVAL);
+	t = make(tcfg(TLBPOL_TAGS_GLOBAL, 2, 4, 1, 0));
+	assert_int_equal(tlbpol_tag_id_init(t, &a), 0);
+	assert_int_equal(tlbpol_tag_make_global(t, &a), -EINVAL);
+	assert_int_equal(tlbpol_tag_release(t, &a), 0);
+	c = tcfg(TLBPOL_TAGS_GLOBAL, 2, 4, 1, 0);
+	c.nr_global = 1;
+	assert_int_equal(tlbpol_tags_size(&c), 0);
+}
+
 /* The counters' structure: written up to the caller's size; refusals. */
 static void test_stats_sizes(void **state)
 {
@@ -246,6 +321,7 @@ int main(void)
 		cmocka_unit_test(test_config_errors),
 		cmocka_unit_test(test_percpu),
 		cmocka_unit_test(test_global_rollover),
+		cmocka_unit_test(test_percpu_global),
 		cmocka_unit_test(test_stats_sizes),
 	};
 

@@ -574,10 +574,13 @@ TLBPOL_API int tlbpol_tlbi_range_ops(const struct tlbpol_range *r, struct tlbpol
  *	ASID) reaches only the CPUs that hold the address space under that
  *	tag: it fits here only where the address space has the same tag on
  *	every CPU (a global ASID, as Linux gives an mm before it flushes it by
- *	INVLPGB; under PTI, the same pair of tags).  With tags chosen per CPU (Linux's dynamic PCIDs) issue it
- *	with no tag to match (INVLPGB without the PCID bit matches every
- *	PCID), or leave @broadcast NULL: a CPU holding the address space under
- *	another tag would keep its entries while the engine counts it flushed.
+ *	INVLPGB; under PTI, the same pair of tags).  With tags chosen per CPU
+ *	by the host (Linux's dynamic PCIDs) issue it with no tag to match
+ *	(INVLPGB without the PCID bit matches every PCID), or leave
+ *	@broadcast NULL: a CPU holding the address space under another tag
+ *	would keep its entries while the engine counts it flushed.  With the
+ *	engine's allocator (cfg->tags) @f names the tag, and the engine
+ *	interrupts the CPUs that do not hold the address space under it.
  * @relax: optional: called while waiting for other CPUs (pause, yield,
  *	deliver simulated interrupts).
  * @vcpu_defer: optional, for an engine that runs inside a guest, used under
@@ -842,11 +845,22 @@ struct tlbpol_backend {
  *	host's (x86: PCID 0 for the kernel and for CR4.PCIDE off; arm64:
  *	ASID 0, which Linux keeps for the reserved TTBR0).
  * @nr_slots: TLBPOL_TAGS_PERCPU: tags per CPU, 1 .. TLBPOL_TAG_SLOTS_MAX,
- *	with @first_tag + @nr_slots <= 2^@tag_bits.  TLBPOL_TAGS_GLOBAL: 0;
+ *	with @first_tag + @nr_slots + @nr_global <= 2^@tag_bits.
+ *	TLBPOL_TAGS_GLOBAL: 0;
  *	the pool is @first_tag .. 2^@tag_bits - 1, and must hold more tags
  *	than @nr_cpus (after a rollover each CPU may reserve one, and one
  *	must be left to hand out: Linux checks NUM_USER_ASIDS >
  *	num_possible_cpus() for the same reason).
+ * @nr_global: TLBPOL_TAGS_PERCPU: the last @nr_global tags of the width
+ *	are global tags, each one address space's on every CPU, so that one
+ *	broadcast by tag (INVLPGB with its ASID) reaches every CPU that runs
+ *	it; 0: none (release 0.3).  Linux 6.15 gives an mm a global ASID
+ *	once it is active on 4 CPUs (arch/x86/mm/tlb.c, use_global_asid()).
+ *	TLBPOL_TAGS_GLOBAL: 0.
+ * @global_min_cpus: an engine gives an address space a global tag once
+ *	it is loaded on this many CPUs: 0 means 4; twice as many once half
+ *	the global tags are taken, four times once three quarters are, so
+ *	that the last ones go to the widest address spaces.
  */
 struct tlbpol_tags_config {
 	uint32_t size;
@@ -855,6 +869,8 @@ struct tlbpol_tags_config {
 	uint32_t tag_bits;
 	uint32_t first_tag;
 	uint32_t nr_slots;
+	uint32_t nr_global;
+	uint32_t global_min_cpus;
 };
 
 /**
@@ -965,8 +981,10 @@ TLBPOL_API int tlbpol_tag_id_init(struct tlbpol_tags *tags, struct tlbpol_tag_id
  *
  * Call at every switch to @id on @cpu, and flush what @out->flush says as
  * part of the switch, before the first access under @out->tag.
- * TLBPOL_TAGS_PERCPU: @id's slot on @cpu if it has one (no flush), else
- * the next slot round-robin, flushed.  TLBPOL_TAGS_GLOBAL: @id's tag if
+ * TLBPOL_TAGS_PERCPU: @id's global tag if it has one (its slot on @cpu,
+ * if any, given up; TLBPOL_TAG_FLUSH_ALL if @cpu has not flushed all
+ * since the global tags were last recycled), else @id's slot on @cpu if
+ * it has one (no flush), else the next slot round-robin, flushed.  TLBPOL_TAGS_GLOBAL: @id's tag if
  * it belongs to the current generation (one compare-and-swap), else under
  * the allocator's lock the same number again if no one took it, or a free
  * one, or, when none is left, a rollover; TLBPOL_TAG_FLUSH_ALL when @cpu
@@ -987,13 +1005,66 @@ TLBPOL_API int tlbpol_tag_load(struct tlbpol_tags *tags, uint32_t cpu, struct tl
 			       struct tlbpol_tag_use *out);
 
 /**
+ * tlbpol_tag_make_global() - give @id a global tag (TLBPOL_TAGS_PERCPU
+ * with nr_global).
+ * @tags: the allocator.
+ * @id: the identity.
+ *
+ * From then on every CPU loads @id under that tag (tlbpol_tag_load()),
+ * its slot on the CPU given up, so that a broadcast naming the tag
+ * reaches every CPU that has loaded @id since.  A CPU still running @id
+ * under its slot is not reached until its next load: an engine
+ * interrupts those CPUs instead (the transition is tracked per CPU, as
+ * Linux's finish_asid_transition() does).  A global tag given back
+ * (tlbpol_tag_release()) is handed out again only after every CPU has
+ * flushed all its entries once (its next load asks for
+ * TLBPOL_TAG_FLUSH_ALL), as Linux reuses freed global ASIDs only after
+ * reset_global_asid_space()'s flush of everything.
+ * Context: any; takes the allocator's lock (never held across a wait).
+ * Return: the global tag (>= 0); -EEXIST if @id has one already (also
+ * returned: see tlbpol_tag_global_of()); -ENOSPC when every global tag is
+ * taken; -EINVAL for a NULL argument, an @id @tags did not make, or an
+ * allocator with no global tags.
+ */
+TLBPOL_API int tlbpol_tag_make_global(struct tlbpol_tags *tags, struct tlbpol_tag_id *id);
+
+/**
+ * tlbpol_tag_global_of() - @id's global tag.
+ * @tags: the allocator.
+ * @id: the identity.
+ * Context: any.
+ * Return: the tag (>= 0); -ENOENT if it has none; -EINVAL for a NULL
+ * argument.
+ */
+TLBPOL_API int tlbpol_tag_global_of(const struct tlbpol_tags *tags, const struct tlbpol_tag_id *id);
+
+/**
+ * tlbpol_tag_release() - @id is gone: its global tag back to the pool.
+ * @tags: the allocator.
+ * @id: the identity; no CPU may run it or keep it loaded any more (an
+ *	engine calls this when the address space closes, which it refuses
+ *	while a CPU has it loaded).
+ *
+ * The tag is handed out again only after every CPU has flushed all its
+ * entries since (tlbpol_tag_make_global()): a CPU may still hold @id's
+ * entries under it.  @id has no tag afterwards; per-CPU slots need
+ * nothing (a slot is flushed whenever it changes hands).
+ * Context: any; takes the allocator's lock.
+ * Return: 0 (also when @id had no global tag); -EINVAL for a NULL
+ * argument or an @id @tags did not make.
+ */
+TLBPOL_API int tlbpol_tag_release(struct tlbpol_tags *tags, struct tlbpol_tag_id *id);
+
+/**
  * tlbpol_tag_of() - the tag under which @cpu holds @id's entries.
  * @tags: the allocator.
  * @cpu: a CPU.
  * @id: an identity.
  *
  * For a flush on @cpu (its ops->flush_local): TLBPOL_TAGS_PERCPU, the tag
- * of @id's slot on @cpu; TLBPOL_TAGS_GLOBAL, the tag @id was last given,
+ * of @id's slot on @cpu, or else its global tag if it has one (a CPU that
+ * loaded it since it became global holds it there); TLBPOL_TAGS_GLOBAL,
+ * the tag @id was last given,
  * whatever @cpu: every CPU that runs @id runs it under that tag.  After a
  * rollover, until @id's next load, that is its tag of the old generation,
  * which a CPU still running @id keeps (reserved), and which may meanwhile
@@ -1003,7 +1074,8 @@ TLBPOL_API int tlbpol_tag_load(struct tlbpol_tags *tags, uint32_t cpu, struct tl
  * are the only ones that change its slots (elsewhere the answer may be a
  * load behind).
  * Return: the tag (>= 0); -ENOENT when @cpu holds no entry of @id under a
- * tag of @tags (TLBPOL_TAGS_PERCPU: no slot on @cpu; TLBPOL_TAGS_GLOBAL:
+ * tag of @tags (TLBPOL_TAGS_PERCPU: no slot on @cpu, no global tag;
+ * TLBPOL_TAGS_GLOBAL:
  * @id never loaded anywhere); -EINVAL for a NULL argument; -ERANGE for
  * @cpu.
  */
@@ -1192,7 +1264,13 @@ TLBPOL_API int tlbpol_tags_stats_read(const struct tlbpol_tags *tags, int cpu,
  *	CPU for ops->flush_local, the address space's one tag for a
  *	broadcast or a remote action.  TLBPOL_TAGS_PERCPU gives one address
  *	space different tags on different CPUs, so no single broadcast or
- *	remote action can name it: the engine then uses interrupts only.
+ *	remote action can name it: without global tags (nr_global) the
+ *	engine uses interrupts only; with them, an address space loaded on
+ *	global_min_cpus CPUs (as the allocator says) gets one at its next
+ *	shootdown, a broadcast names it, and the CPUs that still run it
+ *	under their slots (they have not switched to it since) take
+ *	interrupts, the transition tracked per CPU.  Its global tag goes
+ *	back to the allocator when it closes.
  *	The allocator is the engine's while the engine lives (no other
  *	tlbpol_tag_load() on it).
  *
@@ -1377,7 +1455,7 @@ TLBPOL_API size_t tlbpol_engine_size(const struct tlbpol_config *cfg);
 #define TLBPOL__MAX(a, b) ((unsigned long long)(a) > (unsigned long long)(b) ? \
 			   (unsigned long long)(a) : (unsigned long long)(b))
 /* Element sizes, LP64 (lib/core/engine.c asserts each). */
-#define TLBPOL__SZ_ENGINE 424ULL      /* struct tlbpol_engine */
+#define TLBPOL__SZ_ENGINE 432ULL      /* struct tlbpol_engine */
 /* struct tlbpol_cpu: each reason adds two decision counts (flush avoided
  * or not), so a new reason needs no new size here. */
 #define TLBPOL__SZ_CPU_BASE 3024ULL
@@ -1413,9 +1491,10 @@ TLBPOL_API size_t tlbpol_engine_size(const struct tlbpol_config *cfg);
 #define TLBPOL__RECV_RANGES(bp, ceil) TLBPOL__MIN(TLBPOL__MAX((ceil), 32ULL), TLBPOL__RANGES(bp, ceil))
 #define TLBPOL__ENTRIES(bp, ceil) TLBPOL__MIN(TLBPOL__MAX(4ULL * ((ceil) + 1ULL), 64ULL), (bp))
 /* Each address space's arrays: its footprint mask, then its leaving mask
- * in the same array (one cache line for both up to 256 CPUs). */
+ * and its global-tag mask in the same array (one cache line for the three
+ * up to 128 CPUs). */
 #define TLBPOL__AS_ARRAYS(X, c)                                                 \
-	X(footprint, 2ULL * TLBPOL__MASK_WORDS(c), U64)
+	X(footprint, 3ULL * TLBPOL__MASK_WORDS(c), U64)
 /* Each CPU's arrays, then its synchronous request's, then each of its
  * TLBPOL__REQS_PER_CPU - 1 lazy requests'.  What only NUMA fan-out uses
  * (direct, fwd, leaders) exists only with a topology (@nodes), and never
@@ -2439,7 +2518,8 @@ TLBPOL_API int tlbpol_handle_ipi(struct tlbpol_engine *eng, uint32_t cpu);
  *	out (none interrupted).  Lazy posts (TLBPOL_BY_LAZY) are in none of
  *	the three shoot_* counters: they interrupt nobody.
  * @shoot_broadcast: (release 0.3) shootdowns served by a broadcast
- *	(TLBPOL_MECH_BROADCAST).
+ *	(TLBPOL_MECH_BROADCAST); with per-CPU tags beside global ones, the
+ *	CPUs it did not reach were interrupted too, counted in @shoot_ipi.
  * @shoot_remote: (release 0.3) shootdowns served by remote actions
  *	(TLBPOL_MECH_REMOTE).
  * @bcast_syncs: (release 0.3) ops->bcast_sync calls (each completes the

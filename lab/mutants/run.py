@@ -242,6 +242,12 @@ def checkers(args: argparse.Namespace) -> list[Checker]:
         ("stress-tags-global", "oracle", st + ["--cpus", "4", "--arch", "arm64", "--events", ev,
                                                "--rules", "all", "--tags", "global", "--as",
                                                "12", "--split", "--bcast-cost", "300"], 300),
+        # Per-CPU slots beside global tags for broadcasts (INVLPGB's).
+        ("stress-tags-percpu-global", "oracle", st + ["--cpus", "4", "--arch", "x86", "--events",
+                                                      ev, "--rules", "all", "--tags", "percpu",
+                                                      "--as", "12", "--tag-global", "4",
+                                                      "--tag-global-cpus", "2", "--split",
+                                                      "--bcast-cost", "300"], 300),
         # Two CPUs making the same waiting call with interrupts off under
         # WAIT_IRQS; it aborts on a wait of 4 million turns (a deadlock).
         ("wait-irqs-off", "oracle", ["tests/test_wait_irqs_off"], 120),

@@ -179,8 +179,15 @@ static int switch_to(struct tlbpol_engine *eng, uint32_t cpu, struct tlbpol_as *
 	} else {
 		uint64_t bit = 1ULL << (cpu % 64);
 
-		if (use)
+		if (use) {
 			tlbpol_tag_load(eng->tags, cpu, &next->tag_id, use);
+			/* Under next's global tag from now on: its broadcasts
+			 * reach this CPU (the entries it may hold under a
+			 * slot are out of reach from here on). */
+			if (eng->tags_percpu &&
+			    (int)use->tag == tlbpol_tag_global_of(eng->tags, &next->tag_id))
+				prim_fetch_or(&gcover_of(eng, next)[cpu / 64], bit);
+		}
 		/*
 		 * Join the footprint before this CPU can walk next's page
 		 * tables: an initiator changes a PTE, takes a generation and

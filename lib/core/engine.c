@@ -257,8 +257,8 @@ static size_t layout(const struct tlbpol_config *cfg, struct tlbpol_engine *eng,
 		eng->as[a].field = AT(eng, o);
 		TLBPOL__AS_ARRAYS(PLACE_AS, cfg->nr_cpus)
 #undef PLACE_AS
-		/* Its second half (TLBPOL__AS_ARRAYS()): the same CPUs write
-		 * both, as they switch out of the address space. */
+		/* Its second and third parts (TLBPOL__AS_ARRAYS()): the same
+		 * CPUs write them, as they switch in and out. */
 		if (eng)
 			eng->as[a].leaving = eng->as[a].footprint + words;
 	}
@@ -441,8 +441,11 @@ int tlbpol__engine_init(struct tlbpol_engine **out, void *mem, size_t len,
 	if (eng->tags)
 		eng->flags |= TLBPOL_CFGF_RETAIN_AS;
 	if (eng->tags && tlbpol__tags_kind(eng->tags, 0) == TLBPOL_TAGS_PERCPU) {
-		eng->bcast = BCAST_NONE;
+		/* A broadcast only by global tags, where the allocator has any. */
+		if (!tlbpol__tags_global_min(eng->tags))
+			eng->bcast = BCAST_NONE;
 		eng->remote = 0;
+		eng->tags_percpu = 1;
 	}
 	eng->params0.ipi_delay_spins = cfg->ipi_delay_spins;
 	eng->wait_limit = cfg->wait_limit;
@@ -520,6 +523,7 @@ int tlbpol_as_open(struct tlbpol_engine *eng, uint64_t tag, struct tlbpol_as **o
 	for (uint32_t w = 0; w < eng->words; w++) {
 		prim_store_relaxed(&slot->footprint[w], 0ULL);
 		prim_store_relaxed(&slot->leaving[w], 0ULL);
+		prim_store_relaxed(&gcover_of(eng, slot)[w], 0ULL);
 	}
 	prim_store_release(&slot->state, (uint32_t)AS_OPEN);
 	prim_spin_unlock(&eng->as_lock);
@@ -540,6 +544,8 @@ int tlbpol_as_close(struct tlbpol_engine *eng, struct tlbpol_as *as)
 		err = -E_INVAL;
 	else if (prim_load_acquire(&as->pending) || prim_load_acquire(&as->loaded))
 		err = -E_BUSY;
+	else if (eng->tags && tlbpol_tag_release(eng->tags, &as->tag_id))
+		err = -E_INVAL; /* cannot happen: the engine made the identity */
 	else
 		prim_store_release(&as->state, (uint32_t)(eng->as_changed ? AS_CLOSING : AS_FREE));
 	prim_spin_unlock(&eng->as_lock);

@@ -20,6 +20,7 @@
 #define E_EXIST 17
 #define E_INVAL 22
 #define E_RANGE 34
+#define E_NOSPC 28
 
 /* Deferred frees queued per CPU: a caller that frees per batch (as Linux's
  * mmu_gather does, once per flush) keeps one or two queued, one that frees
@@ -85,6 +86,7 @@ struct tlbpol_as {
 	 * its next engine call (which follows the CR3 write).
 	 */
 	uint64_t *leaving;
+	/* Then, in the same array (gcover_of()), its global-tag mask. */
 	struct tlbpol_tag_id tag_id; /* cfg->tags: its identity to the allocator */
 } __attribute__((aligned(TLBPOL_CACHELINE))); /* no two share a line */
 
@@ -475,6 +477,7 @@ struct tlbpol_engine {
 	uint32_t remote;      /* ops->remote_action in use (backend.c) */
 	uint32_t remote_flags; /* its TLBPOL_BKF_* */
 	struct tlbpol_tags *tags; /* cfg->tags, or NULL */
+	uint32_t tags_percpu;     /* ... of TLBPOL_TAGS_PERCPU */
 	struct pending_span *spans;  /* [cpu * max_as + as] */
 	struct tlbpol_cpu *cpus;
 	struct tlbpol_as *as;
@@ -632,6 +635,19 @@ static inline int set_next(const struct tlbpol_cpuset *t, uint32_t words, int cp
 		bits = t->bits[w];
 	}
 	return (int)(w * 64 + prim_ctz64(bits));
+}
+
+/*
+ * cfg->tags with per-CPU slots and global tags: @as's atomic words of the
+ * CPUs that loaded it under its global tag since it got one, so that they
+ * hold its reachable entries only there and a broadcast by that tag
+ * reaches them (set at their switch, never cleared while it keeps the
+ * tag; an address space opened in the slot starts with none).  After its
+ * footprint and leaving masks (TLBPOL__AS_ARRAYS()).
+ */
+static inline uint64_t *gcover_of(const struct tlbpol_engine *eng, const struct tlbpol_as *as)
+{
+	return as->footprint + 2 * eng->words;
 }
 
 #define for_each_target(i, t, eng)                                             \

@@ -14,8 +14,8 @@
  *	             skip.c              whom a request may leave out, take back
  *	            receive.c            claim, flush, acknowledge; deliver
  *	            pending.c            entries and frees still owed
- *	decide.c  ranges.c  rules.c  cpuset.c  backend.c  tags.c  stats.c
- *	                                 leaves
+ *	decide.c  ranges.c  rules.c  cpuset.c  backend.c  stats.c  tag_flush.c
+ *	tags.c                           leaves
  */
 #ifndef TLBPOL_LAYERS_H
 #define TLBPOL_LAYERS_H
@@ -45,9 +45,12 @@ int tlbpol__remote_mode(const struct tlbpol_config *cfg, const struct tlbpol_ops
 			uint32_t *flags);
 void tlbpol__costs_apply(const struct tlbpol_config *cfg, struct tlbpol_params *p);
 /* tags.c: cfg->tags's kind (TLBPOL_TAGS_*), or -errno when it is not an
- * allocator or has fewer CPUs than @nr_cpus; the hardware tag a flush names
- * on @cpu, and the one a broadcast names (0: nothing of it to flush). */
+ * allocator or has fewer CPUs than @nr_cpus; CPUs an address space must be
+ * loaded on for a global tag (0: none).  tag_flush.c: the hardware tag a
+ * flush names on @cpu, and the one a broadcast names (0: nothing of it to
+ * flush). */
 int tlbpol__tags_kind(const struct tlbpol_tags *tags, uint32_t nr_cpus);
+uint32_t tlbpol__tags_global_min(const struct tlbpol_tags *tags);
 int tlbpol__tag_local(const struct tlbpol_engine *eng, uint32_t cpu, uint32_t as_index,
 		      struct tlbpol_flush *f);
 int tlbpol__tag_global(const struct tlbpol_engine *eng, uint32_t as_index,
@@ -106,6 +109,8 @@ void tlbpol__kick(struct tlbpol_engine *eng, const struct tlbpol_params *prm, ui
 /* mech.c: would a mechanism with TLBPOL_BKF_* @flags leave lockless
  * walkers to ops->walker_sync for @s?  Which TLBPOL_MECH_* reaches @s's
  * @n candidates @t most cheaply? */
+int tlbpol__bcast_covers(const struct tlbpol_engine *eng, uint32_t cpu, const struct request *s);
+void tlbpol__consider_global(struct tlbpol_engine *eng, const struct request *s);
 int tlbpol__walkers_left(const struct tlbpol_engine *eng, const struct request *s, uint32_t flags);
 uint32_t tlbpol__choose_mech(const struct tlbpol_engine *eng, const struct tlbpol_params *prm,
 			     uint32_t me, const struct request *s, const struct tlbpol_cpuset *t,

@@ -55,6 +55,70 @@ static int usable(const struct tlbpol_engine *eng, const struct request *s, uint
 	return !(tlbpol__walkers_left(eng, s, flags) && !eng->ops.walker_sync);
 }
 
+/*
+ * cfg->tags with per-CPU slots and global tags (TLBPOL_TAGS_PERCPU,
+ * nr_global): a broadcast names each part's global tag, so it serves @s
+ * only if every part has one (a global part too: it reaches the global
+ * entries by address whatever the tag, but may carry the address space's
+ * own pages beside them), but for a flush of everything; and it reaches a
+ * CPU only if that CPU holds the parts' entries under those tags: it
+ * loaded them since (gcover).  Others still run them under slots of their
+ * own and take interrupts.  Without
+ * per-CPU slots every CPU is covered (cfg->tags TLBPOL_TAGS_GLOBAL, or the
+ * host's tags: struct tlbpol_ops says which broadcasts fit).
+ */
+static int parts_global(const struct tlbpol_engine *eng, const struct request *s)
+{
+	if (!eng->tags_percpu)
+		return 1;
+	for (uint32_t k = 0; k < s->nr_flushes; k++)
+		if (s->flushes[k].f.kind != TLBPOL_FLUSH_ALL &&
+		    tlbpol_tag_global_of(eng->tags, &eng->as[s->flushes[k].as_index].tag_id) < 0)
+			return 0;
+	return 1;
+}
+
+int tlbpol__bcast_covers(const struct tlbpol_engine *eng, uint32_t cpu, const struct request *s)
+{
+	if (!eng->tags_percpu)
+		return 1;
+#ifdef TLBPOL_PLANTED_COVER_ALL
+	(void)cpu;
+	return parts_global(eng, s);
+#else
+	for (uint32_t k = 0; k < s->nr_flushes; k++) {
+		const uint64_t *gc = gcover_of(eng, &eng->as[s->flushes[k].as_index]);
+
+		if (s->flushes[k].f.kind != TLBPOL_FLUSH_ALL &&
+		    !(prim_load_relaxed(&gc[cpu / 64]) & (1ULL << (cpu % 64))))
+			return 0;
+	}
+	return 1;
+#endif
+}
+
+/*
+ * cfg->tags with global tags: an address space of @s loaded on enough CPUs
+ * gets one (Linux 6.15 consider_global_asid(), from the flush path: one
+ * active on 4 CPUs or more), the threshold rising as they run out.  Its
+ * CPUs move to it at their next switch; until then they take interrupts.
+ */
+void tlbpol__consider_global(struct tlbpol_engine *eng, const struct request *s)
+{
+	uint32_t min;
+
+	if (!eng->tags_percpu || eng->bcast == BCAST_NONE)
+		return;
+	min = tlbpol__tags_global_min(eng->tags);
+	for (uint32_t k = 0; k < s->nr_flushes; k++) {
+		struct tlbpol_as *as = &eng->as[s->flushes[k].as_index];
+
+		if (s->flushes[k].f.kind != TLBPOL_FLUSH_ALL && prim_load_relaxed(&as->loaded) >= min &&
+		    tlbpol_tag_global_of(eng->tags, &as->tag_id) < 0)
+			tlbpol_tag_make_global(eng->tags, &as->tag_id);
+	}
+}
+
 /* @fixed per part of @s, and @per per instruction of @max pages. */
 static uint64_t parts_cost(const struct request *s, uint64_t fixed, uint32_t max, uint32_t per)
 {
@@ -87,7 +151,7 @@ uint32_t tlbpol__choose_mech(const struct tlbpol_engine *eng, const struct tlbpo
 			     uint32_t n)
 {
 	uint64_t ipi = 0, bc = ~0ULL, ra = ~0ULL;
-	uint32_t shape, reach = 0, irq = 0, remote = 0;
+	uint32_t shape, reach = 0, irq = 0, remote = 0, uncov = 0;
 	int poll = (prm->rules & TLBPOL_RULE_POLLING_CPUS) != 0;
 	int delay = poll && prm->ipi_delay_spins;
 
@@ -105,6 +169,7 @@ uint32_t tlbpol__choose_mech(const struct tlbpol_engine *eng, const struct tlbpo
 		if (delay && !tlbpol__outside_engine(eng, (uint32_t)i))
 			continue;
 		irq++;
+		uncov += !tlbpol__bcast_covers(eng, (uint32_t)i, s);
 		if (eng->cpu_node)
 			remote += node_of(eng, (uint32_t)i) != node_of(eng, me);
 	}
@@ -113,8 +178,11 @@ uint32_t tlbpol__choose_mech(const struct tlbpol_engine *eng, const struct tlbpo
 	if (irq)
 		ipi = prm->cost_ipi + (uint64_t)(irq - 1) * prm->cost_ipi_target +
 		      (uint64_t)remote * prm->cost_ipi_remote;
-	if (eng->bcast != BCAST_NONE && usable(eng, s, eng->bcast_flags))
-		bc = parts_cost(s, prm->cost_bcast, prm->bcast_max_pages, prm->cost_bcast_page);
+	/* A broadcast that does not cover every CPU comes with interrupts to
+	 * the others (as above, without their node costs). */
+	if (eng->bcast != BCAST_NONE && usable(eng, s, eng->bcast_flags) && parts_global(eng, s))
+		bc = parts_cost(s, prm->cost_bcast, prm->bcast_max_pages, prm->cost_bcast_page) +
+		     (uncov ? prm->cost_ipi + (uint64_t)(uncov - 1) * prm->cost_ipi_target : 0);
 	if (eng->remote && usable(eng, s, eng->remote_flags))
 		ra = parts_cost(s, prm->cost_remote + (uint64_t)(reach - 1) * prm->cost_remote_target,
 				prm->remote_max_pages, prm->cost_remote_page);

@@ -103,13 +103,15 @@ static int part_flush(const struct tlbpol_engine *eng, const struct req_flush *r
  * once (split phase), or each complete on return.  It reaches every CPU,
  * this one included, whatever it runs or caches (struct tlbpol_ops says
  * which broadcasts fit), and is complete after the sync: nobody has to
- * catch up on it, so it takes no generation.  The sync runs here, on the
+ * catch up on it, so it takes no generation (with per-CPU tags the caller
+ * took them: see tlbpol__shoot()).  The sync runs here, on the
  * CPU that issued, inside this engine call: TLBSYNC and DSB complete only
  * their own CPU's invalidations.  @t: the CPUs that may cache the parts,
- * which may be walking them too.
+ * which may be walking them too.  @last: nothing follows (else interrupts
+ * to the CPUs it does not cover, whose arm() unqueues).
  */
 static void broadcast(struct tlbpol_engine *eng, uint32_t me, struct request *s,
-		      const struct tlbpol_cpuset *t)
+		      const struct tlbpol_cpuset *t, int last)
 {
 	struct tlbpol_cpu *c = cpu_of(eng, me);
 	struct tlbpol_flush f;
@@ -136,7 +138,27 @@ static void broadcast(struct tlbpol_engine *eng, uint32_t me, struct request *s,
 		prim_count(&c->cnt.task.walker_syncs, 1);
 	}
 	prim_count(&c->cnt.task.shoot_broadcast, 1);
-	unqueue(eng, me, s);
+	if (last)
+		unqueue(eng, me, s);
+}
+
+/* Leave out of @t the CPUs a broadcast of @s reached (per-CPU tags: those
+ * under its parts' global tags), or with @probe only say whether any of
+ * @t is out of its reach. */
+static int drop_covered(const struct tlbpol_engine *eng, const struct request *s,
+			struct tlbpol_cpuset *t, int probe)
+{
+	int left = 0;
+
+	for_each_target(i, t, eng) {
+		if (!tlbpol__bcast_covers(eng, (uint32_t)i, s))
+			left = 1;
+		else if (!probe)
+			t->bits[i / 64] &= ~(1ULL << (i % 64));
+		if (left && probe)
+			break;
+	}
+	return left;
 }
 
 /* This CPU's own part of @s, which it flushes before anyone else is told
@@ -462,22 +484,52 @@ void tlbpol__shoot(struct tlbpol_engine *eng, const struct tlbpol_params *prm, u
 {
 	struct tlbpol_cpu *c = cpu_of(eng, me);
 	uint32_t n, delay, mech;
+	int gens = 0;
 
 	/*
 	 * The caller changed the PTEs before calling us; order those stores
 	 * before the loads of footprints and CPU states below (a CPU joining a
-	 * footprint fences the other way in tlbpol_switch()).
+	 * footprint fences the other way in tlbpol_switch()).  With per-CPU
+	 * tags even a broadcast takes the generations first: a CPU joining
+	 * the footprint now, under a slot it kept (it loaded its tag before
+	 * the address space became global), is neither a candidate we see
+	 * nor reached by the global tag; it must read our generation and
+	 * catch up (the race Jann Horn found in the INVLPGB series, between
+	 * a flush and the transition to a global ASID).
 	 */
 	prim_fence();
+	if (eng->tags_percpu) {
+		take_generations(eng, s);
+		prim_fence();
+		gens = 1;
+	}
 	n = candidates(eng, prm, me, s, &c->targets);
+	tlbpol__consider_global(eng, s);
 	mech = tlbpol__choose_mech(eng, prm, me, s, &c->targets, n);
 	if (mech == TLBPOL_MECH_BROADCAST) {
-		broadcast(eng, me, s, &c->targets);
-		return;
+		/*
+		 * With per-CPU tags a CPU still running a part under its own
+		 * slot is out of the broadcast's reach (a CPU that switches in
+		 * from now on loads the global tag): it is interrupted after,
+		 * as any target, generations and all (Linux 6.15
+		 * finish_asid_transition()), and so is this CPU, flushed by
+		 * arm() then.  A candidate never becomes uncovered while its
+		 * address space keeps its global tag.
+		 */
+		int left = eng->tags_percpu && (drop_covered(eng, s, &c->targets, 1) ||
+						!tlbpol__bcast_covers(eng, me, s));
+
+		broadcast(eng, me, s, &c->targets, !left);
+		if (!left)
+			return;
 	}
-	take_generations(eng, s);
-	prim_fence();
+	if (!gens) {
+		take_generations(eng, s);
+		prim_fence();
+	}
 	candidates(eng, prm, me, s, &c->targets);
+	if (mech == TLBPOL_MECH_BROADCAST)
+		drop_covered(eng, s, &c->targets, 0);
 	if (mech == TLBPOL_MECH_REMOTE) {
 		remote(eng, prm, me, s, &c->targets);
 		return;

@@ -42,13 +42,25 @@ struct tlbpol_tags {
 	uint32_t first;
 	uint32_t nr_slots;
 	uint32_t stride; /* bytes per struct tag_cpu */
-	uint32_t lock;   /* TLBPOL_TAGS_GLOBAL: the pool, generations, reserved */
+	uint32_t lock;   /* the pool, generations, reserved; the global tags */
 	uint32_t cur_idx;
-	uint32_t pad;
+	uint32_t nr_global;   /* TLBPOL_TAGS_PERCPU: global tags, the last of the width */
+	uint32_t global_min;  /* cfg's global_min_cpus, 4 for 0 */
+	uint32_t global_taken; /* atomic: global tags held (not given back) */
 	uint64_t gen;     /* TLBPOL_TAGS_GLOBAL: the generation, in units of 2^bits */
 	uint64_t next_id; /* TLBPOL_TAGS_PERCPU: identities handed out */
-	/* Then nr_cpus struct tag_cpu, then (GLOBAL) the pool's bitmap. */
+	/* Then nr_cpus struct tag_cpu, then (GLOBAL) the pool's bitmap, or
+	 * (PERCPU) the global tags taken and those given back since the last
+	 * recycling, a bitmap each. */
 };
+
+/*
+ * TLBPOL_TAGS_PERCPU identity words: the identity's number in the low
+ * bits, never 0, never handed out twice; its global tag + 1 above them
+ * (0: none).
+ */
+#define ID_BITS 48
+#define ID_MASK ((1ULL << ID_BITS) - 1)
 
 static size_t header_size(void)
 {
@@ -76,6 +88,22 @@ static uint64_t tag_mask(const struct tlbpol_tags *t)
 	return (1ULL << t->bits) - 1;
 }
 
+static size_t global_words(uint32_t nr_global)
+{
+	return (nr_global + 63) / 64;
+}
+
+/* TLBPOL_TAGS_PERCPU: the global tags taken, and those given back. */
+static uint64_t *gtaken(const struct tlbpol_tags *t)
+{
+	return pool(t);
+}
+
+static uint64_t *gfreed(const struct tlbpol_tags *t)
+{
+	return pool(t) + global_words(t->nr_global);
+}
+
 /* The configuration's checks; 0 or -errno. */
 static int config_check(const struct tlbpol_tags_config *cfg)
 {
@@ -85,7 +113,8 @@ static int config_check(const struct tlbpol_tags_config *cfg)
 		return -E_2BIG;
 	if (cfg->kind > TLBPOL_TAGS_GLOBAL || !cfg->tag_bits || !cfg->nr_cpus)
 		return -E_INVAL;
-	if (cfg->kind == TLBPOL_TAGS_GLOBAL && cfg->nr_slots)
+	if (cfg->kind == TLBPOL_TAGS_GLOBAL && (cfg->nr_slots || cfg->nr_global ||
+						 cfg->global_min_cpus))
 		return -E_INVAL;
 	if (cfg->nr_cpus > TLBPOL_MAX_CPUS || cfg->tag_bits > TLBPOL_TAG_BITS_MAX)
 		return -E_RANGE;
@@ -93,7 +122,8 @@ static int config_check(const struct tlbpol_tags_config *cfg)
 		return -E_RANGE;
 	if (cfg->kind == TLBPOL_TAGS_PERCPU)
 		return !cfg->nr_slots || cfg->nr_slots > TLBPOL_TAG_SLOTS_MAX ||
-				       cfg->nr_slots > (1u << cfg->tag_bits) - cfg->first_tag
+				       (uint64_t)cfg->nr_slots + cfg->nr_global >
+					       (1u << cfg->tag_bits) - cfg->first_tag
 			       ? -E_RANGE
 			       : 0;
 	/* After a rollover every CPU may keep one tag, and one more must be
@@ -105,7 +135,7 @@ static size_t size_of(const struct tlbpol_tags_config *cfg)
 {
 	size_t map = cfg->kind == TLBPOL_TAGS_GLOBAL
 			     ? prim_align_up((1u << cfg->tag_bits) / 8 + 8, 8)
-			     : 0;
+			     : 2 * global_words(cfg->nr_global) * sizeof(uint64_t);
 
 	return header_size() + (size_t)cfg->nr_cpus * cpu_stride(cfg->nr_slots) + map;
 }
@@ -136,12 +166,14 @@ int tlbpol_tags_init(struct tlbpol_tags **out, void *mem, size_t len,
 	t->nr_slots = cfg->nr_slots;
 	t->stride = (uint32_t)cpu_stride(cfg->nr_slots);
 	t->cur_idx = cfg->first_tag;
+	t->nr_global = cfg->nr_global;
+	t->global_min = cfg->global_min_cpus ? cfg->global_min_cpus : 4;
 	/* Generation 0 is no generation: an identity word of 0 is "none". */
 	t->gen = 1ULL << cfg->tag_bits;
 	/*
 	 * What is under each tag at boot is unknown: every CPU owes a flush
-	 * of all before its first global tag (a slot's first use is a miss,
-	 * which flushes it).
+	 * of all before its first global tag, of either kind (a slot's first
+	 * use is a miss, which flushes it).
 	 */
 	for (uint32_t c = 0; c < cfg->nr_cpus; c++)
 		tcpu(t, c)->flush_pending = 1;
@@ -161,7 +193,9 @@ int tlbpol_tag_id_init(struct tlbpol_tags *tags, struct tlbpol_tag_id *id)
 		return -E_INVAL;
 	/* A global identity starts with no tag; a per-CPU one is a number no
 	 * slot has held. */
-	id->word = tags->kind == TLBPOL_TAGS_PERCPU ? prim_fetch_add(&tags->next_id, 1ULL) + 1 : 0;
+	id->word = tags->kind == TLBPOL_TAGS_PERCPU
+			   ? (prim_fetch_add(&tags->next_id, 1ULL) + 1) & ID_MASK
+			   : 0;
 	return 0;
 }
 
@@ -169,7 +203,8 @@ int tlbpol_tag_id_init(struct tlbpol_tags *tags, struct tlbpol_tag_id *id)
 static int word_valid(const struct tlbpol_tags *t, uint64_t w)
 {
 	if (t->kind == TLBPOL_TAGS_PERCPU)
-		return w && w <= prim_load_relaxed(&t->next_id);
+		return (w & ID_MASK) && (w & ID_MASK) <= prim_load_relaxed(&t->next_id) &&
+		       (w >> ID_BITS) <= t->nr_global;
 	return !w || (w & tag_mask(t)) >= t->first;
 }
 
@@ -180,6 +215,24 @@ static void load_percpu(struct tlbpol_tags *t, struct tag_cpu *c, uint64_t w,
 {
 	uint32_t s;
 
+	if (w >> ID_BITS) {
+		/*
+		 * A global tag: this CPU's slot, if it kept one, is given up
+		 * (its entries there are unreachable now, and the slot's next
+		 * owner flushes it).  A flush of all is owed after global
+		 * tags were recycled: make_global() raised every CPU's flag
+		 * before it published the tag that needs it, and we read the
+		 * tag (acquire) before the flag.
+		 */
+		for (s = 0; s < t->nr_slots; s++)
+			if (prim_load_relaxed(&c->slot[s]) == (w & ID_MASK))
+				prim_store_relaxed(&c->slot[s], 0ULL);
+		out->tag = (1u << t->bits) - t->nr_global + (uint32_t)(w >> ID_BITS) - 1;
+		out->flush = prim_xchg_acquire(&c->flush_pending, 0u) ? TLBPOL_TAG_FLUSH_ALL
+								    : TLBPOL_TAG_FLUSH_NONE;
+		return;
+	}
+	w &= ID_MASK;
 	for (s = 0; s < t->nr_slots; s++) {
 		if (prim_load_relaxed(&c->slot[s]) == w) {
 			out->tag = t->first + s;
@@ -353,7 +406,7 @@ int tlbpol_tag_load(struct tlbpol_tags *tags, uint32_t cpu, struct tlbpol_tag_id
 		return -E_RANGE;
 	c = tcpu(tags, cpu);
 	if (tags->kind == TLBPOL_TAGS_PERCPU)
-		load_percpu(tags, c, id->word, out);
+		load_percpu(tags, c, prim_load_acquire(&id->word), out);
 	else
 		load_global(tags, c, id, out);
 	prim_count(&c->loads, 1);
@@ -361,6 +414,106 @@ int tlbpol_tag_load(struct tlbpol_tags *tags, uint32_t cpu, struct tlbpol_tag_id
 		prim_count(&c->tag_flushes, 1);
 	else if (out->flush == TLBPOL_TAG_FLUSH_ALL)
 		prim_count(&c->all_flushes, 1);
+	return 0;
+}
+
+/* ---- TLBPOL_TAGS_PERCPU's global tags ---- */
+
+/* The first clear bit of @n in @map, or @n. */
+static uint32_t first_clear(const uint64_t *map, uint32_t n)
+{
+	for (uint32_t i = 0; i < n; i += 64) {
+		uint64_t free = ~map[i / 64];
+
+		if (free)
+			return i + prim_ctz64(free) < n ? i + prim_ctz64(free) : n;
+	}
+	return n;
+}
+
+/*
+ * Under the lock: the global tags given back since the last recycling are
+ * free again, and every CPU owes a flush of all before it loads one (it
+ * may hold a former owner's entries under it; Linux flushes everything
+ * with INVLPGB in reset_global_asid_space() for the same reason).  The
+ * flags are raised before any recycled tag is published.
+ */
+static void recycle_global(struct tlbpol_tags *t)
+{
+	uint64_t *taken = gtaken(t), *freed = gfreed(t);
+
+	for (size_t i = 0; i < global_words(t->nr_global); i++) {
+		taken[i] &= ~freed[i];
+		freed[i] = 0;
+	}
+	for (uint32_t c = 0; c < t->nr_cpus; c++)
+		prim_store_seqcst(&tcpu(t, c)->flush_pending, 1u);
+}
+
+int tlbpol_tag_make_global(struct tlbpol_tags *tags, struct tlbpol_tag_id *id)
+{
+	uint64_t w, *taken;
+	uint32_t g;
+
+	if (!tags_valid(tags) || !id || !tags->nr_global ||
+	    !word_valid(tags, prim_load_relaxed(&id->word)))
+		return -E_INVAL;
+	taken = gtaken(tags);
+	prim_spin_lock(&tags->lock);
+	w = prim_load_relaxed(&id->word);
+	if (w >> ID_BITS) {
+		prim_spin_unlock(&tags->lock);
+		return -E_EXIST;
+	}
+	g = first_clear(taken, tags->nr_global);
+	if (g == tags->nr_global) {
+		recycle_global(tags);
+		g = first_clear(taken, tags->nr_global);
+	}
+	if (g == tags->nr_global) {
+		prim_spin_unlock(&tags->lock);
+		return -E_NOSPC;
+	}
+	taken[g / 64] |= 1ULL << (g % 64);
+	prim_fetch_add(&tags->global_taken, 1u);
+	/* Release: a load that finds the tag finds the flags raised before. */
+	prim_store_release(&id->word, w | (uint64_t)(g + 1) << ID_BITS);
+	prim_spin_unlock(&tags->lock);
+	return (int)((1u << tags->bits) - tags->nr_global + g);
+}
+
+int tlbpol_tag_global_of(const struct tlbpol_tags *tags, const struct tlbpol_tag_id *id)
+{
+	uint64_t g;
+
+	if (!tags_valid(tags) || !id)
+		return -E_INVAL;
+	g = tags->kind == TLBPOL_TAGS_PERCPU ? prim_load_acquire(&id->word) >> ID_BITS : 0;
+	return g ? (int)((1u << tags->bits) - tags->nr_global + g - 1) : -E_NOENT;
+}
+
+int tlbpol_tag_release(struct tlbpol_tags *tags, struct tlbpol_tag_id *id)
+{
+	uint64_t w, g;
+
+	if (!tags_valid(tags) || !id || !word_valid(tags, prim_load_relaxed(&id->word)))
+		return -E_INVAL;
+	if (tags->kind != TLBPOL_TAGS_PERCPU)
+		return 0;
+	prim_spin_lock(&tags->lock);
+	w = prim_load_relaxed(&id->word);
+	g = w >> ID_BITS;
+	if (g) {
+		g--;
+#ifndef TLBPOL_PLANTED_GLOBAL_TAG_EARLY_REUSE
+		gfreed(tags)[g / 64] |= 1ULL << (g % 64);
+#else
+		gtaken(tags)[g / 64] &= ~(1ULL << (g % 64));
+#endif
+		prim_fetch_sub_release(&tags->global_taken, 1u);
+		prim_store_relaxed(&id->word, w & ID_MASK);
+	}
+	prim_spin_unlock(&tags->lock);
 	return 0;
 }
 
@@ -378,9 +531,9 @@ int tlbpol_tag_of(const struct tlbpol_tags *tags, uint32_t cpu, const struct tlb
 	if (tags->kind == TLBPOL_TAGS_GLOBAL)
 		return (int)(w & tag_mask(tags));
 	for (uint32_t s = 0; s < tags->nr_slots; s++)
-		if (prim_load_relaxed(&tcpu(tags, cpu)->slot[s]) == w)
+		if (prim_load_relaxed(&tcpu(tags, cpu)->slot[s]) == (w & ID_MASK))
 			return (int)(tags->first + s);
-	return -E_NOENT;
+	return tlbpol_tag_global_of(tags, id);
 }
 
 int tlbpol_tags_stats_read(const struct tlbpol_tags *tags, int cpu, struct tlbpol_tags_stats *out)
@@ -419,58 +572,15 @@ int tlbpol__tags_kind(const struct tlbpol_tags *tags, uint32_t nr_cpus)
 	return tags->nr_cpus < nr_cpus ? -E_RANGE : (int)tags->kind;
 }
 
-/*
- * The hardware tag under which @cpu (the calling CPU) holds address space
- * @as_index's entries, into f->as_tag; 0 when it holds none under any tag
- * and @f names no global entry.  The leaving address space's entries are
- * under the tag it ran with until the CR3 write, even if its slot has just
- * gone to the address space switched to; any other address space without
- * a slot here lost its entries when its slot was taken (that load's
- * flush, which precedes any use of the tag).  A global flush with no tag
- * names the loaded one: INVLPG and TLBI VAAE1 reach global entries
- * whatever tag is current.
- */
-int tlbpol__tag_local(const struct tlbpol_engine *eng, uint32_t cpu, uint32_t as_index,
-		      struct tlbpol_flush *f)
+/* CPUs an address space must be loaded on to get a global tag, rising as
+ * they run out; 0 when the allocator has none. */
+uint32_t tlbpol__tags_global_min(const struct tlbpol_tags *tags)
 {
-	const struct tlbpol_cpu *c = cpu_of(eng, cpu);
-	int t;
+	uint32_t taken = prim_load_relaxed(&tags->global_taken);
 
-	if (f->kind == TLBPOL_FLUSH_ALL)
-		return 1;
-	if (c->leaving_as == as_index + 1) {
-		f->as_tag = c->leaving_tag;
-		return 1;
-	}
-	t = tlbpol_tag_of(eng->tags, cpu, &eng->as[as_index].tag_id);
-	if (t >= 0) {
-		f->as_tag = (uint64_t)t;
-		return 1;
-	}
-	f->as_tag = c->loaded_tag;
-	return (f->flags & TLBPOL_FLUSHF_GLOBAL) != 0;
-}
-
-/*
- * The tag a broadcast or a remote action names for address space
- * @as_index, into f->as_tag: its one tag (TLBPOL_TAGS_GLOBAL; the engine
- * uses no such mechanism with per-CPU slots).  Every CPU that runs it, or
- * keeps it loaded, runs it under that tag: a rollover keeps the tags CPUs
- * run (rollover()).  0 when it never had one (no CPU holds its entries)
- * and @f names no global entry; a global one then names tag 0 (a
- * broadcast by address reaches global entries whatever the tag).
- */
-int tlbpol__tag_global(const struct tlbpol_engine *eng, uint32_t as_index, struct tlbpol_flush *f)
-{
-	int t;
-
-	if (f->kind == TLBPOL_FLUSH_ALL)
-		return 1;
-	t = tlbpol_tag_of(eng->tags, 0, &eng->as[as_index].tag_id);
-	if (t < 0) {
-		f->as_tag = 0;
-		return (f->flags & TLBPOL_FLUSHF_GLOBAL) != 0;
-	}
-	f->as_tag = (uint64_t)t;
-	return 1;
+	if (!tags->nr_global)
+		return 0;
+	if (4ULL * taken >= 3ULL * tags->nr_global)
+		return tags->global_min * 4;
+	return 2ULL * taken >= tags->nr_global ? tags->global_min * 2 : tags->global_min;
 }

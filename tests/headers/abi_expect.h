@@ -27,7 +27,7 @@
 #define ABI_STRUCTS(S) \
 	S(tlbpol_cpuset, 512, 8) S(tlbpol_range, 24, 8) S(tlbpol_flush, 32, 8) \
 	S(tlbpol_tlbi_op, 32, 8) S(tlbpol_ops, 88, 8) S(tlbpol_backend, 32, 4) \
-	S(tlbpol_tags_config, 24, 4) S(tlbpol_tag_id, 8, 8) S(tlbpol_tag_use, 8, 4) \
+	S(tlbpol_tags_config, 32, 4) S(tlbpol_tag_id, 8, 8) S(tlbpol_tag_use, 8, 4) \
 	S(tlbpol_tags_stats, 40, 8) S(tlbpol_config, 120, 8) S(tlbpol_calibration, 80, 8) \
 	S(tlbpol_event, 40, 8) S(tlbpol_decision, 16, 4) \
 	S(tlbpol_stats, 176 + TLBPOL_WHY_MAX * 8, 8)
@@ -59,7 +59,8 @@
 
 #define ABI_FIELDS_tlbpol_tags_config(F, T) \
 	F(T, size, 0, 4) F(T, kind, 4, 4) F(T, nr_cpus, 8, 4) F(T, tag_bits, 12, 4) \
-	F(T, first_tag, 16, 4) F(T, nr_slots, 20, 4)
+	F(T, first_tag, 16, 4) F(T, nr_slots, 20, 4) F(T, nr_global, 24, 4) \
+	F(T, global_min_cpus, 28, 4)
 
 #define ABI_FIELDS_tlbpol_tag_id(F, T) \
 	F(T, word, 0, 8)

@@ -28,7 +28,7 @@ uint64_t tlbpol_test_header_c(void)
 	struct tlbpol_stats st = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, { 0 }, 0, 0, 0,
 				   0, 0, 0, 0, 0, 0, 0 };
 	struct tlbpol_tags_config tc = { sizeof(struct tlbpol_tags_config), TLBPOL_TAGS_PERCPU,
-					 1, 12, 1, 6 };
+					 1, 12, 1, 6, 16, 4 };
 	struct tlbpol_tag_id tid = { 0 };
 	struct tlbpol_tag_use tu = { 0, TLBPOL_TAG_FLUSH_ALL };
 	struct tlbpol_tags_stats ts = { sizeof(struct tlbpol_tags_stats), 0, 0, 0, 0, 0 };

@@ -119,7 +119,8 @@ static _Noreturn void help(FILE *f, int rc)
 		"              [--irqs-off PCT] [--wait-limit TURNS] [--free-ticks N] [--stall-secs S]\n"
 		"              [--migrate PCT] [--split] [--bcast-cost NS] [--walkers] [--walker-sync]\n"
 		"              [--walkers-undeclared] [--svvptc] [--remote] [--bcast-tag-match]\n"
-		"              [--tags percpu|global] [--tag-bits N] [--tag-slots N]\n"
+		"              [--tags percpu|global] [--tag-bits N] [--tag-slots N] [--tag-global N]\n"
+		"              [--tag-global-cpus N]\n"
 		"  --irqs-off: PCT of ticks (PCT/2 of other waiting calls) run with interrupts off\n"
 		"  --stall-secs: one engine call waiting this long is a deadlock (default 10, 30 under TSan)\n"
 "  --migrate: PCT of stamped unmaps ask their stamp first on another CPU (a migrated task)\n"
@@ -134,7 +135,8 @@ static _Noreturn void help(FILE *f, int rc)
 		"  --walker-sync: give the engine ops->walker_sync\n"
 		"  --tags: hardware tags from the engine's allocator (tlbpol_switch_tag()): per-CPU\n"
 		"          slots (--tag-slots, default 3) or global generations; --tag-bits:\n"
-		"          their width (default 3: tags 1..7), at most 12\n"
+		"          their width (default 3: tags 1..7), at most 12; --tag-global: global\n"
+		"          tags beside per-CPU slots (broadcast by tag), given at --tag-global-cpus\n"
 		"  SPEC: comma list of all, with-RULE (those of all with RULE), default-RULE, or a mask\n"
 		"        tlbpol_rules_parse() reads\n"
 		"        (none, linux, default, RULE, 0x7fff, linux+RULE ...)\n"
@@ -177,6 +179,8 @@ enum {
 	OPT_TAGS,
 	OPT_TAG_BITS,
 	OPT_TAG_SLOTS,
+	OPT_TAG_GLOBAL,
+	OPT_TAG_GLOBAL_CPUS,
 };
 
 static uint32_t arch_of(const char *name, const char *v)
@@ -241,6 +245,8 @@ void stress_options(struct opts *o, int argc, char **argv)
 		{ "tags", required_argument, NULL, OPT_TAGS },
 		{ "tag-bits", required_argument, NULL, OPT_TAG_BITS },
 		{ "tag-slots", required_argument, NULL, OPT_TAG_SLOTS },
+		{ "tag-global", required_argument, NULL, OPT_TAG_GLOBAL },
+		{ "tag-global-cpus", required_argument, NULL, OPT_TAG_GLOBAL_CPUS },
 		{ "quiet", no_argument, &o->quiet, 1 },
 		{ "verbose", no_argument, &o->verbose, 1 },
 		{ "help", no_argument, NULL, OPT_HELP },
@@ -264,6 +270,8 @@ void stress_options(struct opts *o, int argc, char **argv)
 		{ OPT_BCAST_PAGES, &o->bcast_max_pages, NULL },
 		{ OPT_TAG_BITS, &o->tag_bits, NULL },
 		{ OPT_TAG_SLOTS, &o->tag_slots, NULL },
+		{ OPT_TAG_GLOBAL, &o->tag_global, NULL },
+		{ OPT_TAG_GLOBAL_CPUS, &o->tag_global_cpus, NULL },
 	};
 	int c, idx = 0;
 

@@ -329,8 +329,10 @@ struct orc_config {
 	int svvptc;
 	/* The engine's tags from an allocator (cfg->tags, "Hardware tags"):
 	 * 0 none (each address space its own tag), else TLBPOL_TAGS_* + 1;
-	 * @tag_bits the width (tags 1 .. 2^bits - 1), @tag_slots per CPU. */
-	uint32_t tags, tag_bits, tag_slots;
+	 * @tag_bits the width (tags 1 .. 2^bits - 1), @tag_slots per CPU;
+	 * per-CPU slots with @tag_global global tags, given to an address
+	 * space loaded on @tag_global_cpus CPUs (0: the allocator's 4). */
+	uint32_t tags, tag_bits, tag_slots, tag_global, tag_global_cpus;
 	int vcpu_defer;        /* give the engine ops->vcpu_defer (orc_hv_preempt()) */
 	uint32_t batch_pages;  /* 0: the engine's default */
 	uint32_t flush_ceiling; /* 0: the engine's default */

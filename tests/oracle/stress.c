@@ -86,6 +86,8 @@ static int run_one(const struct opts *o, uint64_t mask, const char *mask_name, s
 	cfg.tags = o->tags;
 	cfg.tag_bits = o->tag_bits;
 	cfg.tag_slots = o->tag_slots;
+	cfg.tag_global = o->tag_global;
+	cfg.tag_global_cpus = o->tag_global_cpus;
 	cfg.ipi_delay_spins = o->ipi_delay;
 	cfg.irqs_off_pct = o->irqs_off;
 	cfg.migrate_pct = o->migrate;
@@ -183,9 +185,10 @@ static int run_one(const struct opts *o, uint64_t mask, const char *mask_name, s
 		       o->walker_sync ? " --walker-sync" : "", o->svvptc ? " --svvptc" : "",
 		       o->remote ? " --remote" : "", o->tag_match ? " --bcast-tag-match" : "");
 		if (o->tags)
-			printf("  with --tags %s --tag-bits %u --tag-slots %u\n",
+			printf("  with --tags %s --tag-bits %u --tag-slots %u --tag-global %u"
+			       " --tag-global-cpus %u\n",
 			       o->tags == TLBPOL_TAGS_PERCPU + 1 ? "percpu" : "global", o->tag_bits,
-			       o->tag_slots);
+			       o->tag_slots, o->tag_global, o->tag_global_cpus);
 	}
 	fflush(stdout);
 	orc_transitions(w, res->trans);

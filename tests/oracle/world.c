@@ -131,9 +131,11 @@ int orc_world_new(const struct orc_config *cfg, struct orc_world **out)
 	/* Hardware tags from an allocator: the engine keeps entries under
 	 * them across switches (it implies TLBPOL_CFGF_RETAIN_AS). */
 	if (cfg->tags) {
+		int percpu = cfg->tags == TLBPOL_TAGS_PERCPU + 1;
 		struct tlbpol_tags_config tc = { sizeof(tc), cfg->tags - 1, cfg->nr_cpus,
-						 cfg->tag_bits, 1, cfg->tags == TLBPOL_TAGS_PERCPU + 1
-									   ? cfg->tag_slots : 0 };
+						 cfg->tag_bits, 1, percpu ? cfg->tag_slots : 0,
+						 percpu ? cfg->tag_global : 0,
+						 percpu ? cfg->tag_global_cpus : 0 };
 		size_t len = tlbpol_tags_size(&tc);
 		void *mem = NULL;
 

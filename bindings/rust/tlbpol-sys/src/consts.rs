@@ -331,7 +331,7 @@ pub const TLBPOL_WHY_MAX: u32 = 22;
 // lib.rs's internal_sizes!, the X-lists (TLBPOL__CPU_ARRAYS() ...) expanded, each
 // other macro a const fn.
 internal_sizes! {
-    TLBPOL__SZ_ENGINE = 424, TLBPOL__SZ_CPU_BASE = 3024, TLBPOL__SZ_CPU_PER_REASON = 16,
+    TLBPOL__SZ_ENGINE = 432, TLBPOL__SZ_CPU_BASE = 3024, TLBPOL__SZ_CPU_PER_REASON = 16,
     TLBPOL__SZ_CPU = TLBPOL__LINE_UP(TLBPOL__SZ_CPU_BASE + (TLBPOL_WHY_MAX as u64) * TLBPOL__SZ_CPU_PER_REASON),
     TLBPOL__SZ_AS = 64, TLBPOL__SZ_PENDING_SPAN = 24, TLBPOL__SZ_PENDING = 32, TLBPOL__SZ_REQ_FLUSH = 80,
     TLBPOL__SZ_RECV_AS = 48, TLBPOL__SZ_RANGE = 24, TLBPOL__SZ_CPUSET = 512, TLBPOL__SZ_U64 = 8, TLBPOL__SZ_U32 = 4,
@@ -419,5 +419,5 @@ pub const fn TLBPOL__CPU_BYTES(c: u64, as_: u64, bp: u64, ceil: u64, nodes: u64)
 /// macro; `tests/layout.rs` compares it with the C compiler's over a grid.
 #[allow(non_snake_case)]
 pub const fn TLBPOL_ENGINE_SIZE(cpus: u64, max_as: u64, batch_pages: u64, flush_ceiling: u64, nodes: u64) -> u64 {
-    TLBPOL__LINE_UP(TLBPOL__SZ_ENGINE) + TLBPOL__LINE_UP(cpus * TLBPOL__SZ_CPU) + TLBPOL__LINE_UP(max_as * TLBPOL__SZ_AS) + TLBPOL__LINE_UP(cpus * max_as * TLBPOL__SZ_U64) + TLBPOL__LINE_UP(cpus * max_as * TLBPOL__SZ_PENDING_SPAN) + (if nodes != 0 { TLBPOL__LINE_UP(nodes * TLBPOL__MASK_WORDS(cpus) * TLBPOL__SZ_U64) } else { 0 }) + max_as * (0 + TLBPOL__LINE_UP(2 * TLBPOL__MASK_WORDS(cpus) * TLBPOL__SZ_U64)) + (if nodes != 0 { TLBPOL__LINE_UP(cpus * TLBPOL__SZ_U16) } else { 0 }) + cpus * TLBPOL__CPU_BYTES(cpus, max_as, batch_pages, flush_ceiling, nodes)
+    TLBPOL__LINE_UP(TLBPOL__SZ_ENGINE) + TLBPOL__LINE_UP(cpus * TLBPOL__SZ_CPU) + TLBPOL__LINE_UP(max_as * TLBPOL__SZ_AS) + TLBPOL__LINE_UP(cpus * max_as * TLBPOL__SZ_U64) + TLBPOL__LINE_UP(cpus * max_as * TLBPOL__SZ_PENDING_SPAN) + (if nodes != 0 { TLBPOL__LINE_UP(nodes * TLBPOL__MASK_WORDS(cpus) * TLBPOL__SZ_U64) } else { 0 }) + max_as * (0 + TLBPOL__LINE_UP(3 * TLBPOL__MASK_WORDS(cpus) * TLBPOL__SZ_U64)) + (if nodes != 0 { TLBPOL__LINE_UP(cpus * TLBPOL__SZ_U16) } else { 0 }) + cpus * TLBPOL__CPU_BYTES(cpus, max_as, batch_pages, flush_ceiling, nodes)
 }
