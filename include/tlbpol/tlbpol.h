@@ -485,6 +485,17 @@ enum tlbpol_flush_kind {
  * On RISC-V a PAGES flush with TLBPOL_FLUSHF_TABLES is SFENCE.VMA x0, asid:
  * a fence with rs1 != x0 need only invalidate leaf entries, and the spec
  * asks for rs1 = x0 after a non-leaf PTE changed (Linux 97cf301fa42e).
+ *
+ * Completion.  A struct tlbpol_flush is one completion step: the
+ * callback that receives it has completed it when it returns (its TLBIs,
+ * then one DSB for all of them: arm64 batches per call, as Linux's
+ * 43b3dfdd0455 batches an unmap's), except a split broadcast's, which
+ * completes at the ops->bcast_sync that follows on the same CPU, for all
+ * the parts that CPU issued since.  The engine never counts another CPU's
+ * DSB or TLBSYNC as completing this one's invalidations (the oracle's
+ * planted TLBPOL_PLANTED_SYNC_OTHER is that bug, caught); a host that
+ * wants fewer DSBs than one per call issues its flushes as a split
+ * broadcast.
  */
 struct tlbpol_flush {
 	uint64_t as_tag;
