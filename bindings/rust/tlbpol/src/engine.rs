@@ -136,6 +136,49 @@ impl<'m, H: Host> Engine<'m, H> {
     ///
     /// Errors: those of [`Engine::init`], and `Error::Range` for an
     /// allocator of fewer CPUs than the configuration's.
+    ///
+    /// ```
+    /// use tlbpol::*;
+    /// struct Tlb;
+    /// impl Host for Tlb {
+    ///     fn flush_local(&self, _: &Here<'_>, f: &Flush<'_>) {
+    ///         let _pcid = f.as_tag(); // this CPU's tag of the address space
+    ///     }
+    ///     fn send_ipi(&self, _: &Here<'_>, _: &CpuSet) {}
+    /// }
+    /// let tcfg = TagsConfig::per_cpu(1, 12, 1, 6); // PCIDs 1..6
+    /// let mut tmem = vec![0u8; Tags::mem_size(&tcfg)];
+    /// let mut tags = Tags::init(&tcfg, &mut tmem)?;
+    /// let cfg = Config::new(1, Arch::X86_64);
+    /// let mut mem = vec![0u8; Engine::<Tlb>::mem_size(&cfg)];
+    /// let eng = Engine::init_with_tags(&cfg, &Tlb, &mut mem, &mut tags)?;
+    /// let mm = eng.open_as(1)?;
+    /// let mut cpu = eng.take_cpus()?.next().unwrap();
+    /// let u = cpu.switch_tag(Some(&mm))?; // interrupts off until CR3 is written
+    /// assert_eq!((u.tag, u.flush), (1, TagFlush::Tag)); // CR3 = root | 1, bit 63 clear
+    /// assert_eq!(cpu.switch(Some(&mm)), Err(Error::Invalid));
+    /// # Ok::<(), tlbpol::Error>(())
+    /// ```
+    ///
+    /// The allocator is out of reach while the engine lives:
+    ///
+    /// ```compile_fail
+    /// # use tlbpol::*;
+    /// # struct Tlb;
+    /// # impl Host for Tlb {
+    /// #     fn flush_local(&self, _: &Here<'_>, _: &Flush<'_>) {}
+    /// #     fn send_ipi(&self, _: &Here<'_>, _: &CpuSet) {}
+    /// # }
+    /// # let tcfg = TagsConfig::per_cpu(1, 12, 1, 6);
+    /// # let mut tmem = vec![0u8; Tags::mem_size(&tcfg)];
+    /// # let mut tags = Tags::init(&tcfg, &mut tmem)?;
+    /// # let cfg = Config::new(1, Arch::X86_64);
+    /// # let mut mem = vec![0u8; Engine::<Tlb>::mem_size(&cfg)];
+    /// let eng = Engine::init_with_tags(&cfg, &Tlb, &mut mem, &mut tags)?;
+    /// let mut own = tags.take_cpus()?.next().unwrap(); // borrowed by the engine
+    /// let mm = eng.open_as(1)?;
+    /// # Ok::<(), tlbpol::Error>(())
+    /// ```
     pub fn init_with_tags(
         cfg: &Config<'_>,
         host: &'m H,
