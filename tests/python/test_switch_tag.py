@@ -236,7 +236,10 @@ class Ownership(unittest.TestCase):
             eng.unload(0)
             eng.unload(1)
         self.assertEqual(eng.tags.stats().loads, 6)
+        with self.assertRaises(AttributeError):
+            eng.tags = None  # read-only: close() gives it back
         eng.close()
+        self.assertFalse(eng.tags.in_use)
 
 
 if __name__ == "__main__":

@@ -249,8 +249,7 @@ class Engine:
                  tags: Optional[Tags] = None) -> None:
         self._handle: Optional[c_void_p] = None
         self._spaces: Dict[int, AddressSpace] = {}
-        #: The tag allocator the engine uses (tags=), kept alive with it.
-        self.tags: Optional[Tags] = None
+        self._tags: Optional[Tags] = None
         if tags is not None and not isinstance(tags, Tags):
             raise TypeError("tags must be a tlbpol.Tags, not %s" % type(tags).__name__)
         self.arch = parse_arch(arch)
@@ -293,20 +292,26 @@ class Engine:
             # The engine's alone from here (EBUSY if another engine has it),
             # given back if the engine is not built, else by close().
             lent = tags._lend()
-            self.tags = tags
+            self._tags = tags
         try:
             if tags is not None:
                 cfg.tags = lent.value
             check("tlbpol_engine_new", _ffi.call("tlbpol_engine_new", byref(cfg), byref(eng)))
         except BaseException:
             if tags is not None:
-                self.tags = None
+                self._tags = None
                 tags._give_back()
             raise
         self._handle = eng
         self.cpus: int = cfg.nr_cpus
 
     # -- calls ---------------------------------------------------------------
+    @property
+    def tags(self) -> Optional[Tags]:
+        """The tag allocator the engine uses (tags=), or None; kept alive
+        with the engine, and the engine's alone until close()."""
+        return self._tags
+
     @property
     def closed(self) -> bool:
         """True once close() has freed the engine."""
@@ -339,8 +344,8 @@ class Engine:
             space._handle = None
         self._spaces.clear()
         self._frees.clear()
-        if self.tags is not None:
-            self.tags._give_back()  # kept in self.tags: its memory stays valid
+        if self._tags is not None:
+            self._tags._give_back()  # still referenced: its memory stays valid
 
     def __enter__(self) -> "Engine":
         return self
