@@ -173,6 +173,33 @@ TAGS_CASES = [
          signed=True, allows=(NONE,)),
 ]
 
+
+class TaggedHost(RecordingHost):
+    """An engine with a tag allocator (Engine(tags=), release 0.3), one
+    address space switched to on both CPUs."""
+
+    def __init__(self):
+        super().__init__()
+        self.tags = tlbpol.Tags("percpu", cpus=2, tag_bits=12, first_tag=1, slots=6)
+        self.engine(arch="x86_64", cpus=2, tags=self.tags)
+        self.space = self.eng.open_as(1)
+        self.other = self.eng.open_as(2)
+        for cpu in (0, 1):
+            self.eng.switch_tag(cpu, self.space)
+
+    def snapshot(self):
+        """Everything a switch that got through would move: the engine's
+        and the allocator's counters of each CPU."""
+        eng, t = self.eng, self.tags
+        return ([dict(eng.stats(c)) for c in range(eng.cpus)],
+                [dict(t.stats(c)) for c in range(t.cpus)], len(self.flushes))
+
+
+# Calls of an engine with tags: call(host, value).
+TAGGED_CASES = [
+    Case("tlbpol_switch_tag(cpu)", 32, lambda h, v: h.eng.switch_tag(v, h.other), errno.ERANGE),
+]
+
 # struct tlbpol_event: each field set on a valid event after it was made,
 # then the event handed to tlbpol_submit() and tlbpol_decide().
 EVENT_FIELDS = [("kind", 32, errno.EINVAL), ("flags", 32, errno.EINVAL),
@@ -304,6 +331,15 @@ class Checks(unittest.TestCase):
             with self.subTest(case.label):
                 h = TagsHost()
                 self.check(case, lambda v: case.call(h, v), h.snapshot)
+
+    def test_tagged_engine_calls(self):
+        for case in TAGGED_CASES:
+            with self.subTest(case.label):
+                h = TaggedHost()
+                try:
+                    self.check(case, lambda v: case.call(h, v), h.snapshot)
+                finally:
+                    h.eng.close()
 
     def test_engine_config(self):
         for case in CONFIG_CASES:
@@ -446,7 +482,8 @@ class Helper(unittest.TestCase):
 class Coverage(unittest.TestCase):
     """Every integer the package can hand to C is in a table above."""
 
-    LABELS = {c.label for c in METHOD_CASES + TAGS_CASES + CONFIG_CASES + FUNCTION_CASES}
+    LABELS = {c.label for c in
+              METHOD_CASES + TAGS_CASES + TAGGED_CASES + CONFIG_CASES + FUNCTION_CASES}
     # Fields no caller sets: the package writes sizeof, 0 in pad (struct
     # tlbpol_calibration's too) and nr_backends (the length of backends=,
     # test_backends.py), the library the rest.

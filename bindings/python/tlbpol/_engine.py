@@ -14,7 +14,9 @@ from ._callbacks import (BcastIssue, BcastSync, Broadcast, Callbacks, FlushLocal
                          RemoteAction, SendIpi, Stuck, VcpuDefer, WalkerSync)
 from ._constants import Arch, ConfigFlag, CpuState, Deadline, Rule
 from ._errors import TlbpolError, check
+from ._enumstr import member_or_int
 from ._names import ArchLike, RulesLike, parse_arch, rule_mask
+from ._tags import TagFlush, Tags, TagUse
 from ._values import Backend, Calibration, CostModel, Decision, Event, Stats
 
 __all__ = ["AddressSpace", "Engine", "cost_calibrate"]
@@ -199,6 +201,19 @@ class Engine:
     at most one per mechanism; they feed the cost model.  flags:
     ConfigFlag bits (RETAIN_AS, WAIT_IRQS, LOCKLESS_WALKERS).
 
+    tags: a Tags allocator (cfg->tags, release 0.3) for at least @cpus
+    CPUs, from which the engine chooses the address spaces' hardware tags:
+    CPUs then switch with switch_tag(), which says which tag to load and
+    what to flush (switch() is refused, EINVAL), entries stay under their
+    tags (RETAIN_AS is implied), and every Flush names the tag of the CPU
+    it reaches (flush_local: that CPU's; broadcast and remote_action: the
+    address space's one tag, GLOBAL only: with PERCPU tags an address
+    space has a tag per CPU, so the engine uses interrupts only).  The
+    engine keeps the Tags alive (Engine.tags) and it is the engine's alone
+    until close(): Tags.load() or a second engine meanwhile raises
+    TlbpolError EBUSY.  TlbpolError ERANGE for an allocator of fewer
+    CPUs; TypeError for anything but a Tags.
+
     An exception raised in a callback (or a deferred free) never reaches the
     C library: it is recorded, the callback returns as if it had succeeded
     (vcpu_defer as if it had returned False), and the exception is raised
@@ -230,9 +245,13 @@ class Engine:
                  bcast_issue: Optional[BcastIssue] = None, bcast_sync: Optional[BcastSync] = None,
                  walker_sync: Optional[WalkerSync] = None,
                  backends: Optional[Sequence[Backend]] = None,
-                 remote_action: Optional[RemoteAction] = None) -> None:
+                 remote_action: Optional[RemoteAction] = None,
+                 tags: Optional[Tags] = None) -> None:
         self._handle: Optional[c_void_p] = None
         self._spaces: Dict[int, AddressSpace] = {}
+        self._tags: Optional[Tags] = None
+        if tags is not None and not isinstance(tags, Tags):
+            raise TypeError("tags must be a tlbpol.Tags, not %s" % type(tags).__name__)
         self.arch = parse_arch(arch)
         mask = rule_mask(rules)
         # The engine holds the callbacks (and so their thunks) until
@@ -269,11 +288,30 @@ class Engine:
             cfg.nr_backends = len(structs)
         self._cfg = cfg
         eng = c_void_p()
-        check("tlbpol_engine_new", _ffi.call("tlbpol_engine_new", byref(cfg), byref(eng)))
+        if tags is not None:
+            # The engine's alone from here (EBUSY if another engine has it),
+            # given back if the engine is not built, else by close().
+            lent = tags._lend()
+            self._tags = tags
+        try:
+            if tags is not None:
+                cfg.tags = lent.value
+            check("tlbpol_engine_new", _ffi.call("tlbpol_engine_new", byref(cfg), byref(eng)))
+        except BaseException:
+            if tags is not None:
+                self._tags = None
+                tags._give_back()
+            raise
         self._handle = eng
         self.cpus: int = cfg.nr_cpus
 
     # -- calls ---------------------------------------------------------------
+    @property
+    def tags(self) -> Optional[Tags]:
+        """The tag allocator the engine uses (tags=), or None; kept alive
+        with the engine, and the engine's alone until close()."""
+        return self._tags
+
     @property
     def closed(self) -> bool:
         """True once close() has freed the engine."""
@@ -306,6 +344,8 @@ class Engine:
             space._handle = None
         self._spaces.clear()
         self._frees.clear()
+        if self._tags is not None:
+            self._tags._give_back()  # still referenced: its memory stays valid
 
     def __enter__(self) -> "Engine":
         return self
@@ -407,11 +447,35 @@ class Engine:
 
     def switch(self, cpu: int, space: Optional[AddressSpace]) -> bool:
         """tlbpol_switch(): @cpu now runs @space (None: idle/lazy).
-        Returns True when the CPU must flush @space whole first."""
+        Returns True when the CPU must flush @space whole first.  An
+        engine with tags= refuses it (TlbpolError EINVAL): switch_tag()."""
         need = c_int(0)
         handle = None if space is None else _space_handle(space)
         self._call("tlbpol_switch", self._h(), cpu=cpu, next=handle, need_flush=byref(need))
         return bool(need.value)
+
+    def switch_tag(self, cpu: int, space: Optional[AddressSpace]) -> TagUse:
+        """tlbpol_switch_tag() (release 0.3): switch() for an engine with
+        tags=: @cpu now runs @space (None: lazily, the previous address
+        space stays loaded) under TagUse.tag, after the flush TagUse.flush
+        says, as part of the switch, before any access under the tag and
+        before any other call for @cpu.
+
+        One answer folds the allocator's decision (a slot taken from
+        another address space, a rollover) and the engine's (flushes @cpu
+        skipped while away from @space, which switch() reports as its
+        bool): TagFlush.TAG flushes every entry of the tag (x86: CR3
+        without bit 63; arm64: TLBI ASIDE1), TagFlush.ALL every non-global
+        entry.  For None the tag is the one still loaded (0 if none) and
+        the flush TagFlush.NONE.  A flush code of a later library that
+        TagFlush lacks is kept as the int.
+
+        TlbpolError EINVAL for an engine without tags or a closed
+        address space, ERANGE for @cpu, EBUSY as for switch()."""
+        u = _ffi.TagUseS()
+        handle = None if space is None else _space_handle(space)
+        self._call("tlbpol_switch_tag", self._h(), cpu=cpu, next=handle, out=byref(u))
+        return TagUse(u.tag, member_or_int(TagFlush, u.flush))
 
     def unload(self, cpu: int) -> None:
         """tlbpol_unload(): a lazy @cpu drops the address space it keeps loaded."""

@@ -339,6 +339,7 @@ PROTOTYPES: Dict[str, Tuple[Any, List[Any]]] = {
     "tlbpol_as_lookup": (_as_p, [_eng_p, c_uint64]),
     "tlbpol_as_tag": (c_uint64, [_as_p]),
     "tlbpol_switch": (c_int, [_eng_p, c_uint32, _as_p, POINTER(c_int)]),
+    "tlbpol_switch_tag": (c_int, [_eng_p, c_uint32, _as_p, POINTER(TagUseS)]),
     "tlbpol_unload": (c_int, [_eng_p, c_uint32]),
     "tlbpol_cpu_state": (c_int, [_eng_p, c_uint32, c_uint32]),
     "tlbpol_tick": (c_int, [_eng_p, c_uint32]),

@@ -159,6 +159,13 @@ class Tags:
     thread raises TlbpolError EBUSY instead of reaching C.  Loads for
     different CPUs may run from different threads (ctypes drops the GIL
     during each C call); new_id(), tag_of() and stats() may run anywhere.
+
+    An Engine built with ``tags=`` this allocator (cfg->tags) makes the
+    loads itself, in Engine.switch_tag(), and the allocator is the
+    engine's alone until the engine is closed (the C rule: no other
+    tlbpol_tag_load() on it): load() meanwhile, or a second engine, raises
+    TlbpolError EBUSY instead of reaching C.  tag_of() and stats() still
+    may run anywhere.
     """
 
     def __init__(self, kind: TagKindLike, *, cpus: int, tag_bits: int, first_tag: int = 0,
@@ -188,6 +195,35 @@ class Tags:
         # One lock per CPU, never waited for: a concurrent load for a CPU
         # is refused (EBUSY), not made.
         self._loading: List[threading.Lock] = [threading.Lock() for _ in range(self.cpus)]
+        # Set while an engine uses the allocator (_lend(), _give_back()):
+        # loads are then the engine's alone.
+        self._lent = False
+        self._lending = threading.Lock()
+
+    def _lend(self) -> c_void_p:
+        """The allocator for an engine's cfg->tags, the engine's alone from
+        now until _give_back(): TlbpolError EBUSY if an engine has it
+        already.  Waits for the loads running on other threads to end
+        (each is one short C call); those that start later are refused."""
+        with self._lending:
+            if self._lent:
+                raise TlbpolError(errno.EBUSY, "tlbpol_engine_new",
+                                  "the tag allocator is another engine's")
+            self._lent = True
+        for lock in self._loading:
+            with lock:
+                pass
+        return self._handle
+
+    def _give_back(self) -> None:
+        """The engine that had the allocator is freed (or was never built)."""
+        with self._lending:
+            self._lent = False
+
+    @property
+    def in_use(self) -> bool:
+        """True while an Engine uses this allocator (until it is closed)."""
+        return self._lent
 
     def __repr__(self) -> str:
         kind = self.kind.name.lower() if isinstance(self.kind, TagKind) else str(self.kind)
@@ -226,9 +262,10 @@ class Tags:
         since the last rollover (its first load too).
 
         TlbpolError ERANGE for @cpu past the allocator's CPUs, EBUSY while
-        another load for @cpu runs; TypeError or OverflowError for a @cpu
-        that is not a uint32_t, TypeError for a @tag_id that is not a
-        TagId, ValueError for another allocator's (nothing reaches C).
+        another load for @cpu runs or while an engine uses the allocator;
+        TypeError or OverflowError for a @cpu that is not a uint32_t,
+        TypeError for a @tag_id that is not a TagId, ValueError for another
+        allocator's (nothing reaches C).
         """
         c = self._id(tag_id)
         cpu = _ffi.check_int("tlbpol_tag_load(cpu)", cpu, c_uint32)
@@ -237,6 +274,9 @@ class Tags:
             raise TlbpolError(errno.EBUSY, "tlbpol_tag_load",
                               "another load for CPU %d is running" % cpu)
         try:
+            if self._lent:
+                raise TlbpolError(errno.EBUSY, "tlbpol_tag_load",
+                                  "the tag allocator is an engine's (Engine(tags=...))")
             u = _ffi.TagUseS()
             check("tlbpol_tag_load",
                   _ffi.call("tlbpol_tag_load", self._handle, cpu=cpu, id=byref(c), out=byref(u)))

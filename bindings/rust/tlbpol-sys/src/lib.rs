@@ -596,6 +596,14 @@ extern "C" {
     /// `tlbpol_switch()`.
     pub fn tlbpol_switch(eng: *mut tlbpol_engine, cpu: u32, next: *mut tlbpol_as, need_flush: *mut c_int)
         -> c_int;
+    /// `tlbpol_switch_tag()` (release 0.3): `tlbpol_switch()` for an engine
+    /// with `cfg->tags`: the tag to load and the flush to make.
+    pub fn tlbpol_switch_tag(
+        eng: *mut tlbpol_engine,
+        cpu: u32,
+        next: *mut tlbpol_as,
+        out: *mut tlbpol_tag_use,
+    ) -> c_int;
     /// `tlbpol_unload()`.
     pub fn tlbpol_unload(eng: *mut tlbpol_engine, cpu: u32) -> c_int;
     /// `tlbpol_cpu_state()`.

@@ -12,6 +12,7 @@ use tlbpol_sys::c_void;
 
 use crate::host::no_unwind;
 use crate::engine::Stamp;
+use crate::tags::TagUse;
 use crate::types::{check, CpuState, Deadline, Decision, Error, Event, Result};
 #[cfg(doc)]
 use crate::Engine;
@@ -181,6 +182,10 @@ impl<'e> Cpu<'e> {
     /// kernel thread, the previous address space stays loaded, lazily).
     /// Returns whether it must flush `next` whole before using it.  Call it
     /// with interrupts off, the CR3 / TTBR / satp write following at once.
+    ///
+    /// An engine with a tag allocator ([`Engine::init_with_tags`]) refuses
+    /// it (`Error::Invalid`): the host must learn the tag, from
+    /// [`Cpu::switch_tag`].
     pub fn switch(&mut self, next: Option<&AddressSpace<'_>>) -> Result<bool> {
         let mut need = 0;
         let n = next.map_or(ptr::null_mut(), |a| a.raw.as_ptr());
@@ -194,6 +199,47 @@ impl<'e> Cpu<'e> {
         // valid.
         check(unsafe { sys::tlbpol_switch(self.eng(), self.id, n, &mut need) })?;
         Ok(need != 0)
+    }
+
+    /// `tlbpol_switch_tag()` (release 0.3): [`Cpu::switch`] for an engine
+    /// with a tag allocator ([`Engine::init_with_tags`]): this CPU now runs
+    /// `next` (`None`: lazily, the previous address space stays loaded),
+    /// under [`TagUse::tag`], after the flush [`TagUse::flush`] says.
+    ///
+    /// One answer folds the allocator's decision (a slot taken from
+    /// another address space, a rollover) and the engine's (flushes this
+    /// CPU skipped while away from `next`, which `switch` reports as its
+    /// `bool`): [`TagFlush::Tag`] flushes every entry of the tag (x86: CR3
+    /// without bit 63; arm64: TLBI ASIDE1), [`TagFlush::All`] every
+    /// non-global entry.  Make that flush as part of the switch, before any
+    /// access under the tag and before any other call for this CPU.  For
+    /// `None` the tag is the one still loaded (0 if none) and the flush
+    /// `TagFlush::None`.  Call it with interrupts off until the tag is
+    /// loaded.
+    ///
+    /// Errors: `Error::Invalid` for an engine without a tag allocator or a
+    /// closed or foreign `next`; `Error::Busy` as for `switch`.
+    /// `Err(Error::Other(0))` is the one error after which the switch *was*
+    /// made: a library newer than this crate returned a flush code it does
+    /// not know.
+    ///
+    /// [`TagFlush::Tag`]: crate::TagFlush::Tag
+    /// [`TagFlush::All`]: crate::TagFlush::All
+    pub fn switch_tag(&mut self, next: Option<&AddressSpace<'_>>) -> Result<TagUse> {
+        let mut u = sys::tlbpol_tag_use::default();
+        let n = next.map_or(ptr::null_mut(), |a| a.raw.as_ptr());
+        // SAFETY: as in switch: the engine is live for 'e; &mut self on this
+        // CPU's one token makes this the only call for self.id in progress
+        // (a nested one is answered -EBUSY, never run); n is NULL or a live
+        // address space (C refuses a foreign or closed one); deferred frees
+        // it runs are valid to run, as in flush.  C writes only u, a local.
+        // The tlbpol_tag_load() it makes for self.id on the engine's
+        // allocator is the only load for self.id on it: the engine borrows or
+        // owns the allocator for its whole life (init_with_tags,
+        // new_with_tags), so only the engine loads on it, and only inside
+        // this call for this CPU.  Without an allocator C answers -EINVAL.
+        check(unsafe { sys::tlbpol_switch_tag(self.eng(), self.id, n, &mut u) })?;
+        TagUse::from_raw(&u)
     }
 
     /// `tlbpol_unload()`: drop the address space kept loaded while lazy

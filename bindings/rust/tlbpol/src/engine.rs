@@ -16,6 +16,7 @@ use crate::cpu::{AddressSpace, Cpu, Cpus};
 use crate::cpu::SpaceRef;
 use crate::host::{ops, Host, Shim};
 use crate::mem::{ALIGN_SLACK, SHIM_SPACE};
+use crate::tags::Tags;
 use crate::types::{check, Decision, Error, Event, Reason, Result, Rules};
 #[cfg(doc)]
 use crate::{mem_size_for, EngineMem, Here};
@@ -36,6 +37,16 @@ fn capacity_u32(len: usize) -> u32 {
 /// anywhere), or owning its memory with `Engine::new` (`std`).  `'m` is
 /// the borrow of that memory and of the host; an owning engine is
 /// `Engine<'static, H>`.
+///
+/// With a tag allocator ([`Engine::init_with_tags`], which borrows it
+/// for `'m`, or `Engine::new_with_tags`, which owns it; `cfg->tags`,
+/// release 0.3) the engine chooses the address spaces' hardware tags: CPUs
+/// switch with [`Cpu::switch_tag`], which says which tag to load and what
+/// to flush, and every [`Flush`](crate::Flush) names the tag of the CPU it
+/// reaches.  The allocator is the engine's alone while it lives (the
+/// header: no other load on it), which the borrow or the ownership makes
+/// so: no [`TagCpu`](crate::TagCpu) token or `&mut Tags` can exist
+/// meanwhile.
 ///
 /// Calls that may run anywhere at any time (`decide`, `stats`, `rules`,
 /// `open_as` ...) are methods of the engine; calls made *for* a CPU
@@ -65,6 +76,9 @@ struct Owned<H> {
     // Dropped after tlbpol_engine_free(), in this order.
     _shim: Box<Shim<H>>,
     _host: Box<H>,
+    // The allocator of Engine::new_with_tags, which the engine loads from
+    // until it is freed (taken back only by into_tags, which frees first).
+    tags: Option<Tags<'static>>,
 }
 
 // SAFETY: see "Send and Sync" above.  Through &Engine the raw pointer reaches
@@ -77,7 +91,8 @@ unsafe impl<'m, H: Host> Sync for Engine<'m, H> {}
 // SAFETY: the engine keeps no per-thread state (C's or this crate's): its
 // memory is the caller's buffer or the library's allocation, freed by
 // tlbpol_engine_free() from any thread; an owned host moves with it, hence H:
-// Send; a borrowed one is &H, Send because H: Sync.
+// Send; a borrowed one is &H, Send because H: Sync.  A tag allocator it uses
+// is plain memory too (Tags: Send + Sync), borrowed or owned.
 unsafe impl<'m, H: Host + Send> Send for Engine<'m, H> {}
 
 impl<'m, H: Host> Engine<'m, H> {
@@ -104,6 +119,90 @@ impl<'m, H: Host> Engine<'m, H> {
     /// `Error::Range` for `nr_cpus`, `max_as`, `batch_pages`, a node or
     /// the number of descriptors out of range).
     pub fn init(cfg: &Config<'_>, host: &'m H, mem: &'m mut [u8]) -> Result<Engine<'m, H>> {
+        // SAFETY: no allocator.
+        unsafe { Engine::init_at(cfg, host, mem, ptr::null_mut()) }
+    }
+
+    /// `tlbpol_engine_init()` with a tag allocator (`cfg->tags`, release
+    /// 0.3): as [`Engine::init`], and the engine chooses the address
+    /// spaces' hardware tags from `tags`, which it borrows exclusively for
+    /// as long as it lives (the header: the allocator is the engine's, no
+    /// other load on it).  Switch CPUs with [`Cpu::switch_tag`]
+    /// ([`Cpu::switch`] is refused, `Error::Invalid`); entries stay under
+    /// their tags across switches (`Config::retain_as` is implied).  With
+    /// `TagKind::PerCpu` one address space has a different tag on each
+    /// CPU, so the engine uses interrupts only (no broadcast or remote
+    /// action can name it).
+    ///
+    /// Errors: those of [`Engine::init`], and `Error::Range` for an
+    /// allocator of fewer CPUs than the configuration's.
+    ///
+    /// ```
+    /// use tlbpol::*;
+    /// struct Tlb;
+    /// impl Host for Tlb {
+    ///     fn flush_local(&self, _: &Here<'_>, f: &Flush<'_>) {
+    ///         let _pcid = f.as_tag(); // this CPU's tag of the address space
+    ///     }
+    ///     fn send_ipi(&self, _: &Here<'_>, _: &CpuSet) {}
+    /// }
+    /// let tcfg = TagsConfig::per_cpu(1, 12, 1, 6); // PCIDs 1..6
+    /// let mut tmem = vec![0u8; Tags::mem_size(&tcfg)];
+    /// let mut tags = Tags::init(&tcfg, &mut tmem)?;
+    /// let cfg = Config::new(1, Arch::X86_64);
+    /// let mut mem = vec![0u8; Engine::<Tlb>::mem_size(&cfg)];
+    /// let eng = Engine::init_with_tags(&cfg, &Tlb, &mut mem, &mut tags)?;
+    /// let mm = eng.open_as(1)?;
+    /// let mut cpu = eng.take_cpus()?.next().unwrap();
+    /// let u = cpu.switch_tag(Some(&mm))?; // interrupts off until CR3 is written
+    /// assert_eq!((u.tag, u.flush), (1, TagFlush::Tag)); // CR3 = root | 1, bit 63 clear
+    /// assert_eq!(cpu.switch(Some(&mm)), Err(Error::Invalid));
+    /// # Ok::<(), tlbpol::Error>(())
+    /// ```
+    ///
+    /// The allocator is out of reach while the engine lives:
+    ///
+    /// ```compile_fail
+    /// # use tlbpol::*;
+    /// # struct Tlb;
+    /// # impl Host for Tlb {
+    /// #     fn flush_local(&self, _: &Here<'_>, _: &Flush<'_>) {}
+    /// #     fn send_ipi(&self, _: &Here<'_>, _: &CpuSet) {}
+    /// # }
+    /// # let tcfg = TagsConfig::per_cpu(1, 12, 1, 6);
+    /// # let mut tmem = vec![0u8; Tags::mem_size(&tcfg)];
+    /// # let mut tags = Tags::init(&tcfg, &mut tmem)?;
+    /// # let cfg = Config::new(1, Arch::X86_64);
+    /// # let mut mem = vec![0u8; Engine::<Tlb>::mem_size(&cfg)];
+    /// let eng = Engine::init_with_tags(&cfg, &Tlb, &mut mem, &mut tags)?;
+    /// let mut own = tags.take_cpus()?.next().unwrap(); // borrowed by the engine
+    /// let mm = eng.open_as(1)?;
+    /// # Ok::<(), tlbpol::Error>(())
+    /// ```
+    pub fn init_with_tags(
+        cfg: &Config<'_>,
+        host: &'m H,
+        mem: &'m mut [u8],
+        tags: &'m mut Tags<'_>,
+    ) -> Result<Engine<'m, H>> {
+        let t = tags.raw();
+        // SAFETY: t is the live allocator of tags, which the Engine returned
+        // borrows exclusively for 'm (the signature), so no token, `&mut
+        // Tags` load or drop of it can happen while the engine may load.
+        unsafe { Engine::init_at(cfg, host, mem, t) }
+    }
+
+    /// [`Engine::init`] with `cfg->tags` = `tags`.
+    ///
+    /// # Safety
+    /// `tags` is NULL or a live allocator that stays valid, and on which
+    /// nothing but this engine loads, for `'m`.
+    unsafe fn init_at(
+        cfg: &Config<'_>,
+        host: &'m H,
+        mem: &'m mut [u8],
+        tags: *mut sys::tlbpol_tags,
+    ) -> Result<Engine<'m, H>> {
         let start = mem.as_mut_ptr();
         let skip = start.align_offset(64);
         if skip == usize::MAX || mem.len() < skip + SHIM_SPACE {
@@ -124,7 +223,8 @@ impl<'m, H: Host> Engine<'m, H> {
             ptr::write(shim_ptr, Shim { host: host as *const H, eng: AtomicPtr::new(ptr::null_mut()) });
         }
         let o = ops::<H>();
-        let raw_cfg = cfg.complete(&o, shim_ptr.cast::<c_void>())?;
+        let mut raw_cfg = cfg.complete(&o, shim_ptr.cast::<c_void>())?;
+        raw_cfg.tags = tags;
         let mut eng = ptr::null_mut();
         // SAFETY: eng_mem is 64-aligned with eng_len bytes of mem behind it,
         // which the engine borrows for 'm (the header's "stay valid and
@@ -132,8 +232,10 @@ impl<'m, H: Host> Engine<'m, H> {
         // &'m mut, the shim in front of it is ours and outside it). raw_cfg is
         // a whole configuration whose node table complete() checked, whose ops
         // are this H's trampolines and whose ops_ctx is the shim just written,
-        // which lives as long as mem (the trampolines' contract); the call
-        // copies cfg and ops, and calls no callback.
+        // which lives as long as mem (the trampolines' contract); its tags is
+        // NULL or an allocator that is the engine's alone for 'm (init_at's
+        // contract; C checks it is one, of enough CPUs); the call copies cfg
+        // and ops, and calls no callback.
         check(unsafe { sys::tlbpol_engine_init(&mut eng, eng_mem.cast::<c_void>(), eng_len, &raw_cfg) })?;
         // SAFETY: the shim written above, in mem that we still borrow; the
         // engine only reads it, and eng is an atomic.
@@ -287,26 +389,55 @@ impl<H: Host> Engine<'static, H> {
     /// still pending are dropped (complete them first with
     /// `Cpu::flush(Deadline::Lazy)`; closures not run are leaked, never run).
     pub fn new(cfg: &Config<'_>, host: H) -> Result<Engine<'static, H>> {
+        Engine::new_owning(cfg, host, None)
+    }
+
+    /// `tlbpol_engine_new()` with a tag allocator (`cfg->tags`, release
+    /// 0.3), which the engine owns: see [`Engine::init_with_tags`].  It is
+    /// dropped with the engine, after it, or given back by
+    /// [`Engine::into_tags`].  Errors: those of `Engine::new`, and
+    /// `Error::Range` for an allocator of fewer CPUs than the
+    /// configuration's (the allocator is dropped).
+    pub fn new_with_tags(cfg: &Config<'_>, host: H, tags: Tags<'static>) -> Result<Engine<'static, H>> {
+        Engine::new_owning(cfg, host, Some(tags))
+    }
+
+    fn new_owning(cfg: &Config<'_>, host: H, tags: Option<Tags<'static>>) -> Result<Engine<'static, H>> {
         let host = Box::new(host);
         let shim = Box::new(Shim { host: &*host as *const H, eng: AtomicPtr::new(ptr::null_mut()) });
         let o = ops::<H>();
-        let raw_cfg = cfg.complete(&o, &*shim as *const Shim<H> as *mut c_void)?;
+        let mut raw_cfg = cfg.complete(&o, &*shim as *const Shim<H> as *mut c_void)?;
+        raw_cfg.tags = tags.as_ref().map_or(ptr::null_mut(), |t| t.raw());
         let mut eng = ptr::null_mut();
         // SAFETY: raw_cfg is a whole configuration whose node table complete()
         // checked; its ops_ctx is the boxed shim, which with the boxed host it
         // points to is kept in the Engine and dropped only after
         // tlbpol_engine_free() (Owned's field order; heap addresses do not
-        // move with the Engine).  The call copies cfg and ops, calls no
-        // callback, and writes only eng, a local.
+        // move with the Engine).  Its tags is NULL or the allocator moved in
+        // here, kept in Owned until after tlbpol_engine_free() too (into_tags
+        // frees first), and reachable by nobody else meanwhile: no other load
+        // on it (the header's rule); its memory does not move with the Tags
+        // value.  The call copies cfg and ops, calls no callback, and writes
+        // only eng, a local.
         check(unsafe { sys::tlbpol_engine_new(&raw_cfg, &mut eng) })?;
         shim.eng.store(eng, Ordering::Release);
         Ok(Engine {
             raw: NonNull::new(eng).ok_or(Error::Invalid)?,
             nr_cpus: raw_cfg.nr_cpus,
             cpus_taken: AtomicBool::new(false),
-            owned: Some(Owned { _shim: shim, _host: host }),
+            owned: Some(Owned { _shim: shim, _host: host, tags }),
             _m: PhantomData,
         })
+    }
+
+    /// Frees the engine (as dropping it does) and gives back the tag
+    /// allocator it owned (`Engine::new_with_tags`), `None` if it had none.
+    /// The allocator is then the caller's again, with the slots and
+    /// generations the engine left, and its counters.
+    pub fn into_tags(mut self) -> Option<Tags<'static>> {
+        let tags = self.owned.as_mut().and_then(|o| o.tags.take());
+        drop(self); // tlbpol_engine_free(): no load on the allocator after it
+        tags
     }
 
     /// `tlbpol_as_lookup()`: the open address space with `tag`, lock-free
@@ -391,7 +522,8 @@ impl<'m, H: Host> Drop for Engine<'m, H> {
             // only there) and is freed once, here; &mut self means no token,
             // address space or call is alive (they borrow the engine), as the
             // header's "no other call may be running" needs.  The host and
-            // shim it calls are dropped after this.
+            // shim it calls, and the allocator it loads from, are dropped
+            // after this.
             unsafe { sys::tlbpol_engine_free(self.raw.as_ptr()) };
         }
     }

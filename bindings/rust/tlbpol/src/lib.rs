@@ -38,9 +38,12 @@
 //! methods of [`Engine`], which is `Sync`.  Callbacks receive a [`Here`],
 //! through which the one call that may nest, `handle_ipi`, is made for
 //! their own CPU.  [`AddressSpace`] handles borrow their engine, so none
-//! outlives it.  What the types cannot say (interrupts off around
-//! `switch`, a token used on the CPU it names, the host's obligations to
-//! take interrupts and tick) is the host's, as in C.
+//! outlives it.  An engine that chooses hardware tags from a [`Tags`]
+//! allocator ([`Engine::init_with_tags`]) borrows it mutably (or owns it)
+//! for its whole life, so no other load on it can happen meanwhile; its
+//! CPUs switch with [`Cpu::switch_tag`].  What the types cannot say
+//! (interrupts off around `switch`, a token used on the CPU it names, the
+//! host's obligations to take interrupts and tick) is the host's, as in C.
 //!
 //! # Example
 //! One CPU, an engine in caller memory (what a `no_std` kernel does; with

@@ -198,7 +198,10 @@ static NEXT_BRAND: AtomicUsize = AtomicUsize::new(1);
 /// VMIDs for address spaces, and what each CPU must flush before it loads
 /// one.  They are optional: an [`Engine`](crate::Engine)'s address spaces
 /// keep whatever tag the host gives `open_as`, which may be the one this
-/// allocator gives.
+/// allocator gives; or the engine uses one itself
+/// ([`Engine::init_with_tags`](crate::Engine::init_with_tags), which
+/// borrows it exclusively, or `Engine::new_with_tags`, which owns it), and
+/// its CPUs switch with [`Cpu::switch_tag`](crate::Cpu::switch_tag).
 ///
 /// Built in caller memory with [`Tags::init`] (`no_std`, nothing
 /// allocated), or owning 64-byte aligned memory from the global allocator
@@ -558,10 +561,7 @@ unsafe fn load(tags: NonNull<sys::tlbpol_tags>, brand: usize, cpu: u32, id: &Tag
     // shared &TagId other CPUs may be loading at once is sound to pass
     // (UnsafeCell).  C keeps no pointer to it or to u past the call.
     check(unsafe { sys::tlbpol_tag_load(tags.as_ptr(), cpu, id.raw.get(), &mut u) })?;
-    match TagFlush::from_raw(u.flush) {
-        Some(flush) => Ok(TagUse { tag: u.tag, flush }),
-        None => Err(Error::Other(0)),
-    }
+    TagUse::from_raw(&u)
 }
 
 /// `tlbpol_tag_of()` of `id` on `cpu`: `None` for `-ENOENT`.
@@ -630,6 +630,17 @@ pub struct TagUse {
     /// What to flush before the first access under `tag`, as part of the
     /// same switch.
     pub flush: TagFlush,
+}
+
+impl TagUse {
+    /// A use from the C structure; `Error::Other(0)` for a flush code these
+    /// bindings do not know (a library newer than this crate).
+    pub(crate) fn from_raw(u: &sys::tlbpol_tag_use) -> Result<TagUse> {
+        match TagFlush::from_raw(u.flush) {
+            Some(flush) => Ok(TagUse { tag: u.tag, flush }),
+            None => Err(Error::Other(0)),
+        }
+    }
 }
 
 /// A tag allocator's counters (`struct tlbpol_tags_stats`): `loads`,
