@@ -268,6 +268,41 @@ static void test_percpu_global_broadcast(void **state)
 	tlbpol_engine_free(h.eng);
 }
 
+/* A switch_tag nested in another engine call for its CPU (here its
+ * flush_local): -EBUSY, as tlbpol_switch() (the header's table). */
+static struct harness *nest_h;
+static struct tlbpol_as *nest_as;
+static int nest_ret = 1;
+
+static void nest_flush(void *ctx, uint32_t cpu, const struct tlbpol_flush *f)
+{
+	struct tlbpol_tag_use u;
+
+	h_flush_local(ctx, cpu, f);
+	if (nest_ret == 1)
+		nest_ret = tlbpol_switch_tag(nest_h->eng, cpu, nest_as, &u);
+}
+
+static const struct tlbpol_ops nest_ops = {
+	.size = sizeof(struct tlbpol_ops), .flush_local = nest_flush, .send_ipi = h_send_ipi
+};
+
+static void test_nested(void **state)
+{
+	struct harness h;
+	struct tlbpol_decision d;
+	struct tlbpol_event ev = h_event(TLBPOL_EV_PROTECT, 0, 0x1000, 1, P | W | U | A, P | U | A);
+
+	(void)state;
+	engine(&h, tags_for(TLBPOL_TAGS_PERCPU, 2, 12, 6), 2, &nest_ops);
+	nest_h = &h;
+	assert_int_equal(tlbpol_as_open(h.eng, 1, &nest_as), 0);
+	sw(&h, 0, nest_as);
+	assert_int_equal(tlbpol_submit(h.eng, nest_as, 0, &ev, &d), 0);
+	assert_int_equal(nest_ret, -EBUSY);
+	tlbpol_engine_free(h.eng);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -275,6 +310,7 @@ int main(void)
 		cmocka_unit_test(test_percpu),
 		cmocka_unit_test(test_global_broadcast),
 		cmocka_unit_test(test_percpu_global_broadcast),
+		cmocka_unit_test(test_nested),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

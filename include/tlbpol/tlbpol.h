@@ -26,8 +26,9 @@
  *    progress on it -- tlbpol_tick() from a timer interrupt that lands in
  *    tlbpol_submit(), an engine call from a callback or from a deferred
  *    free -- returns -EBUSY and does nothing: call it again later.
- *  - Interrupts: tlbpol_switch() and tlbpol_unload() run with interrupts
- *    off, as the hardware switch they describe; every other call may run
+ *  - Interrupts: tlbpol_switch() (tlbpol_switch_tag() with cfg->tags) and
+ *    tlbpol_unload() run with interrupts off, as the hardware switch they
+ *    describe; every other call may run
  *    with interrupts on or off, but a call that may wait for other CPUs
  *    (tlbpol_submit(), tlbpol_flush(), tlbpol_defer_free(), tlbpol_tick())
  *    keeps serving this CPU's own requests while it waits, so the host
@@ -67,7 +68,7 @@
  *   tlbpol_submit, _flush, _defer_free   CPU  yes  yes       yes    -EBUSY
  *   tlbpol_stamp, _stamp_settle          CPU  yes  yes       yes    -EBUSY
  *   tlbpol_cpu_state                     CPU  yes  yes       no     -EBUSY
- *   tlbpol_switch, tlbpol_unload         CPU  no   must      no     -EBUSY
+ *   tlbpol_switch, _switch_tag, _unload  CPU  no   must      no     -EBUSY
  *   tlbpol_decide, _stats_read,          any  yes  yes       no     yes
  *     _frees_pending, _stamp_pending, _engine_rules, _engine_topology,
  *     _as_tag,
@@ -100,7 +101,8 @@
  *     them.
  *  3. Switches.  tlbpol_switch() at every address-space switch, with
  *     interrupts off from the call to the CR3 / TTBR / satp write, and the
- *     flush need_flush asks for as part of that write.
+ *     flush need_flush asks for as part of that write (with cfg->tags,
+ *     tlbpol_switch_tag(): the tag it gives, and the flush it asks for).
  *  4. States.  tlbpol_cpu_state() when a CPU idles, blocks (PREEMPTED: a
  *     thread-CPU that sleeps, so that nobody waits for it), goes offline or
  *     comes back; when it returns 1 (from PREEMPTED to RUNNING or IDLE,
@@ -1832,8 +1834,10 @@ TLBPOL_API int tlbpol_switch(struct tlbpol_engine *eng, uint32_t cpu, struct tlb
  * TLBPOL_TAG_FLUSH_TAG flushes every entry of @out->tag (x86: CR3 without
  * bit 63; arm64: TLBI ASIDE1; RISC-V: SFENCE.VMA x0, asid), and
  * TLBPOL_TAG_FLUSH_ALL every non-global entry.  For @next NULL, @out->tag
- * is the tag still loaded (0 if none) and @out->flush
- * TLBPOL_TAG_FLUSH_NONE.  A catch-up that tlbpol_cpu_state() asks for
+ * is the tag still loaded and @out->flush TLBPOL_TAG_FLUSH_NONE; with
+ * nothing loaded (no address space since tlbpol_unload() or the start)
+ * there is no tag, and @out->tag is 0, which may also be a tag of the
+ * allocator's when first_tag is 0: the host loads nothing either way.  A catch-up that tlbpol_cpu_state() asks for
  * later (a return from PREEMPTED) is a flush of the tag the CPU runs.
  * Context: for @cpu, with interrupts off until the tag is loaded.
  * Return: 0; -EINVAL for NULL @eng or @out, a closed/foreign @next, or an
@@ -1845,7 +1849,7 @@ TLBPOL_API int tlbpol_switch_tag(struct tlbpol_engine *eng, uint32_t cpu, struct
 /**
  * tlbpol_unload() - @cpu drops the address space it keeps loaded while lazy.
  * @eng: the engine.
- * @cpu: a lazy CPU (after tlbpol_switch(.., NULL)).
+ * @cpu: a lazy CPU (after tlbpol_switch(.., NULL) or tlbpol_switch_tag(.., NULL, ..)).
  *
  * @cpu leaves the address space's footprint: the host switches it to page
  * tables of its own (Linux: switch_mm() to init_mm), e.g. before the address
@@ -1869,7 +1873,7 @@ TLBPOL_API int tlbpol_unload(struct tlbpol_engine *eng, uint32_t cpu);
  *	it keeps counts.  The tlbpol_cpu_state() call that brings it back
  *	flushes it whole (ops->flush_local, kind ALL, walk caches and global
  *	entries included) before returning, and it must call tlbpol_switch()
- *	before it uses an address space again.
+ *	(tlbpol_switch_tag()) before it uses an address space again.
  */
 enum tlbpol_cpu_state {
 	TLBPOL_CPU_RUNNING = 0,

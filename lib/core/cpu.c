@@ -180,7 +180,14 @@ static int switch_to(struct tlbpol_engine *eng, uint32_t cpu, struct tlbpol_as *
 		uint64_t bit = 1ULL << (cpu % 64);
 
 		if (use) {
-			tlbpol_tag_load(eng->tags, cpu, &next->tag_id, use);
+			/* The engine made the identity: a failure means the
+			 * allocator's memory was overwritten.  Nothing moved. */
+			int err = tlbpol_tag_load(eng->tags, cpu, &next->tag_id, use);
+
+			if (err) {
+				call_leave(c);
+				return err;
+			}
 			/* Under next's global tag from now on: its broadcasts
 			 * reach this CPU (the entries it may hold under a
 			 * slot are out of reach from here on). */
