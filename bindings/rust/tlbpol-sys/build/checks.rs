@@ -78,7 +78,7 @@ pub(crate) fn write_checks(includes: &[PathBuf], out: &Path, cc: &Tool, api: &Ap
         writeln!(c, "\tV(TLBPOL_ENGINE_SIZE({}))", args).unwrap();
         rust.push((format!("TLBPOL_ENGINE_SIZE({})", args), format!("TLBPOL_ENGINE_SIZE({})", args), false));
     }
-    for e in ["EINVAL", "ERANGE", "ENOMEM", "EBUSY", "EEXIST", "ENOENT", "E2BIG"] {
+    for e in ["EINVAL", "ERANGE", "ENOMEM", "EBUSY", "EEXIST", "ENOENT", "E2BIG", "ENOSPC"] {
         writeln!(c, "\tV({})", e).unwrap();
         rust.push((e.to_string(), format!("errno::{} as u64", e), false));
     }

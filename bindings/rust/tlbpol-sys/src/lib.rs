@@ -130,6 +130,9 @@ pub mod errno {
     /// A size-led structure larger than the library's with a nonzero byte
     /// past what it knows.
     pub const E2BIG: i32 = 7;
+    /// Nothing left to hand out: every global tag taken
+    /// (`tlbpol_tag_make_global()`).
+    pub const ENOSPC: i32 = 28;
 }
 
 // --- CPU sets ---------------------------------------------------------------
@@ -379,14 +382,23 @@ pub struct tlbpol_tags_config {
     pub tag_bits: u32,
     /// The first tag the allocator hands out (those below are the host's).
     pub first_tag: u32,
-    /// `TLBPOL_TAGS_PERCPU`: tags per CPU, 1 ..= `TLBPOL_TAG_SLOTS_MAX`;
+    /// `TLBPOL_TAGS_PERCPU`: tags per CPU, 1 ..= `TLBPOL_TAG_SLOTS_MAX`,
+    /// with `first_tag + nr_slots + nr_global <= 2^tag_bits`;
     /// `TLBPOL_TAGS_GLOBAL`: 0.
     pub nr_slots: u32,
+    /// `TLBPOL_TAGS_PERCPU`: the last `nr_global` tags of the width are
+    /// global tags, each one address space's on every CPU (0: none);
+    /// `TLBPOL_TAGS_GLOBAL`: 0.
+    pub nr_global: u32,
+    /// An engine gives an address space a global tag once it is loaded on
+    /// this many CPUs (0: 4), twice as many once half the global tags are
+    /// taken, four times once three quarters are; `TLBPOL_TAGS_GLOBAL`: 0.
+    pub global_min_cpus: u32,
 }
 
 /// `struct tlbpol_tag_id`: an address space's identity to a tag allocator
 /// (release 0.3), written by the allocator only ([`tlbpol_tag_id_init`],
-/// [`tlbpol_tag_load`]).
+/// [`tlbpol_tag_load`], [`tlbpol_tag_make_global`], [`tlbpol_tag_release`]).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct tlbpol_tag_id {
@@ -678,6 +690,14 @@ extern "C" {
     /// `tlbpol_tag_load()` (release 0.3).
     pub fn tlbpol_tag_load(tags: *mut tlbpol_tags, cpu: u32, id: *mut tlbpol_tag_id, out: *mut tlbpol_tag_use)
         -> c_int;
+    /// `tlbpol_tag_make_global()` (release 0.3): the global tag (>= 0), or
+    /// `-EEXIST` (it has one), `-ENOSPC`, `-EINVAL`.
+    pub fn tlbpol_tag_make_global(tags: *mut tlbpol_tags, id: *mut tlbpol_tag_id) -> c_int;
+    /// `tlbpol_tag_global_of()` (release 0.3): the global tag, or `-ENOENT`.
+    pub fn tlbpol_tag_global_of(tags: *const tlbpol_tags, id: *const tlbpol_tag_id) -> c_int;
+    /// `tlbpol_tag_release()` (release 0.3): no CPU may run `id` or keep it
+    /// loaded any more.
+    pub fn tlbpol_tag_release(tags: *mut tlbpol_tags, id: *mut tlbpol_tag_id) -> c_int;
     /// `tlbpol_tag_of()` (release 0.3).
     pub fn tlbpol_tag_of(tags: *const tlbpol_tags, cpu: u32, id: *const tlbpol_tag_id) -> c_int;
     /// `tlbpol_tags_stats_read()` (release 0.3): `cpu` -1 for the sum.

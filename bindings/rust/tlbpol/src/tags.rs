@@ -98,6 +98,8 @@ impl TagsConfig {
                 tag_bits,
                 first_tag: 0,
                 nr_slots: 0,
+                nr_global: 0,
+                global_min_cpus: 0,
             },
         }
     }
@@ -666,7 +668,16 @@ mod tests {
         let c = TagsConfig::per_cpu(4, 12, 1, 6);
         assert_eq!(
             *c.raw(),
-            sys::tlbpol_tags_config { size: CONFIG_SIZE, kind: 0, nr_cpus: 4, tag_bits: 12, first_tag: 1, nr_slots: 6 }
+            sys::tlbpol_tags_config {
+                size: CONFIG_SIZE,
+                kind: 0,
+                nr_cpus: 4,
+                tag_bits: 12,
+                first_tag: 1,
+                nr_slots: 6,
+                nr_global: 0,
+                global_min_cpus: 0
+            }
         );
         let g = TagsConfig::global(2, 8, 1);
         assert_eq!((g.raw().kind, g.raw().nr_slots, g.raw().first_tag), (sys::TLBPOL_TAGS_GLOBAL, 0, 1));
