@@ -132,7 +132,13 @@ impl<'m, H: Host> Engine<'m, H> {
     /// their tags across switches (`Config::retain_as` is implied).  With
     /// `TagKind::PerCpu` one address space has a different tag on each
     /// CPU, so the engine uses interrupts only (no broadcast or remote
-    /// action can name it).
+    /// action can name it), unless the allocator has global tags
+    /// ([`TagsConfig::global_tags`](crate::TagsConfig::global_tags)): it
+    /// then gives one to an address space loaded on enough CPUs
+    /// ([`TagsConfig::global_min_cpus`](crate::TagsConfig::global_min_cpus))
+    /// at a shootdown, broadcasts naming it to the CPUs that switched to it
+    /// since, interrupts the others, and gives it back when the address
+    /// space is closed.
     ///
     /// Errors: those of [`Engine::init`], and `Error::Range` for an
     /// allocator of fewer CPUs than the configuration's.

@@ -43,7 +43,8 @@
 //! for its whole life, so no other load on it can happen meanwhile; its
 //! CPUs switch with [`Cpu::switch_tag`].  What the types cannot say
 //! (interrupts off around `switch`, a token used on the CPU it names, the
-//! host's obligations to take interrupts and tick) is the host's, as in C.
+//! host's obligations to take interrupts and tick, no CPU still running a
+//! [`TagId`] given to [`Tags::release`]) is the host's, as in C.
 //!
 //! # Example
 //! One CPU, an engine in caller memory (what a `no_std` kernel does; with

@@ -21,7 +21,11 @@ c_enum! {
     ///   space it last served, reused round-robin (Linux x86's six PCIDs
     ///   per CPU).  One address space has different tags on different
     ///   CPUs; a slot taken from another address space is flushed
-    ///   ([`TagFlush::Tag`]).
+    ///   ([`TagFlush::Tag`]).  Optionally with global tags beside the
+    ///   slots ([`TagsConfig::global_tags`], [`Tags::make_global`]): the
+    ///   last tags of the width, each one address space's on every CPU, so
+    ///   that a broadcast by tag reaches them all (Linux 6.15's global
+    ///   ASIDs for INVLPGB).
     /// - `Global`: one tag per address space on every CPU, from a pool
     ///   `first_tag .. 2^tag_bits - 1`; when it runs out, a rollover starts
     ///   a new generation: every CPU flushes everything
@@ -57,11 +61,11 @@ const TAGS_ALIGN: usize = 64;
 ///
 /// Nothing is checked here: [`Tags::init`] and `Tags::new` hand the values
 /// to the library as given, which refuses a bad one (`Error::Invalid` for
-/// no CPU or no tag bit, or slots given to `Global`; `Error::Range` for
-/// more CPUs than `TLBPOL_MAX_CPUS`, more than `TLBPOL_TAG_BITS_MAX` bits,
-/// no slot or more than `TLBPOL_TAG_SLOTS_MAX` for `PerCpu`, a first tag
-/// or slots past the width, or a `Global` pool no larger than the number
-/// of CPUs).  Its `size` is always `sizeof(struct tlbpol_tags_config)`
+/// no CPU or no tag bit, or slots, global tags or `global_min_cpus` given
+/// to `Global`; `Error::Range` for more CPUs than `TLBPOL_MAX_CPUS`, more
+/// than `TLBPOL_TAG_BITS_MAX` bits, no slot or more than
+/// `TLBPOL_TAG_SLOTS_MAX` for `PerCpu`, a first tag, slots or global tags
+/// past the width, or a `Global` pool no larger than the number of CPUs).  Its `size` is always `sizeof(struct tlbpol_tags_config)`
 /// (one set through [`TagsConfig::from_raw`] that claims more is refused
 /// here, `Error::Invalid`, as an [`Event`](crate::Event)'s is).
 ///
@@ -123,8 +127,21 @@ impl TagsConfig {
         /// 0 for the kernel; arm64: ASID 0, the reserved TTBR0's).
         first_tag(tag: u32) => first_tag = tag;
         /// `PerCpu`: tags per CPU, 1 ..= `TLBPOL_TAG_SLOTS_MAX`, with
-        /// `first_tag + nr_slots <= 2^tag_bits`.  `Global`: 0.
+        /// `first_tag + nr_slots + nr_global <= 2^tag_bits`.  `Global`: 0.
         slots(nr_slots: u32) => nr_slots = nr_slots;
+        /// `nr_global` (release 0.3), `PerCpu`: the last `nr_global` tags
+        /// of the width are global tags beside the slots, each one address
+        /// space's on every CPU ([`Tags::make_global`]), so that one
+        /// broadcast naming it (INVLPGB with its PCID) reaches every CPU
+        /// that runs it; 0 (the default): none.  An engine using the
+        /// allocator gives them out itself.  `Global`: 0.
+        global_tags(nr_global: u32) => nr_global = nr_global;
+        /// `global_min_cpus` (release 0.3), `PerCpu` with global tags: an
+        /// engine gives an address space a global tag once it is loaded on
+        /// this many CPUs; 0 (the default) means 4 (Linux 6.15's
+        /// threshold); twice as many once half the global tags are taken,
+        /// four times once three quarters are.  `Global`: 0.
+        global_min_cpus(cpus: u32) => global_min_cpus = cpus;
     }
     /// The kind, `None` for a code these bindings do not know (possible
     /// only through [`TagsConfig::from_raw`]).
@@ -318,8 +335,11 @@ impl<'m> Tags<'m> {
 
     /// `tlbpol_tag_id_init()`: a new identity, for one address space, of
     /// this allocator (in the host's memory: its mm, its VM structure).
-    /// Nothing needs releasing when the address space goes: its slots are
-    /// reused as they come round, its global tag at the next rollover.
+    /// When the address space goes, give it back with [`Tags::release`]:
+    /// a global tag beside per-CPU slots is handed out again only then.
+    /// Dropping it instead is harmless but for that: its slots are reused
+    /// as they come round, a `Global` allocator's tag at the next rollover,
+    /// but a global tag it held stays taken for the allocator's life.
     pub fn new_id(&self) -> Result<TagId> {
         let id = TagId { raw: UnsafeCell::new(sys::tlbpol_tag_id { word: 0 }), brand: self.brand };
         // SAFETY: the allocator is live for &self; tlbpol_tag_id_init() may
@@ -359,8 +379,10 @@ impl<'m> Tags<'m> {
     /// `tlbpol_tag_of()`: the tag under which `cpu` holds `id`'s entries,
     /// for a flush of them on `cpu`; `None` when it holds none under a tag
     /// of this allocator (`PerCpu`: no slot there, evicted or never
-    /// loaded; `Global`: never loaded anywhere).  `Global`: the address
-    /// space's tag on every CPU.
+    /// loaded, and no global tag; `Global`: never loaded anywhere).
+    /// `PerCpu`: `id`'s slot on `cpu`, else its global tag if it has one
+    /// (a CPU that loaded it since it became global holds it there).
+    /// `Global`: the address space's tag on every CPU.
     ///
     /// `PerCpu`: a CPU's slots change only in its own loads, so the answer
     /// is exact on `cpu` itself ([`TagCpu::tag_of`]) or while no load for
@@ -372,6 +394,109 @@ impl<'m> Tags<'m> {
     /// of another allocator.
     pub fn tag_of(&self, cpu: u32, id: &TagId) -> Result<Option<u32>> {
         tag_of(self.raw, self.brand, cpu, id)
+    }
+
+    /// The C identity of `id`: `Error::Invalid` for another allocator's.
+    fn own(&self, id: &TagId) -> Result<*mut sys::tlbpol_tag_id> {
+        if id.brand != self.brand {
+            return Err(Error::Invalid);
+        }
+        Ok(id.raw.get())
+    }
+
+    /// `tlbpol_tag_make_global()` (`PerCpu` with
+    /// [`TagsConfig::global_tags`]): give `id` a global tag, returned.
+    ///
+    /// From then on every CPU's load of `id` gives that tag, its slot on
+    /// that CPU given up, so a broadcast naming the tag reaches every CPU
+    /// that has loaded `id` since.  A CPU still running `id` under its
+    /// slot is reached only after its next load (until then a flush there
+    /// names the slot, [`TagCpu::tag_of`]); an engine interrupts those
+    /// CPUs instead.  A global tag given back ([`Tags::release`]) is
+    /// handed out again only once every CPU has flushed everything since
+    /// ([`TagFlush::All`] at its next load of a global tag).
+    ///
+    /// May run anywhere (it takes the allocator's lock, which no one holds
+    /// across a wait).
+    ///
+    /// Errors, the library's errno as this crate's [`Error`]:
+    /// `Error::Exists` if `id` has a global tag already ([`Tags::global_of`]
+    /// says which: the library returns the errno, not the tag, and so does
+    /// this); `Error::Other(ENOSPC)` (`sys::errno::ENOSPC`) when every
+    /// global tag is taken; `Error::Invalid` for an allocator without
+    /// global tags (every `Global` one), or an identity of another
+    /// allocator (refused here, as the library could not always tell).
+    pub fn make_global(&self, id: &TagId) -> Result<u32> {
+        let raw = self.own(id)?;
+        // SAFETY: the allocator is live for &self; tlbpol_tag_make_global()
+        // may run anywhere ("any": it takes the allocator's lock, held by no
+        // one across a wait).  raw is an identity of this allocator (its
+        // brand); C writes its word only with an atomic store under the lock
+        // and loads read it atomically, so the shared &TagId other CPUs may
+        // be loading at once is sound to pass (UnsafeCell).  C keeps no
+        // pointer past the call.
+        check(unsafe { sys::tlbpol_tag_make_global(self.raw.as_ptr(), raw) })
+    }
+
+    /// `tlbpol_tag_global_of()`: `id`'s global tag, `None` if it has none
+    /// (never made global, or released; always `None` with a `Global`
+    /// allocator, whose tags are not global tags in this sense).  May run
+    /// anywhere.  Errors: `Error::Invalid` for an identity of another
+    /// allocator.
+    pub fn global_of(&self, id: &TagId) -> Result<Option<u32>> {
+        let raw = self.own(id)?;
+        // SAFETY: the allocator is live for &self; tlbpol_tag_global_of()
+        // only reads the identity's word, atomically (acquire), so it races
+        // with no load or make_global; raw is an identity of this allocator.
+        let r = unsafe { sys::tlbpol_tag_global_of(self.raw.as_ptr(), raw) };
+        if r == -sys::errno::ENOENT {
+            return Ok(None);
+        }
+        check(r).map(Some)
+    }
+
+    /// `tlbpol_tag_release()`: `id`'s address space is gone; its global tag,
+    /// if it has one, goes back to the pool, to be handed out again only
+    /// once every CPU has flushed everything since (a CPU may still hold
+    /// `id`'s entries under it).  Per-CPU slots need nothing (a slot is
+    /// flushed whenever it changes hands), nor does a `Global`
+    /// allocator's tag (free again at the next rollover): `Ok(())` for
+    /// those too.  May run anywhere (it takes the allocator's lock).
+    ///
+    /// # Why it takes the identity, and is not `unsafe`
+    /// The header asks that `id` be gone: no CPU may run it or keep it
+    /// loaded any more.  Taking `id` by value makes the "any more" hold by
+    /// construction: no load, `make_global` or `tag_of` of it can run
+    /// meanwhile (each borrows it) or follow (C would take it for a plain
+    /// per-CPU identity again).  What no type can tell is whether a CPU
+    /// still *runs* it, having loaded it before: switching every CPU away
+    /// first is the host's duty, as flushing what a [`TagUse`] says is,
+    /// and as running a load with interrupts off is ([`TagCpu::load`]).
+    /// A CPU that kept running it would fill entries under a tag that
+    /// no flush of `id` names any more; that is a TLB-correctness bug of
+    /// the host, not undefined behaviour in this program (the library
+    /// reads and writes the words a release shares with other calls
+    /// atomically, under its lock), so the function is safe, like the
+    /// others.  An engine with tags does this for its address spaces
+    /// itself when one is closed, which it refuses while a CPU has it
+    /// loaded ([`AddressSpace::close`](crate::AddressSpace::close)).
+    ///
+    /// Errors: `Error::Invalid`, with `id` given back unreleased, for an
+    /// identity of another allocator (as `AddressSpace::close` gives its
+    /// handle back).
+    pub fn release(&self, id: TagId) -> core::result::Result<(), (Error, TagId)> {
+        let mut id = id;
+        if id.brand != self.brand {
+            return Err((Error::Invalid, id));
+        }
+        // SAFETY: the allocator is live for &self; tlbpol_tag_release() may
+        // run anywhere ("any": it takes the allocator's lock).  id is an
+        // identity of this allocator, owned here: no other call is using it
+        // (get_mut), and C keeps no pointer to it past the call.
+        match check(unsafe { sys::tlbpol_tag_release(self.raw.as_ptr(), id.raw.get_mut()) }) {
+            Ok(_) => Ok(()),
+            Err(e) => Err((e, id)),
+        }
     }
 
     /// `tlbpol_tags_stats_read()`: the counters of `cpu`, or summed over
@@ -517,9 +642,13 @@ impl<'t> TagCpu<'t> {
     /// interrupts off, and flush what [`TagUse::flush`] says before the
     /// first access under [`TagUse::tag`].
     ///
-    /// `PerCpu`: `id`'s slot on this CPU if it has one (no flush), else the
-    /// next slot round-robin, flushed (its previous address space loses
-    /// it: [`Tags::tag_of`] is `None` for it here).  `Global`: `id`'s tag
+    /// `PerCpu`: `id`'s global tag if it has one ([`Tags::make_global`];
+    /// its slot here given up; `TagFlush::All` if this CPU has not flushed
+    /// everything since global tags were last recycled, its first load of
+    /// a global tag too), else `id`'s slot on this CPU if it has one (no
+    /// flush), else the next slot round-robin, flushed (its previous
+    /// address space loses it: [`Tags::tag_of`] is `None` for it here,
+    /// unless it is global).  `Global`: `id`'s tag
     /// if it is of the current generation, else the same number again if
     /// no one took it, or a free one, or a rollover; `TagFlush::All` when
     /// this CPU has not flushed since the last rollover (its first load
@@ -558,9 +687,9 @@ unsafe fn load(tags: NonNull<sys::tlbpol_tags>, brand: usize, cpu: u32, id: &Tag
     // SAFETY: tags is live and this is the only load for cpu running (the
     // caller's contract: the header's rule); C checks cpu.  id is an identity
     // of this allocator (its brand), made by tlbpol_tag_id_init(); C writes its
-    // word only with atomic stores under the allocator's lock (Global; PerCpu
-    // never writes it after init), and reads it with atomic loads, so the
-    // shared &TagId other CPUs may be loading at once is sound to pass
+    // word only with atomic stores under the allocator's lock (Global: loads;
+    // PerCpu: make_global and release only), and reads it with atomic loads,
+    // so the shared &TagId other CPUs may be loading at once is sound to pass
     // (UnsafeCell).  C keeps no pointer to it or to u past the call.
     check(unsafe { sys::tlbpol_tag_load(tags.as_ptr(), cpu, id.raw.get(), &mut u) })?;
     TagUse::from_raw(&u)
@@ -596,16 +725,34 @@ fn tag_of(tags: NonNull<sys::tlbpol_tags>, brand: usize, cpu: u32, id: &TagId) -
 /// An identity belongs to the allocator that made it: every call with
 /// another allocator is refused (`Error::Invalid`), which the library
 /// alone could not always tell.
+///
+/// When the address space goes, give it back with [`Tags::release`],
+/// which takes it: a global tag it holds ([`Tags::make_global`]) is handed
+/// out again only then.  Dropped instead, it keeps that tag for the
+/// allocator's life (nothing else is lost: slots are reused as they come
+/// round).
+///
+/// ```compile_fail,E0382
+/// # use tlbpol::{Tags, TagsConfig};
+/// # let cfg = TagsConfig::per_cpu(1, 4, 1, 3).global_tags(2);
+/// # let mut mem = vec![0u8; Tags::mem_size(&cfg)];
+/// # let mut tags = Tags::init(&cfg, &mut mem).unwrap();
+/// let mm = tags.new_id().unwrap();
+/// tags.release(mm).unwrap();
+/// tags.load(0, &mm); // gone: no CPU may load it any more
+/// ```
 pub struct TagId {
     raw: UnsafeCell<sys::tlbpol_tag_id>,
     brand: usize,
 }
 
 // SAFETY: shared between threads, a TagId is only passed to
-// tlbpol_tag_load() and tlbpol_tag_of(), which read and write its word with
-// atomic operations (tags.c: prim_load_relaxed / prim_store_relaxed under the
-// allocator's lock) and never with plain ones after tlbpol_tag_id_init(),
-// which ran before the TagId was handed out; Rust never reads it.
+// tlbpol_tag_load(), tlbpol_tag_of(), tlbpol_tag_make_global() and
+// tlbpol_tag_global_of(), which read and write its word with atomic
+// operations (tags.c: prim_load_relaxed / _acquire, prim_store_relaxed /
+// _release under the allocator's lock) and never with plain ones after
+// tlbpol_tag_id_init(), which ran before the TagId was handed out;
+// tlbpol_tag_release() takes it by value; Rust never reads it.
 unsafe impl Sync for TagId {}
 
 impl TagId {
