@@ -149,9 +149,10 @@ fn tags_stats_cpu_past_int_is_refused_not_wrapped_to_every_cpu() {
 /// conversion), the largest u32 too; a size past the structure does not.
 #[test]
 fn tags_configuration_values_reach_c_as_given() {
-    let c = TagsConfig::per_cpu(u32::MAX, u32::MAX, u32::MAX, u32::MAX);
+    let c = TagsConfig::per_cpu(u32::MAX, u32::MAX, u32::MAX, u32::MAX).global_tags(u32::MAX).global_min_cpus(u32::MAX);
     let r = *c.raw();
     assert_eq!((r.nr_cpus, r.tag_bits, r.first_tag, r.nr_slots), (u32::MAX, u32::MAX, u32::MAX, u32::MAX));
+    assert_eq!((r.nr_global, r.global_min_cpus), (u32::MAX, u32::MAX));
     let mut mem = vec![0u8; 4096];
     assert_eq!(Tags::init(&c, &mut mem).map(drop), Err(Error::Range), "the library's answer");
     for size in [r.size + 1, r.size + 4, u32::MAX] {

@@ -3,7 +3,8 @@
 //! the tag and one flush, the allocator's and the catch-up folded together;
 //! each CPU's `flush_local` names its own tag of the address space, a
 //! broadcast the address space's one global tag; per-CPU slots leave
-//! interrupts as the only mechanism; the refusals.  Then what the bindings
+//! interrupts as the only mechanism, unless global tags beside them give
+//! the broadcast a tag to name; the refusals.  Then what the bindings
 //! add: the engine borrows (or owns) the allocator for its whole life and
 //! gives it back after.
 
@@ -236,6 +237,80 @@ fn global_broadcast_owned() {
     assert_eq!((st.loads, st.all_flushes, st.rollovers), (5, 4, 0));
     // An engine without one has none to give back.
     assert!(Engine::new(&config(1), Tlb::default()).unwrap().into_tags().is_none());
+}
+
+/// Per-CPU slots beside global tags (tests/test_switch_tag.c's
+/// test_percpu_global_broadcast): an address space loaded on 2 CPUs gets a
+/// global tag at its next shootdown, which goes by interrupts (no CPU is on
+/// the tag yet: a broadcast would not spare one).  Once one has switched to
+/// it, the broadcast names it and the CPUs still under their slots (the
+/// initiator's own included) are interrupted or flushed, each flush naming
+/// its slot; once all have, the broadcast alone serves.  Closing the
+/// address space gives the tag back.
+#[test]
+fn percpu_global_broadcast() {
+    let host = Tlb::default();
+    let mut tags = make(TagsConfig::per_cpu(4, 4, 1, 3).global_tags(2).global_min_cpus(2));
+    let cfg = config(4);
+    let mut mem = vec![0u8; Engine::<Tlb>::mem_size(&cfg)];
+    {
+        let eng = Engine::init_with_tags(&cfg, &host, &mut mem, &mut tags).unwrap();
+        assert!(eng.rules().contains(Rules::BROADCAST), "by the global tags");
+        let b = eng.open_as(100).unwrap();
+        let a = eng.open_as(200).unwrap();
+        let mut cpus: Vec<Cpu<'_>> = eng.take_cpus().unwrap().collect();
+        cpus[1].switch_tag(Some(&b)).unwrap();
+        for cpu in &mut cpus[..3] {
+            let u = cpu.switch_tag(Some(&a)).unwrap();
+            assert!((1..=3).contains(&u.tag), "a slot: {:?}", u);
+        }
+        // From CPU 0, with the other CPUs taking their interrupts.
+        let shoot = |cpus: &mut Vec<Cpu<'_>>| {
+            host.reset();
+            let others = cpus.split_off(1);
+            let c0 = &mut cpus[0];
+            let (d, back) = served(&host, others, || c0.submit(&a, &protect()).unwrap());
+            cpus.extend(back);
+            assert_eq!(d.action, Action::Shootdown);
+            let ipis = host.ipis.lock().unwrap();
+            ipis.iter().flat_map(|i| i.1.iter().copied()).collect::<Vec<u32>>()
+        };
+        // Loaded on 3 CPUs: a global tag now, but nobody is on it yet.
+        assert_eq!(shoot(&mut cpus), [1, 2]);
+        assert!(host.broadcasts.lock().unwrap().is_empty());
+
+        // CPU 1 moves to the global tag; CPU 2 stays on its slot.
+        cpus[1].switch_tag(Some(&b)).unwrap();
+        assert_eq!(cpus[1].switch_tag(Some(&a)).unwrap().tag, 14);
+        assert_eq!(shoot(&mut cpus), [2], "the CPU still under its slot");
+        assert_eq!(*host.broadcasts.lock().unwrap(), vec![14]);
+        assert_eq!(host.last_tag_on(0), Some(1), "the initiator's slot");
+        assert_eq!(host.last_tag_on(2), Some(1), "CPU 2's slot");
+
+        // Every CPU switches to it again: on the global tag.
+        for cpu in &mut cpus[..3] {
+            cpu.switch_tag(Some(&b)).unwrap();
+            assert_eq!(cpu.switch_tag(Some(&a)).unwrap().tag, 14);
+        }
+        assert_eq!(shoot(&mut cpus), []);
+        assert_eq!(*host.broadcasts.lock().unwrap(), vec![14]);
+        let st = eng.stats(None).unwrap();
+        assert_eq!((st.shoot_broadcast, st.shoot_ipi), (2, 2));
+
+        // Closed, its global tag goes back.
+        for cpu in &mut cpus[..3] {
+            cpu.switch_tag(None).unwrap();
+            cpu.unload().unwrap();
+        }
+        a.close().map_err(|e| e.0).unwrap();
+    }
+    let st = tags.stats(None).unwrap();
+    assert!(st.loads >= 10, "{:?}", *st);
+    // The engine gave 14 back on close: 15 is free, then 14 once recycled.
+    let (x, y, z) = (tags.new_id().unwrap(), tags.new_id().unwrap(), tags.new_id().unwrap());
+    assert_eq!(tags.make_global(&x), Ok(15));
+    assert_eq!(tags.make_global(&y), Ok(14));
+    assert_eq!(tags.make_global(&z), Err(Error::Other(sys::errno::ENOSPC)));
 }
 
 #[test]

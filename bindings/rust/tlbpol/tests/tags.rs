@@ -186,6 +186,91 @@ fn global_rollover() {
     assert_eq!((s0.loads, s0.all_flushes, s0.rollovers), (8, 2, 1));
 }
 
+/// Global tags beside per-CPU slots (tests/test_tags.c's
+/// test_percpu_global): 4-bit tags, slots 1..3 on each of 2 CPUs, global
+/// tags 14 and 15.
+#[test]
+fn percpu_global() {
+    let c = TagsConfig::per_cpu(2, 4, 1, 3);
+    assert_eq!(c.global_tags(13).tags_size(), 0, "3 slots + 13 > 15 tags");
+    let mut t = make(c.global_tags(2));
+    let a = t.new_id().unwrap();
+    let b = t.new_id().unwrap();
+    let d = t.new_id().unwrap();
+    assert_eq!(t.load(0, &a).unwrap().tag, 1);
+    assert_eq!(t.global_of(&a), Ok(None));
+    assert_eq!(t.make_global(&a), Ok(14));
+    assert_eq!(t.make_global(&a), Err(Error::Exists), "the library's -EEXIST, not the tag");
+    assert_eq!(t.global_of(&a), Ok(Some(14)));
+    // CPU 0 still runs it under its slot until its next load.
+    assert_eq!(t.tag_of(0, &a), Ok(Some(1)));
+    assert_eq!(t.load(0, &a), Ok(use_(14, TagFlush::All)));
+    assert_eq!(t.tag_of(0, &a), Ok(Some(14)));
+    assert_eq!(t.load(0, &a).unwrap().flush, TagFlush::None);
+    assert_eq!(t.load(1, &a), Ok(use_(14, TagFlush::All)));
+    // The slot CPU 0 gave up is taken again with its flush.
+    assert_eq!(t.load(0, &b), Ok(use_(2, TagFlush::Tag)));
+    assert_eq!(t.make_global(&b), Ok(15));
+    assert_eq!(t.make_global(&d), Err(Error::Other(sys::errno::ENOSPC)));
+    assert_eq!(t.make_global(&d).unwrap_err().errno(), sys::errno::ENOSPC);
+    // a goes: 14 is handed out again only after a flush of all.  release()
+    // takes a, so C's next two lines (a has no global tag, and a second
+    // release is 0) cannot be written: a is gone (TagId's compile_fail
+    // example shows that it cannot be loaded again).
+    t.release(a).unwrap();
+    assert_eq!(t.make_global(&d), Ok(14));
+    assert_eq!(t.load(1, &d), Ok(use_(14, TagFlush::All)));
+    assert_eq!(t.load(1, &b), Ok(use_(15, TagFlush::None)));
+    assert_eq!(t.load(0, &d).unwrap().flush, TagFlush::All);
+    // An identity without a global tag is released too (nothing to give
+    // back), as are b and d, whose tags are free again for the next
+    // recycling.
+    let e = t.new_id().unwrap();
+    t.release(e).unwrap();
+    t.release(b).unwrap();
+    t.release(d).unwrap();
+    let f = t.new_id().unwrap();
+    assert_eq!(t.make_global(&f), Ok(14));
+
+    // Refusals (C's NULL arguments have no safe spelling here): no global
+    // tags; a Global allocator, whose release is a no-op; global tags in
+    // a Global configuration.
+    let t = make(TagsConfig::per_cpu(2, 4, 1, 3));
+    let a = t.new_id().unwrap();
+    assert_eq!(t.make_global(&a), Err(Error::Invalid));
+    assert_eq!(t.global_of(&a), Ok(None));
+    let t = make(TagsConfig::global(2, 4, 1));
+    let a = t.new_id().unwrap();
+    assert_eq!(t.make_global(&a), Err(Error::Invalid));
+    assert_eq!(t.global_of(&a), Ok(None));
+    t.release(a).unwrap();
+    let g = TagsConfig::global(2, 4, 1).global_tags(1);
+    assert_eq!(g.tags_size(), 0);
+    assert_eq!(Tags::init(&g, &mut [0u8; 4096]).map(drop), Err(Error::Invalid));
+    let g = TagsConfig::global(2, 4, 1).global_min_cpus(2);
+    assert_eq!(Tags::init(&g, &mut [0u8; 4096]).map(drop), Err(Error::Invalid));
+}
+
+/// Global tags are refused for an identity of another allocator, which
+/// release() gives back unreleased; nothing moves in either allocator.
+#[test]
+fn global_tags_of_another_allocator() {
+    let a = make(TagsConfig::per_cpu(2, 4, 1, 3).global_tags(2));
+    let b = make(TagsConfig::per_cpu(2, 4, 1, 3).global_tags(2));
+    let xa = a.new_id().unwrap();
+    let xb = b.new_id().unwrap();
+    // xa's word equals xb's: C alone would give xb a global tag.
+    assert_eq!(b.make_global(&xa), Err(Error::Invalid));
+    assert_eq!(b.global_of(&xa), Err(Error::Invalid));
+    assert_eq!(b.global_of(&xb), Ok(None), "xb untouched");
+    assert_eq!(a.make_global(&xa), Ok(14));
+    let (err, xa) = b.release(xa).unwrap_err();
+    assert_eq!(err, Error::Invalid);
+    assert_eq!(a.global_of(&xa), Ok(Some(14)), "given back unreleased");
+    assert_eq!(b.make_global(&xb), Ok(14), "b's first global tag still free");
+    a.release(xa).unwrap();
+}
+
 /// The counters' structure: written up to its size; the CPU argument.
 #[test]
 fn stats_sizes() {
