@@ -247,6 +247,11 @@ CONFIG_CASES += [
     Case("tlbpol_tags_config.tag_bits", 32, lambda v: tags(tag_bits=v), errno.ERANGE),
     Case("tlbpol_tags_config.first_tag", 32, lambda v: tags(first_tag=v), errno.ERANGE),
     Case("tlbpol_tags_config.nr_slots", 32, lambda v: tags(slots=v), errno.ERANGE),
+    Case("tlbpol_tags_config.nr_global", 32, lambda v: tags(nr_global=v), errno.ERANGE),
+    # Any threshold is accepted (the library reads it only when an engine
+    # considers an address space): the highest is kept, not cut.
+    Case("tlbpol_tags_config.global_min_cpus", 32, lambda v: tags(global_min_cpus=v),
+         lambda t: t.global_min_cpus == (1 << 32) - 1),
 ]
 
 # Functions of the module: call(value).

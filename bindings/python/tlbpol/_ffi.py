@@ -260,7 +260,8 @@ class StatsS(CheckedStructure):
 class TagsConfigS(CheckedStructure):
     """struct tlbpol_tags_config (release 0.3)."""
     _fields_ = [("size", c_uint32), ("kind", c_uint32), ("nr_cpus", c_uint32),
-                ("tag_bits", c_uint32), ("first_tag", c_uint32), ("nr_slots", c_uint32)]
+                ("tag_bits", c_uint32), ("first_tag", c_uint32), ("nr_slots", c_uint32),
+                ("nr_global", c_uint32), ("global_min_cpus", c_uint32)]
 
 
 class TagIdS(CheckedStructure):
@@ -357,6 +358,9 @@ PROTOTYPES: Dict[str, Tuple[Any, List[Any]]] = {
     "tlbpol_tags_init": (c_int, [POINTER(_tags_p), c_void_p, c_size_t, POINTER(TagsConfigS)]),
     "tlbpol_tag_id_init": (c_int, [_tags_p, POINTER(TagIdS)]),
     "tlbpol_tag_load": (c_int, [_tags_p, c_uint32, POINTER(TagIdS), POINTER(TagUseS)]),
+    "tlbpol_tag_make_global": (c_int, [_tags_p, POINTER(TagIdS)]),
+    "tlbpol_tag_global_of": (c_int, [_tags_p, POINTER(TagIdS)]),
+    "tlbpol_tag_release": (c_int, [_tags_p, POINTER(TagIdS)]),
     "tlbpol_tag_of": (c_int, [_tags_p, c_uint32, POINTER(TagIdS)]),
     "tlbpol_tags_stats_read": (c_int, [_tags_p, c_int, POINTER(TagsStatsS)]),
 }
