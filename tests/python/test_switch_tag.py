@@ -5,7 +5,8 @@ the package: tests/test_switch_tag.c's scenarios.  switch_tag() reports the
 tag and one flush, the allocator's and the catch-up folded together; each
 CPU's flush_local names its own tag of the address space, a broadcast the
 address space's one global tag; per-CPU slots leave interrupts as the only
-mechanism; the refusals.  Then what the package adds: the engine keeps the
+mechanism, unless global tags beside them give the broadcast a tag to name;
+the refusals.  Then what the package adds: the engine keeps the
 Tags alive and has it alone until it is closed.
 
 Needs PYTHONPATH=bindings/python and TLBPOL_LIBRARY=build/libtlbpol.so.0
@@ -130,6 +131,66 @@ class Global(unittest.TestCase):
             self.assertEqual(eng.stats().shoot_broadcast, 1)
         st = tags.stats()
         self.assertEqual((st.loads, st.all_flushes, st.rollovers), (5, 4, 0))
+
+
+class PerCpuGlobal(unittest.TestCase):
+    """Per-CPU slots beside global tags (test_percpu_global_broadcast): an
+    address space loaded on 2 CPUs gets a global tag at its next shootdown,
+    which goes by interrupts (no CPU is on the tag yet: a broadcast would
+    not spare one).  Once one has switched to it, the broadcast names it
+    and the CPUs still under their slots (the initiator's own included)
+    are interrupted or flushed, each flush naming its slot; once all have,
+    the broadcast alone serves.  Closing the address space gives the tag
+    back."""
+
+    def test_broadcast_by_global_tag(self):
+        h = Host()
+        tags = Tags("percpu", cpus=4, tag_bits=4, first_tag=1, slots=3, nr_global=2,
+                    global_min_cpus=2)
+        with h.engine(cpus=4, tags=tags) as eng:
+            dear_ipis(eng)
+            self.assertTrue(eng.rules & Rule.BROADCAST, "by the global tags")
+            b, a = eng.open_as(100), eng.open_as(200)
+            eng.switch_tag(1, b)
+            for c in range(3):
+                self.assertIn(eng.switch_tag(c, a).tag, (1, 2, 3), "a slot")
+
+            def shoot():
+                h.reset()
+                d = eng.submit(a, 0, protect())
+                self.assertEqual(d.action, tlbpol.Action.SHOOTDOWN)
+                return sorted(c for _, targets in h.ipis for c in targets)
+
+            # Loaded on 3 CPUs: a global tag now, but nobody is on it yet.
+            self.assertEqual(shoot(), [1, 2])
+            self.assertEqual(h.bcasts, [])
+            # CPU 1 moves to the global tag; CPU 2 stays on its slot.
+            eng.switch_tag(1, b)
+            self.assertEqual(eng.switch_tag(1, a).tag, 14)
+            self.assertEqual(shoot(), [2], "the CPU still under its slot")
+            self.assertEqual(h.bcasts, [14])
+            self.assertEqual(h.last_tag_on(0), 1, "the initiator's slot")
+            self.assertEqual(h.last_tag_on(2), 1, "CPU 2's slot")
+            # Every CPU switches to it again: on the global tag.
+            for c in range(3):
+                eng.switch_tag(c, b)
+                self.assertEqual(eng.switch_tag(c, a).tag, 14)
+            self.assertEqual(shoot(), [])
+            self.assertEqual(h.bcasts, [14])
+            st = eng.stats()
+            self.assertEqual((st.shoot_broadcast, st.shoot_ipi), (2, 2))
+            # Closed, its global tag goes back.
+            for c in range(3):
+                eng.switch_tag(c, None)
+                eng.unload(c)
+            a.close()
+            self.assertGreaterEqual(tags.stats().loads, 10)
+        # 14 was given back: 15 is free, then 14 once recycled.
+        x, y, z = tags.new_id(), tags.new_id(), tags.new_id()
+        self.assertEqual((tags.make_global(x), tags.make_global(y)), (15, 14))
+        with self.assertRaises(TlbpolError) as cm:
+            tags.make_global(z)
+        self.assertEqual(cm.exception.errno, errno.ENOSPC)
 
 
 class Refusals(unittest.TestCase):

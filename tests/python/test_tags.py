@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: MIT
 """The tag allocators (release 0.3) through the package: tests/test_tags.c's
 scenarios (per-CPU slots: hits, round-robin misses, eviction, each CPU's
-slots its own; global generations: the first load of each CPU flushes all,
+slots its own, global tags beside them; global generations: the first load of each CPU flushes all,
 a rollover keeps the tags CPUs run; each configuration error's errno; the
 counters), then what the package adds: identities tied to their allocator,
 names and enums, numbers refused before C, a concurrent load for one CPU
@@ -184,6 +184,105 @@ class Global(unittest.TestCase):
         self.assertEqual(dict(t.stats(1)), {"loads": 5, "tag_flushes": 0, "all_flushes": 2,
                                             "rollovers": 0})
         self.assertEqual((t.stats(0).loads, t.stats(0).rollovers), (8, 1))
+
+
+class PerCpuGlobal(unittest.TestCase):
+    """Global tags beside per-CPU slots (test_percpu_global): 4-bit tags,
+    slots 1..3 on each of 2 CPUs, global tags 14 and 15."""
+
+    def test_percpu_global(self):
+        with self.assertRaises(TlbpolError) as cm:
+            Tags("percpu", cpus=2, tag_bits=4, first_tag=1, slots=3, nr_global=13)
+        self.assertEqual(cm.exception.errno, errno.ERANGE, "3 slots + 13 > 15 tags")
+        t = Tags("percpu", cpus=2, tag_bits=4, first_tag=1, slots=3, nr_global=2)
+        self.assertEqual((t.nr_global, t.global_min_cpus), (2, 0))
+        a, b, d = t.new_id(), t.new_id(), t.new_id()
+        self.assertEqual(t.load(0, a).tag, 1)
+        self.assertIsNone(t.global_of(a))
+        self.assertEqual(t.make_global(a), 14)
+        with self.assertRaises(TlbpolError) as cm:
+            t.make_global(a)
+        self.assertEqual((cm.exception.errno, cm.exception.function),
+                         (errno.EEXIST, "tlbpol_tag_make_global"))
+        self.assertEqual(t.global_of(a), 14)
+        # CPU 0 still runs it under its slot until its next load.
+        self.assertEqual(t.tag_of(0, a), 1)
+        self.assertEqual(t.load(0, a), (14, ALL))
+        self.assertEqual(t.tag_of(0, a), 14)
+        self.assertIs(t.load(0, a).flush, NONE)
+        self.assertEqual(t.load(1, a), (14, ALL))
+        # The slot CPU 0 gave up is taken again with its flush.
+        self.assertEqual(t.load(0, b), (2, TAG))
+        self.assertEqual(t.make_global(b), 15)
+        with self.assertRaises(TlbpolError) as cm:
+            t.make_global(d)
+        self.assertEqual(cm.exception.errno, errno.ENOSPC)
+        # a goes: 14 is handed out again only after a flush of all.
+        self.assertIsNone(t.release(a))
+        self.assertTrue(a.released)
+        self.assertIsNone(t.global_of(a))
+        self.assertIsNone(t.release(a), "a second release: nothing, as in C")
+        self.assertEqual(t.make_global(d), 14)
+        self.assertEqual(t.load(1, d), (14, ALL))
+        self.assertEqual(t.load(1, b), (15, NONE))
+        self.assertIs(t.load(0, d).flush, ALL)
+        # Refusals: C's NULLs are TypeErrors here (nothing reaches C).
+        for call in (t.make_global, t.global_of, t.release):
+            with self.assertRaises(TypeError):
+                call(None)
+        t = Tags("percpu", cpus=2, tag_bits=4, first_tag=1, slots=3)
+        a = t.new_id()
+        with self.assertRaises(TlbpolError) as cm:
+            t.make_global(a)
+        self.assertEqual(cm.exception.errno, errno.EINVAL, "no global tags")
+        t = Tags("global", cpus=2, tag_bits=4, first_tag=1)
+        a = t.new_id()
+        with self.assertRaises(TlbpolError) as cm:
+            t.make_global(a)
+        self.assertEqual(cm.exception.errno, errno.EINVAL)
+        t.release(a)
+        for kw in (dict(nr_global=1), dict(global_min_cpus=2)):
+            with self.assertRaises(TlbpolError) as cm:
+                Tags("global", cpus=2, tag_bits=4, first_tag=1, **kw)
+            self.assertEqual(cm.exception.errno, errno.EINVAL, kw)
+
+    def test_released_identity_is_gone(self):
+        """What the package adds: a released identity is never loaded or
+        made global again (C would take it for a plain per-CPU identity);
+        the queries still answer."""
+        t = Tags("percpu", cpus=2, tag_bits=4, first_tag=1, slots=3, nr_global=2)
+        a = t.new_id()
+        self.assertEqual(t.load(0, a), (1, TAG))
+        self.assertFalse(a.released)
+        t.release(a)
+        self.assertIn("released", repr(a))
+        for call in (lambda: t.load(0, a), lambda: t.make_global(a)):
+            with self.assertRaises(ValueError) as cm:
+                call()
+            self.assertIn("released", str(cm.exception))
+        self.assertEqual(t.stats().loads, 1, "nothing loaded")
+        self.assertEqual(t.tag_of(0, a), 1, "its entries are still under slot 1 there")
+        self.assertIsNone(t.global_of(a))
+
+    def test_another_allocators_identity(self):
+        a = Tags("percpu", cpus=2, tag_bits=4, first_tag=1, slots=3, nr_global=2)
+        b = Tags("percpu", cpus=2, tag_bits=4, first_tag=1, slots=3, nr_global=2)
+        xa, xb = a.new_id(), b.new_id()
+        # xa's word equals xb's: C alone would give xb a global tag.
+        for call in (b.make_global, b.global_of, b.release):
+            with self.assertRaises(ValueError):
+                call(xa)
+        self.assertFalse(xa.released)
+        self.assertIsNone(b.global_of(xb))
+        self.assertEqual(a.make_global(xa), 14)
+        self.assertEqual(b.make_global(xb), 14, "b's first global tag still free")
+
+    def test_repr(self):
+        t = Tags("percpu", cpus=2, tag_bits=12, first_tag=1, slots=6, nr_global=64,
+                 global_min_cpus=8)
+        self.assertEqual(repr(t), "Tags(percpu, cpus=2, tag_bits=12, first_tag=1, slots=6, "
+                                  "nr_global=64, global_min_cpus=8)")
+        self.assertEqual(t.make_global(t.new_id()), 4096 - 64)
 
 
 class Stats(unittest.TestCase):
