@@ -248,6 +248,9 @@ static void test_percpu_global(void **state)
 	assert_int_equal(u.flush, TLBPOL_TAG_FLUSH_TAG);
 	assert_int_equal(tlbpol_tag_make_global(t, &b), 15);
 	assert_int_equal(tlbpol_tag_make_global(t, &d), -ENOSPC);
+	/* Refused with nothing given back: no flush owed for it. */
+	u = load(t, 0, &b);
+	assert_int_equal(u.flush, TLBPOL_TAG_FLUSH_NONE);
 	/* a goes: 14 is handed out again only after a flush of all. */
 	assert_int_equal(tlbpol_tag_release(t, &a), 0);
 	assert_int_equal(tlbpol_tag_global_of(t, &a), -ENOENT);

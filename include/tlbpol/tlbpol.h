@@ -872,8 +872,9 @@ struct tlbpol_backend {
  *	TLBPOL_TAGS_GLOBAL: 0.
  * @global_min_cpus: an engine gives an address space a global tag once
  *	it is loaded on this many CPUs: 0 means 4; twice as many once half
- *	the global tags are taken, four times once three quarters are, so
- *	that the last ones go to the widest address spaces.
+ *	the global tags are taken, four times once three quarters are (at
+ *	most 2^32 - 1), so that the last ones go to the widest address
+ *	spaces.  TLBPOL_TAGS_GLOBAL: 0.
  */
 struct tlbpol_tags_config {
 	uint32_t size;
@@ -896,8 +897,9 @@ struct tlbpol_tags_config {
  * had (a 64-bit count, as Linux's ctx_id), so a slot that served a closed
  * address space never matches a new one.  TLBPOL_TAGS_GLOBAL: the tag and
  * the generation it belongs to, written under the allocator's lock.
- * Nothing needs releasing when the address space closes: its slots are
- * reused as they come round, its global tag at the next rollover.
+ * When the address space closes: its slots are reused as they come round,
+ * a TLBPOL_TAGS_GLOBAL tag at the next rollover, both with nothing to do;
+ * a global tag beside per-CPU slots only after tlbpol_tag_release().
  */
 struct tlbpol_tag_id {
 	uint64_t word;
@@ -962,10 +964,12 @@ TLBPOL_API size_t tlbpol_tags_size(const struct tlbpol_tags_config *cfg);
  * such whatever @len); *@out is written only on success.
  * Context: any; nothing else may use @mem meanwhile.
  * Return: 0; -EINVAL for a NULL argument, a @cfg->size too small, an
- * unknown kind, a zero @cfg->tag_bits or @cfg->nr_cpus, @cfg->nr_slots
- * nonzero for TLBPOL_TAGS_GLOBAL or misaligned @mem; -ERANGE for
+ * unknown kind, a zero @cfg->tag_bits or @cfg->nr_cpus, @cfg->nr_slots,
+ * @cfg->nr_global or @cfg->global_min_cpus nonzero for TLBPOL_TAGS_GLOBAL,
+ * or misaligned @mem; -ERANGE for
  * @cfg->nr_cpus, @cfg->tag_bits or @cfg->nr_slots out of range, or tags
- * that do not fit (@cfg->first_tag + @cfg->nr_slots past the width, a
+ * that do not fit (@cfg->first_tag + @cfg->nr_slots + @cfg->nr_global
+ * past the width, a
  * global pool no larger than @cfg->nr_cpus); -ENOMEM if @len is too
  * small; -E2BIG for a larger @cfg->size with a nonzero byte past this
  * library's structure.
@@ -1034,10 +1038,12 @@ TLBPOL_API int tlbpol_tag_load(struct tlbpol_tags *tags, uint32_t cpu, struct tl
  * TLBPOL_TAG_FLUSH_ALL), as Linux reuses freed global ASIDs only after
  * reset_global_asid_space()'s flush of everything.
  * Context: any; takes the allocator's lock (never held across a wait).
- * Return: the global tag (>= 0); -EEXIST if @id has one already (also
- * returned: see tlbpol_tag_global_of()); -ENOSPC when every global tag is
- * taken; -EINVAL for a NULL argument, an @id @tags did not make, or an
- * allocator with no global tags.
+ * Return: the global tag (>= 0); -EEXIST if @id has one already
+ * (tlbpol_tag_global_of() says which); -ENOSPC when every global tag is
+ * taken and none was given back (nothing changes then); -EINVAL for a
+ * NULL argument, an @id whose word no identity of @tags can have (as
+ * tlbpol_tag_load(): another allocator's identity is not recognised), or
+ * an allocator with no global tags.
  */
 TLBPOL_API int tlbpol_tag_make_global(struct tlbpol_tags *tags, struct tlbpol_tag_id *id);
 
@@ -1047,7 +1053,7 @@ TLBPOL_API int tlbpol_tag_make_global(struct tlbpol_tags *tags, struct tlbpol_ta
  * @id: the identity.
  * Context: any.
  * Return: the tag (>= 0); -ENOENT if it has none; -EINVAL for a NULL
- * argument.
+ * argument or an @id whose word no identity of @tags can have.
  */
 TLBPOL_API int tlbpol_tag_global_of(const struct tlbpol_tags *tags, const struct tlbpol_tag_id *id);
 
@@ -1064,7 +1070,9 @@ TLBPOL_API int tlbpol_tag_global_of(const struct tlbpol_tags *tags, const struct
  * nothing (a slot is flushed whenever it changes hands).
  * Context: any; takes the allocator's lock.
  * Return: 0 (also when @id had no global tag); -EINVAL for a NULL
- * argument or an @id @tags did not make.
+ * argument or an @id whose word no identity of @tags can have (another
+ * allocator's identity is not recognised: releasing one is the caller's
+ * bug, which the bindings refuse).
  */
 TLBPOL_API int tlbpol_tag_release(struct tlbpol_tags *tags, struct tlbpol_tag_id *id);
 

@@ -419,6 +419,15 @@ int tlbpol_tag_load(struct tlbpol_tags *tags, uint32_t cpu, struct tlbpol_tag_id
 
 /* ---- TLBPOL_TAGS_PERCPU's global tags ---- */
 
+/* Is any of the @n bits of @map set? */
+static int any_set(const uint64_t *map, uint32_t n)
+{
+	for (uint32_t i = 0; i < n; i += 64)
+		if (map[i / 64] & (n - i >= 64 ? ~0ULL : (1ULL << (n - i)) - 1))
+			return 1;
+	return 0;
+}
+
 /* The first clear bit of @n in @map, or @n. */
 static uint32_t first_clear(const uint64_t *map, uint32_t n)
 {
@@ -467,12 +476,13 @@ int tlbpol_tag_make_global(struct tlbpol_tags *tags, struct tlbpol_tag_id *id)
 	}
 	g = first_clear(taken, tags->nr_global);
 	if (g == tags->nr_global) {
+		/* Nothing given back since the last recycling: no flush owed. */
+		if (!any_set(gfreed(tags), tags->nr_global)) {
+			prim_spin_unlock(&tags->lock);
+			return -E_NOSPC;
+		}
 		recycle_global(tags);
 		g = first_clear(taken, tags->nr_global);
-	}
-	if (g == tags->nr_global) {
-		prim_spin_unlock(&tags->lock);
-		return -E_NOSPC;
 	}
 	taken[g / 64] |= 1ULL << (g % 64);
 	prim_fetch_add(&tags->global_taken, 1u);
@@ -486,7 +496,7 @@ int tlbpol_tag_global_of(const struct tlbpol_tags *tags, const struct tlbpol_tag
 {
 	uint64_t g;
 
-	if (!tags_valid(tags) || !id)
+	if (!tags_valid(tags) || !id || !word_valid(tags, prim_load_relaxed(&id->word)))
 		return -E_INVAL;
 	g = tags->kind == TLBPOL_TAGS_PERCPU ? prim_load_acquire(&id->word) >> ID_BITS : 0;
 	return g ? (int)((1u << tags->bits) - tags->nr_global + g - 1) : -E_NOENT;
@@ -573,14 +583,18 @@ int tlbpol__tags_kind(const struct tlbpol_tags *tags, uint32_t nr_cpus)
 }
 
 /* CPUs an address space must be loaded on to get a global tag, rising as
- * they run out; 0 when the allocator has none. */
+ * they run out (saturating: never 0 with global tags); 0 when the
+ * allocator has none. */
 uint32_t tlbpol__tags_global_min(const struct tlbpol_tags *tags)
 {
 	uint32_t taken = prim_load_relaxed(&tags->global_taken);
+	uint64_t min = tags->global_min;
 
 	if (!tags->nr_global)
 		return 0;
 	if (4ULL * taken >= 3ULL * tags->nr_global)
-		return tags->global_min * 4;
-	return 2ULL * taken >= tags->nr_global ? tags->global_min * 2 : tags->global_min;
+		min *= 4;
+	else if (2ULL * taken >= tags->nr_global)
+		min *= 2;
+	return min > 0xffffffffULL ? 0xffffffffU : (uint32_t)min;
 }
