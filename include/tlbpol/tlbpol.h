@@ -472,13 +472,15 @@ enum tlbpol_flush_kind {
  *   PAGES, current tag   INVLPG each page           TLBI VAE1 ASID|va    SFENCE.VMA va, asid
  *   PAGES, other tag     INVPCID type 0 (address)   TLBI VAE1 ASID|va    SFENCE.VMA va, asid
  *   PAGES + GLOBAL       INVLPG (any PCID current)  TLBI VAAE1 va        SFENCE.VMA va, x0
+ *     ..., other tag     INVLPG and INVPCID type 0  TLBI VAAE1 va        SFENCE.VMA va, x0
  *   AS, current tag      CR3 write, bit 63 clear    TLBI ASIDE1 ASID     SFENCE.VMA x0, asid
  *   AS, other tag        INVPCID type 1 (context)   TLBI ASIDE1 ASID     SFENCE.VMA x0, asid
  *   ALL                  INVPCID type 2, or CR4.PGE toggled   TLBI VMALLE1   SFENCE.VMA x0, x0
  *
  * (Intel SDM vol. 2, INVPCID, and vol. 3 4.10.4.1: INVLPG reaches global
  * translations and the current PCID only, INVPCID types 0 and 1 never
- * global ones; the Arm ARM's TLBI VAE1 matches global entries of the
+ * global ones, so a PAGES + GLOBAL flush for another tag, which may name
+ * the address space's own pages beside global ones, takes both; the Arm ARM's TLBI VAE1 matches global entries of the
  * address as well as the ASID's; RISC-V privileged spec, SFENCE.VMA: with
  * rs2 != x0 global mappings are not ordered.)  Without PCID every tag is
  * the current one, and FLUSH_AS is a CR3 write.  On arm64 flush_local, which
@@ -1282,8 +1284,10 @@ TLBPOL_API int tlbpol_tags_stats_read(const struct tlbpol_tags *tags, int cpu,
  *	is refused), entries stay under their tags across switches
  *	(TLBPOL_CFGF_RETAIN_AS is implied), and every struct tlbpol_flush
  *	names the hardware tag of the CPU it reaches: tlbpol_tag_of() on that
- *	CPU for ops->flush_local, the address space's one tag for a
- *	broadcast or a remote action.  TLBPOL_TAGS_PERCPU gives one address
+ *	CPU for ops->flush_local (the leaving address space's old tag until
+ *	the CR3 write that leaves it; no flush_local at all for an address
+ *	space the CPU holds under no tag), the address space's one tag for
+ *	a broadcast or a remote action.  TLBPOL_TAGS_PERCPU gives one address
  *	space different tags on different CPUs, so no single broadcast or
  *	remote action can name it: without global tags (nr_global) the
  *	engine uses interrupts only; with them, an address space loaded on
@@ -1743,7 +1747,8 @@ TLBPOL_HOSTED_API void tlbpol_thread_online(void);
 /**
  * tlbpol_as_open() - start tracking an address space.
  * @eng: the engine.
- * @tag: the caller's tag (PCID, ASID, VMID...), passed back in every flush.
+ * @tag: the caller's tag (PCID, ASID, VMID...), passed back in every flush
+ *	(with cfg->tags, an identity only: flushes name hardware tags).
  *	Tags of open address spaces are unique.
  * @out: receives the address space.
  * Context: any; thread-safe.
@@ -1845,8 +1850,9 @@ TLBPOL_API int tlbpol_switch(struct tlbpol_engine *eng, uint32_t cpu, struct tlb
  * is the tag still loaded and @out->flush TLBPOL_TAG_FLUSH_NONE; with
  * nothing loaded (no address space since tlbpol_unload() or the start)
  * there is no tag, and @out->tag is 0, which may also be a tag of the
- * allocator's when first_tag is 0: the host loads nothing either way.  A catch-up that tlbpol_cpu_state() asks for
- * later (a return from PREEMPTED) is a flush of the tag the CPU runs.
+ * allocator's when first_tag is 0: the host loads nothing either way.  A
+ * catch-up that tlbpol_cpu_state() asks for later (its return of 1, from
+ * PREEMPTED, or from IDLE to RUNNING) is a flush of the tag the CPU runs.
  * Context: for @cpu, with interrupts off until the tag is loaded.
  * Return: 0; -EINVAL for NULL @eng or @out, a closed/foreign @next, or an
  * engine without cfg->tags; -ERANGE for @cpu; -EBUSY as tlbpol_switch().

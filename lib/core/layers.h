@@ -51,6 +51,7 @@ void tlbpol__costs_apply(const struct tlbpol_config *cfg, struct tlbpol_params *
  * flush). */
 int tlbpol__tags_kind(const struct tlbpol_tags *tags, uint32_t nr_cpus);
 uint32_t tlbpol__tags_global_min(const struct tlbpol_tags *tags);
+int tlbpol__tag_make_global(struct tlbpol_tags *tags, struct tlbpol_tag_id *id, int try);
 int tlbpol__tag_local(const struct tlbpol_engine *eng, uint32_t cpu, uint32_t as_index,
 		      struct tlbpol_flush *f);
 int tlbpol__tag_global(const struct tlbpol_engine *eng, uint32_t as_index,
@@ -110,7 +111,8 @@ void tlbpol__kick(struct tlbpol_engine *eng, const struct tlbpol_params *prm, ui
  * walkers to ops->walker_sync for @s?  Which TLBPOL_MECH_* reaches @s's
  * @n candidates @t most cheaply? */
 int tlbpol__bcast_covers(const struct tlbpol_engine *eng, uint32_t cpu, const struct request *s);
-void tlbpol__consider_global(struct tlbpol_engine *eng, const struct request *s);
+void tlbpol__consider_global(struct tlbpol_engine *eng, const struct tlbpol_params *prm,
+			     const struct request *s);
 int tlbpol__walkers_left(const struct tlbpol_engine *eng, const struct request *s, uint32_t flags);
 uint32_t tlbpol__choose_mech(const struct tlbpol_engine *eng, const struct tlbpol_params *prm,
 			     uint32_t me, const struct request *s, const struct tlbpol_cpuset *t,

@@ -102,12 +102,16 @@ int tlbpol__bcast_covers(const struct tlbpol_engine *eng, uint32_t cpu, const st
  * gets one (Linux 6.15 consider_global_asid(), from the flush path: one
  * active on 4 CPUs or more), the threshold rising as they run out.  Its
  * CPUs move to it at their next switch; until then they take interrupts.
+ * Never waits for the allocator's lock (this may run in an interrupt that
+ * landed in its holder): busy, it tries again at the next shootdown; and
+ * not while broadcasts are off (the rules in force).
  */
-void tlbpol__consider_global(struct tlbpol_engine *eng, const struct request *s)
+void tlbpol__consider_global(struct tlbpol_engine *eng, const struct tlbpol_params *prm,
+			     const struct request *s)
 {
 	uint32_t min;
 
-	if (!eng->tags_percpu || eng->bcast == BCAST_NONE)
+	if (!eng->tags_percpu || eng->bcast == BCAST_NONE || !(prm->rules & TLBPOL_RULE_BROADCAST))
 		return;
 	min = tlbpol__tags_global_min(eng->tags);
 	for (uint32_t k = 0; k < s->nr_flushes; k++) {
@@ -115,7 +119,7 @@ void tlbpol__consider_global(struct tlbpol_engine *eng, const struct request *s)
 
 		if (s->flushes[k].f.kind != TLBPOL_FLUSH_ALL && prim_load_relaxed(&as->loaded) >= min &&
 		    tlbpol_tag_global_of(eng->tags, &as->tag_id) < 0)
-			tlbpol_tag_make_global(eng->tags, &as->tag_id);
+			tlbpol__tag_make_global(eng->tags, &as->tag_id, 1);
 	}
 }
 
@@ -144,7 +148,8 @@ static uint64_t parts_cost(const struct request *s, uint64_t fixed, uint32_t max
  * payload.  A mechanism that would still need the walkers' interrupts (no
  * walker_sync) is not a choice.  A remote action wins a tie with
  * interrupts: it spares the targets theirs.  Called before the request's
- * generations are taken, so no target is left out here by generation.
+ * generations are taken (with per-CPU tags, after: tlbpol__shoot()), and
+ * leaves no target out by generation either way.
  */
 uint32_t tlbpol__choose_mech(const struct tlbpol_engine *eng, const struct tlbpol_params *prm,
 			     uint32_t me, const struct request *s, const struct tlbpol_cpuset *t,

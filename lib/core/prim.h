@@ -108,6 +108,12 @@ static inline void prim_spin_lock(uint32_t *l)
 	}
 }
 
+/* One attempt: 1 if taken. */
+static inline int prim_spin_trylock(uint32_t *l)
+{
+	return !prim_load_relaxed(l) && !__atomic_exchange_n(l, 1u, __ATOMIC_ACQUIRE);
+}
+
 static inline void prim_spin_unlock(uint32_t *l)
 {
 	__atomic_store_n(l, 0u, __ATOMIC_RELEASE);

@@ -142,6 +142,19 @@ static void broadcast(struct tlbpol_engine *eng, uint32_t me, struct request *s,
 		unqueue(eng, me, s);
 }
 
+/* Does the broadcast of @s reach what this CPU may hold of it (nothing, or
+ * all under the parts' global tags)? */
+static int self_covered(const struct tlbpol_engine *eng, const struct tlbpol_params *prm,
+			uint32_t me, const struct request *s)
+{
+	if (tlbpol__bcast_covers(eng, me, s))
+		return 1;
+	for (uint32_t k = 0; k < s->nr_flushes; k++)
+		if (tlbpol__may_cache(eng, prm, s->flushes[k].as_index, s->flushes[k].global, me))
+			return 0;
+	return 1;
+}
+
 /* Leave out of @t the CPUs a broadcast of @s reached (per-CPU tags: those
  * under its parts' global tags), or with @probe only say whether any of
  * @t is out of its reach. */
@@ -504,7 +517,7 @@ void tlbpol__shoot(struct tlbpol_engine *eng, const struct tlbpol_params *prm, u
 		gens = 1;
 	}
 	n = candidates(eng, prm, me, s, &c->targets);
-	tlbpol__consider_global(eng, s);
+	tlbpol__consider_global(eng, prm, s);
 	mech = tlbpol__choose_mech(eng, prm, me, s, &c->targets, n);
 	if (mech == TLBPOL_MECH_BROADCAST) {
 		/*
@@ -517,7 +530,7 @@ void tlbpol__shoot(struct tlbpol_engine *eng, const struct tlbpol_params *prm, u
 		 * address space keeps its global tag.
 		 */
 		int left = eng->tags_percpu && (drop_covered(eng, s, &c->targets, 1) ||
-						!tlbpol__bcast_covers(eng, me, s));
+						!self_covered(eng, prm, me, s));
 
 		broadcast(eng, me, s, &c->targets, !left);
 		if (!left)

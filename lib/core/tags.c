@@ -47,6 +47,8 @@ struct tlbpol_tags {
 	uint32_t nr_global;   /* TLBPOL_TAGS_PERCPU: global tags, the last of the width */
 	uint32_t global_min;  /* cfg's global_min_cpus, 4 for 0 */
 	uint32_t global_taken; /* atomic: global tags held (not given back) */
+	uint32_t global_given_back; /* atomic: given back since the last recycling */
+	uint32_t pad2;
 	uint64_t gen;     /* TLBPOL_TAGS_GLOBAL: the generation, in units of 2^bits */
 	uint64_t next_id; /* TLBPOL_TAGS_PERCPU: identities handed out */
 	/* Then nr_cpus struct tag_cpu, then (GLOBAL) the pool's bitmap, or
@@ -459,7 +461,11 @@ static void recycle_global(struct tlbpol_tags *t)
 		prim_store_seqcst(&tcpu(t, c)->flush_pending, 1u);
 }
 
-int tlbpol_tag_make_global(struct tlbpol_tags *tags, struct tlbpol_tag_id *id)
+/* tlbpol_tag_make_global(), and with @try the engine's: -EBUSY rather than
+ * wait for the lock (its shootdowns may run in an interrupt that landed in
+ * a holder of it, tlbpol_as_close() on the same CPU), nor take it when
+ * every global tag is taken and none is given back. */
+int tlbpol__tag_make_global(struct tlbpol_tags *tags, struct tlbpol_tag_id *id, int try)
 {
 	uint64_t w, *taken;
 	uint32_t g;
@@ -468,7 +474,15 @@ int tlbpol_tag_make_global(struct tlbpol_tags *tags, struct tlbpol_tag_id *id)
 	    !word_valid(tags, prim_load_relaxed(&id->word)))
 		return -E_INVAL;
 	taken = gtaken(tags);
-	prim_spin_lock(&tags->lock);
+	if (try) {
+		if (prim_load_relaxed(&tags->global_taken) >= tags->nr_global &&
+		    !prim_load_relaxed(&tags->global_given_back))
+			return -E_NOSPC;
+		if (!prim_spin_trylock(&tags->lock))
+			return -E_BUSY;
+	} else {
+		prim_spin_lock(&tags->lock);
+	}
 	w = prim_load_relaxed(&id->word);
 	if (w >> ID_BITS) {
 		prim_spin_unlock(&tags->lock);
@@ -482,6 +496,7 @@ int tlbpol_tag_make_global(struct tlbpol_tags *tags, struct tlbpol_tag_id *id)
 			return -E_NOSPC;
 		}
 		recycle_global(tags);
+		prim_store_relaxed(&tags->global_given_back, 0u);
 		g = first_clear(taken, tags->nr_global);
 	}
 	taken[g / 64] |= 1ULL << (g % 64);
@@ -490,6 +505,11 @@ int tlbpol_tag_make_global(struct tlbpol_tags *tags, struct tlbpol_tag_id *id)
 	prim_store_release(&id->word, w | (uint64_t)(g + 1) << ID_BITS);
 	prim_spin_unlock(&tags->lock);
 	return (int)((1u << tags->bits) - tags->nr_global + g);
+}
+
+int tlbpol_tag_make_global(struct tlbpol_tags *tags, struct tlbpol_tag_id *id)
+{
+	return tlbpol__tag_make_global(tags, id, 0);
 }
 
 int tlbpol_tag_global_of(const struct tlbpol_tags *tags, const struct tlbpol_tag_id *id)
@@ -517,6 +537,7 @@ int tlbpol_tag_release(struct tlbpol_tags *tags, struct tlbpol_tag_id *id)
 		g--;
 #ifndef TLBPOL_PLANTED_GLOBAL_TAG_EARLY_REUSE
 		gfreed(tags)[g / 64] |= 1ULL << (g % 64);
+		prim_fetch_add(&tags->global_given_back, 1u);
 #else
 		gtaken(tags)[g / 64] &= ~(1ULL << (g % 64));
 #endif
