@@ -19,14 +19,22 @@ enum access_result sim_access(struct sim *s, uint32_t cpu, uint32_t as, uint64_t
 {
 	struct sim_cpu *c = &s->cpus[cpu];
 	struct sim_page *p = sim_page(s, as, vpn, 0);
+	uint16_t key = sim_tag_key(s, cpu, as);
 	struct tlb_entry *e;
 	int flushed;
 
-	e = tlb_lookup(&c->tlb, (uint16_t)as, vpn, &flushed);
+	e = tlb_lookup(&c->tlb, key, vpn, &flushed);
+	if (e && e->owner != as) {
+		/* --tags: another address space's entry under the tag this
+		 * one was given: the tag was reused without its flush. */
+		oracle_foreign(s, cpu, as, vpn, "tag reused unflushed", e);
+		tlb_flush_page(&c->tlb, key, vpn);
+		e = NULL;
+	}
 	if (e && (!write || (e->perms & SIM_W))) {
 		if (p && !p->unflushed && oracle_harmful(s, e->perms, e->frame, p)) {
 			oracle_violation(s, cpu, as, vpn, "stale use", e, p);
-			tlb_flush_page(&c->tlb, (uint16_t)as, vpn);
+			tlb_flush_page(&c->tlb, key, vpn);
 		}
 		/* x86: the first write through an entry without D sets D in
 		 * the PTE (a locked access that re-reads it). */
@@ -47,7 +55,7 @@ enum access_result sim_access(struct sim *s, uint32_t cpu, uint32_t as, uint64_t
 	/* The walk sets A (and D for a write) in the PTE, as x86 and Arm
 	 * hardware do; not a change the engine hears about. */
 	p->perms |= SIM_A | (write ? SIM_D : 0);
-	tlb_fill(&c->tlb, (uint16_t)as, vpn, p->perms, p->frame, p->version);
+	tlb_fill(&c->tlb, key, (uint16_t)as, vpn, p->perms, p->frame, p->version);
 	p->holders |= 1ULL << (cpu % 64);
 	return ACC_OK;
 }

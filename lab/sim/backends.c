@@ -54,7 +54,7 @@ static void flush_one(struct sim *s, uint32_t c, const struct tlbpol_flush *f)
 	struct sim_tlb *t = &s->cpus[c].tlb;
 
 	if (f->kind == TLBPOL_FLUSH_ALL) {
-		tlb_flush_all(t, s->nas);
+		tlb_flush_all(t, s->nkeys);
 	} else if (f->kind == TLBPOL_FLUSH_AS) {
 		tlb_flush_as(t, (uint16_t)f->as_tag);
 	} else {

@@ -24,6 +24,7 @@ struct policy {
 	const char *name;
 	uint64_t rules;
 	int wait_irqs; /* TLBPOL_CFGF_WAIT_IRQS: waits served only by interrupts */
+	int always_mech; /* under --backend, every shootdown by it that can be (main.c) */
 };
 
 /* --- the command line (options.c) --- */
@@ -64,6 +65,7 @@ struct result {
 	double modelled_ns, metric;
 	uint64_t engine_ipis;
 	double wall_s;
+	char tags[96]; /* --tags, said (sim_tags_describe()) */
 };
 
 /*

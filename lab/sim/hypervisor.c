@@ -253,7 +253,7 @@ static int vcpu_step(struct sim *s, uint32_t cpu, struct hv_thread *h)
 		/* vcpu_load() on a pCPU this vCPU did not last run on:
 		 * KVM_REQ_TLB_FLUSH, INVEPT all-context before VM entry. */
 		if (h->last_cpu >= 0) {
-			tlb_flush_all(&c->tlb, s->nas);
+			tlb_flush_all(&c->tlb, s->nkeys);
 			s->cnt.local_flushes++;
 			s->cnt.full_flushes++;
 			sim_charge(s, cpu, s->cfg.cost.full_flush_cycles / s->cfg.cost.cpu_ghz);

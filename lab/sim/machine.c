@@ -47,7 +47,7 @@ static void cb_flush_local(void *ctx, uint32_t cpu, const struct tlbpol_flush *f
 					   (double)(pages - 1) * s->cfg.cost.invlpg_next_cycles);
 	} else {
 		if (f->kind == TLBPOL_FLUSH_ALL)
-			tlb_flush_all(&c->tlb, s->nas);
+			tlb_flush_all(&c->tlb, s->nkeys);
 		else
 			tlb_flush_as(&c->tlb, asid);
 		s->cnt.full_flushes++;
@@ -139,6 +139,8 @@ int sim_init(struct sim *s, const struct sim_config *cfg, const struct workload 
 		.relax = cb_relax,
 	};
 	sim_backend_setup(s, &ec);
+	if (sim_tags_setup(s, &ec))
+		return -1;
 	ec.ops = &s->ops;
 	if (cfg->pcid)
 		ec.flags |= TLBPOL_CFGF_RETAIN_AS;
@@ -184,7 +186,7 @@ int sim_init(struct sim *s, const struct sim_config *cfg, const struct workload 
 	for (uint32_t c = 0; c < cfg->ncpus; c++) {
 		struct sim_cpu *cpu = &s->cpus[c];
 
-		if (tlb_init(&cpu->tlb, cfg, SIM_MAX_AS))
+		if (tlb_init(&cpu->tlb, cfg, s->nkeys))
 			return -1;
 		cpu->as = cpu->loaded = -1;
 		cpu->irq_at = -1;
@@ -212,6 +214,7 @@ void sim_fini(struct sim *s)
 		free(s->as[a].chunks);
 	}
 	tlbpol_engine_free(s->eng);
+	sim_tags_fini(s);
 	free(s->cpus);
 	free(s->heap);
 	free(s->node);
@@ -284,7 +287,7 @@ static void resume(struct sim *s, uint32_t cpu, int need)
 	int32_t as = c->as >= 0 ? c->as : c->loaded;
 
 	if (need && as >= 0) {
-		tlb_flush_as(&c->tlb, (uint16_t)as);
+		tlb_flush_as(&c->tlb, sim_tag_key(s, cpu, (uint32_t)as));
 		s->cnt.full_flushes++;
 		s->cnt.local_flushes++;
 		c->clock += CYC(s, s->cfg.cost.full_flush_cycles);
@@ -293,11 +296,53 @@ static void resume(struct sim *s, uint32_t cpu, int need)
 		oracle_check_resume(s, cpu, (uint32_t)c->as);
 }
 
+/*
+ * --tags: the allocator's tag and the flush it and the engine ask for
+ * (tlbpol_switch_tag()), made as part of the switch: TAG, every entry of
+ * the tag (a slot another address space had, or flushes skipped while
+ * away: x86 CR3 without bit 63); ALL, every tag's (a rollover: arm64 TLBI
+ * VMALLE1).  Entries of other tags stay, as with PCIDs.
+ */
+static void switch_tag(struct sim *s, uint32_t cpu, int32_t as)
+{
+	struct sim_cpu *c = &s->cpus[cpu];
+	struct tlbpol_tag_use u;
+	int err = tlbpol_switch_tag(s->eng, cpu, as >= 0 ? s->as[as].as : NULL, &u);
+
+	if (err) {
+		fprintf(stderr, "tlbpol-sim: tlbpol_switch_tag: %d\n", err);
+		abort();
+	}
+	engine_return(s, cpu);
+	if (as >= 0) {
+		c->loaded = as;
+		c->tag = (uint16_t)u.tag;
+		/* TLBPOL_SIM_PLANTED=tag-no-flush: the checker's own test,
+		 * a host that loads the tag without the flush it was told. */
+		if (u.flush != TLBPOL_TAG_FLUSH_NONE && !s->planted_tag_no_flush) {
+			if (u.flush == TLBPOL_TAG_FLUSH_ALL)
+				tlb_flush_all(&c->tlb, s->nkeys);
+			else
+				tlb_flush_as(&c->tlb, c->tag);
+			s->cnt.full_flushes++;
+			s->cnt.local_flushes++;
+			c->clock += CYC(s, s->cfg.cost.full_flush_cycles);
+		}
+	}
+	c->as = as;
+	if (as >= 0)
+		resume(s, cpu, 0);
+}
+
 void sim_switch(struct sim *s, uint32_t cpu, int32_t as)
 {
 	struct sim_cpu *c = &s->cpus[cpu];
 	int need = 0;
 
+	if (s->tags) {
+		switch_tag(s, cpu, as);
+		return;
+	}
 	tlbpol_switch(s->eng, cpu, as >= 0 ? s->as[as].as : NULL, &need);
 	engine_return(s, cpu);
 	if (as >= 0 && as != c->loaded) {

@@ -25,6 +25,14 @@ const char *const sim_policy_names[SIM_NR_POLICIES] = {
  * that request's interrupt arrives (TLBPOL_CFGF_WAIT_IRQS).  default and
  * custom serve their inbox from the wait loop, as the library does unless
  * told otherwise.  @wait_irqs (--wait-irqs): -1 so, 0 none, 1 all.
+ *
+ * Linux on a machine with a flush mechanism uses it for every shootdown
+ * it can, whatever the cost: INVLPGB for an mm with a global ASID (6.15,
+ * arch/x86/mm/tlb.c: flush_tlb_mm_range() -> broadcast_tlb_flush()),
+ * TLBI ...IS on arm64, the Hyper-V and Xen flush hypercalls
+ * (flush_tlb_multi), SBI remote fences on RISC-V, RAR in its RFC.  So
+ * under --backend, before and linux always take it (--fixed for them);
+ * default and custom choose by the cost model.
  */
 static void policies(const struct workload *wl, uint64_t custom, int wait_irqs,
 		     struct policy pols[SIM_NR_POLICIES])
@@ -39,7 +47,8 @@ static void policies(const struct workload *wl, uint64_t custom, int wait_irqs,
 
 	for (int p = 0; p < SIM_NR_POLICIES; p++)
 		pols[p] = (struct policy){ sim_policy_names[p], rules[p],
-					   wait_irqs < 0 ? p <= POL_LINUX : wait_irqs };
+					   wait_irqs < 0 ? p <= POL_LINUX : wait_irqs,
+					   p == POL_BEFORE || p == POL_LINUX };
 }
 
 static double now_s(void)
@@ -100,6 +109,10 @@ static int run_one(const struct sim_config *base, const struct workload *wl, con
 	cfg.vm = wl->vm || base->vm;
 	if (cfg.broadcast && pol->rules != TLBPOL_RULES_NONE)
 		cfg.rules |= TLBPOL_RULE_BROADCAST; /* arm64 Linux flushes by TLBI IS */
+	if (pol->always_mech && cfg.backend > SIM_BK_IPI) {
+		cfg.rules |= TLBPOL_RULE_BROADCAST;
+		cfg.fixed = 1;
+	}
 	resolve_stamps(&cfg);
 	if (!cfg.events)
 		cfg.events = wl->default_events;
@@ -112,6 +125,7 @@ static int run_one(const struct sim_config *base, const struct workload *wl, con
 	}
 	sim_run(&s);
 	sim_settle_percentiles(&s);
+	sim_tags_collect(&s);
 	memset(r, 0, sizeof(*r));
 	r->scenario = wl->name;
 	r->policy = pol->name;
@@ -120,6 +134,7 @@ static int run_one(const struct sim_config *base, const struct workload *wl, con
 	r->stamp_lookahead = cfg.stamp_lookahead;
 	r->stamp_spare = cfg.stamp_spare;
 	r->cnt = s.cnt;
+	sim_tags_describe(&cfg.tags, r->tags, sizeof(r->tags));
 	r->modelled_ns = sim_makespan(&s);
 	r->metric = metric_of(wl, &s, r->modelled_ns);
 	tlbpol_stats_read(s.eng, -1, &st);

@@ -61,7 +61,8 @@
 	X(WAIT_IRQS, "wait-irqs", ARG, _)                           \
 	X(ZERO_PAGE, "zero-page", ARG, _)                           \
 	X(BACKEND, "backend", ARG, _)                               \
-	X(FIXED, "fixed", SET, fixed)
+	X(FIXED, "fixed", SET, fixed)                               \
+	X(TAGS, "tags", ARG, _)
 
 /* What getopt_long() is told each kind takes. */
 #define HAS_ARG_ARG required_argument
@@ -113,7 +114,8 @@ static void usage(FILE *f)
 		"  --backend B       the machine's flush mechanism: ipi, invlpgb, tlbi, hypercall,\n"
 		"                    rar or sbi\n"
 		"                    (interrupts too; the engine chooses per request by its cost\n"
-		"                    model); with --scale, that choice beside each fixed one\n"
+		"                    model; before and linux use B wherever they can, as Linux\n"
+		"                    does); with --scale, that choice beside each fixed one\n"
 		"  --fixed           ... the engine always uses B (interrupts priced out of reach)\n"
 		"  --seed S          random seed (default 1)\n"
 		"  --free-ticks N    the engine's cfg.free_ticks (0: its default, 2; 4294967295: never)\n"
@@ -128,9 +130,15 @@ static void usage(FILE *f)
 		"  --wait-irqs auto|yes|no  whose waits take other CPUs' requests only from\n"
 		"                    their interrupts, as Linux's csd_lock_wait() (the engine's\n"
 		"                    TLBPOL_CFGF_WAIT_IRQS); the rest serve them from the wait\n"
-		"                    loop (default auto: naive, before and linux)\n"
+		"                    loop (default auto: naive, before and linux)\n");
+	fprintf(f,
 		"  --pcid            switches keep the old address space's TLB entries under\n"
 		"                    their tag (PCID/ASID: the engine's TLBPOL_CFGF_RETAIN_AS)\n"
+		"  --tags percpu:S[+G[@M]] | global:B  the engine takes tags from the library's\n"
+		"                    allocator and TLBs are keyed by them: S PCIDs per CPU (Linux\n"
+		"                    x86: 6), with G global tags for address spaces on M CPUs\n"
+		"                    (default 4) that broadcasts by tag reach; or ASIDs/VMIDs of\n"
+		"                    B bits (1..12) in generations with rollovers (arm64)\n"
 		"  flush stamps (TLBPOL_EVF_STAMP): by default a policy whose rules have\n"
 		"                    flush-stamp (default) stamps: private unmaps end with\n"
 		"                    tlbpol_stamp() and give their frames back at once, and the\n"
@@ -391,6 +399,13 @@ static int option(struct sim_options *o, int c, const char *name, const char *v)
 		cfg->backend = bk;
 		return 0;
 	}
+	case OPT_TAGS:
+		if (sim_tags_parse(v, &cfg->tags)) {
+			fprintf(stderr, "tlbpol-sim: --tags takes percpu:SLOTS[+GLOBAL[@MIN]] (1..%u "
+				"slots) or global:BITS (1..12), not %s\n", TLBPOL_TAG_SLOTS_MAX, v);
+			return -1;
+		}
+		return 0;
 	case OPT_HYPERCALL:
 		cfg->broadcast = 1;
 		cfg->hypercall = 1;

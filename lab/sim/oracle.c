@@ -35,6 +35,18 @@ void oracle_violation(struct sim *s, uint32_t cpu, uint32_t as, uint64_t vpn, co
 			when, cpu, as, (unsigned long long)vpn, e->perms, e->frame, p->perms, p->frame);
 }
 
+/* --tags: @e, another address space's, serves @as under its tag. */
+void oracle_foreign(struct sim *s, uint32_t cpu, uint32_t as, uint64_t vpn, const char *when,
+		    const struct tlb_entry *e)
+{
+	s->cnt.tag_foreign_hits++;
+	if (s->cnt.violations++ < 3 && !s->cfg.quiet)
+		fprintf(stderr,
+			"  VIOLATION (%s): cpu %u as %u vpn %#llx tag %u holds as %u's entry "
+			"(frame %u)\n",
+			when, cpu, as, (unsigned long long)vpn, e->asid, e->owner, e->frame);
+}
+
 struct sim_page *sim_page(struct sim *s, uint32_t as, uint64_t vpn, int create)
 {
 	struct sim_as *a = &s->as[as];
@@ -98,8 +110,10 @@ void oracle_check_pages(struct sim *s, uint32_t as, uint64_t vpn, uint64_t n, co
 
 				if (cpu->as != (int32_t)as || cpu->mode != MODE_RUN)
 					continue; /* checked when it runs @as again */
-				e = tlb_lookup(&cpu->tlb, (uint16_t)as, vpn + i, &fl);
-				if (e && oracle_harmful(s, e->perms, e->frame, p))
+				e = tlb_lookup(&cpu->tlb, sim_tag_key(s, c, as), vpn + i, &fl);
+				if (e && e->owner != as)
+					oracle_foreign(s, c, as, vpn + i, when, e);
+				else if (e && oracle_harmful(s, e->perms, e->frame, p))
 					oracle_violation(s, c, as, vpn + i, when, e, p);
 			}
 		}
@@ -119,8 +133,10 @@ void oracle_check_frame(struct sim *s, uint32_t f, uint32_t as, uint64_t vpn)
 
 		if (cpu->as != (int32_t)as || cpu->mode != MODE_RUN)
 			continue; /* flushes before it runs @as again */
-		e = tlb_lookup(&cpu->tlb, (uint16_t)as, vpn, &fl);
-		if (e && e->frame == f && p)
+		e = tlb_lookup(&cpu->tlb, sim_tag_key(s, c, as), vpn, &fl);
+		if (e && e->owner != as)
+			oracle_foreign(s, c, as, vpn, "frame reuse", e);
+		else if (e && e->frame == f && p)
 			oracle_violation(s, c, as, vpn, "frame reuse", e, p);
 	}
 }
@@ -131,14 +147,21 @@ void oracle_check_resume(struct sim *s, uint32_t cpu, uint32_t as)
 {
 	struct sim_tlb *t = &s->cpus[cpu].tlb;
 	struct tlb_level *lv[2] = { &t->l1, &t->l2 };
+	uint16_t key = sim_tag_key(s, cpu, as);
 
 	for (int l = 0; l < 2; l++)
 		for (size_t i = 0; i < (size_t)lv[l]->sets * lv[l]->ways; i++) {
 			struct tlb_entry *e = &lv[l]->e[i];
 			struct sim_page *p;
 
-			if (e->asid != as || !tlb_entry_live(t, e))
+			if (e->asid != key || !tlb_entry_live(t, e))
 				continue;
+			if (e->owner != as) {
+				/* What a previous owner of the tag left: the
+				 * switch to it should have flushed it. */
+				oracle_foreign(s, cpu, as, e->vpn, "resume", e);
+				continue;
+			}
 			p = page_of(s, as, e->vpn);
 			if (p && !p->unflushed && oracle_harmful(s, e->perms, e->frame, p))
 				oracle_violation(s, cpu, as, e->vpn, "resume", e, p);

@@ -104,6 +104,19 @@ void print_table(FILE *f, const struct workload *wl, const struct result *r, int
 			(unsigned long long)k->dfree_pages_peak, (unsigned long long)k->spare_allocs,
 			(unsigned long long)k->free_frames_peak);
 	}
+	/* --tags: what the allocator did, and what a broadcast by tag served. */
+	for (int i = 0; i < n && r[0].cnt.tag_loads; i++) {
+		const struct sim_counters *k = &r[i].cnt;
+
+		if (!i)
+			fprintf(f, "  tags (--tags %s): loads, tag flushes, flushes of all tags, "
+				   "rollovers, broadcasts; foreign hits (a tag reused unflushed)\n",
+				r[0].tags);
+		fprintf(f, "    %-8s %9llu %9llu %7llu %7llu %9llu  %llu\n", r[i].policy,
+			(unsigned long long)k->tag_loads, (unsigned long long)k->tag_flushes,
+			(unsigned long long)k->tag_all_flushes, (unsigned long long)k->tag_rollovers,
+			(unsigned long long)k->broadcasts, (unsigned long long)k->tag_foreign_hits);
+	}
 	/* A replayed trace: were its page faults recorded (version 3)? */
 	if (wl == &sim_trace_workload && !r[0].cnt.faults_recorded) {
 		fprintf(f, "  faults: not recorded: copy-on-write shootdowns are not modelled "
@@ -141,7 +154,8 @@ void print_csv_header(FILE *f)
 	for (int c = 0; c < SIM_NR_CAUSES; c++)
 		fprintf(f, ",ipis_%s", sim_cause_names[c]);
 	fprintf(f, ",frame_allocs,stamped_reuses,settle_waits,settle_p50_ns,settle_p99_ns,"
-		   "wait_p50_ns,wait_p99_ns,dfree_pages_peak,spare_allocs,free_frames_peak,stamps\n");
+		   "wait_p50_ns,wait_p99_ns,dfree_pages_peak,spare_allocs,free_frames_peak,stamps,"
+		   "tag_loads,tag_flushes,tag_all_flushes,tag_rollovers,tag_foreign_hits\n");
 }
 
 /*
@@ -192,7 +206,7 @@ void print_csv(FILE *f, const struct workload *wl, const struct result *r, int n
 			w.time_vs_before, w.ipis_vs_linux, w.time_vs_linux, w.broadcasts);
 		for (int c = 0; c < SIM_NR_CAUSES; c++)
 			fprintf(f, ",%llu", (unsigned long long)x->cnt.irq_by_cause[c]);
-		fprintf(f, ",%llu,%llu,%llu,%.0f,%.0f,%.0f,%.0f,%llu,%llu,%llu,%d\n",
+		fprintf(f, ",%llu,%llu,%llu,%.0f,%.0f,%.0f,%.0f,%llu,%llu,%llu,%d",
 			(unsigned long long)x->cnt.frame_allocs,
 			(unsigned long long)x->cnt.frame_reuses,
 			(unsigned long long)x->cnt.settles, x->cnt.settle_p50, x->cnt.settle_p99,
@@ -200,6 +214,11 @@ void print_csv(FILE *f, const struct workload *wl, const struct result *r, int n
 			(unsigned long long)x->cnt.dfree_pages_peak,
 			(unsigned long long)x->cnt.spare_allocs,
 			(unsigned long long)x->cnt.free_frames_peak, x->stamps);
+		fprintf(f, ",%llu,%llu,%llu,%llu,%llu\n", (unsigned long long)x->cnt.tag_loads,
+			(unsigned long long)x->cnt.tag_flushes,
+			(unsigned long long)x->cnt.tag_all_flushes,
+			(unsigned long long)x->cnt.tag_rollovers,
+			(unsigned long long)x->cnt.tag_foreign_hits);
 	}
 }
 
@@ -217,13 +236,19 @@ void print_json(FILE *f, const struct workload *wl, const struct result *r, int 
 			"\"full_flushes\": %llu, \"tlb_misses\": %llu, \"all_tlb_misses\": %llu, "
 			"\"modelled_ns\": %.0f, \"metric\": %.3f, \"metric_name\": \"%s\", "
 			"\"violations\": %llu, \"ipis_vs_before\": %s, \"time_vs_before\": %s, "
-			"\"ipis_vs_linux\": %s, \"time_vs_linux\": %s, \"stamps\": %s}",
+			"\"ipis_vs_linux\": %s, \"time_vs_linux\": %s, \"stamps\": %s, "
+			"\"tag_loads\": %llu, \"tag_flushes\": %llu, \"tag_all_flushes\": %llu, "
+			"\"tag_rollovers\": %llu, \"tag_foreign_hits\": %llu}",
 			*first ? "" : ",\n", x->scenario, x->policy, w.rules, w.ipis,
 			w.ipis_received, w.local_flushes, w.pages_flushed, w.full_flushes,
 			w.tlb_misses, w.all_tlb_misses, x->modelled_ns, x->metric, metric_name(wl),
 			w.violations, jr(b1, w.ipis_vs_before), jr(b2, w.time_vs_before),
 			jr(b3, w.ipis_vs_linux), jr(b4, w.time_vs_linux),
-			x->stamps ? "true" : "false");
+			x->stamps ? "true" : "false", (unsigned long long)x->cnt.tag_loads,
+			(unsigned long long)x->cnt.tag_flushes,
+			(unsigned long long)x->cnt.tag_all_flushes,
+			(unsigned long long)x->cnt.tag_rollovers,
+			(unsigned long long)x->cnt.tag_foreign_hits);
 		*first = 0;
 	}
 }

@@ -19,6 +19,7 @@
  *                              --stamps' free frames
  *   clock.c                    modelled time: coroutines, interrupts in flight
  *   oracle.c tlb.c cost.c      page tables and the checks; TLBs; costs
+ *   tags.c                     --tags: the tag allocator, each CPU's tags
  */
 #ifndef TLBPOL_SIM_H
 #define TLBPOL_SIM_H
@@ -45,7 +46,10 @@ struct tlb_entry {
 	uint32_t version; /* the PTE's version when it was filled */
 	uint32_t asgen;   /* the (CPU, ASID) flush generation when it was filled */
 	uint32_t lru;
-	uint16_t asid;
+	uint16_t asid;    /* the hardware tag it was filled under (its key) */
+	uint16_t owner;   /* the address space whose PTE filled it: with --tags
+			   * a tag serves many in turn, and a hit on another's
+			   * entry is a tag reused without its flush */
 	uint8_t perms;
 	uint8_t state; /* TLB_FREE, TLB_VALID, TLB_FLUSHED */
 };
@@ -59,7 +63,7 @@ struct tlb_level {
 
 struct sim_tlb {
 	struct tlb_level l1, l2;
-	uint32_t *asgen; /* per ASID: bumped by a whole-AS flush */
+	uint32_t *asgen; /* per tag: bumped by a flush of the tag (an address space) */
 	uint32_t allgen; /* bumped by a flush of everything */
 	uint32_t clock;  /* LRU */
 };
@@ -128,6 +132,7 @@ struct sim_cpu {
 	struct sim_tlb tlb;
 	int32_t as;      /* running address space, -1 none */
 	int32_t loaded;  /* what the hardware has loaded (lazy keeps it) */
+	uint16_t tag;    /* --tags: the hardware tag @loaded runs under */
 	uint32_t mode;
 	uint32_t heap_pos;
 	double irq_at;   /* pending interrupt delivery time, < 0 none */
@@ -178,6 +183,11 @@ struct sim_counters {
 	 * how many of each it replayed (read, write, cow: enum tfault). */
 	int faults_recorded;
 	uint64_t faults[3];
+	/* --tags: the allocator's counters at the end (tlbpol_tags_stats):
+	 * tag loads, loads that flushed the tag, that flushed everything (a
+	 * rollover's), rollovers; and a hit on an entry another address
+	 * space filled under the same tag (also a violation). */
+	uint64_t tag_loads, tag_flushes, tag_all_flushes, tag_rollovers, tag_foreign_hits;
 };
 
 /* The flush mechanisms of --backend (backends.c). */
@@ -226,6 +236,11 @@ struct sim_config {
 	uint32_t stamp_lookahead; /* ... the allocator prefers a settled one of this many */
 	int stamp_spare;  /* ... and takes a spare frame rather than settle one */
 	int quiet;
+	/* --tags (tags.c): the engine takes its address spaces' hardware
+	 * tags from an allocator; kind TLBPOL_TAGS_*, 0 bits: off. */
+	struct sim_tags_config {
+		uint32_t kind, bits, slots, nr_global, global_min_cpus;
+	} tags;
 	struct sim_cost cost;
 };
 
@@ -271,6 +286,10 @@ struct sim {
 	const struct tlbpol_backend *bk_descs[2];
 	void *trace;        /* the replayed trace */
 	void *frames;       /* --stamps: the free frames past the per-CPU lists (frames.c) */
+	struct tlbpol_tags *tags; /* --tags: the allocator (tags.c), or NULL */
+	void *tags_mem;
+	uint32_t nkeys;     /* tags a TLB can hold: address spaces, or hardware tags */
+	int planted_tag_no_flush; /* tags.c: TLBPOL_SIM_PLANTED=tag-no-flush */
 	char error[256];
 };
 
@@ -280,6 +299,18 @@ struct sim {
 const char *sim_backend_name(int bk);
 int sim_backend_parse(const char *v);
 void sim_backend_setup(struct sim *s, struct tlbpol_config *ec);
+
+/* tags.c: --tags.  Parse "percpu:SLOTS[+GLOBAL[@MIN]]" or "global:BITS"
+ * into @t (-1: not one); build the allocator for the engine @ec (0, or -1
+ * with s->error said); the tag under which @cpu holds @as's entries (the
+ * TLB's key: @as itself without tags); the allocator's counters into
+ * s->cnt; a line saying what --tags is. */
+int sim_tags_parse(const char *v, struct sim_tags_config *t);
+int sim_tags_setup(struct sim *s, struct tlbpol_config *ec);
+void sim_tags_fini(struct sim *s);
+uint16_t sim_tag_key(const struct sim *s, uint32_t cpu, uint32_t as);
+void sim_tags_collect(struct sim *s);
+void sim_tags_describe(const struct sim_tags_config *t, char *buf, size_t len);
 
 /* clock.c: modelled time.  Only a CPU's own coroutine calls these for it. */
 int clock_init(struct sim *s, void (*cpu_main)(struct sim *s, uint32_t cpu));
@@ -366,8 +397,9 @@ int tlb_entry_live(const struct sim_tlb *t, const struct tlb_entry *e);
 /* The live entry, promoted to L1; *@flushed tells whether a flush (not
  * capacity) removed it. */
 struct tlb_entry *tlb_lookup(struct sim_tlb *t, uint16_t asid, uint64_t vpn, int *flushed);
-void tlb_fill(struct sim_tlb *t, uint16_t asid, uint64_t vpn, uint8_t perms, uint32_t frame,
-	      uint32_t version);
+/* Fill under tag @asid an entry of address space @owner. */
+void tlb_fill(struct sim_tlb *t, uint16_t asid, uint16_t owner, uint64_t vpn, uint8_t perms,
+	      uint32_t frame, uint32_t version);
 void tlb_flush_page(struct sim_tlb *t, uint16_t asid, uint64_t vpn);
 void tlb_flush_as(struct sim_tlb *t, uint16_t asid);
 void tlb_flush_all(struct sim_tlb *t, uint32_t nas);
@@ -379,6 +411,9 @@ struct sim_page *sim_page(struct sim *s, uint32_t as, uint64_t vpn, int create);
 int oracle_harmful(const struct sim *s, uint8_t perms, uint32_t frame, const struct sim_page *p);
 void oracle_violation(struct sim *s, uint32_t cpu, uint32_t as, uint64_t vpn, const char *when,
 		      const struct tlb_entry *e, const struct sim_page *p);
+/* --tags: a live entry of another address space under @as's tag. */
+void oracle_foreign(struct sim *s, uint32_t cpu, uint32_t as, uint64_t vpn, const char *when,
+		    const struct tlb_entry *e);
 /* May changing a PTE from @old to @new leave an entry granting too much? */
 int oracle_change_harms(const struct sim *s, uint8_t old, uint32_t old_frame, uint8_t new,
 			uint32_t new_frame);

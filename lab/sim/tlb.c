@@ -1,9 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * tlb.c - the modelled TLB of one CPU: two levels, set-associative, LRU,
- * ASID-tagged (struct sim_tlb, sim.h).  A flush of an address space or of
- * everything bumps a generation instead of walking the entries, so an
- * entry is live only while its generation is its ASID's.  A flushed entry
+ * tagged (struct sim_tlb, sim.h): by address space, or with --tags by
+ * the hardware tag the allocator gave (tags.c), each entry also naming
+ * the address space that filled it, which hardware does not know.  A
+ * flush of a tag or of everything bumps a generation instead of walking
+ * the entries, so an entry is live only while its generation is its
+ * tag's.  A flushed entry
  * stays in its slot, marked, so that a miss can tell a flush from capacity.
  */
 #include "sim.h"
@@ -96,10 +99,10 @@ static void level_fill(struct sim_tlb *t, struct tlb_level *l, const struct tlb_
 	*v = *n;
 }
 
-void tlb_fill(struct sim_tlb *t, uint16_t asid, uint64_t vpn, uint8_t perms, uint32_t frame,
-	      uint32_t version)
+void tlb_fill(struct sim_tlb *t, uint16_t asid, uint16_t owner, uint64_t vpn, uint8_t perms,
+	      uint32_t frame, uint32_t version)
 {
-	struct tlb_entry n = { vpn, frame, version, t->asgen[asid], ++t->clock, asid, perms,
+	struct tlb_entry n = { vpn, frame, version, t->asgen[asid], ++t->clock, asid, owner, perms,
 			       TLB_VALID };
 
 	level_fill(t, &t->l1, &n);
@@ -122,8 +125,8 @@ void tlb_flush_as(struct sim_tlb *t, uint16_t asid)
 	t->asgen[asid]++;
 }
 
-void tlb_flush_all(struct sim_tlb *t, uint32_t nas)
+void tlb_flush_all(struct sim_tlb *t, uint32_t nkeys)
 {
-	for (uint32_t a = 0; a < nas; a++)
+	for (uint32_t a = 0; a < nkeys; a++)
 		t->asgen[a]++;
 }
