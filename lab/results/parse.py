@@ -20,6 +20,7 @@ POLICIES = ('naive', 'before', 'linux', 'default', 'custom')
 SIM_COLS = ('irq_sent', 'irq_recv', 'flushes', 'pages', 'full', 'flush_miss', 'ms',
             'metric', 'viol', 'x_before', 'x_linux')
 NUM = r'-?[\d.]+|inf|nan'
+TAG_COLS = ('tag_loads', 'tag_flushes', 'tag_all', 'rollovers', 'bcast', 'foreign')
 
 
 def table(head: List[str], rows: List[List[str]]) -> str:
@@ -51,7 +52,18 @@ def parse_sim(res: Result, _sim: Values) -> Values:
         if m and scen:
             v[scen + '.metric'] = m.group(1)
             continue
+        m = re.match(r'  tags \(--tags (.*)\): loads, ', ln)
+        if m:
+            v['tags'] = m.group(1)
+            continue
         f = ln.split()
+        # --tags: loads, tag flushes, flushes of all, rollovers, broadcasts,
+        # foreign hits (after "tags (" only: 7 fields, as no other row).
+        if scen and 'tags' in v and len(f) == 7 and f[0] in POLICIES and \
+                all(x.isdigit() for x in f[1:]):
+            for col, val in zip(TAG_COLS, f[1:]):
+                v['%s.%s.%s' % (scen, f[0], col)] = val
+            continue
         if scen and len(f) == 12 and f[0] in POLICIES and \
                 all(re.fullmatch(NUM, x) for x in f[1:]):
             for col, val in zip(SIM_COLS, f[1:]):
@@ -79,6 +91,14 @@ def parse_sim(res: Result, _sim: Values) -> Values:
                                  'flushes', 'modelled ms', v[s + '.metric'],
                                  'violations', 'time x linux'],
                                 rows[-len(v[s + '.policies'].split()):])
+    if 'tags' in v:
+        v['table.tags'] = table(
+            ['scenario', 'policy', 'interrupts', 'broadcasts', 'modelled ms', 'time x linux',
+             'tag loads', 'tag flushes', 'flushes of all', 'rollovers', 'violations'],
+            [[s if p == v[s + '.policies'].split()[0] else '', p] +
+             [v['%s.%s.%s' % (s, p, c)] for c in ('irq_sent', 'bcast', 'ms', 'x_linux') +
+              TAG_COLS[:4] + ('viol',)]
+             for s in order for p in v[s + '.policies'].split()])
     v['table.all'] = table(['scenario', 'policy', 'interrupts sent', 'received', 'flushes',
                             'modelled ms', 'figure of merit', 'violations', 'time x linux'],
                            rows)
@@ -540,6 +560,8 @@ PARSERS: Dict[str, Tuple[str, Parser]] = {
     'sim-scale-reclaim': ('sim', parse_scale),
     'sim-backends-reclaim': ('sim', parse_backends),
     'sim-backends-dontneed': ('sim', parse_backends),
+    'sim-tags-invlpgb': ('sim', parse_sim),
+    'sim-tags-scarce': ('sim', parse_sim),
     'sim-1024': ('sim', parse_sim),
     'sim-dontneed-vm2': ('sim', parse_sim),
     'sim-lazy-stamps': ('sim', parse_sim),

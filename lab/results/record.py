@@ -61,6 +61,16 @@ MEASUREMENTS: List[Measurement] = [
     _m('sim-backends-dontneed', 'sim', 'sh -c "for b in invlpgb tlbi hypercall rar sbi; do '
        + SIM + ' --scale dontneed --backend $b --nodes 2 || exit 1; done"', 600,
        'tlb_flush2-like dontneed, 2 to 1024 CPUs, per flush mechanism (~70 s)'),
+    # Tags from the library's allocators (--tags): Linux 6.15's x86 with
+    # INVLPGB (6 PCIDs per CPU, global ASIDs for address spaces on 4 CPUs)
+    # under every policy; and tags scarce: the hypervisor's VMIDs and a
+    # replayed build's processes in 3 ASIDs, rolling over.
+    _m('sim-tags-invlpgb', 'sim', SIM + ' --backend invlpgb --tags percpu:6+64', 600,
+       'every scenario with PCIDs and global ASIDs for INVLPGB, every policy (~30 s)'),
+    _m('sim-tags-scarce', 'sim', 'sh -c "' + SIM + ' hypervisor --cpus 2 --nodes 1'
+       ' --tags global:2 && ' + SIM + ' trace lab/trace/traces/build-ninja.trace --cpus 2'
+       ' --nodes 1 --tags global:2"', 120,
+       'VMIDs and ASIDs of 2 bits: generations rolling over (seconds)'),
     _m('sim-1024', 'sim', SIM + ' reclaim --cpus 1024 --nodes 16 --events 1000000'
        ' --policy default', 600, 'one large run: 1024 CPUs on 16 nodes (~45 s)'),
     _m('sim-dontneed-vm2', 'sim', SIM + ' dontneed --cpus 2 --nodes 1 --vm', 120,
