@@ -4,7 +4,8 @@
  * reports the tag and one flush, the allocator's and the catch-up folded
  * together; each CPU's flush names its own tag of the address space, a
  * broadcast the address space's one global tag; per-CPU slots leave
- * interrupts as the only mechanism; the refusals.
+ * interrupts as the only mechanism; CPUs moved onto a global tag without
+ * a switch (ops->load_tag); the refusals.
  */
 #include <errno.h>
 
@@ -268,6 +269,92 @@ static void test_percpu_global_broadcast(void **state)
 	tlbpol_engine_free(h.eng);
 }
 
+/*
+ * ops->load_tag: CPUs move onto the global tag without a switch, the
+ * targets in the interrupt of the shootdown that gave it (by interrupts:
+ * no CPU was on it yet), the initiator at the end of its submit, a lazy
+ * CPU not at all (it comes back under its slot and is interrupted, and
+ * moves then).  From then on the broadcast alone serves.
+ */
+static uint32_t loads_on[4], load_tag_of[4], load_flush_of[4];
+
+static void h_load_tag(void *ctx, uint32_t cpu, uint32_t tag, uint32_t flush)
+{
+	(void)ctx;
+	loads_on[cpu]++;
+	load_tag_of[cpu] = tag;
+	load_flush_of[cpu] = flush;
+}
+
+static const struct tlbpol_ops load_ops = H_OPS_AND(.broadcast = h_bcast,
+						    .load_tag = h_load_tag);
+
+static void test_percpu_global_irq_load(void **state)
+{
+	struct harness h;
+	struct tlbpol_as *a, *b;
+	struct tlbpol_tag_use u;
+	struct tlbpol_decision d;
+	struct tlbpol_event ev = h_event(TLBPOL_EV_PROTECT, 0, 0x1000, 1, P | W | U | A, P | U | A);
+
+	(void)state;
+	engine(&h, tags_global(TLBPOL_TAGS_PERCPU, 4, 4, 3, 2, 2), 4, &load_ops);
+	h.deliver = 1;
+	assert_int_equal(tlbpol_as_open(h.eng, 100, &b), 0);
+	assert_int_equal(tlbpol_as_open(h.eng, 200, &a), 0);
+	sw(&h, 1, b);
+	/* Each switch published by a later call (until then a CPU is not
+	 * moved: its CR3 write may not have happened). */
+	for (uint32_t c = 0; c < 3; c++) {
+		sw(&h, c, a);
+		assert_int_equal(tlbpol_tick(h.eng, c), 0);
+	}
+	sw(&h, 2, NULL); /* lazy on a */
+	bcasts = 0;
+	h_reset_log(&h);
+	assert_int_equal(tlbpol_submit(h.eng, a, 0, &ev, &d), 0);
+	assert_int_equal(bcasts, 0);
+	assert_true(tlbpol_cpuset_test(&h.last_targets, 1));
+	/* CPU 1 in its interrupt, CPU 0 at the end of its submit. */
+	assert_int_equal(loads_on[0], 1);
+	assert_int_equal(loads_on[1], 1);
+	assert_int_equal(loads_on[2], 0);
+	assert_int_equal(load_tag_of[0], 14);
+	assert_int_equal(load_tag_of[1], 14);
+	/* The first global tag a CPU loads: what was under it is unknown. */
+	assert_int_equal(load_flush_of[1], TLBPOL_TAG_FLUSH_ALL);
+	/* CPU 2 back from lazy, under its slot: the broadcast, and an
+	 * interrupt for CPU 2 only (its switch not yet published: it does
+	 * not move in it); its tick moves it. */
+	u = sw(&h, 2, a);
+	assert_true(u.tag >= 1 && u.tag <= 3);
+	bcasts = 0;
+	h_reset_log(&h);
+	assert_int_equal(tlbpol_submit(h.eng, a, 0, &ev, &d), 0);
+	assert_int_equal(bcasts, 1);
+	assert_int_equal(bcast_tag, 14);
+	assert_int_equal(h.ipi_targets, 1);
+	assert_true(tlbpol_cpuset_test(&h.last_targets, 2));
+	assert_int_equal(last_tag_on(&h, 2), u.tag);
+	assert_int_equal(loads_on[2], 0);
+	assert_int_equal(tlbpol_tick(h.eng, 2), 0);
+	assert_int_equal(loads_on[2], 1);
+	assert_int_equal(load_tag_of[2], 14);
+	/* The broadcast alone; nobody moves again; a switch back gives 14
+	 * (with a catch-up flush: a broadcast leaves its targets' flushed
+	 * generations where they were). */
+	bcasts = 0;
+	h_reset_log(&h);
+	assert_int_equal(tlbpol_submit(h.eng, a, 0, &ev, &d), 0);
+	assert_int_equal(bcasts, 1);
+	assert_int_equal(h.ipi_targets, 0);
+	assert_int_equal(loads_on[0] + loads_on[1] + loads_on[2], 3);
+	sw(&h, 1, b);
+	u = sw(&h, 1, a);
+	assert_int_equal(u.tag, 14);
+	tlbpol_engine_free(h.eng);
+}
+
 /* A switch_tag nested in another engine call for its CPU (here its
  * flush_local): -EBUSY, as tlbpol_switch() (the header's table). */
 static struct harness *nest_h;
@@ -310,6 +397,7 @@ int main(void)
 		cmocka_unit_test(test_percpu),
 		cmocka_unit_test(test_global_broadcast),
 		cmocka_unit_test(test_percpu_global_broadcast),
+		cmocka_unit_test(test_percpu_global_irq_load),
 		cmocka_unit_test(test_nested),
 	};
 

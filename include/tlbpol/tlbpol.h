@@ -674,6 +674,29 @@ TLBPOL_API int tlbpol_tlbi_range_ops(const struct tlbpol_range *r, struct tlbpol
  *	processed with interrupts off, an SBI fence in M-mode) unless its
  *	descriptor says TLBPOL_BKF_IMPLIES_IRQ, which the host asserts only
  *	where each target really takes an interrupt.  Context: as @send_ipi.
+ * @load_tag: optional (release 0.3), with an allocator of per-CPU slots
+ *	and global tags (cfg->tags): load @tag for the address space @cpu
+ *	runs, now, with the same page tables, after the flush @flush asks
+ *	for (TLBPOL_TAG_FLUSH_NONE or _ALL, as tlbpol_switch_tag()): x86 a
+ *	CR3 write of the same tables with PCID @tag and bit 63 set (no
+ *	flush).  The engine calls it when the address space has been given a
+ *	global tag since this CPU loaded it under a slot: from
+ *	tlbpol_handle_ipi() outside the CPU's engine calls, from
+ *	tlbpol_tick(), and at the end of a tlbpol_submit() that shot down or
+ *	of a tlbpol_flush() (never from tlbpol_switch_tag() or
+ *	tlbpol_cpu_state()), so that the CPU moves onto the tag before its
+ *	next switch and broadcasts by it reach the CPU from then on instead
+ *	of interrupts (Linux moves a CPU onto a global ASID in its flush
+ *	function too, flush_tlb_func(): "x86/mm: Handle global ASID context
+ *	switch and TLB flush", 2025).
+ *	The entries the CPU keeps under its slot become unreachable; those
+ *	under @tag are current (the allocator hands a global tag out only
+ *	after every CPU has flushed its former owner's entries).  The engine
+ *	counts the CPU on @tag once the hook returns: it must not return
+ *	before the CPU runs under @tag, and the CPU touches no user address
+ *	in between.  Without it a CPU moves at its next switch.  Context: on
+ *	@cpu, inside the engine call named above; interrupts off in the
+ *	first two.
  *
  * Callbacks may call tlbpol_handle_ipi() for their own CPU but must not call
  * any other engine function for @cpu / @from_cpu (such a call returns -EBUSY).
@@ -698,6 +721,7 @@ struct tlbpol_ops {
 	void (*walker_sync)(void *ctx, uint32_t cpu, const struct tlbpol_cpuset *cpus);
 	void (*remote_action)(void *ctx, uint32_t from_cpu, const struct tlbpol_cpuset *targets,
 			      const struct tlbpol_flush *f);
+	void (*load_tag)(void *ctx, uint32_t cpu, uint32_t tag, uint32_t flush);
 };
 
 #define TLBPOL_OPS_SIZE_0_1 48 /* offsetof(struct tlbpol_ops, stuck) */
@@ -1480,7 +1504,7 @@ TLBPOL_API size_t tlbpol_engine_size(const struct tlbpol_config *cfg);
 #define TLBPOL__MAX(a, b) ((unsigned long long)(a) > (unsigned long long)(b) ? \
 			   (unsigned long long)(a) : (unsigned long long)(b))
 /* Element sizes, LP64 (lib/core/engine.c asserts each). */
-#define TLBPOL__SZ_ENGINE 432ULL      /* struct tlbpol_engine */
+#define TLBPOL__SZ_ENGINE 440ULL      /* struct tlbpol_engine */
 /* struct tlbpol_cpu: each reason adds two decision counts (flush avoided
  * or not), so a new reason needs no new size here. */
 #define TLBPOL__SZ_CPU_BASE 3024ULL

@@ -86,6 +86,25 @@ static void cb_send_ipi(void *ctx, uint32_t from, const struct tlbpol_cpuset *t)
 	src->clock += cost;
 }
 
+/* --tags: @cpu moves onto its address space's global tag from an
+ * interrupt or tick (a CR3 write of the same tables, no flush unless
+ * @flush says; its slot's entries stay, unreachable).  Every policy gets
+ * it: Linux does the same in flush_tlb_func(). */
+static void cb_load_tag(void *ctx, uint32_t cpu, uint32_t tag, uint32_t flush)
+{
+	struct sim *s = ctx;
+	struct sim_cpu *c = &s->cpus[cpu];
+
+	c->tag = (uint16_t)tag;
+	s->cnt.tag_moves++;
+	if (flush == TLBPOL_TAG_FLUSH_ALL) {
+		tlb_flush_all(&c->tlb, s->nkeys);
+		s->cnt.full_flushes++;
+		s->cnt.local_flushes++;
+		c->clock += CYC(s, s->cfg.cost.full_flush_cycles);
+	}
+}
+
 /* A turn of the engine's wait: other CPUs run meanwhile (clock.c). */
 static void cb_relax(void *ctx, uint32_t cpu)
 {
@@ -141,6 +160,8 @@ int sim_init(struct sim *s, const struct sim_config *cfg, const struct workload 
 	sim_backend_setup(s, &ec);
 	if (sim_tags_setup(s, &ec))
 		return -1;
+	if (s->tags)
+		s->ops.load_tag = cb_load_tag;
 	ec.ops = &s->ops;
 	if (cfg->pcid)
 		ec.flags |= TLBPOL_CFGF_RETAIN_AS;

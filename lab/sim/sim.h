@@ -188,6 +188,7 @@ struct sim_counters {
 	 * rollover's), rollovers; and a hit on an entry another address
 	 * space filled under the same tag (also a violation). */
 	uint64_t tag_loads, tag_flushes, tag_all_flushes, tag_rollovers, tag_foreign_hits;
+	uint64_t tag_moves; /* ops->load_tag: moves onto a global tag from an interrupt */
 };
 
 /* The flush mechanisms of --backend (backends.c). */

@@ -56,6 +56,10 @@ int tlbpol__tag_local(const struct tlbpol_engine *eng, uint32_t cpu, uint32_t as
 		      struct tlbpol_flush *f);
 int tlbpol__tag_global(const struct tlbpol_engine *eng, uint32_t as_index,
 		       struct tlbpol_flush *f);
+/* tag_flush.c: move @cpu onto its address space's global tag now
+ * (ops->load_tag), if it has one the CPU is not on; the caller holds the
+ * CPU's call guard. */
+void tlbpol__tag_to_global(struct tlbpol_engine *eng, uint32_t cpu);
 /* ops->flush_local of @f on @cpu, for address space @as_index, naming the
  * hardware tag there with cfg->tags; 0 if there was nothing to flush. */
 static inline int tlbpol__flush_local(struct tlbpol_engine *eng, uint32_t cpu,

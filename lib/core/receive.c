@@ -15,6 +15,7 @@
  * the initiating side, calls down into it; it calls only pending.c (the
  * settle of a leaving CPU) and ranges.c.
  */
+#include "call.h"
 #include "internal.h"
 #include "sort.h"
 
@@ -454,6 +455,16 @@ int tlbpol_handle_ipi(struct tlbpol_engine *eng, uint32_t cpu)
 	if (!prim_load_relaxed(&cpu_of(eng, cpu)->in_call) && cpu_of(eng, cpu)->leaving_as)
 		tlbpol__settle(eng, cpu, 0);
 	served = tlbpol__serve(eng, params_of(eng), cpu);
+	/*
+	 * Between engine calls (never inside one: a switch may be loading a
+	 * tag), onto a global tag the address space got since this CPU
+	 * loaded it: its next shootdowns can broadcast to it.  The guard
+	 * keeps a nested call out meanwhile.
+	 */
+	if (eng->tags && eng->ops.load_tag && !call_guard(cpu_of(eng, cpu))) {
+		tlbpol__tag_to_global(eng, cpu);
+		call_leave(cpu_of(eng, cpu));
+	}
 	/* For initiators' IPI delay: see struct tlbpol_cpu. */
 	if (served > 0 && !prim_load_relaxed(&cpu_of(eng, cpu)->claims_by_irq))
 		prim_store_relaxed(&cpu_of(eng, cpu)->claims_by_irq, 1u);

@@ -2,8 +2,10 @@
 /*
  * tag_flush.c - which hardware tag a flush names, for an engine with a tag
  * allocator (cfg->tags): on the CPU it reaches (ops->flush_local), or on
- * every CPU (a broadcast, a remote action).  Called by the files that
- * flush (receive.c, submit.c, shootdown.c); calls the allocator (tags.c).
+ * every CPU (a broadcast, a remote action); and a CPU's move onto a global
+ * tag from its interrupt (ops->load_tag).  Called by the files that flush
+ * (receive.c, submit.c, shootdown.c) and by cpu.c; calls the allocator
+ * (tags.c).
  */
 #include "internal.h"
 
@@ -63,4 +65,49 @@ int tlbpol__tag_global(const struct tlbpol_engine *eng, uint32_t as_index, struc
 	}
 	f->as_tag = (uint64_t)t;
 	return 1;
+}
+
+/*
+ * Move @cpu, between engine calls, onto the global tag its address space
+ * was given since the CPU loaded it under a slot (ops->load_tag), so that
+ * broadcasts by that tag reach it from now on, as Linux's flush_tlb_func()
+ * reloads CR3 with a global ASID ("x86/mm: Handle global ASID context
+ * switch and TLB flush", 2025).  Not while the CPU is lazy (its switch
+ * back catches up under the tag it keeps), owes the publication of its
+ * last switch (leaving_as, catchup_as: the CR3 write of that switch may
+ * not have happened yet), or serves a nested interrupt.
+ *
+ * Safe to load without a flush of the tag: every entry of another address
+ * space under it was flushed before the allocator handed it out (a
+ * recycled global tag owes a flush of all, which tlbpol_tag_load()
+ * returns), and this CPU has none of this address space's under it (it
+ * ran it under a slot).  Its slot entries become unreachable: the load
+ * gives the slot up, and the slot's next owner flushes it.  The CPU joins
+ * gcover only after the hook returns, when it runs under the tag: an
+ * initiator that finds it there broadcasts by the tag and reaches it; one
+ * that does not interrupts it, and the handler flushes under whatever tag
+ * it has then (tlbpol__tag_local()).  The caller holds the CPU's call
+ * guard, so no tlbpol_tag_load() of this CPU's runs meanwhile.
+ */
+void tlbpol__tag_to_global(struct tlbpol_engine *eng, uint32_t cpu)
+{
+	struct tlbpol_cpu *c = cpu_of(eng, cpu);
+	struct tlbpol_as *as = c->current;
+	struct tlbpol_tag_use u;
+	int g;
+
+	if (!eng->tags_percpu || !eng->ops.load_tag || !as || as != c->loaded || c->leaving_as ||
+	    c->catchup_as || prim_load_relaxed(&c->in_serve))
+		return;
+	g = tlbpol_tag_global_of(eng->tags, &as->tag_id);
+	if (g < 0 || (uint32_t)g == c->loaded_tag)
+		return;
+	if (tlbpol_tag_load(eng->tags, cpu, &as->tag_id, &u) || u.tag != (uint32_t)g)
+		return;
+#ifndef TLBPOL_PLANTED_COVER_WITHOUT_LOAD
+	eng->ops.load_tag(eng->ops_ctx, cpu, u.tag, u.flush);
+#endif
+	/* Planted: counted on the tag, never told to load it. */
+	c->loaded_tag = u.tag;
+	prim_fetch_or(&gcover_of(eng, as)[cpu / 64], 1ULL << (cpu % 64));
 }

@@ -26,7 +26,7 @@
  */
 #define ABI_STRUCTS(S) \
 	S(tlbpol_cpuset, 512, 8) S(tlbpol_range, 24, 8) S(tlbpol_flush, 32, 8) \
-	S(tlbpol_tlbi_op, 32, 8) S(tlbpol_ops, 88, 8) S(tlbpol_backend, 32, 4) \
+	S(tlbpol_tlbi_op, 32, 8) S(tlbpol_ops, 96, 8) S(tlbpol_backend, 32, 4) \
 	S(tlbpol_tags_config, 32, 4) S(tlbpol_tag_id, 8, 8) S(tlbpol_tag_use, 8, 4) \
 	S(tlbpol_tags_stats, 40, 8) S(tlbpol_config, 120, 8) S(tlbpol_calibration, 80, 8) \
 	S(tlbpol_event, 40, 8) S(tlbpol_decision, 16, 4) \
@@ -50,7 +50,7 @@
 	F(T, size, 0, 4) F(T, pad, 4, 4) F(T, flush_local, 8, 8) F(T, send_ipi, 16, 8) \
 	F(T, broadcast, 24, 8) F(T, relax, 32, 8) F(T, vcpu_defer, 40, 8) F(T, stuck, 48, 8) \
 	F(T, bcast_issue, 56, 8) F(T, bcast_sync, 64, 8) F(T, walker_sync, 72, 8) \
-	F(T, remote_action, 80, 8)
+	F(T, remote_action, 80, 8) F(T, load_tag, 88, 8)
 
 #define ABI_FIELDS_tlbpol_backend(F, T) \
 	F(T, size, 0, 4) F(T, mech, 4, 4) F(T, flags, 8, 4) F(T, max_pages, 12, 4) \

@@ -14,7 +14,7 @@ uint64_t tlbpol_test_header_c(void)
 {
 	struct tlbpol_range range = { 0, 1, 12, 0 };
 	struct tlbpol_flush flush = { 0, TLBPOL_FLUSH_PAGES, TLBPOL_FLUSHF_TABLES, 1, 0, 0 };
-	struct tlbpol_ops ops = { sizeof(struct tlbpol_ops), 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 };
+	struct tlbpol_ops ops = { sizeof(struct tlbpol_ops), 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 };
 	struct tlbpol_config cfg = { sizeof(struct tlbpol_config), 1, TLBPOL_ARCH_X86_64,
 				     TLBPOL_DEFAULT_MAX_AS, TLBPOL_RULES_DEFAULT,
 				     TLBPOL_DEFAULT_FLUSH_CEILING, TLBPOL_DEFAULT_BATCH_PAGES,

@@ -135,3 +135,27 @@ void hwtag_load(struct orc_world *w, uint32_t cpu, int x, const struct tlbpol_ta
 	c->as_tag[x] = (int16_t)t;
 	cache_unlock(c);
 }
+
+/*
+ * ops->load_tag: from its interrupt or tick, between engine calls, @cpu
+ * loads @tag for the address space it runs (a CR3 write of the same
+ * tables: the move onto a global tag), after the flush @flush says.  The
+ * entries it had under its slot stay there, unreachable (hwtag_load()
+ * marks them for the slot's next owner); a broadcast by @tag reaches it
+ * from now on.  Running nothing, or called inside an engine call of its
+ * own, is the engine's error.
+ */
+void cb_load_tag(void *ctx, uint32_t cpu, uint32_t tag, uint32_t flush)
+{
+	struct orc_world *w = ctx;
+	struct orc_cpu *c = &w->cpus[cpu];
+	struct tlbpol_tag_use u = { tag, flush };
+
+	count(w, ORC_C_TAG_MOVES, 1);
+	if (c->cur < 0 || c->cur != c->loaded || flush == TLBPOL_TAG_FLUSH_TAG) {
+		violation(w, ORC_V_API, "load_tag(cpu %u, tag %u, flush %u) running as %d, loaded %d",
+			  cpu, tag, flush, c->cur, c->loaded);
+		return;
+	}
+	hwtag_load(w, cpu, c->loaded, &u);
+}

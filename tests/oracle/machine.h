@@ -493,6 +493,8 @@ void issued_check(struct orc_world *w, struct orc_cpu *c, uint32_t cpu);
 /* ---- walkers.c: lockless walkers, ops->walker_sync ---- */
 
 void cb_walker_sync(void *ctx, uint32_t cpu, const struct tlbpol_cpuset *cpus);
+/* hwtags.c: ops->load_tag, a move onto a global tag from an interrupt. */
+void cb_load_tag(void *ctx, uint32_t cpu, uint32_t tag, uint32_t flush);
 
 /* ---- interrupts.c: the engine's interrupts, relax and vcpu_defer ---- */
 

@@ -136,7 +136,8 @@ static _Noreturn void help(FILE *f, int rc)
 		"  --tags: hardware tags from the engine's allocator (tlbpol_switch_tag()): per-CPU\n"
 		"          slots (--tag-slots, default 3) or global generations; --tag-bits:\n"
 		"          their width (default 3: tags 1..7), at most 12; --tag-global: global\n"
-		"          tags beside per-CPU slots (broadcast by tag), given at --tag-global-cpus\n"
+		"          tags beside per-CPU slots (broadcast by tag), given at --tag-global-cpus;\n"
+		"          --tag-irq-load: CPUs move onto a global tag in interrupts (ops->load_tag)\n"
 		"  SPEC: comma list of all, with-RULE (those of all with RULE), default-RULE, or a mask\n"
 		"        tlbpol_rules_parse() reads\n"
 		"        (none, linux, default, RULE, 0x7fff, linux+RULE ...)\n"
@@ -240,6 +241,7 @@ void stress_options(struct opts *o, int argc, char **argv)
 		{ "remote", no_argument, &o->remote, 1 },
 		{ "bcast-tag-match", no_argument, &o->tag_match, 1 },
 		{ "walker-sync", no_argument, &o->walker_sync, 1 },
+		{ "tag-irq-load", no_argument, &o->tag_irq_load, 1 },
 		{ "bcast-cost", required_argument, NULL, OPT_BCAST_COST },
 		{ "bcast-max-pages", required_argument, NULL, OPT_BCAST_PAGES },
 		{ "tags", required_argument, NULL, OPT_TAGS },

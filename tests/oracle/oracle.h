@@ -286,6 +286,7 @@ enum orc_ckind {
 	ORC_C_HELD_SETTLES, /* settles made while some CPU was held */
 	ORC_C_LOCKLESS,   /* lockless walks (orc_lockless_walk()) that found a table */
 	ORC_C_WALKER_SYNCS, /* ops->walker_sync calls */
+	ORC_C_TAG_MOVES,  /* ops->load_tag calls: moves onto a global tag */
 	ORC_C_MAX
 };
 
@@ -333,6 +334,9 @@ struct orc_config {
 	 * per-CPU slots with @tag_global global tags, given to an address
 	 * space loaded on @tag_global_cpus CPUs (0: the allocator's 4). */
 	uint32_t tags, tag_bits, tag_slots, tag_global, tag_global_cpus;
+	/* Give the engine ops->load_tag: a CPU moves onto a global tag in
+	 * its interrupt or tick, not only at its switch. */
+	int tag_irq_load;
 	int vcpu_defer;        /* give the engine ops->vcpu_defer (orc_hv_preempt()) */
 	uint32_t batch_pages;  /* 0: the engine's default */
 	uint32_t flush_ceiling; /* 0: the engine's default */

@@ -88,6 +88,7 @@ static int run_one(const struct opts *o, uint64_t mask, const char *mask_name, s
 	cfg.tag_slots = o->tag_slots;
 	cfg.tag_global = o->tag_global;
 	cfg.tag_global_cpus = o->tag_global_cpus;
+	cfg.tag_irq_load = o->tag_irq_load;
 	cfg.ipi_delay_spins = o->ipi_delay;
 	cfg.irqs_off_pct = o->irqs_off;
 	cfg.migrate_pct = o->migrate;
@@ -154,7 +155,7 @@ static int run_one(const struct opts *o, uint64_t mask, const char *mask_name, s
 			"frees_reg", "frees_run", "busy", "checks", "excused", "warnings", "kaccesses",
 			"negative", "stamped", "settles", "settle_waits", "irqs_off_calls", "aged",
 			"migrated", "migr_enoent", "holds", "hold_kicks", "settles_own", "held_settles", "lockless",
-			"walker_syncs",
+			"walker_syncs", "tag_moves",
 		};
 
 		printf("  counters:");
@@ -186,9 +187,10 @@ static int run_one(const struct opts *o, uint64_t mask, const char *mask_name, s
 		       o->remote ? " --remote" : "", o->tag_match ? " --bcast-tag-match" : "");
 		if (o->tags)
 			printf("  with --tags %s --tag-bits %u --tag-slots %u --tag-global %u"
-			       " --tag-global-cpus %u\n",
+			       " --tag-global-cpus %u%s\n",
 			       o->tags == TLBPOL_TAGS_PERCPU + 1 ? "percpu" : "global", o->tag_bits,
-			       o->tag_slots, o->tag_global, o->tag_global_cpus);
+			       o->tag_slots, o->tag_global, o->tag_global_cpus,
+			       o->tag_irq_load ? " --tag-irq-load" : "");
 	}
 	fflush(stdout);
 	orc_transitions(w, res->trans);

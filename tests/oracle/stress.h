@@ -74,6 +74,7 @@ struct opts {
 	uint32_t irqs_off, wait_limit, free_ticks; /* orc_config's irqs_off_pct, ... */
 	uint32_t migrate; /* orc_config's migrate_pct */
 	uint32_t tags, tag_bits, tag_slots, tag_global, tag_global_cpus; /* orc_config's */
+	int tag_irq_load; /* orc_config's */
 	double stall_secs;
 	const struct profile *prof;
 	uint64_t masks[64];

@@ -201,6 +201,7 @@ int orc_world_new(const struct orc_config *cfg, struct orc_world **out)
 	w->ops.bcast_sync = cfg->broadcast && cfg->split ? cb_bcast_sync : NULL;
 	w->ops.walker_sync = cfg->walker_sync ? cb_walker_sync : NULL;
 	w->ops.remote_action = cfg->remote ? cb_remote_action : NULL;
+	w->ops.load_tag = cfg->tag_irq_load ? cb_load_tag : NULL;
 	w->ops.relax = cb_relax;
 	w->ops.vcpu_defer = cfg->vcpu_defer ? cb_vcpu_defer : NULL;
 	tlbpol_config_init(&ec, cfg->nr_cpus, cfg->arch);

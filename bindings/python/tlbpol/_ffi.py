@@ -180,6 +180,7 @@ BCAST_ISSUE_FN = CFUNCTYPE(None, c_void_p, c_uint32, POINTER(Flush))
 BCAST_SYNC_FN = CFUNCTYPE(None, c_void_p, c_uint32)
 WALKER_SYNC_FN = CFUNCTYPE(None, c_void_p, c_uint32, POINTER(CpuSet))
 REMOTE_ACTION_FN = CFUNCTYPE(None, c_void_p, c_uint32, POINTER(CpuSet), POINTER(Flush))
+LOAD_TAG_FN = CFUNCTYPE(None, c_void_p, c_uint32, c_uint32, c_uint32)
 DEFER_FREE_FN = CFUNCTYPE(None, c_void_p)
 
 
@@ -190,7 +191,8 @@ class Ops(CheckedStructure):
                 ("broadcast", BROADCAST_FN), ("relax", RELAX_FN),
                 ("vcpu_defer", VCPU_DEFER_FN), ("stuck", STUCK_FN),
                 ("bcast_issue", BCAST_ISSUE_FN), ("bcast_sync", BCAST_SYNC_FN),
-                ("walker_sync", WALKER_SYNC_FN), ("remote_action", REMOTE_ACTION_FN)]
+                ("walker_sync", WALKER_SYNC_FN), ("remote_action", REMOTE_ACTION_FN),
+                ("load_tag", LOAD_TAG_FN)]
 
 
 class BackendS(CheckedStructure):

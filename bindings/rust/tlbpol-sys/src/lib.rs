@@ -247,6 +247,10 @@ pub struct tlbpol_ops {
             f: *const tlbpol_flush,
         ),
     >,
+    /// Load `tag` (after the flush `flush`, `TLBPOL_TAG_FLUSH_*`) for the
+    /// address space `cpu` runs, from its interrupt: the move onto a global
+    /// tag.  Optional (release 0.3).
+    pub load_tag: Option<unsafe extern "C" fn(ctx: *mut c_void, cpu: u32, tag: u32, flush: u32)>,
 }
 
 // --- Flush mechanisms (backends) ---------------------------------------------

@@ -635,5 +635,6 @@ pub(crate) fn ops<H: Host>() -> sys::tlbpol_ops {
         bcast_sync: if H::HAS_SPLIT_BROADCAST { Some(bcast_sync::<H>) } else { None },
         walker_sync: if H::HAS_WALKER_SYNC { Some(walker_sync::<H>) } else { None },
         remote_action: if H::HAS_REMOTE_ACTION { Some(remote_action::<H>) } else { None },
+        load_tag: None,
     }
 }
