@@ -336,7 +336,8 @@ void params_parse(const char *cmdline);
 void params_print(void);
 void work_run(uint32_t cpu);
 extern uint32_t param_cpus;    /* cpus=N: used when no MADT is found */
-extern uint32_t param_planted; /* planted=1: the last CPU drops its flushes */
+extern uint32_t param_planted; /* planted=1: the last CPU drops its flushes;
+				* 3: every CPU ignores TLBPOL_TAG_FLUSH_TAG */
 extern uint32_t param_idle_hlt; /* idle=hlt: waits sleep instead of spinning */
 /* Rule masks run in one boot: naive, linux, default, and rules=SPEC's. */
 #define UK_MAX_MASKS 4

@@ -69,7 +69,7 @@ static void op_flush_local(void *ctx, uint32_t cpu, const struct tlbpol_flush *f
 	(void)ctx;
 	if (cpu != this_cpu())
 		panic("flush_local for CPU %u ran on CPU %u", cpu, this_cpu());
-	if (param_planted && cpu == nr_cpus - 1 &&
+	if (param_planted && param_planted <= 2 && cpu == nr_cpus - 1 &&
 	    (param_planted == 1 || f->kind == TLBPOL_FLUSH_PAGES)) {
 		COUNT(c->skipped, 1);
 		return;

@@ -131,7 +131,7 @@ void params_parse(const char *c)
 		{ "rounds=", &p_rounds, 1, 1000000 },   { "iters=", &p_iters, 1, 1000000 },
 		{ "ring=", &p_ring, 2, 16 },            { "reclaim=", &p_reclaim, 1, 192 },
 		{ "dgpages=", &p_dgpages, 1, 32 },      { "tick=", &p_tick, 1, 1000000 },
-		{ "cpus=", &param_cpus, 1, UK_MAX_CPUS }, { "planted=", &param_planted, 0, 2 },
+		{ "cpus=", &param_cpus, 1, UK_MAX_CPUS }, { "planted=", &param_planted, 0, 3 },
 		{ "ipidelay=", &p_ipi_delay, 0, 100000000 }, { "pvflush=", &param_pvflush, 0, 1 },
 		{ "stamplook=", &param_stamp_lookahead, 0, 64 },
 		{ "reuse=", &p_reuse, 1, 64 },          { "reusewin=", &p_reusewin, 1, 100000 },
@@ -221,4 +221,8 @@ void params_print(void)
 			nr_cpus - 1);
 	else if (param_planted == 2)
 		kprintf("PLANTED BUG: CPU %u skips its invlpg (page flushes) on purpose\n", nr_cpus - 1);
+	else if (param_planted == 3)
+		kprintf("PLANTED BUG: every CPU ignores TLBPOL_TAG_FLUSH_TAG from tlbpol_switch_tag() "
+			"(loads CR3 with no flush anyway)%s\n",
+			p_tags_kind == UK_TAGS_OFF ? "; tags=off: no allocator, no effect" : "");
 }

@@ -123,13 +123,21 @@ struct tlbpol_tags *tags_make(int slot)
  * with bit 63 set (entries of the PCID stay); FLUSH_TAG one with bit 63
  * clear (every non-global entry and paging-structure-cache entry of that
  * PCID goes); FLUSH_ALL is INVPCID type 3 (every PCID, globals kept: the
- * allocator's rollover) and then a no-flush load.
+ * allocator's rollover) and then a no-flush load.  planted=3: FLUSH_TAG is
+ * ignored (a reused slot loaded over its previous owner's entries).
  */
 static void cr3_load(uint32_t cpu, uint64_t table, const struct tlbpol_tag_use *u)
 {
 	uint64_t now = cur_cr3[cpu], v;
 	uint32_t flush = u->flush;
 
+	if (param_planted == 3 && g_tags && flush == TLBPOL_TAG_FLUSH_TAG) {
+		/* Counted where it changes something: without PCID a load
+		 * of other tables flushes all the same. */
+		if (pcid_on || table == now)
+			COUNT(counts[cpu].skipped, 1);
+		flush = TLBPOL_TAG_FLUSH_NONE;
+	}
 	if (!pcid_on) {
 		/* One context: loading other tables flushes it all anyway. */
 		if (table != now || flush != TLBPOL_TAG_FLUSH_NONE)

@@ -97,8 +97,14 @@ int print_table(void)
 		struct cpu_counts hw;
 
 		sum_counts(&hw);
-		kprintf("planted bug: %lu flush_local calls dropped on CPU %u\n", hw.skipped,
-			nr_cpus - 1);
+		if (param_planted == 3)
+			kprintf("planted bug: %lu TLBPOL_TAG_FLUSH_TAG loads done without the flush%s\n",
+				hw.skipped,
+				pcid_on ? "" : " (no PCID: only reloads of the same tables, a lazy "
+					       "CPU's catch-up; other tables flush all anyway)");
+		else
+			kprintf("planted bug: %lu flush_local calls dropped on CPU %u\n", hw.skipped,
+				nr_cpus - 1);
 	}
 	/* The allocators, each over its whole mask (warm-up included). */
 	if (p_tags_kind != UK_TAGS_OFF) {
