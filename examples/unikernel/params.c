@@ -204,10 +204,13 @@ void params_print(void)
 		param_idle_hlt ? "hlt" : "spin", param_stamp_lookahead, p_reuse, p_reusewin, p_calib,
 		param_pcid);
 	tags_describe();
-	if (tags_check()) {
+	if (tags_check() == 1) {
 		kprintf("tags=: tlbpol_tags_size() refuses it for %u CPUs (a global pool must hold "
-			"more tags than CPUs), or it needs %lu bytes\nRESULT: USAGE\n", nr_cpus,
-			(uint64_t)tags_check());
+			"more tags than CPUs)\nRESULT: USAGE\n", nr_cpus);
+		kexit(EXIT_USAGE);
+	} else if (tags_check()) {
+		kprintf("tags=: the allocator needs %lu bytes, more than pcid.c reserves\n"
+			"RESULT: USAGE\n", (uint64_t)tags_check());
 		kexit(EXIT_USAGE);
 	}
 	if (nr_masks > NR_MASKS)

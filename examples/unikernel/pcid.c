@@ -89,7 +89,8 @@ static void tags_config(struct tlbpol_tags_config *tc)
 	tc->nr_slots = p_tags_kind == UK_TAGS_GLOBAL ? 0 : p_tags_n;
 }
 
-/* At boot: is tags= possible with this many CPUs?  0, or the size asked. */
+/* At boot: is tags= possible with this many CPUs?  0 if so; 1 if the core
+ * refuses it; else the size it asks, past what tags_mem[] holds. */
 size_t tags_check(void)
 {
 	struct tlbpol_tags_config tc;
