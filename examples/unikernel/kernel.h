@@ -237,7 +237,7 @@ static inline uint32_t this_cpu(void)
 struct cpu_counts {
 	uint64_t ipi_sent;     /* ICR writes (one per target) */
 	uint64_t ipi_recv;     /* shootdown interrupts taken */
-	uint64_t invlpg;       /* invlpg instructions executed */
+	uint64_t invlpg;       /* pages invalidated: invlpg, INVPCID type 0 */
 	uint64_t full_flush;   /* CR3 writes / CR4.PGE toggles for flushes */
 	uint64_t faults;       /* test-region page faults resolved */
 	uint64_t spurious;     /* faults whose PTE already allowed the access */
