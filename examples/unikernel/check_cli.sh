@@ -11,6 +11,7 @@
 #                          the kernel refuses it (tlbpol_rules_parse()):
 #                          "RESULT: USAGE" on the console, run.sh exits 2
 #   only=custom (no rules=) the same: no such rule set in this boot
+#   tags=global:1          the same: not an allocator tags= names
 set -u
 
 run=$1
@@ -63,5 +64,7 @@ if [ -n "$kernel" ]; then
 	refused '--rules default,-no-such-rule' 'not a rule mask' --rules default,-no-such-rule
 	# only=NAME names a rule set of the boot; "custom" exists only with rules=.
 	refused 'only=custom without rules=' 'not a rule set of this boot' -- only=custom
+	# tags= names an allocator the core accepts.
+	refused 'tags=global:1' 'tags=: percpu:N' -- tags=global:1
 fi
 exit $fail

@@ -112,6 +112,32 @@ static inline void invlpg(uint64_t va)
 	__asm__ __volatile__("invlpg (%0)" : : "r"(va) : "memory");
 }
 
+/*
+ * PCIDs (SDM vol. 3A 4.10.1).  With CR4.PCIDE set, CR3[11:0] is the current
+ * PCID and bit 63 of a MOV to CR3 says "do not flush" (4.10.4.1); INVPCID
+ * (SDM vol. 2B, INVPCID) flushes by PCID: type 0 one address of a PCID,
+ * type 1 one PCID, type 2 every PCID with globals, type 3 every PCID
+ * without globals.  Neither INVPCID type 0 nor type 1 touches global
+ * translations.
+ */
+#define CR4_PGE (1ULL << 7)
+#define CR4_PCIDE (1ULL << 17)
+#define CR3_NOFLUSH (1ULL << 63)
+#define CR3_PCID(v) ((v) & 0xfffULL)
+#define INVPCID_ADDR 0
+#define INVPCID_CTX 1
+#define INVPCID_ALL_GLOBAL 2
+#define INVPCID_ALL 3
+
+static inline void invpcid(uint64_t type, uint64_t pcid, uint64_t va)
+{
+	struct {
+		uint64_t pcid, va;
+	} desc = { pcid, va };
+
+	__asm__ __volatile__("invpcid %0, %1" : : "m"(desc), "r"(type) : "memory");
+}
+
 static inline void irq_enable(void)
 {
 	__asm__ __volatile__("sti" ::: "memory");
@@ -211,7 +237,7 @@ static inline uint32_t this_cpu(void)
 struct cpu_counts {
 	uint64_t ipi_sent;     /* ICR writes (one per target) */
 	uint64_t ipi_recv;     /* shootdown interrupts taken */
-	uint64_t invlpg;       /* invlpg instructions executed */
+	uint64_t invlpg;       /* pages invalidated: invlpg, INVPCID type 0 */
 	uint64_t full_flush;   /* CR3 writes / CR4.PGE toggles for flushes */
 	uint64_t faults;       /* test-region page faults resolved */
 	uint64_t spurious;     /* faults whose PTE already allowed the access */
@@ -299,14 +325,25 @@ int mm_page_fault(struct trap_frame *f, uint64_t cr2);
 /* main.c */
 extern uint32_t ping_ack;
 
+/* pcid.c: PCIDs on every CPU, CR3 loads with a tag, the tag allocators. */
+extern uint32_t pcid_on;      /* CR4.PCIDE set: PCID and INVPCID present, pcid=1 */
+extern uint32_t param_pcid;   /* pcid=0: leave CR4.PCIDE off */
+extern uint64_t cur_cr3[UK_MAX_CPUS]; /* what each CPU's CR3 holds (bit 63 aside) */
+void pcid_init(uint32_t cpu);
+
 /* params.c (the command line), work.c (the workloads, after boot) */
 void params_parse(const char *cmdline);
 void params_print(void);
 void work_run(uint32_t cpu);
 extern uint32_t param_cpus;    /* cpus=N: used when no MADT is found */
-extern uint32_t param_planted; /* planted=1: the last CPU drops its flushes */
+extern uint32_t param_planted; /* planted=1: the last CPU drops its flushes;
+				* 3: every CPU ignores TLBPOL_TAG_FLUSH_TAG */
 extern uint32_t param_idle_hlt; /* idle=hlt: waits sleep instead of spinning */
 /* Rule masks run in one boot: naive, linux, default, and rules=SPEC's. */
 #define UK_MAX_MASKS 4
+/* Address spaces of the tags workload (wl_tags.c), beside the one of the
+ * others: more than tags=percpu:2 slots, and than tags=global:3's 7 tags. */
+#define UK_NR_TAG_AS 8
+#define UK_MAX_AS (1 + UK_NR_TAG_AS)
 
 #endif /* UK_KERNEL_H */

@@ -4,7 +4,7 @@
  * that drive the real hardware: invlpg / CR3 / CR4.PGE in flush_local, local
  * APIC IPIs in send_ipi.
  */
-#include "mm.h"
+#include "work.h"
 
 uint8_t cpu_stacks[UK_MAX_CPUS][UK_STACK_SIZE] __attribute__((aligned(4096)));
 struct cpu_counts counts[UK_MAX_CPUS];
@@ -44,8 +44,18 @@ struct hvm_memmap_entry {
  *  PAGES: one invlpg per page.  INVLPG removes the TLB entries for the page
  *	and every paging-structure-cache entry (SDM 3A 4.10.4.1), which is
  *	what TLBPOL_FLUSHF_TABLES needs too.
- *  AS: a CR3 write: every non-global entry (no PCIDs here).
+ *  AS: a CR3 write: every non-global entry.
  *  ALL: toggling CR4.PGE, which also drops global entries (SDM 4.10.4.1).
+ * With PCIDs and an allocator (pcid.c) @f->as_tag is the PCID this CPU
+ * holds the address space under, which need not be the current one (a
+ * space it switched away from keeps its entries under its tag).  INVLPG
+ * and a CR3 write reach only the current PCID (and INVLPG global entries
+ * of the address whatever the PCID), so another PCID is flushed by INVPCID
+ * (SDM vol. 2B INVPCID; vol. 3A 4.10.4.1; tlbpol.h's x86 row):
+ *  PAGES, current PCID: INVLPG; other PCID: INVPCID type 0 per page, and
+ *	INVLPG too for TLBPOL_FLUSHF_GLOBAL (type 0 leaves global entries);
+ *  AS, current PCID: CR3 rewritten with bit 63 clear; other: INVPCID type 1;
+ *  ALL: INVPCID type 2 (every PCID, global entries too).
  * The planted bug (planted=1, or the kernel-planted.elf build): the last CPU
  * silently drops every flush; planted=2: only its invlpg (page) flushes.  The
  * stale-TLB check must catch it.
@@ -53,11 +63,13 @@ struct hvm_memmap_entry {
 static void op_flush_local(void *ctx, uint32_t cpu, const struct tlbpol_flush *f)
 {
 	struct cpu_counts *c = &counts[cpu];
+	int tagged = pcid_on && g_tags;
+	int other = tagged && f->as_tag != CR3_PCID(cur_cr3[cpu]);
 
 	(void)ctx;
 	if (cpu != this_cpu())
 		panic("flush_local for CPU %u ran on CPU %u", cpu, this_cpu());
-	if (param_planted && cpu == nr_cpus - 1 &&
+	if (param_planted && param_planted <= 2 && cpu == nr_cpus - 1 &&
 	    (param_planted == 1 || f->kind == TLBPOL_FLUSH_PAGES)) {
 		COUNT(c->skipped, 1);
 		return;
@@ -67,23 +79,35 @@ static void op_flush_local(void *ctx, uint32_t cpu, const struct tlbpol_flush *f
 		for (uint32_t r = 0; r < f->nr_ranges; r++) {
 			const struct tlbpol_range *rg = &f->ranges[r];
 
-			for (uint64_t i = 0; i < rg->nr_pages; i++)
-				invlpg(rg->va + (i << rg->page_shift));
+			for (uint64_t i = 0; i < rg->nr_pages; i++) {
+				uint64_t va = rg->va + (i << rg->page_shift);
+
+				if (other)
+					invpcid(INVPCID_ADDR, f->as_tag, va);
+				if (!other || (f->flags & TLBPOL_FLUSHF_GLOBAL))
+					invlpg(va);
+			}
 			COUNT(c->invlpg, rg->nr_pages);
 		}
 		break;
 	case TLBPOL_FLUSH_AS:
-		write_cr3(read_cr3());
+		if (other)
+			invpcid(INVPCID_CTX, f->as_tag, 0);
+		else
+			write_cr3(cur_cr3[cpu]); /* bit 63 clear: the current PCID */
 		COUNT(c->full_flush, 1);
 		break;
-	default: {
-		uint64_t cr4 = read_cr4();
+	default:
+		if (tagged) {
+			invpcid(INVPCID_ALL_GLOBAL, 0, 0);
+		} else {
+			uint64_t cr4 = read_cr4();
 
-		write_cr4(cr4 & ~(1ULL << 7));
-		write_cr4(cr4);
+			write_cr4(cr4 & ~CR4_PGE);
+			write_cr4(cr4);
+		}
 		COUNT(c->full_flush, 1);
 		break;
-	}
 	}
 }
 
@@ -272,6 +296,7 @@ static void ap_main(uint32_t cpu)
 	if (lapic_id() != apic_ids[cpu])
 		panic("CPU %u came up with APIC ID %u, expected %u", cpu, lapic_id(), apic_ids[cpu]);
 	pv_flush_init(cpu);
+	pcid_init(cpu);
 	__atomic_fetch_add(&cpus_up, 1u, __ATOMIC_RELEASE);
 	work_run(cpu);
 }
@@ -349,7 +374,7 @@ void kmain(uint32_t si_phys)
 	/* Memory after the kernel: an engine per rule mask (UK_MAX_MASKS, so a
 	 * late interrupt for one never meets another being built), then frames. */
 	tlbpol_config_init(&cfg, nr_cpus, TLBPOL_ARCH_X86_64);
-	cfg.max_as = 2;
+	cfg.max_as = UK_MAX_AS;
 	cfg.ops = &uk_ops;
 	engine_mem_stride = (tlbpol_engine_size(&cfg) + 4095) & ~4095ULL;
 	if (!engine_mem_stride)
@@ -365,6 +390,7 @@ void kmain(uint32_t si_phys)
 	mm_init(pool, (uint32_t)nframes);
 	params_print();
 	pv_flush_init(0);
+	pcid_init(0);
 
 	smp_boot(ap_main);
 	work_run(0);

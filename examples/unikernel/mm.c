@@ -221,6 +221,18 @@ static void free_later(uint32_t cpu, uint64_t pfn, int idx)
 		panic("tlbpol_defer_free failed");
 }
 
+/* For page tables other than the test region's (wl_tags.c): a frame, and
+ * one given back once every flush pending on this CPU has completed. */
+uint64_t mm_frame_alloc(uint32_t cpu)
+{
+	return frame_alloc(cpu);
+}
+
+void mm_frame_free_later(uint32_t cpu, uint64_t pfn)
+{
+	free_later(cpu, pfn, -1);
+}
+
 /* ------------------------------------------------------------------------ */
 /* PTEs and events                                                          */
 /* ------------------------------------------------------------------------ */
@@ -438,10 +450,8 @@ int mm_page_fault(struct trap_frame *f, uint64_t cr2)
 	uint64_t pfn_new = 0;
 	struct vpage *vp;
 
-	if (cr2 < TBASE || cr2 >= TBASE + (uint64_t)NR_TPAGES * 4096)
-		return 0;
-	/* A probe of the stale-TLB check: report "no translation" and resume
-	 * after the probing instruction. */
+	/* A probe of the stale-TLB check (here or in wl_tags.c's spaces):
+	 * report "no translation" and resume after the probing instruction. */
 	if (f->rip == (uint64_t)(uintptr_t)probe_read_insn) {
 		f->rax = PROBE_FAULT;
 		f->rip = (uint64_t)(uintptr_t)probe_read_done;
@@ -452,6 +462,8 @@ int mm_page_fault(struct trap_frame *f, uint64_t cr2)
 		f->rip = (uint64_t)(uintptr_t)probe_write_done;
 		return 1;
 	}
+	if (cr2 < TBASE || cr2 >= TBASE + (uint64_t)NR_TPAGES * 4096)
+		return 0;
 	if (!g_eng)
 		return 0;
 	cpu = this_cpu();

@@ -57,6 +57,10 @@ void mm_init(uint64_t pool_phys, uint32_t nframes);
 uint32_t mm_frames_free(void);
 uint32_t mm_frames_total(void);
 uint32_t pte_to_tlbpol(uint64_t pte);
+/* A frame for other page tables (wl_tags.c), and its deferred free
+ * (tlbpol_defer_free(): after the flushes pending on @cpu). */
+uint64_t mm_frame_alloc(uint32_t cpu);
+void mm_frame_free_later(uint32_t cpu, uint64_t pfn);
 
 /* Clear the PTE of page @idx and submit @kind (UNMAP, RECLAIM...) with
  * @flags; the frame goes back through tlbpol_defer_free().  Returns 1 if a

@@ -88,6 +88,40 @@ static void parse_rules(const char *v)
 	nr_masks = M_CUSTOM + 1;
 }
 
+/*
+ * tags=percpu:N (TLBPOL_TAGS_PERCPU, N PCIDs per CPU, 1..64), tags=global:B
+ * (TLBPOL_TAGS_GLOBAL, tags 1 .. 2^B - 1, B 2..12), tags=off (no
+ * allocator).  Anything else stops the boot with EXIT_USAGE; so does a
+ * pool too small for the CPUs (params_print(), once they are counted).
+ */
+static void parse_tags(const char *v)
+{
+	uint32_t n;
+
+	if (!strncmp(v, "off", 3) && (!v[3] || v[3] == ' ')) {
+		p_tags_kind = UK_TAGS_OFF;
+		return;
+	}
+	if (!strncmp(v, "percpu:", 7)) {
+		p_tags_kind = UK_TAGS_PERCPU;
+		v += 7;
+	} else if (!strncmp(v, "global:", 7)) {
+		p_tags_kind = UK_TAGS_GLOBAL;
+		v += 7;
+	} else {
+		p_tags_kind = UK_TAGS_OFF;
+		v = "";
+	}
+	n = parse_u32(v);
+	if (!*v || *v < '0' || *v > '9' ||
+	    (p_tags_kind == UK_TAGS_PERCPU ? n < 1 || n > TLBPOL_TAG_SLOTS_MAX : n < 2 || n > 12)) {
+		kprintf("tags=: percpu:N (N 1..%u), global:BITS (2..12) or off\nRESULT: USAGE\n",
+			TLBPOL_TAG_SLOTS_MAX);
+		kexit(EXIT_USAGE);
+	}
+	p_tags_n = n;
+}
+
 void params_parse(const char *c)
 {
 	static const struct {
@@ -97,12 +131,12 @@ void params_parse(const char *c)
 		{ "rounds=", &p_rounds, 1, 1000000 },   { "iters=", &p_iters, 1, 1000000 },
 		{ "ring=", &p_ring, 2, 16 },            { "reclaim=", &p_reclaim, 1, 192 },
 		{ "dgpages=", &p_dgpages, 1, 32 },      { "tick=", &p_tick, 1, 1000000 },
-		{ "cpus=", &param_cpus, 1, UK_MAX_CPUS }, { "planted=", &param_planted, 0, 2 },
+		{ "cpus=", &param_cpus, 1, UK_MAX_CPUS }, { "planted=", &param_planted, 0, 3 },
 		{ "ipidelay=", &p_ipi_delay, 0, 100000000 }, { "pvflush=", &param_pvflush, 0, 1 },
 		{ "stamplook=", &param_stamp_lookahead, 0, 64 },
 		{ "reuse=", &p_reuse, 1, 64 },          { "reusewin=", &p_reusewin, 1, 100000 },
 		{ "swap=", &p_swap, 0, 1 },             { "warm=", &p_warm, 0, 1 },
-		{ "calib=", &p_calib, 0, 1 },
+		{ "calib=", &p_calib, 0, 1 },             { "pcid=", &param_pcid, 0, 1 },
 	};
 
 	while (*c) {
@@ -112,6 +146,8 @@ void params_parse(const char *c)
 			param_idle_hlt = 1;
 		if (!strncmp(c, "rules=", 6))
 			parse_rules(c + 6);
+		if (!strncmp(c, "tags=", 5))
+			parse_tags(c + 5);
 		if (!strncmp(c, "only=", 5)) {
 			size_t n = 0;
 
@@ -163,9 +199,20 @@ void params_print(void)
 {
 	resolve_only();
 	kprintf("params: rounds=%u iters=%u ring=%u reclaim=%u dgpages=%u tick=%u planted=%u idle=%s "
-		"stamplook=%u reuse=%u reusewin=%u calib=%u\n",
+		"stamplook=%u reuse=%u reusewin=%u calib=%u pcid=%u\n",
 		p_rounds, p_iters, p_ring, p_reclaim, p_dgpages, p_tick, param_planted,
-		param_idle_hlt ? "hlt" : "spin", param_stamp_lookahead, p_reuse, p_reusewin, p_calib);
+		param_idle_hlt ? "hlt" : "spin", param_stamp_lookahead, p_reuse, p_reusewin, p_calib,
+		param_pcid);
+	tags_describe();
+	if (tags_check() == 1) {
+		kprintf("tags=: tlbpol_tags_size() refuses it for %u CPUs (a global pool must hold "
+			"more tags than CPUs)\nRESULT: USAGE\n", nr_cpus);
+		kexit(EXIT_USAGE);
+	} else if (tags_check()) {
+		kprintf("tags=: the allocator needs %lu bytes, more than pcid.c reserves\n"
+			"RESULT: USAGE\n", (uint64_t)tags_check());
+		kexit(EXIT_USAGE);
+	}
 	if (nr_masks > NR_MASKS)
 		kprintf("rules=%s: mask %lx, run as \"custom\" after naive, linux and default\n",
 			p_rules_spec, masks[M_CUSTOM].rules);
@@ -177,4 +224,8 @@ void params_print(void)
 			nr_cpus - 1);
 	else if (param_planted == 2)
 		kprintf("PLANTED BUG: CPU %u skips its invlpg (page flushes) on purpose\n", nr_cpus - 1);
+	else if (param_planted == 3)
+		kprintf("PLANTED BUG: every CPU ignores TLBPOL_TAG_FLUSH_TAG from tlbpol_switch_tag() "
+			"(loads CR3 with no flush anyway)%s\n",
+			p_tags_kind == UK_TAGS_OFF ? "; tags=off: no allocator, no effect" : "");
 }

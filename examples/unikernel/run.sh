@@ -37,7 +37,8 @@ linux and default rule masks, a stale-TLB check on the hardware, one table.
   -h, --help       print this and exit
   KERNEL ARGS      key=value: rounds= iters= ring= reclaim= dgpages= tick=
                    cpus= planted= ipidelay= pvflush= rules= stamplook=
-                   reuse= reusewin= only= swap= warm= idle=hlt;
+                   reuse= reusewin= only= swap= warm= idle=hlt
+                   tags=percpu:N|global:BITS|off pcid=;
                    defaults depend on the accelerator (README.md)
 
 Exit status: 0 pass (with --planted: the stale reads were caught);
@@ -137,6 +138,10 @@ if [ $accel = kvm ]; then
 else
 	# Multi-threaded TCG: one host thread per vCPU, so vCPUs really run
 	# (and miss flushes) concurrently.  qemu64 has no x2APIC: xAPIC MMIO.
+	# Not -cpu max: TCG implements neither PCID nor INVPCID (QEMU's
+	# target/i386/cpu.c lists both as missing from TCG's features; QEMU
+	# 7.2 here: "TCG doesn't support requested feature"), so max would
+	# add nothing the kernel uses.
 	cpu_model=qemu64
 	accel_opt="-accel tcg,thread=multi"
 	# Waiting vCPUs sleep (hlt) instead of spinning: with more vCPUs than

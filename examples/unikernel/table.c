@@ -8,7 +8,7 @@
 
 static const char *const wl_units[NR_WL] = {
 	"write", "touch+unmap", "touch+unmap", "touch+unmap", "page", "page", "page",
-	"RO+RW pair", "RO+RW pair",
+	"RO+RW pair", "RO+RW pair", "switch",
 };
 
 /* "base / x" as "12.34x"; "-" when both are 0, "inf" when only x is. */
@@ -97,8 +97,25 @@ int print_table(void)
 		struct cpu_counts hw;
 
 		sum_counts(&hw);
-		kprintf("planted bug: %lu flush_local calls dropped on CPU %u\n", hw.skipped,
-			nr_cpus - 1);
+		if (param_planted == 3)
+			kprintf("planted bug: %lu TLBPOL_TAG_FLUSH_TAG loads done without the flush%s\n",
+				hw.skipped,
+				pcid_on ? "" : " (no PCID: only reloads of the same tables, a lazy "
+					       "CPU's catch-up; other tables flush all anyway)");
+		else
+			kprintf("planted bug: %lu flush_local calls dropped on CPU %u\n", hw.skipped,
+				nr_cpus - 1);
+	}
+	/* The allocators, each over its whole mask (warm-up included). */
+	if (p_tags_kind != UK_TAGS_OFF) {
+		kprintf("tag allocator: ");
+		tags_describe();
+		kprintf("  PCIDs %s; per mask: loads / TLBPOL_TAG_FLUSH_TAG / TLBPOL_TAG_FLUSH_ALL / "
+			"rollovers\n", pcid_on ? "in CR3" : "off (identities only)");
+		for (int m = 0; m < nr_masks; m++)
+			kprintf("TAGS  %-7s %lu / %lu / %lu / %lu\n", masks[m].name,
+				tag_stats[m].loads, tag_stats[m].tag_flushes,
+				tag_stats[m].all_flushes, tag_stats[m].rollovers);
 	}
 
 	/* The IPI claims, checked in the same boot (they compare rule sets). */

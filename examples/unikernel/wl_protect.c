@@ -52,8 +52,8 @@ void wl_global(uint32_t cpu, int m)
 			check_touched(cpu, WL_GLOBAL, m, IDX_GL + i);
 		}
 		seg_begin(cpu);
-		if (cpu && lazy && tlbpol_switch(g_eng, cpu, 0, 0))
-			panic("CPU %u: switch to lazy failed", cpu);
+		if (cpu && lazy)
+			uk_switch(cpu, 0, 0);
 		if (cpu && !lazy && tlbpol_cpu_state(g_eng, cpu, TLBPOL_CPU_IDLE) < 0)
 			panic("CPU %u: idle failed", cpu);
 		barrier(cpu);
@@ -66,17 +66,17 @@ void wl_global(uint32_t cpu, int m)
 			check_read(cpu, WL_GLOBAL, m, IDX_GL + i);
 		}
 		barrier(cpu);
-		if (cpu) {
-			int nf = 0;
+		if (cpu && lazy) {
+			/* Back to the loaded tables: a catch-up, if any, is
+			 * the switch's flush of the tag (keeps global entries). */
+			uk_switch(cpu, g_as, kernel_cr3());
+		} else if (cpu) {
+			int nf = tlbpol_cpu_state(g_eng, cpu, TLBPOL_CPU_RUNNING);
 
-			if (lazy && tlbpol_switch(g_eng, cpu, g_as, &nf))
-				panic("CPU %u: switch back failed", cpu);
-			if (!lazy)
-				nf = tlbpol_cpu_state(g_eng, cpu, TLBPOL_CPU_RUNNING);
 			if (nf < 0)
 				panic("CPU %u: wake failed", cpu);
-			if (nf)
-				write_cr3(read_cr3()); /* the catch-up (keeps global entries) */
+			if (nf) /* the catch-up: the current PCID (keeps global entries) */
+				write_cr3(read_cr3());
 		}
 		barrier(cpu);
 		if (cpu == 0)

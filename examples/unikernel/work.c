@@ -59,6 +59,11 @@
  *              mappings there), checks that a write faults.  Under every
  *              rule mask: no rule may spare a lazy or idle CPU a global
  *              flush, since its catch-up (a CR3 write) would keep the entry.
+ *  tags        more address spaces than tags (wl_tags.c): every CPU
+ *              switches through 8 spaces that map the same addresses to
+ *              frames of their own, with tags=percpu:2 (the default) or a
+ *              small global pool, while their pages are remapped; every
+ *              read must reach the frame of the space the CPU runs.
  *
  * The stale-TLB check runs on the hardware itself.  Every test frame holds
  * its identity at offset 0.  After a flush is complete, each CPU reads each
@@ -75,13 +80,13 @@
 
 const char *const wl_names[NR_WL] = {
 	"spurious", "tlb_flush2", "flush2_lazy", "flush2_stamp", "reclaim", "reclaim_stamp",
-	"stamp_reuse", "downgrade", "global",
+	"stamp_reuse", "downgrade", "global", "tags",
 };
 
 /* The workloads, in enum order (the table's). */
 static void (*const wl_run[NR_WL])(uint32_t cpu, int m) = {
 	wl_spurious, wl_flush2, wl_flush2_lazy, wl_flush2_stamp, wl_reclaim, wl_reclaim_stamp,
-	wl_stamp_reuse, wl_downgrade, wl_global,
+	wl_stamp_reuse, wl_downgrade, wl_global, wl_tags,
 };
 
 static uint64_t wl_stale0, wl_anom0;
@@ -178,8 +183,6 @@ static int calib_ok;
 
 static void run_mask(uint32_t cpu, int m, int slot)
 {
-	int need_flush = 0;
-
 	barrier(cpu);
 	if (cpu == 0) {
 		struct tlbpol_config cfg;
@@ -189,9 +192,12 @@ static void run_mask(uint32_t cpu, int m, int slot)
 		int err;
 
 		tlbpol_config_init(&cfg, nr_cpus, TLBPOL_ARCH_X86_64);
-		cfg.max_as = 2;
+		cfg.max_as = UK_MAX_AS;
 		cfg.rules = masks[m].rules;
 		cfg.ops = &uk_ops;
+		/* tags=: the engine chooses the PCIDs (pcid.c), from an
+		 * allocator of its own. */
+		cfg.tags = tags_make(slot);
 		/* Only RULE_POLLING_CPUS reads it; set for every mask so
 		 * the masks differ in their rules alone. */
 		cfg.ipi_delay_spins = p_ipi_delay;
@@ -207,16 +213,16 @@ static void run_mask(uint32_t cpu, int m, int slot)
 		if (err)
 			panic("tlbpol_as_open = %d", err);
 		g_as = as;
+		g_tags = cfg.tags;
 		g_eng = eng;
 		kprintf("rules %-7s: configured %lx, in force %lx, ipi_delay_spins %u\n",
 			masks[m].name, masks[m].rules, tlbpol_engine_rules(eng), p_ipi_delay);
 	}
 	barrier(cpu);
-	/* Switch in: join the footprint, then load the address space (a CR3
-	 * write, which also drops whatever the previous engine left). */
-	if (tlbpol_switch(g_eng, cpu, g_as, &need_flush))
-		panic("tlbpol_switch failed");
-	write_cr3(read_cr3());
+	/* Switch in: join the footprint, then load the address space (the
+	 * new allocator flushes each tag at its first load, so nothing the
+	 * previous engine left under it is used). */
+	uk_switch(cpu, g_as, kernel_cr3());
 	tick_ok[cpu] = 1;
 	barrier(cpu);
 
@@ -228,14 +234,17 @@ static void run_mask(uint32_t cpu, int m, int slot)
 	tlbpol_flush(g_eng, cpu, TLBPOL_BY_LAZY);
 	barrier(cpu);
 	tick_ok[cpu] = 0;
-	if (tlbpol_switch(g_eng, cpu, 0, 0) || tlbpol_unload(g_eng, cpu))
-		panic("CPU %u: leaving the address space failed", cpu);
+	uk_unload(cpu);
 	barrier(cpu);
 	if (cpu == 0) {
 		int err = tlbpol_as_close(g_eng, g_as);
 
 		if (err)
 			panic("tlbpol_as_close = %d", err);
+		if (g_tags) {
+			tag_stats[m].size = sizeof(tag_stats[m]);
+			tlbpol_tags_stats_read(g_tags, -1, &tag_stats[m]);
+		}
 		if (mm_frames_free() != mm_frames_total()) {
 			COUNT(counts[0].anomalies, 1);
 			kprintf("ANOMALY: %u of %u frames did not come back\n",
@@ -248,6 +257,7 @@ static void run_mask(uint32_t cpu, int m, int slot)
 			}
 		g_eng = 0;
 		g_as = 0;
+		g_tags = 0;
 	}
 	barrier(cpu);
 }

@@ -69,7 +69,7 @@ extern int p_only; /* only=NAME: the one rule set that runs (-1: all) */
 
 /* The workloads, in the order they run (work.c) and are printed (table.c). */
 enum { WL_SEED000, WL_FLUSH2, WL_FLUSH2_LAZY, WL_FLUSH2_STAMP, WL_RECLAIM, WL_RECLAIM_STAMP,
-       WL_STAMP_REUSE, WL_DOWNGRADE, WL_GLOBAL, NR_WL };
+       WL_STAMP_REUSE, WL_DOWNGRADE, WL_GLOBAL, WL_TAGS, NR_WL };
 extern const char *const wl_names[NR_WL];
 
 /* harness.c: the measurement. */
@@ -138,6 +138,22 @@ void wl_reclaim_stamp(uint32_t cpu, int m);
 void wl_stamp_reuse(uint32_t cpu, int m);
 void wl_downgrade(uint32_t cpu, int m);    /* wl_protect.c */
 void wl_global(uint32_t cpu, int m);
+
+void wl_tags(uint32_t cpu, int m);         /* wl_tags.c */
+
+/* pcid.c: tags=, the allocators, and the switch that loads CR3 with a tag. */
+#define UK_TAGS_OFF 0
+#define UK_TAGS_PERCPU 1
+#define UK_TAGS_GLOBAL 2
+extern uint32_t p_tags_kind, p_tags_n;
+extern struct tlbpol_tags *volatile g_tags; /* the running engine's (NULL: tags=off) */
+extern struct tlbpol_tags_stats tag_stats[UK_MAX_MASKS]; /* per mask, at its end */
+uint64_t kernel_cr3(void);
+size_t tags_check(void);
+struct tlbpol_tags *tags_make(int slot);
+void tags_describe(void);
+void uk_switch(uint32_t cpu, struct tlbpol_as *as, uint64_t table);
+void uk_unload(uint32_t cpu);
 
 /* table.c: print the table and the claims; the kernel's exit code. */
 int print_table(void);
