@@ -5,10 +5,11 @@
  * structures more than one thread reads (struct world, struct cpu, struct
  * tlb_entry), and the calls that cross a file.  It is private to
  * examples/softmmu.  The calls run one way, and the declarations at the end
- * are grouped callee first: main.c starts the vCPU threads (guest.c) and
- * the memory manager's thread (manager.c); both change the page table
- * through pages.c and take their interrupts through mmu.c, where the vCPUs
- * also translate; checker.c, called from all of them, calls none.
+ * are grouped callee first: main.c (its options read by options.c) starts
+ * the vCPU threads (guest.c) and the memory manager's thread (manager.c);
+ * both change the page table through pages.c and take their interrupts
+ * through mmu.c, where the vCPUs also translate; checker.c, called from all
+ * of them, calls none.
  */
 
 /*
