@@ -170,8 +170,10 @@ void check_handout(struct world *w, uint32_t f, uint64_t stamp, int settled)
  * access.  Judge the use. */
 void check_use(struct cpu *c, const struct tlb_entry *e, uint32_t vpn, int write, uint64_t id)
 {
-	uint64_t cvw = atomic_load_explicit(&c->w->cv[vpn], memory_order_acquire);
+	uint64_t cvw;
 
+	vpn = pg_of(c->space, vpn); /* the page, as the manager names it */
+	cvw = atomic_load_explicit(&c->w->cv[vpn], memory_order_acquire);
 	if (id == POISON)
 		report_use(c, S_FREED_FRAME, e, vpn, write, id, cvw);
 	else if (id != e->ident)

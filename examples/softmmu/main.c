@@ -25,8 +25,8 @@
  * Exit status: 0 with no stale use; 1 if any was found ("stale uses found");
  * with --expect-stale (the planted-bug build, or --bug) 0 only if some were
  * found; 2 on a usage or internal error.  --bug plants a bug in this program
- * instead (vCPU 0 ignores page flushes, vCPUs ignore the catch-up flush, or
- * the allocator hands out a frame whose flush stamp has not settled), to
+ * instead (vCPU 0 ignores page flushes, vCPUs ignore the catch-up flush,
+ * or the allocator hands out a frame whose flush stamp has not settled), to
  * show that the checks catch it.
  */
 
@@ -102,12 +102,13 @@ static void world_setup(struct world *w, uint64_t rules, const char *policy, uin
 		c->rng = seed_of(seed, i);
 		c->quota = quota;
 		c->wval = (uint64_t)i << 48;
+		c->space = NO_SPACE;
 	}
 
 	tlbpol_config_init(&cfg, w->nv + 1, TLBPOL_ARCH_X86_64);
 	cfg.rules = rules;
 	cfg.free_ticks = free_ticks;
-	cfg.max_as = 1;
+	cfg.max_as = w->nas;
 	cfg.ops = &softmmu_ops;
 	cfg.ops_ctx = w;
 	len = tlbpol_engine_size(&cfg);
@@ -117,7 +118,8 @@ static void world_setup(struct world *w, uint64_t rules, const char *policy, uin
 	 * constructor, no hosted layer needed. */
 	w->eng_mem = xalloc(len);
 	chk(tlbpol_engine_init(&w->eng, w->eng_mem, len, &cfg), "tlbpol_engine_init");
-	chk(tlbpol_as_open(w->eng, 1, &w->as), "tlbpol_as_open");
+	for (uint32_t a = 0; a < w->nas; a++)
+		chk(tlbpol_as_open(w->eng, a + 1, &w->as[a]), "tlbpol_as_open");
 	pages_setup(w);
 }
 
@@ -274,6 +276,12 @@ static void report(const struct result *res, int np, int naive_i, int linux_i, u
 	       "last for a settled one; guards: munmaps left unstamped (the fault is relied on);\n"
 	       "dead uses: guest accesses through a stale entry to a stamped frame not yet\n"
 	       "reused (allowed: its contents are dead but nobody else has it).\n");
+	if (res[0].n[C_SWITCHES]) {
+		printf("\n%-8s %10s  (address spaces)\n", "policy", "switches");
+		for (int i = 0; i < np; i++)
+			printf("%-8s %10" PRIu64 "\n", res[i].name, res[i].n[C_SWITCHES]);
+		printf("switches: the guest scheduler's, to another address space.\n");
+	}
 	for (int i = 0; i < np; i++) {
 		const struct result *r = &res[i];
 
@@ -325,12 +333,16 @@ int main(int argc, char **argv)
 	w->bug = o.bug;
 	w->stamps = !o.no_stamps;
 	w->stamp_look = o.stamp_look;
+	w->nas = o.nas;
+	w->npages = w->nas * NPAGES;
+	w->nframes = w->nas * AS_FRAMES;
+	w->ntables = w->nas * AS_TABLES;
 	w->cpu = xalloc((nv + 1) * sizeof(*w->cpu));
-	w->frames = xalloc(NFRAMES * sizeof(*w->frames));
-	w->tables = xalloc(NTABLES * sizeof(*w->tables));
-	w->backing = xalloc(NPAGES * sizeof(*w->backing));
-	w->backing_valid = xalloc(NPAGES);
-	w->pver = xalloc(NPAGES * sizeof(*w->pver));
+	w->frames = xalloc(w->nframes * sizeof(*w->frames));
+	w->tables = xalloc(w->ntables * sizeof(*w->tables));
+	w->backing = xalloc(w->npages * sizeof(*w->backing));
+	w->backing_valid = xalloc(w->npages);
+	w->pver = xalloc(w->npages * sizeof(*w->pver));
 	pthread_mutex_init(&w->pool_lock, NULL);
 
 	printf("softmmu: %u vCPU threads + 1 memory-manager thread, %u guest pages in %u "
@@ -346,6 +358,10 @@ int main(int argc, char **argv)
 	       o.mix->what, o.mix->accesses_per_op);
 	printf("flush stamps: %s (the rule is in default; --no-stamps turns them off)\n",
 	       o.no_stamps ? "off" : "on for reclaim and munmap");
+	if (w->nas > 1)
+		printf("address spaces: %u, the vCPUs switching every %u blocks, each switch a\n"
+		       "flush of everything (no tags)\n",
+		       w->nas, SWITCH_BLOCKS);
 	printf("work: \"%s\" runs %.1f s; the others repeat exactly its work (guest accesses per\n"
 	       "vCPU, manager operations)\n\n",
 	       pol[0].name, o.seconds);

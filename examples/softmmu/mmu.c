@@ -199,12 +199,12 @@ const struct tlbpol_ops softmmu_ops = {
 int mmu_walk(struct cpu *c, uint32_t vpn, _Atomic uint64_t **slotp, uint64_t *ptep, int spec)
 {
 	struct world *w = c->w;
-	uint32_t g = vpn >> GROUP_SHIFT;
+	uint32_t g = vpn >> GROUP_SHIFT, gg = c->space * NGROUPS + g;
 	uint64_t d = c->psc[g], id1, id2, p;
 	struct table *t;
 
 	if (!d) {
-		d = atomic_load(&w->dir[g]);
+		d = atomic_load(&w->dir[gg]);
 		if (!d)
 			return 0;
 		c->psc[g] = d;
@@ -233,6 +233,7 @@ int mmu_walk(struct cpu *c, uint32_t vpn, _Atomic uint64_t **slotp, uint64_t *pt
 int tlb_fill(struct cpu *c, uint32_t vpn, struct tlb_entry *e)
 {
 	struct world *w = c->w;
+	uint32_t pg = pg_of(c->space, vpn);
 	_Atomic uint64_t *slot;
 	uint64_t p, id;
 
@@ -250,7 +251,7 @@ int tlb_fill(struct cpu *c, uint32_t vpn, struct tlb_entry *e)
 		}
 	}
 	id = atomic_load_explicit(&w->frames[pte_frame(p)].w[0], memory_order_relaxed);
-	if (id == POISON || (uint32_t)id != vpn) {
+	if (id == POISON || (uint32_t)id != pg) {
 		/* The PTE is current and its frame is not this page's: the
 		 * frame went back to the pool while still mapped. */
 		stale(w, S_REUSED_FRAME, "vCPU %u walked vpn %#x to frame %u, which is %s", c->id,

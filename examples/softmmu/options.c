@@ -35,14 +35,17 @@ static _Noreturn void help(FILE *f, int rc)
 		"               [--rules POLICY,...] [--seed N]\n"
 		"               [--expect-stale] [--bug lost-flush|no-catchup|skip-settle]\n"
 		"               [--free-ticks N]\n"
-		"               [--no-stamps] [--stamp-look N]\n"
+		"               [--no-stamps] [--stamp-look N] [--as N]\n"
 		"  --no-stamps: reclaim and munmap free frames behind the flush\n"
 		"          (tlbpol_defer_free()), not at once with a stamp (TLBPOL_EVF_STAMP)\n"
 		"  --stamp-look N: the allocator takes a settled frame among the N freed\n"
 		"          last (default 8; 0: always the last, settling it if need be)\n"
 		"  --bug skip-settle: hand out the frame freed last without settling it\n"
+		"  --as N: N guest address spaces (1 .. %u, default 1), the vCPUs switching\n"
+		"          between them every %u blocks\n"
 		"  POLICY: a rule mask as tlbpol_rules_parse() reads it: naive, linux,\n"
-		"          default, linux+receiver-merge, 0x1ff (default: naive,linux,default)\n");
+		"          default, linux+receiver-merge, 0x1ff (default: naive,linux,default)\n",
+		MAX_AS, SWITCH_BLOCKS);
 	exit(rc);
 }
 
@@ -53,7 +56,7 @@ static _Noreturn void usage(void)
 
 enum {
 	OPT_VCPUS = 256, OPT_SECONDS, OPT_MIX, OPT_RULES, OPT_SEED, OPT_FREE_TICKS, OPT_BUG,
-	OPT_EXPECT_STALE, OPT_NO_STAMPS, OPT_STAMP_LOOK,
+	OPT_EXPECT_STALE, OPT_NO_STAMPS, OPT_STAMP_LOOK, OPT_AS,
 };
 
 static const struct option long_options[] = {
@@ -67,6 +70,7 @@ static const struct option long_options[] = {
 	{ "expect-stale", no_argument, NULL, OPT_EXPECT_STALE },
 	{ "no-stamps", no_argument, NULL, OPT_NO_STAMPS },
 	{ "stamp-look", required_argument, NULL, OPT_STAMP_LOOK },
+	{ "as", required_argument, NULL, OPT_AS },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -89,6 +93,7 @@ void parse_options(int argc, char **argv, struct opts *o)
 	o->stamp_look = 8;
 	o->expect = 0;
 	o->free_ticks = 0;
+	o->nas = 1;
 	while ((opt = getopt_long(argc, argv, "h", long_options, NULL)) != -1) {
 		switch (opt) {
 		case 'h':
@@ -140,6 +145,11 @@ void parse_options(int argc, char **argv, struct opts *o)
 		case OPT_STAMP_LOOK:
 			if (cli_u32(optarg, &o->stamp_look))
 				die("--stamp-look: a whole number below 2^32");
+			break;
+		case OPT_AS:
+			if (cli_whole(optarg, 10, MAX_AS, &n) || n < 1)
+				die("--as: 1 .. %u", MAX_AS);
+			o->nas = (uint32_t)n;
 			break;
 		default: /* getopt_long() said what was wrong */
 			usage();

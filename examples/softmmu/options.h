@@ -27,6 +27,7 @@ struct opts {
 	int no_stamps;
 	uint32_t stamp_look;
 	uint32_t free_ticks; /* the engine's cfg.free_ticks (0: its default) */
+	uint32_t nas;        /* --as: guest address spaces */
 };
 
 /* The options into @o, or exit: 0 after --help, 2 (with a message on

@@ -6,10 +6,10 @@
  * tlb_entry), and the calls that cross a file.  It is private to
  * examples/softmmu.  The calls run one way, and the declarations at the end
  * are grouped callee first: main.c (its options read by options.c) starts
- * the vCPU threads (guest.c) and the memory manager's thread (manager.c);
- * both change the page table through pages.c and take their interrupts
- * through mmu.c, where the vCPUs also translate; checker.c, called from all
- * of them, calls none.
+ * the vCPU threads (guest.c, which switch address spaces through spaces.c)
+ * and the memory manager's thread (manager.c); both change the page table
+ * through pages.c and take their interrupts through mmu.c, where the vCPUs
+ * also translate; checker.c, called from all of them, calls none.
  */
 
 /*
@@ -23,6 +23,15 @@
  * engine asks for, and by a fault at the address.  A memory manager thread
  * with an engine CPU of its own (CPU N) changes the page table; the vCPUs
  * resolve their own page faults.
+ *
+ * Address spaces (--as N): N guest processes, each with a page table of its
+ * own (NPAGES pages, NGROUPS table pages), over one pool of frames and table
+ * pages.  Outside the vCPU's MMU a page is named by its number across the
+ * address spaces, as * NPAGES + vpn (pg_of()): struct world's per-page
+ * arrays are indexed by it, and pages.c, the manager and the checker call
+ * it "vpn" (with one address space it is the vpn).  The MMU, the soft TLB
+ * and the flushes see an address space's own vpn, as hardware sees virtual
+ * addresses.
  */
 #ifndef SOFTMMU_H
 #define SOFTMMU_H
@@ -54,8 +63,12 @@
 #define GROUP_SHIFT 6
 #define GROUP_PAGES (1u << GROUP_SHIFT) /* PTEs per table page: 64 table pages */
 #define NGROUPS (NPAGES / GROUP_PAGES)
-#define NTABLES (NGROUPS + 16u)         /* table pages: one per group + in flight */
-#define NFRAMES (NPAGES + NPAGES / 2)   /* frames: every page mapped + in flight */
+#define MAX_AS 16u                      /* guest address spaces (--as) */
+#define AS_TABLES (NGROUPS + 16u)       /* table pages: one per group + in flight */
+#define AS_FRAMES (NPAGES + NPAGES / 2) /* frames: every page mapped + in flight */
+#define NTABLES (MAX_AS * AS_TABLES)    /* sizes of the arrays; w->ntables are used */
+#define NFRAMES (MAX_AS * AS_FRAMES)    /* ... w->nframes are used */
+#define SWITCH_BLOCKS 128               /* the guest scheduler's slice (--as > 1) */
 #define TLB_SIZE 1024u                  /* soft TLB entries per vCPU, direct-mapped */
 #define BLOCK_ACCESSES 16               /* guest accesses between kick checks */
 #define TICK_BLOCKS 256                 /* tlbpol_tick() every 4096 accesses */
@@ -89,15 +102,20 @@ static inline uint64_t pte_make(uint32_t perms, uint32_t frame, uint32_t ver)
 	return (uint64_t)(perms & TLBPOL_PTE_ALL) | (uint64_t)frame << 8 | (uint64_t)ver << 32;
 }
 
-/* A frame's identity (its word 0): vpn and allocation generation (< 2^31, so
- * never POISON). */
+/* A frame's identity (its word 0): page (across address spaces, pg_of())
+ * and allocation generation (< 2^31, so never POISON). */
 static inline uint64_t frame_ident(uint32_t vpn, uint32_t gen)
 {
 	return (uint64_t)gen << 32 | vpn;
 }
 
+/* A page's number across the address spaces, and back. */
+static inline uint32_t pg_of(uint32_t as, uint32_t vpn) { return as * NPAGES + vpn; }
+static inline uint32_t pg_as(uint32_t pg) { return pg / NPAGES; }
+
 /*
- * A table page's identity: group and generation (< 2^48, never POISON).  A
+ * A table page's identity: group (across address spaces: as * NGROUPS + g,
+ * in bits 0-15) and generation (< 2^48, never POISON).  A
  * directory entry (and a PSC entry, its copy) is the table page's index + 1
  * in bits 48-63 and its identity below.  0 is "no table".
  */
@@ -136,7 +154,7 @@ struct table {
 /* One soft TLB entry.  Private to its vCPU: only its own thread fills,
  * uses and flushes it (flush_local runs on the CPU it flushes). */
 struct tlb_entry {
-	uint32_t tag; /* vpn + 1; 0: empty */
+	uint32_t tag; /* vpn + 1 (the address space's own vpn); 0: empty */
 	uint32_t frame;
 	uint32_t perms;
 	uint32_t ver;   /* the PTE version it was filled from */
@@ -154,6 +172,8 @@ enum counter {
 	 * guest accesses through a stale entry to a stamped free frame
 	 * (allowed: the frame is not reused yet). */
 	C_STAMPED, C_REUSED, C_EARLY, C_SETTLE_WAITS, C_PREFERRED, C_GUARDS, C_DEAD_USES,
+	/* Address spaces: the guest scheduler's switches to another one. */
+	C_SWITCHES,
 	C_MAX
 };
 
@@ -176,9 +196,11 @@ struct cpu {
 	uint64_t wval;        /* next value a guest write stores */
 	uint64_t sum;         /* what guest reads return, kept so they happen */
 	uint64_t n[C_MAX];
+	uint32_t space;        /* the address space it runs; NO_SPACE before the first */
 	struct tlb_entry tlb[TLB_SIZE];
 	uint64_t psc[NGROUPS]; /* directory entries walked through; 0: none */
 };
+#define NO_SPACE UINT32_MAX
 
 /* Page states, under the page lock.  The lock is the "page-table lock" of
  * one PTE, and the page lock of reclaim: the manager keeps pages it
@@ -222,7 +244,9 @@ struct mix {
 struct world {
 	struct tlbpol_engine *eng;
 	void *eng_mem;
-	struct tlbpol_as *as;
+	uint32_t nas;                  /* guest address spaces (--as) */
+	struct tlbpol_as *as[MAX_AS];
+	uint32_t npages, nframes, ntables; /* of the arrays below, in use */
 	const struct mix *mix;
 	const char *policy;
 	uint64_t rules;
@@ -237,9 +261,10 @@ struct world {
 	uint64_t (*backing)[FRAME_WORDS]; /* the swap device: one slot per page */
 	uint8_t *backing_valid;           /* under the page lock */
 	uint32_t *pver;                   /* version of the page's last change; page lock */
-	_Atomic uint64_t dir[NGROUPS];
-	_Atomic uint32_t pstate[NPAGES];
-	_Atomic uint64_t cv[NPAGES];      /* PTE word of the latest completed change */
+	/* Per page across the address spaces (pg_of()): */
+	_Atomic uint64_t dir[MAX_AS * NGROUPS];
+	_Atomic uint32_t pstate[MAX_AS * NPAGES];
+	_Atomic uint64_t cv[MAX_AS * NPAGES]; /* PTE word of the latest completed change */
 
 	pthread_mutex_t pool_lock;        /* held for a push or pop only */
 	uint32_t nfree_frames, nfree_tables;
@@ -262,7 +287,7 @@ struct world {
 	uint32_t free_tables[NTABLES];
 	_Atomic uint32_t frame_gen, table_gen;
 
-	_Atomic uint32_t hot_base;        /* first page of the guest's working set */
+	_Atomic uint32_t hot_base;        /* first vpn of the guest's working set, in each space */
 	_Atomic uint64_t guest_limit;     /* guest accesses allowed before the manager's next op */
 	_Atomic int stop;                 /* timed run: the time is up */
 	_Atomic int abort_run;            /* fixed-work run: too slow, give up */
@@ -325,12 +350,14 @@ extern const char *const stale_names[S_MAX];
 void stale(struct world *w, enum stale_kind k, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 void cv_raise(struct world *w, uint32_t vpn, uint64_t word);
+/* @vpn: the address space's own, as the vCPU running it accessed it. */
 void check_use(struct cpu *c, const struct tlb_entry *e, uint32_t vpn, int write, uint64_t id);
 /* Frame @f, freed with flush stamp @stamp (0: none), is handed out again;
  * @settled: the allocator settled the stamp or found it settled. */
 void check_handout(struct world *w, uint32_t f, uint64_t stamp, int settled);
 
-/* mmu.c: a vCPU's soft TLB, page walk and interrupt line. */
+/* mmu.c: a vCPU's soft TLB, page walk and interrupt line.  @vpn: the
+ * running address space's own. */
 extern const struct tlbpol_ops softmmu_ops;
 void tlb_flush_all(struct cpu *c);
 int mmu_walk(struct cpu *c, uint32_t vpn, _Atomic uint64_t **slotp, uint64_t *ptep, int spec);
@@ -363,6 +390,12 @@ struct tlbpol_decision submit(struct world *w, uint32_t cpu, uint32_t kind, uint
 void page_install(struct world *w, uint32_t cpu, uint32_t flags, struct table *t, uint32_t vpn,
 		  uint32_t f, const uint64_t *from_backing, uint32_t perms);
 void pages_setup(struct world *w);
+
+/* spaces.c: the address spaces. */
+/* The guest scheduler: vCPU @c runs address space @next from now on. */
+void vcpu_switch(struct cpu *c, uint32_t next);
+/* Now and then another address space: vCPU @c's next one. */
+uint32_t vcpu_next_space(struct cpu *c);
 
 /* manager.c (manager.h) and guest.c: the threads main.c starts. */
 void *mgr_main(void *arg);
