@@ -113,10 +113,10 @@ static void touch(struct cpu *c, const struct tlb_entry *e, uint32_t vpn, int wr
 
 static void guest_access(struct cpu *c, uint32_t vpn, int write, uint32_t word)
 {
-	struct tlb_entry *e = &c->tlb[vpn % TLB_SIZE];
+	struct tlb_entry *e = tlb_slot(c, vpn, c->htag);
 
 	for (int tries = 0; tries < 4; tries++) {
-		if (e->tag != vpn + 1 && !tlb_fill(c, vpn, e)) {
+		if (!tlb_hit(e, vpn, c->htag) && !tlb_fill(c, vpn, e)) {
 			if (!page_fault(c, vpn, write))
 				break;
 			continue;
@@ -207,7 +207,12 @@ static void vcpu_halt(struct cpu *c, uint32_t state, uint32_t us)
 	 * (paging-structure caches included) before running guest code. */
 	r = chk(tlbpol_cpu_state(w->eng, c->id, TLBPOL_CPU_RUNNING), "tlbpol_cpu_state");
 	if (r == 1 && w->bug != BUG_NO_CATCHUP) {
-		tlb_flush_all(c);
+		/* With tags, a flush of the tag loaded (tlbpol_switch_tag()'s
+		 * word); the others are caught up on at the switch back. */
+		if (w->tags)
+			tlb_flush_tag(c, c->htag);
+		else
+			tlb_flush_all(c);
 		c->n[C_CATCHUPS]++;
 	}
 	vcpu_set_halted(w, c->id, 0);

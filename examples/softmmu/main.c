@@ -26,8 +26,9 @@
  * with --expect-stale (the planted-bug build, or --bug) 0 only if some were
  * found; 2 on a usage or internal error.  --bug plants a bug in this program
  * instead (vCPU 0 ignores page flushes, vCPUs ignore the catch-up flush,
- * or the allocator hands out a frame whose flush stamp has not settled), to
- * show that the checks catch it.
+ * the allocator hands out a frame whose flush stamp has not settled, or
+ * vCPUs ignore the flush their switch's tag asks for), to show that the
+ * checks catch it.
  */
 
 #include "options.h"
@@ -60,6 +61,7 @@ struct result {
 	int aborted;
 	uint64_t n[C_MAX];
 	struct tlbpol_stats st;
+	struct tlbpol_tags_stats ts; /* --tags: the allocator's counters */
 	uint64_t stale, stale_kind[S_MAX];
 };
 
@@ -111,6 +113,7 @@ static void world_setup(struct world *w, uint64_t rules, const char *policy, uin
 	cfg.max_as = w->nas;
 	cfg.ops = &softmmu_ops;
 	cfg.ops_ctx = w;
+	tags_setup(w, &cfg);
 	len = tlbpol_engine_size(&cfg);
 	if (!len)
 		die("tlbpol_engine_size: invalid configuration");
@@ -168,12 +171,19 @@ static void run(struct world *w, struct result *res, double seconds)
 		for (int k = 0; k < C_MAX; k++)
 			res->n[k] += w->cpu[i].n[k];
 	chk(tlbpol_stats_read(w->eng, -1, &res->st), "tlbpol_stats_read");
+	res->ts.size = sizeof(res->ts);
+	if (w->tags)
+		chk(tlbpol_tags_stats_read(w->tags, -1, &res->ts), "tlbpol_tags_stats_read");
 	res->stale = atomic_load(&w->stale_total);
 	for (int k = 0; k < S_MAX; k++)
 		res->stale_kind[k] = atomic_load(&w->stale[k]);
 	/* The bookkeeping must add up: every kick counted by the engine went
-	 * through send_ipi, every deferred free ran exactly once. */
-	if (res->n[C_FLUSHES] != res->st.local_flushes + res->st.remote_flushes)
+	 * through send_ipi, every deferred free ran exactly once.  With tags
+	 * the engine counts, without a flush_local call, the flushes of an
+	 * address space a vCPU holds under no tag (its slot went, with its
+	 * flush): only more calls than it counted are worth a note. */
+	if (w->tags ? res->n[C_FLUSHES] > res->st.local_flushes + res->st.remote_flushes
+		    : res->n[C_FLUSHES] != res->st.local_flushes + res->st.remote_flushes)
 		printf("note: %s: %" PRIu64 " flush_local calls, the engine counted %" PRIu64 "\n",
 		       w->policy, res->n[C_FLUSHES],
 		       res->st.local_flushes + res->st.remote_flushes);
@@ -184,8 +194,10 @@ static void run(struct world *w, struct result *res, double seconds)
 		die("%s: %" PRIu64 " deferred frees registered, %" PRIu64 " ran", w->policy,
 		    atomic_load(&w->dfree_reg), atomic_load(&w->dfree_run));
 	free(w->eng_mem);
-	w->eng_mem = NULL;
+	free(w->tags_mem);
+	w->eng_mem = w->tags_mem = NULL;
 	w->eng = NULL;
+	w->tags = NULL;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -276,11 +288,22 @@ static void report(const struct result *res, int np, int naive_i, int linux_i, u
 	       "last for a settled one; guards: munmaps left unstamped (the fault is relied on);\n"
 	       "dead uses: guest accesses through a stale entry to a stamped frame not yet\n"
 	       "reused (allowed: its contents are dead but nobody else has it).\n");
-	if (res[0].n[C_SWITCHES]) {
-		printf("\n%-8s %10s  (address spaces)\n", "policy", "switches");
+	if (res[0].n[C_SWITCHES] || res[0].ts.loads) {
+		printf("\n%-8s %10s %10s %10s %10s %10s %10s  (address spaces and tags)\n",
+		       "policy", "switches", "flushed", "loads", "tag flush", "all flush",
+		       "rollovers");
 		for (int i = 0; i < np; i++)
-			printf("%-8s %10" PRIu64 "\n", res[i].name, res[i].n[C_SWITCHES]);
-		printf("switches: the guest scheduler's, to another address space.\n");
+			printf("%-8s %10" PRIu64 " %10" PRIu64 " %10" PRIu64 " %10" PRIu64
+			       " %10" PRIu64 " %10" PRIu64 "\n",
+			       res[i].name, res[i].n[C_SWITCHES], res[i].n[C_SWITCH_FLUSHES],
+			       res[i].ts.loads, res[i].ts.tag_flushes, res[i].ts.all_flushes,
+			       res[i].ts.rollovers);
+		printf("switches: the guest scheduler's, to another address space; flushed: of\n"
+		       "them, those told to flush the tag or all (the allocator's word, or the\n"
+		       "engine's catch-up for flushes skipped while away); loads: the allocator's\n"
+		       "tlbpol_tag_load() calls (the first switch's too); tag flush / all flush:\n"
+		       "loads it told to flush the tag (a slot changed hands) or every tag (a\n"
+		       "rollover); rollovers: new generations of the global pool.\n");
 	}
 	for (int i = 0; i < np; i++) {
 		const struct result *r = &res[i];
@@ -320,6 +343,7 @@ int main(int argc, char **argv)
 	struct opts o;
 	struct world *w;
 	uint32_t nv;
+	char tb[16];
 
 	parse_options(argc, argv, &o);
 	np = parse_rules(o.rules, pol, &naive_i, &linux_i);
@@ -334,6 +358,8 @@ int main(int argc, char **argv)
 	w->stamps = !o.no_stamps;
 	w->stamp_look = o.stamp_look;
 	w->nas = o.nas;
+	w->tags_kind = o.tags_kind;
+	w->tags_param = o.tags_param;
 	w->npages = w->nas * NPAGES;
 	w->nframes = w->nas * AS_FRAMES;
 	w->ntables = w->nas * AS_TABLES;
@@ -359,9 +385,13 @@ int main(int argc, char **argv)
 	printf("flush stamps: %s (the rule is in default; --no-stamps turns them off)\n",
 	       o.no_stamps ? "off" : "on for reclaim and munmap");
 	if (w->nas > 1)
-		printf("address spaces: %u, the vCPUs switching every %u blocks, each switch a\n"
-		       "flush of everything (no tags)\n",
-		       w->nas, SWITCH_BLOCKS);
+		printf("address spaces: %u, the vCPUs switching every %u blocks; ", w->nas,
+		       SWITCH_BLOCKS);
+	else if (w->tags_kind != TAGS_OFF)
+		printf("address spaces: 1, no switch; ");
+	if (w->nas > 1 || w->tags_kind != TAGS_OFF)
+		printf("tags: %s%s\n", tags_str(w, tb),
+		       w->bug == BUG_TAG_NO_FLUSH ? " (planted: switches ignore their flush)" : "");
 	printf("work: \"%s\" runs %.1f s; the others repeat exactly its work (guest accesses per\n"
 	       "vCPU, manager operations)\n\n",
 	       pol[0].name, o.seconds);

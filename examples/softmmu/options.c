@@ -33,9 +33,10 @@ static _Noreturn void help(FILE *f, int rc)
 	fprintf(f,
 		"usage: softmmu [--vcpus N] [--seconds S] [--mix mixed|reclaim|tables]\n"
 		"               [--rules POLICY,...] [--seed N]\n"
-		"               [--expect-stale] [--bug lost-flush|no-catchup|skip-settle]\n"
-		"               [--free-ticks N]\n"
-		"               [--no-stamps] [--stamp-look N] [--as N]\n"
+		"               [--expect-stale]\n"
+		"               [--bug lost-flush|no-catchup|skip-settle|tag-no-flush]\n"
+		"               [--free-ticks N] [--no-stamps] [--stamp-look N]\n"
+		"               [--as N] [--tags percpu:SLOTS|global:BITS]\n"
 		"  --no-stamps: reclaim and munmap free frames behind the flush\n"
 		"          (tlbpol_defer_free()), not at once with a stamp (TLBPOL_EVF_STAMP)\n"
 		"  --stamp-look N: the allocator takes a settled frame among the N freed\n"
@@ -43,6 +44,10 @@ static _Noreturn void help(FILE *f, int rc)
 		"  --bug skip-settle: hand out the frame freed last without settling it\n"
 		"  --as N: N guest address spaces (1 .. %u, default 1), the vCPUs switching\n"
 		"          between them every %u blocks\n"
+		"  --tags percpu:SLOTS: the engine's tag allocator, SLOTS tags per vCPU\n"
+		"          (x86 PCIDs); global:BITS: one pool of 2^BITS - 1 tags with\n"
+		"          generations (arm64 ASIDs); default: no tags, a switch flushes all\n"
+		"  --bug tag-no-flush: ignore the flush a switch's tag asks for\n"
 		"  POLICY: a rule mask as tlbpol_rules_parse() reads it: naive, linux,\n"
 		"          default, linux+receiver-merge, 0x1ff (default: naive,linux,default)\n",
 		MAX_AS, SWITCH_BLOCKS);
@@ -56,7 +61,7 @@ static _Noreturn void usage(void)
 
 enum {
 	OPT_VCPUS = 256, OPT_SECONDS, OPT_MIX, OPT_RULES, OPT_SEED, OPT_FREE_TICKS, OPT_BUG,
-	OPT_EXPECT_STALE, OPT_NO_STAMPS, OPT_STAMP_LOOK, OPT_AS,
+	OPT_EXPECT_STALE, OPT_NO_STAMPS, OPT_STAMP_LOOK, OPT_AS, OPT_TAGS,
 };
 
 static const struct option long_options[] = {
@@ -71,9 +76,36 @@ static const struct option long_options[] = {
 	{ "no-stamps", no_argument, NULL, OPT_NO_STAMPS },
 	{ "stamp-look", required_argument, NULL, OPT_STAMP_LOOK },
 	{ "as", required_argument, NULL, OPT_AS },
+	{ "tags", required_argument, NULL, OPT_TAGS },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
+
+/*
+ * --tags KIND:N.  Whether the allocator fits the CPUs (a global pool must
+ * hold more tags than there are CPUs) is tags_setup()'s to say, once
+ * --vcpus is known.
+ */
+static void parse_tags(const char *arg, struct opts *o)
+{
+	const char *n = strchr(arg, ':');
+	uint64_t v;
+
+	if (!strcmp(arg, "off")) {
+		o->tags_kind = TAGS_OFF;
+		return;
+	}
+	if (n && (size_t)(n - arg) == 6 && !strncmp(arg, "percpu", 6) &&
+	    !cli_whole(n + 1, 10, TLBPOL_TAG_SLOTS_MAX, &v) && v >= 1)
+		o->tags_kind = TLBPOL_TAGS_PERCPU;
+	else if (n && (size_t)(n - arg) == 6 && !strncmp(arg, "global", 6) &&
+		 !cli_whole(n + 1, 10, TLBPOL_TAG_BITS_MAX, &v) && v >= 1)
+		o->tags_kind = TLBPOL_TAGS_GLOBAL;
+	else
+		die("--tags: percpu:SLOTS (1 .. %u), global:BITS (1 .. %u) or off",
+		    TLBPOL_TAG_SLOTS_MAX, TLBPOL_TAG_BITS_MAX);
+	o->tags_param = (uint32_t)v;
+}
 
 /* The options into @o, or exit: 0 after --help, 2 (with a message on
  * stderr) for an unknown option, a missing or bad value, or an argument. */
@@ -94,6 +126,8 @@ void parse_options(int argc, char **argv, struct opts *o)
 	o->expect = 0;
 	o->free_ticks = 0;
 	o->nas = 1;
+	o->tags_kind = TAGS_OFF;
+	o->tags_param = 0;
 	while ((opt = getopt_long(argc, argv, "h", long_options, NULL)) != -1) {
 		switch (opt) {
 		case 'h':
@@ -133,8 +167,10 @@ void parse_options(int argc, char **argv, struct opts *o)
 				o->bug = BUG_NO_CATCHUP;
 			else if (!strcmp(optarg, "skip-settle"))
 				o->bug = BUG_SKIP_SETTLE;
+			else if (!strcmp(optarg, "tag-no-flush"))
+				o->bug = BUG_TAG_NO_FLUSH;
 			else
-				die("--bug: lost-flush, no-catchup or skip-settle");
+				die("--bug: lost-flush, no-catchup, skip-settle or tag-no-flush");
 			break;
 		case OPT_EXPECT_STALE:
 			o->expect = 1;
@@ -150,6 +186,9 @@ void parse_options(int argc, char **argv, struct opts *o)
 			if (cli_whole(optarg, 10, MAX_AS, &n) || n < 1)
 				die("--as: 1 .. %u", MAX_AS);
 			o->nas = (uint32_t)n;
+			break;
+		case OPT_TAGS:
+			parse_tags(optarg, o);
 			break;
 		default: /* getopt_long() said what was wrong */
 			usage();

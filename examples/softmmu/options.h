@@ -28,6 +28,8 @@ struct opts {
 	uint32_t stamp_look;
 	uint32_t free_ticks; /* the engine's cfg.free_ticks (0: its default) */
 	uint32_t nas;        /* --as: guest address spaces */
+	int tags_kind;       /* --tags: TAGS_OFF or TLBPOL_TAGS_* */
+	uint32_t tags_param; /* its slots (percpu) or tag bits (global) */
 };
 
 /* The options into @o, or exit: 0 after --help, 2 (with a message on

@@ -31,7 +31,10 @@
  * arrays are indexed by it, and pages.c, the manager and the checker call
  * it "vpn" (with one address space it is the vpn).  The MMU, the soft TLB
  * and the flushes see an address space's own vpn, as hardware sees virtual
- * addresses.
+ * addresses.  With --tags each TLB and PSC entry carries the hardware tag
+ * it was filled under (spaces.c), and a lookup matches the tag loaded, not the
+ * address space: what a tag reused without its flush serves is the
+ * previous owner's translation, as on hardware.
  */
 #ifndef SOFTMMU_H
 #define SOFTMMU_H
@@ -159,6 +162,11 @@ struct tlb_entry {
 	uint32_t perms;
 	uint32_t ver;   /* the PTE version it was filled from */
 	uint64_t ident; /* the frame identity it was filled with */
+	uint16_t htag;  /* the hardware tag it was filled under (0 without --tags) */
+	/* The address space whose table filled it: the checker's knowledge,
+	 * which the MMU does not look at (it matches htag). */
+	uint16_t owner;
+	uint32_t held;  /* announced in w->holders: under the tag now loaded */
 };
 
 enum counter {
@@ -172,8 +180,10 @@ enum counter {
 	 * guest accesses through a stale entry to a stamped free frame
 	 * (allowed: the frame is not reused yet). */
 	C_STAMPED, C_REUSED, C_EARLY, C_SETTLE_WAITS, C_PREFERRED, C_GUARDS, C_DEAD_USES,
-	/* Address spaces: the guest scheduler's switches to another one. */
-	C_SWITCHES,
+	/* Address spaces: the guest scheduler's switches to another one; of
+	 * them, those told to flush (the tag, or all: the allocator's word or
+	 * the engine's catch-up). */
+	C_SWITCHES, C_SWITCH_FLUSHES,
 	C_MAX
 };
 
@@ -197,10 +207,27 @@ struct cpu {
 	uint64_t sum;         /* what guest reads return, kept so they happen */
 	uint64_t n[C_MAX];
 	uint32_t space;        /* the address space it runs; NO_SPACE before the first */
+	uint32_t htag;         /* the hardware tag loaded with it (0 without --tags) */
 	struct tlb_entry tlb[TLB_SIZE];
 	uint64_t psc[NGROUPS]; /* directory entries walked through; 0: none */
+	uint16_t psc_tag[NGROUPS]; /* the hardware tag each was filled under */
 };
 #define NO_SPACE UINT32_MAX
+
+/*
+ * The soft TLB is direct-mapped by vpn and hardware tag: one page of two
+ * tags lands in two slots (it keeps several address spaces' entries), and a
+ * lookup under a tag finds only what was filled under that tag, by whoever
+ * ran under it.  Tag 0 (no --tags): slot vpn % TLB_SIZE.
+ */
+static inline struct tlb_entry *tlb_slot(struct cpu *c, uint32_t vpn, uint32_t htag)
+{
+	return &c->tlb[(vpn + htag * 389u) % TLB_SIZE];
+}
+static inline int tlb_hit(const struct tlb_entry *e, uint32_t vpn, uint32_t htag)
+{
+	return e->tag == vpn + 1 && (uint32_t)e->htag == htag;
+}
 
 /* Page states, under the page lock.  The lock is the "page-table lock" of
  * one PTE, and the page lock of reclaim: the manager keeps pages it
@@ -217,12 +244,16 @@ enum stale_kind {
 	S_FREED_TABLE,   /* a walk through the PSC reached a freed table page */
 	S_LATE_WRITE,    /* a freed frame's poison was overwritten */
 	S_UNSETTLED,     /* a frame handed out again before its flush stamp settled */
+	S_OTHER_AS,      /* a TLB or PSC entry another address space left under the tag */
 	S_MAX
 };
 
 /* Bugs the program can plant in itself (--bug), to show that the checks
  * catch a stale TLB entry wherever it comes from. */
-enum bug { BUG_NONE, BUG_LOST_FLUSH, BUG_NO_CATCHUP, BUG_SKIP_SETTLE };
+enum bug { BUG_NONE, BUG_LOST_FLUSH, BUG_NO_CATCHUP, BUG_SKIP_SETTLE, BUG_TAG_NO_FLUSH };
+
+/* --tags: none, or the engine's allocator of that kind (spaces.c). */
+enum { TAGS_OFF = -1 };
 
 enum op_kind {
 	OP_RECLAIM, OP_UNMAP, OP_PROTECT, OP_MIGRATE, OP_REMAP, OP_TABLES, OP_AGING, OP_MUNMAP,
@@ -246,6 +277,12 @@ struct world {
 	void *eng_mem;
 	uint32_t nas;                  /* guest address spaces (--as) */
 	struct tlbpol_as *as[MAX_AS];
+	/* --tags: TAGS_OFF or TLBPOL_TAGS_*, with its slots (PERCPU) or tag
+	 * bits (GLOBAL); the allocator of the run, in tags_mem. */
+	int tags_kind;
+	uint32_t tags_param;
+	struct tlbpol_tags *tags;
+	void *tags_mem;
 	uint32_t npages, nframes, ntables; /* of the arrays below, in use */
 	const struct mix *mix;
 	const char *policy;
@@ -360,6 +397,12 @@ void check_handout(struct world *w, uint32_t f, uint64_t stamp, int settled);
  * running address space's own. */
 extern const struct tlbpol_ops softmmu_ops;
 void tlb_flush_all(struct cpu *c);
+/* Drop every TLB and PSC entry filled under hardware tag @htag. */
+void tlb_flush_tag(struct cpu *c, uint32_t htag);
+/* Around a switch: no entry is announced as usable (before), then those
+ * under the tag now loaded are (after; held again). */
+void tlb_unhold_all(struct cpu *c);
+void tlb_hold_tag(struct cpu *c, uint32_t htag);
 int mmu_walk(struct cpu *c, uint32_t vpn, _Atomic uint64_t **slotp, uint64_t *ptep, int spec);
 int tlb_fill(struct cpu *c, uint32_t vpn, struct tlb_entry *e);
 int dirty_assist(struct cpu *c, struct tlb_entry *e, uint32_t vpn);
@@ -391,11 +434,15 @@ void page_install(struct world *w, uint32_t cpu, uint32_t flags, struct table *t
 		  uint32_t f, const uint64_t *from_backing, uint32_t perms);
 void pages_setup(struct world *w);
 
-/* spaces.c: the address spaces. */
+/* spaces.c: the address spaces and their hardware tags. */
+/* Build the allocator of --tags into @cfg->tags (none without). */
+void tags_setup(struct world *w, struct tlbpol_config *cfg);
 /* The guest scheduler: vCPU @c runs address space @next from now on. */
 void vcpu_switch(struct cpu *c, uint32_t next);
 /* Now and then another address space: vCPU @c's next one. */
 uint32_t vcpu_next_space(struct cpu *c);
+/* "percpu:2", "global:3" or "off" into @buf (16 bytes). */
+const char *tags_str(const struct world *w, char *buf);
 
 /* manager.c (manager.h) and guest.c: the threads main.c starts. */
 void *mgr_main(void *arg);
