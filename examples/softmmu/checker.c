@@ -55,6 +55,17 @@
  *    then, so a stale entry that survived reads poison or another identity.
  *    After the settle, cv is raised and a use through an older entry that
  *    it no longer allows is counted as above.
+ *  - Address spaces and tags.  An entry records the address space whose
+ *    table filled it beside the hardware tag it was filled under; the MMU
+ *    matches only the tag.  A tag goes to another address space only with
+ *    its flush (TLBPOL_TAG_FLUSH_TAG: a per-CPU slot changed hands; _ALL: a
+ *    rollover), made at the switch before any access, so a correct run
+ *    never uses an entry of another owner: such a use, or a walk through a
+ *    PSC entry into another address space's table page, is a stale use.
+ *    The entries a vCPU keeps under another tag while it runs elsewhere are
+ *    not counted by the reuse check (mmu.c, tlb_unhold_all()): they cannot
+ *    be used before a switch back, whose flush the engine asks for when a
+ *    change to them completed meanwhile; the checks above judge them then.
  */
 
 #include "softmmu.h"
@@ -65,7 +76,7 @@
 
 const char *const stale_names[S_MAX] = {
 	"freed frame", "reused frame", "read after flush", "write after flush",
-	"freed table page", "write into freed frame", "unsettled reuse",
+	"freed table page", "write into freed frame", "unsettled reuse", "other address space",
 };
 
 void stale(struct world *w, enum stale_kind k, const char *fmt, ...)
@@ -170,8 +181,20 @@ void check_handout(struct world *w, uint32_t f, uint64_t stamp, int settled)
  * access.  Judge the use. */
 void check_use(struct cpu *c, const struct tlb_entry *e, uint32_t vpn, int write, uint64_t id)
 {
-	uint64_t cvw = atomic_load_explicit(&c->w->cv[vpn], memory_order_acquire);
+	uint64_t cvw;
 
+	if ((uint32_t)e->owner != c->space) {
+		/* Filled by another address space under the tag now loaded:
+		 * the tag changed hands without its flush. */
+		stale(c->w, S_OTHER_AS,
+		      "vCPU %u running address space %u %s vpn %#x through the entry address "
+		      "space %u filled under tag %u {frame %u, version %u}",
+		      c->id, c->space, write ? "wrote" : "read", vpn, (uint32_t)e->owner,
+		      (uint32_t)e->htag, e->frame, e->ver);
+		return;
+	}
+	vpn = pg_of(e->owner, vpn); /* the page, as the manager names it */
+	cvw = atomic_load_explicit(&c->w->cv[vpn], memory_order_acquire);
 	if (id == POISON)
 		report_use(c, S_FREED_FRAME, e, vpn, write, id, cvw);
 	else if (id != e->ident)

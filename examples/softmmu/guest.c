@@ -35,11 +35,14 @@ static uint32_t between(uint64_t r, uint32_t lo, uint32_t hi)
 /* Page faults (the guest kernel's handler, on the vCPU)                    */
 /* ------------------------------------------------------------------------ */
 
-/* Resolve a fault at @vpn.  0: the page is busy (locked by the manager or
- * another vCPU, or no memory): the guest retries the instruction later. */
-static int page_fault(struct cpu *c, uint32_t vpn, int write)
+/* Resolve a fault at @va_vpn of the running address space.  0: the page is
+ * busy (locked by the manager or another vCPU, or no memory): the guest
+ * retries the instruction later.  The guest kernel names the page by its
+ * number across the address spaces (vpn, pg_of()). */
+static int page_fault(struct cpu *c, uint32_t va_vpn, int write)
 {
 	struct world *w = c->w;
+	uint32_t vpn = pg_of(c->space, va_vpn);
 	uint32_t g = vpn >> GROUP_SHIFT, st, flags = write ? TLBPOL_EVF_WRITE : 0;
 	_Atomic uint64_t *slot;
 	struct table *t;
@@ -47,7 +50,7 @@ static int page_fault(struct cpu *c, uint32_t vpn, int write)
 	int f;
 
 	c->n[C_FAULTS]++;
-	mmu_fault(c, vpn);
+	mmu_fault(c, va_vpn);
 	if (!page_trylock(w, vpn, &st))
 		return 0;
 	if (st == PG_MAPPED) {
@@ -110,10 +113,10 @@ static void touch(struct cpu *c, const struct tlb_entry *e, uint32_t vpn, int wr
 
 static void guest_access(struct cpu *c, uint32_t vpn, int write, uint32_t word)
 {
-	struct tlb_entry *e = &c->tlb[vpn % TLB_SIZE];
+	struct tlb_entry *e = tlb_slot(c, vpn, c->htag);
 
 	for (int tries = 0; tries < 4; tries++) {
-		if (e->tag != vpn + 1 && !tlb_fill(c, vpn, e)) {
+		if (!tlb_hit(e, vpn, c->htag) && !tlb_fill(c, vpn, e)) {
 			if (!page_fault(c, vpn, write))
 				break;
 			continue;
@@ -204,7 +207,12 @@ static void vcpu_halt(struct cpu *c, uint32_t state, uint32_t us)
 	 * (paging-structure caches included) before running guest code. */
 	r = chk(tlbpol_cpu_state(w->eng, c->id, TLBPOL_CPU_RUNNING), "tlbpol_cpu_state");
 	if (r == 1 && w->bug != BUG_NO_CATCHUP) {
-		tlb_flush_all(c);
+		/* With tags, a flush of the tag loaded (tlbpol_switch_tag()'s
+		 * word); the others are caught up on at the switch back. */
+		if (w->tags)
+			tlb_flush_tag(c, c->htag);
+		else
+			tlb_flush_all(c);
 		c->n[C_CATCHUPS]++;
 	}
 	vcpu_set_halted(w, c->id, 0);
@@ -247,14 +255,11 @@ void *vcpu_main(void *arg)
 	const struct mix *m = w->mix;
 	uint64_t done = 0, blocks = 0;
 	double next_idle, next_preempt;
-	int need = 0;
 
 	pthread_barrier_wait(&w->start);
 	next_idle = now_s() + between(rnd(&c->rng), 0, 2 * m->run_us) * 1e-6;
 	next_preempt = now_s() + between(rnd(&c->rng), 0, 2 * m->preempt_every_us) * 1e-6;
-	chk(tlbpol_switch(w->eng, c->id, w->as, &need), "tlbpol_switch");
-	if (need)
-		tlb_flush_all(c);
+	vcpu_switch(c, c->id % w->nas);
 	for (;;) {
 		double t;
 
@@ -268,6 +273,9 @@ void *vcpu_main(void *arg)
 		poll_kick(c);
 		if (++blocks % TICK_BLOCKS == 0)
 			chk(tlbpol_tick(w->eng, c->id), "tlbpol_tick");
+		/* The guest scheduler: another process now and then. */
+		if (w->nas > 1 && blocks % SWITCH_BLOCKS == 0)
+			vcpu_switch(c, vcpu_next_space(c));
 		if (blocks % THROTTLE_BLOCKS)
 			continue;
 		vcpu_throttle(c);

@@ -6,8 +6,8 @@
  * runs the same guest work and page-table changes once per rule mask (one
  * vCPU thread per vCPU, guest.c, and the memory manager's thread,
  * manager.c), and prints the comparison and the stale uses the checker
- * counted.  It exists to keep the measuring and the command line apart from
- * the machine and from the manager that users copy.
+ * counted.  It exists to keep the measuring apart from the machine and
+ * from the manager that users copy; the command line is options.c's.
  */
 
 /*
@@ -25,38 +25,19 @@
  * Exit status: 0 with no stale use; 1 if any was found ("stale uses found");
  * with --expect-stale (the planted-bug build, or --bug) 0 only if some were
  * found; 2 on a usage or internal error.  --bug plants a bug in this program
- * instead (vCPU 0 ignores page flushes, vCPUs ignore the catch-up flush, or
- * the allocator hands out a frame whose flush stamp has not settled), to
- * show that the checks catch it.
+ * instead (vCPU 0 ignores page flushes, vCPUs ignore the catch-up flush,
+ * the allocator hands out a frame whose flush stamp has not settled, or
+ * vCPUs ignore the flush their switch's tag asks for), to show that the
+ * checks catch it.
  */
 
-#include "softmmu.h"
+#include "options.h"
 
 #include <errno.h>
-#include <getopt.h>
 #include <inttypes.h>
-#include <unistd.h>
-
-#include "support/cli.h"
 
 /* --free-ticks: the engine's cfg.free_ticks (0: its default). */
 static uint32_t free_ticks;
-
-static const struct mix mixes[] = {
-	/* About 12% of the time halted, 1% blocked. */
-	{ "mixed", "every operation",
-	  /* reclaim unmap protect migrate remap tables aging munmap */
-	  { 30, 15, 15, 10, 10, 5, 5, 10 },
-	  4096, 4000, 100, 1000, 20000, 50, 300 },
-	{ "reclaim", "reclaim-heavy: clean and dirty pages on every vCPU, 32 per batch",
-	  { 90, 5, 5, 0, 0, 0, 0, 0 },
-	  4096, 4000, 100, 1000, 20000, 50, 300 },
-	/* About half of the time halted. */
-	{ "tables", "page-table pages freed under halted vCPUs",
-	  { 20, 20, 10, 0, 0, 50, 0, 0 },
-	  2048, 1000, 200, 2000, 0, 0, 0 },
-};
-#define NR_MIXES (sizeof(mixes) / sizeof(mixes[0]))
 
 /* CPU @who's random stream (splitmix64 of --seed): every run of a policy
  * starts each vCPU and the manager from the same point. */
@@ -80,6 +61,7 @@ struct result {
 	int aborted;
 	uint64_t n[C_MAX];
 	struct tlbpol_stats st;
+	struct tlbpol_tags_stats ts; /* --tags: the allocator's counters */
 	uint64_t stale, stale_kind[S_MAX];
 };
 
@@ -122,14 +104,16 @@ static void world_setup(struct world *w, uint64_t rules, const char *policy, uin
 		c->rng = seed_of(seed, i);
 		c->quota = quota;
 		c->wval = (uint64_t)i << 48;
+		c->space = NO_SPACE;
 	}
 
 	tlbpol_config_init(&cfg, w->nv + 1, TLBPOL_ARCH_X86_64);
 	cfg.rules = rules;
 	cfg.free_ticks = free_ticks;
-	cfg.max_as = 1;
+	cfg.max_as = w->nas;
 	cfg.ops = &softmmu_ops;
 	cfg.ops_ctx = w;
+	tags_setup(w, &cfg);
 	len = tlbpol_engine_size(&cfg);
 	if (!len)
 		die("tlbpol_engine_size: invalid configuration");
@@ -137,7 +121,8 @@ static void world_setup(struct world *w, uint64_t rules, const char *policy, uin
 	 * constructor, no hosted layer needed. */
 	w->eng_mem = xalloc(len);
 	chk(tlbpol_engine_init(&w->eng, w->eng_mem, len, &cfg), "tlbpol_engine_init");
-	chk(tlbpol_as_open(w->eng, 1, &w->as), "tlbpol_as_open");
+	for (uint32_t a = 0; a < w->nas; a++)
+		chk(tlbpol_as_open(w->eng, a + 1, &w->as[a]), "tlbpol_as_open");
 	pages_setup(w);
 }
 
@@ -186,12 +171,19 @@ static void run(struct world *w, struct result *res, double seconds)
 		for (int k = 0; k < C_MAX; k++)
 			res->n[k] += w->cpu[i].n[k];
 	chk(tlbpol_stats_read(w->eng, -1, &res->st), "tlbpol_stats_read");
+	res->ts.size = sizeof(res->ts);
+	if (w->tags)
+		chk(tlbpol_tags_stats_read(w->tags, -1, &res->ts), "tlbpol_tags_stats_read");
 	res->stale = atomic_load(&w->stale_total);
 	for (int k = 0; k < S_MAX; k++)
 		res->stale_kind[k] = atomic_load(&w->stale[k]);
 	/* The bookkeeping must add up: every kick counted by the engine went
-	 * through send_ipi, every deferred free ran exactly once. */
-	if (res->n[C_FLUSHES] != res->st.local_flushes + res->st.remote_flushes)
+	 * through send_ipi, every deferred free ran exactly once.  With tags
+	 * the engine counts, without a flush_local call, the flushes of an
+	 * address space a vCPU holds under no tag (its slot went, with its
+	 * flush): only more calls than it counted are worth a note. */
+	if (w->tags ? res->n[C_FLUSHES] > res->st.local_flushes + res->st.remote_flushes
+		    : res->n[C_FLUSHES] != res->st.local_flushes + res->st.remote_flushes)
 		printf("note: %s: %" PRIu64 " flush_local calls, the engine counted %" PRIu64 "\n",
 		       w->policy, res->n[C_FLUSHES],
 		       res->st.local_flushes + res->st.remote_flushes);
@@ -202,8 +194,10 @@ static void run(struct world *w, struct result *res, double seconds)
 		die("%s: %" PRIu64 " deferred frees registered, %" PRIu64 " ran", w->policy,
 		    atomic_load(&w->dfree_reg), atomic_load(&w->dfree_run));
 	free(w->eng_mem);
-	w->eng_mem = NULL;
+	free(w->tags_mem);
+	w->eng_mem = w->tags_mem = NULL;
 	w->eng = NULL;
+	w->tags = NULL;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -294,6 +288,23 @@ static void report(const struct result *res, int np, int naive_i, int linux_i, u
 	       "last for a settled one; guards: munmaps left unstamped (the fault is relied on);\n"
 	       "dead uses: guest accesses through a stale entry to a stamped frame not yet\n"
 	       "reused (allowed: its contents are dead but nobody else has it).\n");
+	if (res[0].n[C_SWITCHES] || res[0].ts.loads) {
+		printf("\n%-8s %10s %10s %10s %10s %10s %10s  (address spaces and tags)\n",
+		       "policy", "switches", "flushed", "loads", "tag flush", "all flush",
+		       "rollovers");
+		for (int i = 0; i < np; i++)
+			printf("%-8s %10" PRIu64 " %10" PRIu64 " %10" PRIu64 " %10" PRIu64
+			       " %10" PRIu64 " %10" PRIu64 "\n",
+			       res[i].name, res[i].n[C_SWITCHES], res[i].n[C_SWITCH_FLUSHES],
+			       res[i].ts.loads, res[i].ts.tag_flushes, res[i].ts.all_flushes,
+			       res[i].ts.rollovers);
+		printf("switches: the guest scheduler's, to another address space; flushed: of\n"
+		       "them, those told to flush the tag or all (the allocator's word, or the\n"
+		       "engine's catch-up for flushes skipped while away); loads: the allocator's\n"
+		       "tlbpol_tag_load() calls (the first switch's too); tag flush / all flush:\n"
+		       "loads it told to flush the tag (a slot changed hands) or every tag (a\n"
+		       "rollover); rollovers: new generations of the global pool.\n");
+	}
 	for (int i = 0; i < np; i++) {
 		const struct result *r = &res[i];
 
@@ -323,187 +334,6 @@ static void report(const struct result *res, int np, int naive_i, int linux_i, u
 	}
 }
 
-/* ------------------------------------------------------------------------ */
-/* Options                                                                  */
-/* ------------------------------------------------------------------------ */
-
-#define MAX_POLICIES 8
-
-struct policy {
-	char name[48]; /* as given to --rules */
-	uint64_t rules;
-};
-
-struct opts {
-	uint32_t nv;
-	double seconds;
-	const struct mix *mix;
-	const char *rules;
-	uint64_t seed;
-	enum bug bug;
-	int expect;
-	int no_stamps;
-	uint32_t stamp_look;
-};
-
-static _Noreturn void help(FILE *f, int rc)
-{
-	fprintf(f,
-		"usage: softmmu [--vcpus N] [--seconds S] [--mix mixed|reclaim|tables]\n"
-		"               [--rules POLICY,...] [--seed N]\n"
-		"               [--expect-stale] [--bug lost-flush|no-catchup|skip-settle]\n"
-		"               [--free-ticks N]\n"
-		"               [--no-stamps] [--stamp-look N]\n"
-		"  --no-stamps: reclaim and munmap free frames behind the flush\n"
-		"          (tlbpol_defer_free()), not at once with a stamp (TLBPOL_EVF_STAMP)\n"
-		"  --stamp-look N: the allocator takes a settled frame among the N freed\n"
-		"          last (default 8; 0: always the last, settling it if need be)\n"
-		"  --bug skip-settle: hand out the frame freed last without settling it\n"
-		"  POLICY: a rule mask as tlbpol_rules_parse() reads it: naive, linux,\n"
-		"          default, linux+receiver-merge, 0x1ff (default: naive,linux,default)\n");
-	exit(rc);
-}
-
-static _Noreturn void usage(void)
-{
-	help(stderr, 2);
-}
-
-enum {
-	OPT_VCPUS = 256, OPT_SECONDS, OPT_MIX, OPT_RULES, OPT_SEED, OPT_FREE_TICKS, OPT_BUG,
-	OPT_EXPECT_STALE, OPT_NO_STAMPS, OPT_STAMP_LOOK,
-};
-
-static const struct option long_options[] = {
-	{ "vcpus", required_argument, NULL, OPT_VCPUS },
-	{ "seconds", required_argument, NULL, OPT_SECONDS },
-	{ "mix", required_argument, NULL, OPT_MIX },
-	{ "rules", required_argument, NULL, OPT_RULES },
-	{ "seed", required_argument, NULL, OPT_SEED },
-	{ "free-ticks", required_argument, NULL, OPT_FREE_TICKS },
-	{ "bug", required_argument, NULL, OPT_BUG },
-	{ "expect-stale", no_argument, NULL, OPT_EXPECT_STALE },
-	{ "no-stamps", no_argument, NULL, OPT_NO_STAMPS },
-	{ "stamp-look", required_argument, NULL, OPT_STAMP_LOOK },
-	{ "help", no_argument, NULL, 'h' },
-	{ NULL, 0, NULL, 0 },
-};
-
-/* The options into @o, or exit: 0 after --help, 2 (with a message on
- * stderr) for an unknown option, a missing or bad value, or an argument. */
-static void parse_options(int argc, char **argv, struct opts *o)
-{
-	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-	uint64_t n;
-	int opt;
-
-	o->nv = ncpu < 2 ? 2 : ncpu > MAX_VCPUS ? MAX_VCPUS : (uint32_t)ncpu;
-	o->seconds = 5;
-	o->mix = &mixes[0];
-	o->rules = "naive,linux,default";
-	o->seed = 1;
-	o->bug = BUG_NONE;
-	o->no_stamps = 0;
-	o->stamp_look = 8;
-	o->expect = 0;
-	while ((opt = getopt_long(argc, argv, "h", long_options, NULL)) != -1) {
-		switch (opt) {
-		case 'h':
-			help(stdout, 0);
-		case OPT_VCPUS:
-			if (cli_whole(optarg, 10, MAX_VCPUS, &n) || n < 1)
-				die("--vcpus: 1 .. %d", MAX_VCPUS);
-			o->nv = (uint32_t)n;
-			break;
-		case OPT_SECONDS:
-			if (cli_double(optarg, 0, 3600, &o->seconds))
-				die("--seconds: a positive number");
-			break;
-		case OPT_MIX:
-			o->mix = NULL;
-			for (size_t k = 0; k < NR_MIXES; k++)
-				if (!strcmp(optarg, mixes[k].name))
-					o->mix = &mixes[k];
-			if (!o->mix)
-				die("--mix: mixed, reclaim or tables");
-			break;
-		case OPT_RULES:
-			o->rules = optarg;
-			break;
-		case OPT_SEED:
-			if (cli_whole(optarg, 0, UINT64_MAX, &o->seed))
-				die("--seed: a whole number");
-			break;
-		case OPT_FREE_TICKS:
-			if (cli_u32(optarg, &free_ticks))
-				die("--free-ticks: a whole number below 2^32");
-			break;
-		case OPT_BUG:
-			if (!strcmp(optarg, "lost-flush"))
-				o->bug = BUG_LOST_FLUSH;
-			else if (!strcmp(optarg, "no-catchup"))
-				o->bug = BUG_NO_CATCHUP;
-			else if (!strcmp(optarg, "skip-settle"))
-				o->bug = BUG_SKIP_SETTLE;
-			else
-				die("--bug: lost-flush, no-catchup or skip-settle");
-			break;
-		case OPT_EXPECT_STALE:
-			o->expect = 1;
-			break;
-		case OPT_NO_STAMPS:
-			o->no_stamps = 1;
-			break;
-		case OPT_STAMP_LOOK:
-			if (cli_u32(optarg, &o->stamp_look))
-				die("--stamp-look: a whole number below 2^32");
-			break;
-		default: /* getopt_long() said what was wrong */
-			usage();
-		}
-	}
-	if (optind < argc) {
-		fprintf(stderr, "softmmu: %s: not an option\n", argv[optind]);
-		usage();
-	}
-}
-
-/*
- * --rules: up to MAX_POLICIES policies, a comma list.  Each is one mask as
- * tlbpol_rules_parse() reads it ("naive", "linux", "default",
- * "linux+receiver-merge", "0x1ff"), named as given.  Returns how many, with
- * the first naive and the first linux policy (-1: none), the references of
- * the report's ratios.
- */
-static int parse_rules(const char *arg, struct policy *pol, int *naive_i, int *linux_i)
-{
-	int np = 0;
-
-	*naive_i = *linux_i = -1;
-	for (const char *p = arg; *p;) {
-		size_t len = strcspn(p, ",");
-
-		if (np == MAX_POLICIES)
-			die("--rules: at most %d policies", MAX_POLICIES);
-		if (len >= sizeof(pol[np].name))
-			die("--rules: a policy name of at most %zu characters",
-			    sizeof(pol[np].name) - 1);
-		memcpy(pol[np].name, p, len);
-		pol[np].name[len] = 0;
-		if (tlbpol_rules_parse(pol[np].name, &pol[np].rules))
-			die("--rules: %s: not a rule mask (tlbpol_rules_parse())", pol[np].name);
-		if (pol[np].rules == TLBPOL_RULES_NONE && *naive_i < 0)
-			*naive_i = np;
-		if (pol[np].rules == TLBPOL_RULES_LINUX && *linux_i < 0)
-			*linux_i = np;
-		np++;
-		p += len + (p[len] == ',');
-	}
-	if (!np)
-		die("--rules: a list of naive, linux, default or rule masks");
-	return np;
-}
-
 int main(int argc, char **argv)
 {
 	struct policy pol[MAX_POLICIES];
@@ -513,10 +343,12 @@ int main(int argc, char **argv)
 	struct opts o;
 	struct world *w;
 	uint32_t nv;
+	char tb[16];
 
 	parse_options(argc, argv, &o);
 	np = parse_rules(o.rules, pol, &naive_i, &linux_i);
 	nv = o.nv;
+	free_ticks = o.free_ticks;
 
 	w = xalloc(sizeof(*w));
 	w->nv = nv;
@@ -525,12 +357,18 @@ int main(int argc, char **argv)
 	w->bug = o.bug;
 	w->stamps = !o.no_stamps;
 	w->stamp_look = o.stamp_look;
+	w->nas = o.nas;
+	w->tags_kind = o.tags_kind;
+	w->tags_param = o.tags_param;
+	w->npages = w->nas * NPAGES;
+	w->nframes = w->nas * AS_FRAMES;
+	w->ntables = w->nas * AS_TABLES;
 	w->cpu = xalloc((nv + 1) * sizeof(*w->cpu));
-	w->frames = xalloc(NFRAMES * sizeof(*w->frames));
-	w->tables = xalloc(NTABLES * sizeof(*w->tables));
-	w->backing = xalloc(NPAGES * sizeof(*w->backing));
-	w->backing_valid = xalloc(NPAGES);
-	w->pver = xalloc(NPAGES * sizeof(*w->pver));
+	w->frames = xalloc(w->nframes * sizeof(*w->frames));
+	w->tables = xalloc(w->ntables * sizeof(*w->tables));
+	w->backing = xalloc(w->npages * sizeof(*w->backing));
+	w->backing_valid = xalloc(w->npages);
+	w->pver = xalloc(w->npages * sizeof(*w->pver));
 	pthread_mutex_init(&w->pool_lock, NULL);
 
 	printf("softmmu: %u vCPU threads + 1 memory-manager thread, %u guest pages in %u "
@@ -546,6 +384,14 @@ int main(int argc, char **argv)
 	       o.mix->what, o.mix->accesses_per_op);
 	printf("flush stamps: %s (the rule is in default; --no-stamps turns them off)\n",
 	       o.no_stamps ? "off" : "on for reclaim and munmap");
+	if (w->nas > 1)
+		printf("address spaces: %u, the vCPUs switching every %u blocks; ", w->nas,
+		       SWITCH_BLOCKS);
+	else if (w->tags_kind != TAGS_OFF)
+		printf("address spaces: 1, no switch; ");
+	if (w->nas > 1 || w->tags_kind != TAGS_OFF)
+		printf("tags: %s%s\n", tags_str(w, tb),
+		       w->bug == BUG_TAG_NO_FLUSH ? " (planted: switches ignore their flush)" : "");
 	printf("work: \"%s\" runs %.1f s; the others repeat exactly its work (guest accesses per\n"
 	       "vCPU, manager operations)\n\n",
 	       pol[0].name, o.seconds);

@@ -40,7 +40,7 @@ static void mgr_op(struct mgr *m)
 	struct world *w = m->w;
 	const struct mix *mx = w->mix;
 	unsigned total = 0, pick;
-	uint32_t hot = atomic_load_explicit(&w->hot_base, memory_order_relaxed);
+	uint32_t hot = atomic_load_explicit(&w->hot_base, memory_order_relaxed), base = 0;
 	int op = 0;
 
 	for (int i = 0; i < OP_MAX; i++)
@@ -48,35 +48,41 @@ static void mgr_op(struct mgr *m)
 	pick = (unsigned)(rnd(&m->c->rng) % total);
 	while (pick >= mx->weight[op])
 		pick -= mx->weight[op++];
+	/* Several address spaces: the operation is one process's, chosen at
+	 * random (its first page, pg_of(); every range below stays in it). */
+	if (w->nas > 1)
+		base = pg_of((uint32_t)(rnd(&m->c->rng) % w->nas), 0);
 	switch (op) {
 	case OP_RECLAIM:
-		op_reclaim(m, behind(m, CLUSTER, 8 * CLUSTER), CLUSTER);
+		op_reclaim(m, base + behind(m, CLUSTER, 8 * CLUSTER), CLUSTER);
 		break;
 	case OP_UNMAP:
-		op_unmap(m, behind(m, 16, 256), 16);
+		op_unmap(m, base + behind(m, 16, 256), 16);
 		break;
 	case OP_PROTECT:
-		op_protect(m, (hot + (uint32_t)(rnd(&m->c->rng) % HOT_PAGES)) % NPAGES & ~7u, 8);
+		op_protect(m,
+			   base + ((hot + (uint32_t)(rnd(&m->c->rng) % HOT_PAGES)) % NPAGES & ~7u),
+			   8);
 		break;
 	case OP_MIGRATE:
-		op_migrate(m, behind(m, 16, 256), 16);
+		op_migrate(m, base + behind(m, 16, 256), 16);
 		break;
 	case OP_REMAP: {
 		uint32_t a = (hot + (uint32_t)(rnd(&m->c->rng) % HOT_PAGES)) % NPAGES & ~3u;
 		uint32_t b = (uint32_t)(rnd(&m->c->rng) % NPAGES) & ~3u;
 
-		op_remap(m, a, b, 4);
+		op_remap(m, base + a, base + b, 4);
 		break;
 	}
 	case OP_MUNMAP:
 		/* One in four is a guard page the program relies on faulting. */
-		op_munmap(m, behind(m, 16, 256), 16, rnd(&m->c->rng) % 4 == 0);
+		op_munmap(m, base + behind(m, 16, 256), 16, rnd(&m->c->rng) % 4 == 0);
 		break;
 	case OP_TABLES:
-		op_tables(m, behind(m, GROUP_PAGES, 4 * GROUP_PAGES) / GROUP_PAGES);
+		op_tables(m, (base + behind(m, GROUP_PAGES, 4 * GROUP_PAGES)) / GROUP_PAGES);
 		break;
 	default:
-		op_aging(m, behind(m, CLUSTER, 8 * CLUSTER), CLUSTER);
+		op_aging(m, base + behind(m, CLUSTER, 8 * CLUSTER), CLUSTER);
 		break;
 	}
 	/* The working set drifts: what the manager just worked on behind it

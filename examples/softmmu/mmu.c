@@ -106,21 +106,91 @@ void vcpu_set_halted(struct world *w, uint32_t vcpu, int halted)
 		atomic_fetch_and(&w->halted[vcpu / 64], ~(1ULL << (vcpu % 64)));
 }
 
-/* Drop entry @e of @c (it no longer translates). */
+/* Drop entry @e of @c (it no longer translates).  Only an entry under the
+ * loaded tag is announced (held): one under another tag cannot be used
+ * before a switch back, which flushes it if it must go. */
 static void tlb_drop(struct cpu *c, struct tlb_entry *e)
 {
-	if (e->tag)
+	if (e->tag && e->held)
 		tlb_unhold(c->w, e->frame, c->id);
 	e->tag = 0;
+	e->held = 0;
 }
 
 void tlb_flush_all(struct cpu *c)
 {
 	for (uint32_t i = 0; i < TLB_SIZE; i++)
-		if (c->tlb[i].tag)
-			tlb_unhold(c->w, c->tlb[i].frame, c->id);
-	memset(c->tlb, 0, sizeof(c->tlb));
+		tlb_drop(c, &c->tlb[i]);
 	memset(c->psc, 0, sizeof(c->psc));
+}
+
+void tlb_flush_tag(struct cpu *c, uint32_t htag)
+{
+	for (uint32_t i = 0; i < TLB_SIZE; i++)
+		if ((uint32_t)c->tlb[i].htag == htag)
+			tlb_drop(c, &c->tlb[i]);
+	for (uint32_t g = 0; g < NGROUPS; g++)
+		if ((uint32_t)c->psc_tag[g] == htag)
+			c->psc[g] = 0;
+}
+
+/*
+ * A switch to another address space: from the engine's switch on, flushes
+ * of the one left may pass this vCPU by and its frames be handed out again,
+ * while its entries stay under their tag (--tags), unusable until a switch
+ * back flushes what must go.  So the reuse check must not count them from
+ * before that call (as vcpu_halt() sets the halted bit first), and counts
+ * again those under the tag loaded once its flush is done.
+ */
+void tlb_unhold_all(struct cpu *c)
+{
+	for (uint32_t i = 0; i < TLB_SIZE; i++) {
+		struct tlb_entry *e = &c->tlb[i];
+
+		if (e->tag && e->held)
+			tlb_unhold(c->w, e->frame, c->id);
+		e->held = 0;
+	}
+}
+
+void tlb_hold_tag(struct cpu *c, uint32_t htag)
+{
+	for (uint32_t i = 0; i < TLB_SIZE; i++) {
+		struct tlb_entry *e = &c->tlb[i];
+
+		if (e->tag && (uint32_t)e->htag == htag && !e->held) {
+			tlb_hold(c->w, e->frame, c->id);
+			e->held = 1;
+		}
+	}
+}
+
+/* Does flush @f reach what was filled under hardware tag @htag?  Without
+ * --tags there is one tag, 0 (a switch's CR3 write drops every entry), and
+ * every flush reaches it; with them, the tag @f names on this vCPU (the
+ * engine's tlbpol_tag_of()), or any tag for a global flush (none here: no
+ * PTE is global). */
+static int reaches(const struct world *w, const struct tlbpol_flush *f, uint32_t htag)
+{
+	return !w->tags || (f->flags & TLBPOL_FLUSHF_GLOBAL) || f->as_tag == htag;
+}
+
+/* Drop vpn @p's entry that @f reaches. */
+static void flush_page(struct cpu *c, const struct tlbpol_flush *f, uint32_t p)
+{
+	struct world *w = c->w;
+	struct tlb_entry *e;
+
+	if (w->tags && (f->flags & TLBPOL_FLUSHF_GLOBAL)) {
+		/* Under any tag: every slot the page may be in. */
+		for (uint32_t i = 0; i < TLB_SIZE; i++)
+			if (c->tlb[i].tag == p + 1)
+				tlb_drop(c, &c->tlb[i]);
+		return;
+	}
+	e = tlb_slot(c, p, w->tags ? (uint32_t)f->as_tag : 0);
+	if (e->tag == p + 1 && reaches(w, f, e->htag))
+		tlb_drop(c, e);
 }
 
 static void cb_flush_local(void *ctx, uint32_t cpu, const struct tlbpol_flush *f)
@@ -133,8 +203,14 @@ static void cb_flush_local(void *ctx, uint32_t cpu, const struct tlbpol_flush *f
 		return; /* the memory manager runs no guest code: it has no TLB */
 	if (w->bug == BUG_LOST_FLUSH && cpu == 0 && f->kind == TLBPOL_FLUSH_PAGES)
 		return; /* planted: vCPU 0's invlpg does nothing */
-	if (f->kind != TLBPOL_FLUSH_PAGES) {
+	if (f->kind == TLBPOL_FLUSH_ALL || (f->kind == TLBPOL_FLUSH_AS && !w->tags)) {
 		tlb_flush_all(c); /* a CR3 write: paging-structure caches too */
+		return;
+	}
+	if (f->kind == TLBPOL_FLUSH_AS) {
+		/* INVPCID single-context, TLBI ASIDE1: the tag's entries and
+		 * walk caches, whichever tag is loaded. */
+		tlb_flush_tag(c, (uint32_t)f->as_tag);
 		return;
 	}
 	for (uint32_t r = 0; r < f->nr_ranges; r++) {
@@ -142,14 +218,14 @@ static void cb_flush_local(void *ctx, uint32_t cpu, const struct tlbpol_flush *f
 		uint64_t n = f->ranges[r].nr_pages << (f->ranges[r].page_shift - PAGE_SHIFT);
 
 		for (uint64_t p = first; p < first + n && p < NPAGES; p++)
-			if (c->tlb[p % TLB_SIZE].tag == p + 1)
-				tlb_drop(c, &c->tlb[p % TLB_SIZE]);
+			flush_page(c, f, (uint32_t)p);
 		/* Table pages under the range were freed: drop the PSC entries
 		 * that point to them. */
 		if (f->flags & TLBPOL_FLUSHF_TABLES)
 			for (uint64_t g = first >> GROUP_SHIFT;
 			     g <= (first + n - 1) >> GROUP_SHIFT && g < NGROUPS; g++)
-				c->psc[g] = 0;
+				if (reaches(w, f, c->psc_tag[g]))
+					c->psc[g] = 0;
 	}
 }
 
@@ -199,15 +275,16 @@ const struct tlbpol_ops softmmu_ops = {
 int mmu_walk(struct cpu *c, uint32_t vpn, _Atomic uint64_t **slotp, uint64_t *ptep, int spec)
 {
 	struct world *w = c->w;
-	uint32_t g = vpn >> GROUP_SHIFT;
+	uint32_t g = vpn >> GROUP_SHIFT, gg = c->space * NGROUPS + g;
 	uint64_t d = c->psc[g], id1, id2, p;
 	struct table *t;
 
-	if (!d) {
-		d = atomic_load(&w->dir[g]);
+	if (!d || (uint32_t)c->psc_tag[g] != c->htag) {
+		d = atomic_load(&w->dir[gg]);
 		if (!d)
 			return 0;
 		c->psc[g] = d;
+		c->psc_tag[g] = (uint16_t)c->htag;
 	}
 	t = &w->tables[dir_table(d)];
 	id1 = atomic_load(&t->ident);
@@ -224,6 +301,17 @@ int mmu_walk(struct cpu *c, uint32_t vpn, _Atomic uint64_t **slotp, uint64_t *pt
 		c->psc[g] = 0;
 		return 0;
 	}
+	if ((dir_ident(d) & 0xffff) != gg) {
+		/* A live table page of another address space, cached under the
+		 * tag now loaded: its owner filled it, and the tag came to this
+		 * one without its flush. */
+		stale(w, S_OTHER_AS,
+		      "vCPU %u running address space %u under tag %u walked vpn %#x through a "
+		      "paging-structure entry of address space %u",
+		      c->id, c->space, c->htag, vpn, (uint32_t)(dir_ident(d) & 0xffff) / NGROUPS);
+		c->psc[g] = 0;
+		return 0;
+	}
 	*slotp = &t->pte[vpn & (GROUP_PAGES - 1)];
 	*ptep = p;
 	return 1;
@@ -233,6 +321,7 @@ int mmu_walk(struct cpu *c, uint32_t vpn, _Atomic uint64_t **slotp, uint64_t *pt
 int tlb_fill(struct cpu *c, uint32_t vpn, struct tlb_entry *e)
 {
 	struct world *w = c->w;
+	uint32_t pg = pg_of(c->space, vpn);
 	_Atomic uint64_t *slot;
 	uint64_t p, id;
 
@@ -250,7 +339,7 @@ int tlb_fill(struct cpu *c, uint32_t vpn, struct tlb_entry *e)
 		}
 	}
 	id = atomic_load_explicit(&w->frames[pte_frame(p)].w[0], memory_order_relaxed);
-	if (id == POISON || (uint32_t)id != vpn) {
+	if (id == POISON || (uint32_t)id != pg) {
 		/* The PTE is current and its frame is not this page's: the
 		 * frame went back to the pool while still mapped. */
 		stale(w, S_REUSED_FRAME, "vCPU %u walked vpn %#x to frame %u, which is %s", c->id,
@@ -266,6 +355,9 @@ int tlb_fill(struct cpu *c, uint32_t vpn, struct tlb_entry *e)
 	e->perms = pte_perms(p);
 	e->ver = pte_ver(p);
 	e->ident = id;
+	e->htag = (uint16_t)c->htag;
+	e->owner = (uint16_t)c->space;
+	e->held = 1;
 	return 1;
 }
 
@@ -301,7 +393,9 @@ drop:
  * for upgrades and spurious faults rely on. */
 void mmu_fault(struct cpu *c, uint32_t vpn)
 {
-	if (c->tlb[vpn % TLB_SIZE].tag == vpn + 1)
-		tlb_drop(c, &c->tlb[vpn % TLB_SIZE]);
+	struct tlb_entry *e = tlb_slot(c, vpn, c->htag);
+
+	if (tlb_hit(e, vpn, c->htag))
+		tlb_drop(c, e);
 	c->psc[vpn >> GROUP_SHIFT] = 0;
 }

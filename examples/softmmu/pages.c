@@ -205,15 +205,20 @@ void table_free(struct world *w, uint32_t t)
 	pthread_mutex_unlock(&w->pool_lock);
 }
 
+/* @vpn: the page across the address spaces (pg_of()); the event names its
+ * address space and its address there.  No range crosses an address space
+ * (every operation's range is aligned within NPAGES). */
 struct tlbpol_decision submit(struct world *w, uint32_t cpu, uint32_t kind, uint32_t flags,
 			      uint32_t vpn, uint32_t nr, uint32_t old_perms, uint32_t new_perms)
 {
 	struct tlbpol_event ev = { sizeof(ev), kind, flags, PAGE_SHIFT,
-				   VA_BASE + ((uint64_t)vpn << PAGE_SHIFT), nr,
+				   VA_BASE + ((uint64_t)(vpn % NPAGES) << PAGE_SHIFT), nr,
 				   old_perms & TLBPOL_PTE_ALL, new_perms & TLBPOL_PTE_ALL };
 	struct tlbpol_decision d;
 
-	chk(tlbpol_submit(w->eng, w->as, cpu, &ev, &d), "tlbpol_submit");
+	if (vpn % NPAGES + nr > NPAGES)
+		die("an event for pages %#x .. %#x crosses an address space", vpn, vpn + nr - 1);
+	chk(tlbpol_submit(w->eng, w->as[pg_as(vpn)], cpu, &ev, &d), "tlbpol_submit");
 	return d;
 }
 
@@ -244,31 +249,31 @@ void pages_setup(struct world *w)
 {
 	uint32_t st;
 
-	for (uint32_t f = 0; f < NFRAMES; f++) {
+	for (uint32_t f = 0; f < w->nframes; f++) {
 		poison_words(w->frames[f].w, FRAME_WORDS);
 		atomic_store(&w->frame_stamp[f], 0); /* the last run's engine's */
 	}
-	for (uint32_t t = 0; t < NTABLES; t++)
+	for (uint32_t t = 0; t < w->ntables; t++)
 		poison_words(&w->tables[t].ident, 1 + GROUP_PAGES);
 	w->nfree_frames = w->nfree_tables = 0;
-	for (uint32_t f = NFRAMES; f-- > 1;) /* frame 0 stays unused */
+	for (uint32_t f = w->nframes; f-- > 1;) /* frame 0 stays unused */
 		w->free_frames[w->nfree_frames++] = f;
-	for (uint32_t t = NTABLES; t-- > 0;)
+	for (uint32_t t = w->ntables; t-- > 0;)
 		w->free_tables[w->nfree_tables++] = t;
-	for (uint32_t g = 0; g < NGROUPS; g++)
+	for (uint32_t g = 0; g < w->nas * NGROUPS; g++)
 		atomic_store(&w->dir[g], 0);
-	for (uint32_t p = 0; p < NPAGES; p++) {
+	for (uint32_t p = 0; p < w->npages; p++) {
 		atomic_store(&w->pstate[p], PG_ABSENT);
 		atomic_store(&w->cv[p], 0);
 	}
-	memset(w->pver, 0, NPAGES * sizeof(*w->pver));
-	memset(w->backing_valid, 0, NPAGES);
+	memset(w->pver, 0, w->npages * sizeof(*w->pver));
+	memset(w->backing_valid, 0, w->npages);
 	atomic_store(&w->frame_gen, 0);
 	atomic_store(&w->table_gen, 0);
 	memset((void *)w->holders, 0, sizeof(w->holders));
 	memset((void *)w->halted, 0, sizeof(w->halted));
 
-	for (uint32_t vpn = 0; vpn < NPAGES; vpn++) {
+	for (uint32_t vpn = 0; vpn < w->npages; vpn++) {
 		struct table *t;
 		int f;
 

@@ -5,8 +5,9 @@
  * structures more than one thread reads (struct world, struct cpu, struct
  * tlb_entry), and the calls that cross a file.  It is private to
  * examples/softmmu.  The calls run one way, and the declarations at the end
- * are grouped callee first: main.c starts the vCPU threads (guest.c) and
- * the memory manager's thread (manager.c); both change the page table
+ * are grouped callee first: main.c (its options read by options.c) starts
+ * the vCPU threads (guest.c, which switch address spaces through spaces.c)
+ * and the memory manager's thread (manager.c); both change the page table
  * through pages.c and take their interrupts through mmu.c, where the vCPUs
  * also translate; checker.c, called from all of them, calls none.
  */
@@ -22,6 +23,18 @@
  * engine asks for, and by a fault at the address.  A memory manager thread
  * with an engine CPU of its own (CPU N) changes the page table; the vCPUs
  * resolve their own page faults.
+ *
+ * Address spaces (--as N): N guest processes, each with a page table of its
+ * own (NPAGES pages, NGROUPS table pages), over one pool of frames and table
+ * pages.  Outside the vCPU's MMU a page is named by its number across the
+ * address spaces, as * NPAGES + vpn (pg_of()): struct world's per-page
+ * arrays are indexed by it, and pages.c, the manager and the checker call
+ * it "vpn" (with one address space it is the vpn).  The MMU, the soft TLB
+ * and the flushes see an address space's own vpn, as hardware sees virtual
+ * addresses.  With --tags each TLB and PSC entry carries the hardware tag
+ * it was filled under (spaces.c), and a lookup matches the tag loaded, not the
+ * address space: what a tag reused without its flush serves is the
+ * previous owner's translation, as on hardware.
  */
 #ifndef SOFTMMU_H
 #define SOFTMMU_H
@@ -53,8 +66,12 @@
 #define GROUP_SHIFT 6
 #define GROUP_PAGES (1u << GROUP_SHIFT) /* PTEs per table page: 64 table pages */
 #define NGROUPS (NPAGES / GROUP_PAGES)
-#define NTABLES (NGROUPS + 16u)         /* table pages: one per group + in flight */
-#define NFRAMES (NPAGES + NPAGES / 2)   /* frames: every page mapped + in flight */
+#define MAX_AS 16u                      /* guest address spaces (--as) */
+#define AS_TABLES (NGROUPS + 16u)       /* table pages: one per group + in flight */
+#define AS_FRAMES (NPAGES + NPAGES / 2) /* frames: every page mapped + in flight */
+#define NTABLES (MAX_AS * AS_TABLES)    /* sizes of the arrays; w->ntables are used */
+#define NFRAMES (MAX_AS * AS_FRAMES)    /* ... w->nframes are used */
+#define SWITCH_BLOCKS 128               /* the guest scheduler's slice (--as > 1) */
 #define TLB_SIZE 1024u                  /* soft TLB entries per vCPU, direct-mapped */
 #define BLOCK_ACCESSES 16               /* guest accesses between kick checks */
 #define TICK_BLOCKS 256                 /* tlbpol_tick() every 4096 accesses */
@@ -88,15 +105,20 @@ static inline uint64_t pte_make(uint32_t perms, uint32_t frame, uint32_t ver)
 	return (uint64_t)(perms & TLBPOL_PTE_ALL) | (uint64_t)frame << 8 | (uint64_t)ver << 32;
 }
 
-/* A frame's identity (its word 0): vpn and allocation generation (< 2^31, so
- * never POISON). */
+/* A frame's identity (its word 0): page (across address spaces, pg_of())
+ * and allocation generation (< 2^31, so never POISON). */
 static inline uint64_t frame_ident(uint32_t vpn, uint32_t gen)
 {
 	return (uint64_t)gen << 32 | vpn;
 }
 
+/* A page's number across the address spaces, and back. */
+static inline uint32_t pg_of(uint32_t as, uint32_t vpn) { return as * NPAGES + vpn; }
+static inline uint32_t pg_as(uint32_t pg) { return pg / NPAGES; }
+
 /*
- * A table page's identity: group and generation (< 2^48, never POISON).  A
+ * A table page's identity: group (across address spaces: as * NGROUPS + g,
+ * in bits 0-15) and generation (< 2^48, never POISON).  A
  * directory entry (and a PSC entry, its copy) is the table page's index + 1
  * in bits 48-63 and its identity below.  0 is "no table".
  */
@@ -135,11 +157,16 @@ struct table {
 /* One soft TLB entry.  Private to its vCPU: only its own thread fills,
  * uses and flushes it (flush_local runs on the CPU it flushes). */
 struct tlb_entry {
-	uint32_t tag; /* vpn + 1; 0: empty */
+	uint32_t tag; /* vpn + 1 (the address space's own vpn); 0: empty */
 	uint32_t frame;
 	uint32_t perms;
 	uint32_t ver;   /* the PTE version it was filled from */
 	uint64_t ident; /* the frame identity it was filled with */
+	uint16_t htag;  /* the hardware tag it was filled under (0 without --tags) */
+	/* The address space whose table filled it: the checker's knowledge,
+	 * which the MMU does not look at (it matches htag). */
+	uint16_t owner;
+	uint32_t held;  /* announced in w->holders: under the tag now loaded */
 };
 
 enum counter {
@@ -153,6 +180,10 @@ enum counter {
 	 * guest accesses through a stale entry to a stamped free frame
 	 * (allowed: the frame is not reused yet). */
 	C_STAMPED, C_REUSED, C_EARLY, C_SETTLE_WAITS, C_PREFERRED, C_GUARDS, C_DEAD_USES,
+	/* Address spaces: the guest scheduler's switches to another one; of
+	 * them, those told to flush (the tag, or all: the allocator's word or
+	 * the engine's catch-up). */
+	C_SWITCHES, C_SWITCH_FLUSHES,
 	C_MAX
 };
 
@@ -175,9 +206,28 @@ struct cpu {
 	uint64_t wval;        /* next value a guest write stores */
 	uint64_t sum;         /* what guest reads return, kept so they happen */
 	uint64_t n[C_MAX];
+	uint32_t space;        /* the address space it runs; NO_SPACE before the first */
+	uint32_t htag;         /* the hardware tag loaded with it (0 without --tags) */
 	struct tlb_entry tlb[TLB_SIZE];
 	uint64_t psc[NGROUPS]; /* directory entries walked through; 0: none */
+	uint16_t psc_tag[NGROUPS]; /* the hardware tag each was filled under */
 };
+#define NO_SPACE UINT32_MAX
+
+/*
+ * The soft TLB is direct-mapped by vpn and hardware tag: one page of two
+ * tags lands in two slots (it keeps several address spaces' entries), and a
+ * lookup under a tag finds only what was filled under that tag, by whoever
+ * ran under it.  Tag 0 (no --tags): slot vpn % TLB_SIZE.
+ */
+static inline struct tlb_entry *tlb_slot(struct cpu *c, uint32_t vpn, uint32_t htag)
+{
+	return &c->tlb[(vpn + htag * 389u) % TLB_SIZE];
+}
+static inline int tlb_hit(const struct tlb_entry *e, uint32_t vpn, uint32_t htag)
+{
+	return e->tag == vpn + 1 && (uint32_t)e->htag == htag;
+}
 
 /* Page states, under the page lock.  The lock is the "page-table lock" of
  * one PTE, and the page lock of reclaim: the manager keeps pages it
@@ -194,12 +244,16 @@ enum stale_kind {
 	S_FREED_TABLE,   /* a walk through the PSC reached a freed table page */
 	S_LATE_WRITE,    /* a freed frame's poison was overwritten */
 	S_UNSETTLED,     /* a frame handed out again before its flush stamp settled */
+	S_OTHER_AS,      /* a TLB or PSC entry another address space left under the tag */
 	S_MAX
 };
 
 /* Bugs the program can plant in itself (--bug), to show that the checks
  * catch a stale TLB entry wherever it comes from. */
-enum bug { BUG_NONE, BUG_LOST_FLUSH, BUG_NO_CATCHUP, BUG_SKIP_SETTLE };
+enum bug { BUG_NONE, BUG_LOST_FLUSH, BUG_NO_CATCHUP, BUG_SKIP_SETTLE, BUG_TAG_NO_FLUSH };
+
+/* --tags: none, or the engine's allocator of that kind (spaces.c). */
+enum { TAGS_OFF = -1 };
 
 enum op_kind {
 	OP_RECLAIM, OP_UNMAP, OP_PROTECT, OP_MIGRATE, OP_REMAP, OP_TABLES, OP_AGING, OP_MUNMAP,
@@ -221,7 +275,15 @@ struct mix {
 struct world {
 	struct tlbpol_engine *eng;
 	void *eng_mem;
-	struct tlbpol_as *as;
+	uint32_t nas;                  /* guest address spaces (--as) */
+	struct tlbpol_as *as[MAX_AS];
+	/* --tags: TAGS_OFF or TLBPOL_TAGS_*, with its slots (PERCPU) or tag
+	 * bits (GLOBAL); the allocator of the run, in tags_mem. */
+	int tags_kind;
+	uint32_t tags_param;
+	struct tlbpol_tags *tags;
+	void *tags_mem;
+	uint32_t npages, nframes, ntables; /* of the arrays below, in use */
 	const struct mix *mix;
 	const char *policy;
 	uint64_t rules;
@@ -236,9 +298,10 @@ struct world {
 	uint64_t (*backing)[FRAME_WORDS]; /* the swap device: one slot per page */
 	uint8_t *backing_valid;           /* under the page lock */
 	uint32_t *pver;                   /* version of the page's last change; page lock */
-	_Atomic uint64_t dir[NGROUPS];
-	_Atomic uint32_t pstate[NPAGES];
-	_Atomic uint64_t cv[NPAGES];      /* PTE word of the latest completed change */
+	/* Per page across the address spaces (pg_of()): */
+	_Atomic uint64_t dir[MAX_AS * NGROUPS];
+	_Atomic uint32_t pstate[MAX_AS * NPAGES];
+	_Atomic uint64_t cv[MAX_AS * NPAGES]; /* PTE word of the latest completed change */
 
 	pthread_mutex_t pool_lock;        /* held for a push or pop only */
 	uint32_t nfree_frames, nfree_tables;
@@ -261,7 +324,7 @@ struct world {
 	uint32_t free_tables[NTABLES];
 	_Atomic uint32_t frame_gen, table_gen;
 
-	_Atomic uint32_t hot_base;        /* first page of the guest's working set */
+	_Atomic uint32_t hot_base;        /* first vpn of the guest's working set, in each space */
 	_Atomic uint64_t guest_limit;     /* guest accesses allowed before the manager's next op */
 	_Atomic int stop;                 /* timed run: the time is up */
 	_Atomic int abort_run;            /* fixed-work run: too slow, give up */
@@ -324,14 +387,22 @@ extern const char *const stale_names[S_MAX];
 void stale(struct world *w, enum stale_kind k, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 void cv_raise(struct world *w, uint32_t vpn, uint64_t word);
+/* @vpn: the address space's own, as the vCPU running it accessed it. */
 void check_use(struct cpu *c, const struct tlb_entry *e, uint32_t vpn, int write, uint64_t id);
 /* Frame @f, freed with flush stamp @stamp (0: none), is handed out again;
  * @settled: the allocator settled the stamp or found it settled. */
 void check_handout(struct world *w, uint32_t f, uint64_t stamp, int settled);
 
-/* mmu.c: a vCPU's soft TLB, page walk and interrupt line. */
+/* mmu.c: a vCPU's soft TLB, page walk and interrupt line.  @vpn: the
+ * running address space's own. */
 extern const struct tlbpol_ops softmmu_ops;
 void tlb_flush_all(struct cpu *c);
+/* Drop every TLB and PSC entry filled under hardware tag @htag. */
+void tlb_flush_tag(struct cpu *c, uint32_t htag);
+/* Around a switch: no entry is announced as usable (before), then those
+ * under the tag now loaded are (after; held again). */
+void tlb_unhold_all(struct cpu *c);
+void tlb_hold_tag(struct cpu *c, uint32_t htag);
 int mmu_walk(struct cpu *c, uint32_t vpn, _Atomic uint64_t **slotp, uint64_t *ptep, int spec);
 int tlb_fill(struct cpu *c, uint32_t vpn, struct tlb_entry *e);
 int dirty_assist(struct cpu *c, struct tlb_entry *e, uint32_t vpn);
@@ -362,6 +433,16 @@ struct tlbpol_decision submit(struct world *w, uint32_t cpu, uint32_t kind, uint
 void page_install(struct world *w, uint32_t cpu, uint32_t flags, struct table *t, uint32_t vpn,
 		  uint32_t f, const uint64_t *from_backing, uint32_t perms);
 void pages_setup(struct world *w);
+
+/* spaces.c: the address spaces and their hardware tags. */
+/* Build the allocator of --tags into @cfg->tags (none without). */
+void tags_setup(struct world *w, struct tlbpol_config *cfg);
+/* The guest scheduler: vCPU @c runs address space @next from now on. */
+void vcpu_switch(struct cpu *c, uint32_t next);
+/* Now and then another address space: vCPU @c's next one. */
+uint32_t vcpu_next_space(struct cpu *c);
+/* "percpu:2", "global:3" or "off" into @buf (16 bytes). */
+const char *tags_str(const struct world *w, char *buf);
 
 /* manager.c (manager.h) and guest.c: the threads main.c starts. */
 void *mgr_main(void *arg);
