@@ -258,6 +258,40 @@ int sim_open_as(struct sim *s)
 	return (int)s->nas++;
 }
 
+/*
+ * --tags: a dead address space closes when no CPU keeps it loaded and no
+ * flush of it is pending (tlbpol_as_close(): -EBUSY until then, tried
+ * again as CPUs leave it), which gives its tags back: a global tag goes
+ * back to the pool and is handed out again only after every CPU has
+ * flushed all.  A fresh address space takes the index.
+ */
+static void try_close(struct sim *s, uint32_t as)
+{
+	struct sim_as *a = &s->as[as];
+
+	if (!a->dead)
+		return;
+	for (uint32_t c = 0; c < s->cfg.ncpus; c++)
+		if (s->cpus[c].loaded == (int32_t)as)
+			return;
+	if (tlbpol_as_close(s->eng, a->as))
+		return;
+	if (tlbpol_as_open(s->eng, as, &a->as)) {
+		fprintf(stderr, "tlbpol-sim: tlbpol_as_open after a close failed\n");
+		abort();
+	}
+	a->dead = 0;
+	s->cnt.as_reopened++;
+}
+
+void sim_as_dead(struct sim *s, uint32_t as)
+{
+	if (!s->tags)
+		return;
+	s->as[as].dead = 1;
+	try_close(s, as);
+}
+
 /* After an engine call: if it waited, the last acknowledgement it saw
  * took ack_latency_ns to reach it.  Every CPU waiting looks again. */
 void engine_return(struct sim *s, uint32_t cpu)
@@ -287,6 +321,9 @@ void sim_tick_if_due(struct sim *s, uint32_t cpu)
 		c->cause = cause;
 	}
 	engine_return(s, cpu);
+	/* --tags: a dead address space whose flushes were pending may close now. */
+	for (uint32_t a = 0; s->tags && a < s->nas; a++)
+		try_close(s, a);
 }
 
 double sim_makespan(const struct sim *s)
@@ -327,14 +364,31 @@ static void resume(struct sim *s, uint32_t cpu, int need)
 static void switch_tag(struct sim *s, uint32_t cpu, int32_t as)
 {
 	struct sim_cpu *c = &s->cpus[cpu];
+	int32_t old = c->loaded;
 	struct tlbpol_tag_use u;
-	int err = tlbpol_switch_tag(s->eng, cpu, as >= 0 ? s->as[as].as : NULL, &u);
+	int err;
 
+	if (as >= 0)
+		s->as[as].dead = 0; /* a thread of a new process in its place */
+	err = tlbpol_switch_tag(s->eng, cpu, as >= 0 ? s->as[as].as : NULL, &u);
 	if (err) {
 		fprintf(stderr, "tlbpol-sim: tlbpol_switch_tag: %d\n", err);
 		abort();
 	}
 	engine_return(s, cpu);
+	/* Lazy in a dead address space: drop it (Linux switches to
+	 * init_mm), so that it can close. */
+	if (as < 0 && old >= 0 && s->as[old].dead) {
+		err = tlbpol_unload(s->eng, cpu);
+		engine_return(s, cpu);
+		if (err) {
+			fprintf(stderr, "tlbpol-sim: tlbpol_unload: %d\n", err);
+			abort();
+		}
+		c->loaded = -1;
+	}
+	if (old >= 0 && old != as)
+		try_close(s, (uint32_t)old);
 	if (as >= 0) {
 		c->loaded = as;
 		c->tag = (uint16_t)u.tag;

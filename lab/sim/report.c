@@ -110,12 +110,15 @@ void print_table(FILE *f, const struct workload *wl, const struct result *r, int
 
 		if (!i)
 			fprintf(f, "  tags (--tags %s): loads, tag flushes, flushes of all tags, "
-				   "rollovers, broadcasts; foreign hits (a tag reused unflushed)\n",
+				   "rollovers, broadcasts, moves onto a global tag between switches, "
+				   "address spaces closed and opened anew; foreign hits (a tag "
+				   "reused unflushed)\n",
 				r[0].tags);
-		fprintf(f, "    %-8s %9llu %9llu %7llu %7llu %9llu  %llu\n", r[i].policy,
+		fprintf(f, "    %-8s %9llu %9llu %7llu %7llu %9llu %7llu %5llu  %llu\n", r[i].policy,
 			(unsigned long long)k->tag_loads, (unsigned long long)k->tag_flushes,
 			(unsigned long long)k->tag_all_flushes, (unsigned long long)k->tag_rollovers,
-			(unsigned long long)k->broadcasts, (unsigned long long)k->tag_foreign_hits);
+			(unsigned long long)k->broadcasts, (unsigned long long)k->tag_moves,
+			(unsigned long long)k->as_reopened, (unsigned long long)k->tag_foreign_hits);
 	}
 	/* A replayed trace: were its page faults recorded (version 3)? */
 	if (wl == &sim_trace_workload && !r[0].cnt.faults_recorded) {
@@ -155,7 +158,8 @@ void print_csv_header(FILE *f)
 		fprintf(f, ",ipis_%s", sim_cause_names[c]);
 	fprintf(f, ",frame_allocs,stamped_reuses,settle_waits,settle_p50_ns,settle_p99_ns,"
 		   "wait_p50_ns,wait_p99_ns,dfree_pages_peak,spare_allocs,free_frames_peak,stamps,"
-		   "tag_loads,tag_flushes,tag_all_flushes,tag_rollovers,tag_foreign_hits\n");
+		   "tag_loads,tag_flushes,tag_all_flushes,tag_rollovers,tag_foreign_hits,tag_moves,"
+		   "as_reopened\n");
 }
 
 /*
@@ -214,11 +218,13 @@ void print_csv(FILE *f, const struct workload *wl, const struct result *r, int n
 			(unsigned long long)x->cnt.dfree_pages_peak,
 			(unsigned long long)x->cnt.spare_allocs,
 			(unsigned long long)x->cnt.free_frames_peak, x->stamps);
-		fprintf(f, ",%llu,%llu,%llu,%llu,%llu\n", (unsigned long long)x->cnt.tag_loads,
+		fprintf(f, ",%llu,%llu,%llu,%llu,%llu,%llu,%llu\n",
+			(unsigned long long)x->cnt.tag_loads,
 			(unsigned long long)x->cnt.tag_flushes,
 			(unsigned long long)x->cnt.tag_all_flushes,
 			(unsigned long long)x->cnt.tag_rollovers,
-			(unsigned long long)x->cnt.tag_foreign_hits);
+			(unsigned long long)x->cnt.tag_foreign_hits,
+			(unsigned long long)x->cnt.tag_moves, (unsigned long long)x->cnt.as_reopened);
 	}
 }
 
@@ -238,7 +244,8 @@ void print_json(FILE *f, const struct workload *wl, const struct result *r, int 
 			"\"violations\": %llu, \"ipis_vs_before\": %s, \"time_vs_before\": %s, "
 			"\"ipis_vs_linux\": %s, \"time_vs_linux\": %s, \"stamps\": %s, "
 			"\"tag_loads\": %llu, \"tag_flushes\": %llu, \"tag_all_flushes\": %llu, "
-			"\"tag_rollovers\": %llu, \"tag_foreign_hits\": %llu}",
+			"\"tag_rollovers\": %llu, \"tag_foreign_hits\": %llu, \"tag_moves\": %llu, "
+			"\"as_reopened\": %llu}",
 			*first ? "" : ",\n", x->scenario, x->policy, w.rules, w.ipis,
 			w.ipis_received, w.local_flushes, w.pages_flushed, w.full_flushes,
 			w.tlb_misses, w.all_tlb_misses, x->modelled_ns, x->metric, metric_name(wl),
@@ -248,7 +255,8 @@ void print_json(FILE *f, const struct workload *wl, const struct result *r, int 
 			(unsigned long long)x->cnt.tag_flushes,
 			(unsigned long long)x->cnt.tag_all_flushes,
 			(unsigned long long)x->cnt.tag_rollovers,
-			(unsigned long long)x->cnt.tag_foreign_hits);
+			(unsigned long long)x->cnt.tag_foreign_hits,
+			(unsigned long long)x->cnt.tag_moves, (unsigned long long)x->cnt.as_reopened);
 		*first = 0;
 	}
 }

@@ -92,6 +92,7 @@ struct sim_as {
 	struct sim_page **chunks;
 	uint64_t recent[64]; /* --probe: pages installed lately, for other CPUs to read */
 	uint32_t nrecent;
+	int dead; /* --tags: its process is gone; closed once no CPU has it loaded */
 };
 
 enum sim_cpu_mode { MODE_RUN, MODE_IDLE, MODE_PREEMPTED };
@@ -189,6 +190,7 @@ struct sim_counters {
 	 * space filled under the same tag (also a violation). */
 	uint64_t tag_loads, tag_flushes, tag_all_flushes, tag_rollovers, tag_foreign_hits;
 	uint64_t tag_moves; /* ops->load_tag: moves onto a global tag from an interrupt */
+	uint64_t as_reopened; /* --tags: address spaces closed and opened anew (sim_as_dead()) */
 };
 
 /* The flush mechanisms of --backend (backends.c). */
@@ -343,6 +345,10 @@ void sim_fini(struct sim *s);
 void sim_settle_percentiles(struct sim *s);
 double sim_makespan(const struct sim *s);
 int sim_open_as(struct sim *s);
+/* --tags: @as's process is gone (its tables torn down): it is closed once
+ * no CPU has it loaded, and a fresh one, a new identity to the allocator,
+ * takes its index; a thread that comes to it before that revives it. */
+void sim_as_dead(struct sim *s, uint32_t as);
 /* xorshift64 (13, 7, 17) of *@state: a CPU's draws (sim_rand), or a
  * thread's own, which stay the same wherever it runs. */
 uint64_t sim_xorshift(uint64_t *state);

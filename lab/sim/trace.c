@@ -229,11 +229,13 @@ static void teardown(struct sim *s, uint32_t cpu, uint32_t tas)
 	free(a->m);
 	a->m = NULL;
 	a->n = a->cap = 0;
-	if (!nr)
-		return;
-	sim_change_range(s, cpu, as, TLBPOL_EV_UNMAP, TLBPOL_EVF_TABLES_FREED, lo, hi - lo, bits, 0);
-	sim_flush(s, cpu, TLBPOL_BY_FREE);
-	sim_free_frames_later(s, cpu, as, 0, 0);
+	if (nr) {
+		sim_change_range(s, cpu, as, TLBPOL_EV_UNMAP, TLBPOL_EVF_TABLES_FREED, lo, hi - lo,
+				 bits, 0);
+		sim_flush(s, cpu, TLBPOL_BY_FREE);
+		sim_free_frames_later(s, cpu, as, 0, 0);
+	}
+	sim_as_dead(s, as);
 }
 
 /* A thread leaves trace AS @tas; tear it down if it was the last. */
