@@ -6,7 +6,8 @@ tag and one flush, the allocator's and the catch-up folded together; each
 CPU's flush_local names its own tag of the address space, a broadcast the
 address space's one global tag; per-CPU slots leave interrupts as the only
 mechanism, unless global tags beside them give the broadcast a tag to name;
-the refusals.  Then what the package adds: the engine keeps the
+CPUs moved onto a global tag without a switch (Engine(load_tag=)); the
+refusals.  Then what the package adds: the engine keeps the
 Tags alive and has it alone until it is closed.
 
 Needs PYTHONPATH=bindings/python and TLBPOL_LIBRARY=build/libtlbpol.so.0
@@ -191,6 +192,143 @@ class PerCpuGlobal(unittest.TestCase):
         with self.assertRaises(TlbpolError) as cm:
             tags.make_global(z)
         self.assertEqual(cm.exception.errno, errno.ENOSPC)
+
+
+class LoadHost(Host):
+    """Host with a load_tag that records (cpu, tag, flush), given to the
+    engine unless @hook is False."""
+
+    def __init__(self, hook=True):
+        super().__init__()
+        self.hook = hook
+        self.loads = []
+
+    def load_tag(self, cpu, tag, flush):
+        self.loads.append((cpu, tag, flush))
+
+    def engine(self, **kw):
+        if self.hook:
+            kw.setdefault("load_tag", self.load_tag)
+        return super().engine(**kw)
+
+    def loads_on(self, cpu):
+        return [(tag, flush) for c, tag, flush in self.loads if c == cpu]
+
+
+def global_tags():
+    return Tags("percpu", cpus=4, tag_bits=4, first_tag=1, slots=3, nr_global=2,
+                global_min_cpus=2)
+
+
+class IrqLoad(unittest.TestCase):
+    """load_tag (test_percpu_global_irq_load): CPUs move onto the global
+    tag without a switch, the targets in the interrupt of the shootdown
+    that gave it (by interrupts: no CPU was on it yet), the initiator at
+    the end of its submit, a lazy CPU not at all (it comes back under its
+    slot and is interrupted, and moves at its tick).  From then on the
+    broadcast alone serves.  Without the hook nothing is called and CPUs
+    move only at their switches, as before."""
+
+    def start(self, h, eng):
+        """b on CPU 1, then a on CPUs 0 to 2, each switch published by a
+        tick (until then a CPU is not moved: its CR3 write may not have
+        happened), CPU 2 lazy on a; then the shootdown from CPU 0 that
+        gives a its global tag, by an interrupt to CPU 1 alone (the lazy
+        CPU left out).  Returns a, b and the shootdown (the CPUs it
+        interrupted)."""
+        dear_ipis(eng)
+        self.assertTrue(eng.rules & Rule.BROADCAST, "by the global tags")
+        b, a = eng.open_as(100), eng.open_as(200)
+        eng.switch_tag(1, b)
+        for c in range(3):
+            self.assertIn(eng.switch_tag(c, a).tag, (1, 2, 3), "a slot")
+            eng.tick(c)
+        self.assertEqual(eng.switch_tag(2, None).flush, NONE, "lazy on a")
+        self.assertEqual(h.loads, [], "no global tag yet")
+
+        def shoot():
+            h.reset()
+            d = eng.submit(a, 0, protect())
+            self.assertEqual(d.action, tlbpol.Action.SHOOTDOWN)
+            return sorted(c for _, targets in h.ipis for c in targets)
+
+        self.assertEqual(shoot(), [1])
+        self.assertEqual(h.bcasts, [])
+        return a, b, shoot
+
+    def test_load_tag_moves_cpus(self):
+        h = LoadHost()
+        with h.engine(cpus=4, tags=global_tags()) as eng:
+            a, b, shoot = self.start(h, eng)
+            # CPU 1 in its interrupt, CPU 0 at the end of its submit; not
+            # the lazy CPU 2.  The first global tag a CPU loads: what was
+            # under it is unknown, so everything is flushed first.
+            self.assertEqual(h.loads, [(1, 14, ALL), (0, 14, ALL)])
+            self.assertIs(h.loads[0][2], ALL, "a TagFlush member")
+            # CPU 2 back from lazy, under its slot: the broadcast, and an
+            # interrupt for CPU 2 only (its switch not yet published: it
+            # does not move in it); its tick moves it.
+            u = eng.switch_tag(2, a)
+            self.assertIn(u.tag, (1, 2, 3), "a slot")
+            self.assertEqual(shoot(), [2])
+            self.assertEqual(h.bcasts, [14])
+            self.assertEqual(h.last_tag_on(2), u.tag, "CPU 2's slot")
+            self.assertEqual(h.loads_on(2), [])
+            eng.tick(2)
+            self.assertEqual(h.loads_on(2), [(14, ALL)])
+            # The broadcast alone; nobody moves again; a switch back gives 14.
+            self.assertEqual(shoot(), [])
+            self.assertEqual(h.bcasts, [14])
+            self.assertEqual(len(h.loads), 3)
+            eng.switch_tag(1, b)
+            self.assertEqual(eng.switch_tag(1, a).tag, 14)
+            st = eng.stats()
+            self.assertEqual((st.shoot_broadcast, st.shoot_ipi), (2, 2))
+
+    def test_without_load_tag_as_before(self):
+        h = LoadHost(hook=False)
+        with h.engine(cpus=4, tags=global_tags()) as eng:
+            a, b, shoot = self.start(h, eng)
+            # Nobody on the tag, a tick or not: an interrupt again, no
+            # broadcast.
+            eng.tick(1)
+            self.assertEqual(shoot(), [1])
+            self.assertEqual(h.bcasts, [])
+            # CPU 1 switches to it: the broadcast names it, CPU 2 (back,
+            # under its slot) is interrupted beside it.
+            eng.switch_tag(1, b)
+            self.assertEqual(eng.switch_tag(1, a).tag, 14)
+            eng.switch_tag(2, a)
+            self.assertEqual(shoot(), [2])
+            self.assertEqual(h.bcasts, [14])
+            self.assertEqual(h.last_tag_on(0), 1, "the initiator's slot")
+            for c in range(4):
+                eng.tick(c)
+        self.assertEqual(h.loads, [], "never called")
+
+    def test_an_exception_in_load_tag_is_reraised(self):
+        h = LoadHost()
+
+        def load_tag(cpu, tag, flush):
+            h.load_tag(cpu, tag, flush)
+            if cpu == 2:
+                raise RuntimeError("CR3 write failed")
+
+        with h.engine(cpus=4, tags=global_tags(), load_tag=load_tag) as eng:
+            a, b, shoot = self.start(h, eng)
+            eng.switch_tag(2, a)
+            self.assertEqual(shoot(), [2])
+            with self.assertRaises(RuntimeError):
+                eng.tick(2)
+            # Counted on the tag all the same: the broadcast alone.
+            self.assertEqual(h.loads_on(2), [(14, ALL)])
+            self.assertEqual(shoot(), [])
+            self.assertEqual(h.bcasts, [14])
+
+    def test_not_callable(self):
+        with self.assertRaises(TypeError) as cm:
+            Host().engine(cpus=4, tags=global_tags(), load_tag=5)
+        self.assertIn("load_tag", str(cm.exception))
 
 
 class Refusals(unittest.TestCase):

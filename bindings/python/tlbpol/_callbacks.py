@@ -9,13 +9,15 @@ from __future__ import annotations
 import itertools
 import threading
 from ctypes import sizeof
-from typing import Any, Callable, Dict, FrozenSet, List, Optional, Tuple
+from typing import Any, Callable, Dict, FrozenSet, List, Optional, Tuple, Union
 
 from . import _ffi
+from ._enumstr import member_or_int
+from ._tags import TagFlush
 from ._values import Flush, cpuset
 
 __all__ = ["FlushLocal", "SendIpi", "Broadcast", "Relax", "VcpuDefer", "Stuck", "BcastIssue",
-           "BcastSync", "WalkerSync", "RemoteAction", "Callbacks"]
+           "BcastSync", "WalkerSync", "RemoteAction", "LoadTag", "Callbacks"]
 
 FlushLocal = Callable[[int, Flush], Any]
 SendIpi = Callable[[int, FrozenSet[int]], Any]
@@ -27,6 +29,7 @@ BcastIssue = Callable[[int, Flush], Any]
 BcastSync = Callable[[int], Any]
 WalkerSync = Callable[[int, FrozenSet[int]], Any]
 RemoteAction = Callable[[int, FrozenSet[int], Flush], Any]
+LoadTag = Callable[[int, int, Union[TagFlush, int]], Any]
 
 
 class Callbacks:
@@ -43,7 +46,8 @@ class Callbacks:
                  bcast_issue: Optional[BcastIssue] = None,
                  bcast_sync: Optional[BcastSync] = None,
                  walker_sync: Optional[WalkerSync] = None,
-                 remote_action: Optional[RemoteAction] = None) -> None:
+                 remote_action: Optional[RemoteAction] = None,
+                 load_tag: Optional[LoadTag] = None) -> None:
         self._tls = threading.local()
         self.frees: Dict[int, Callable[[], Any]] = {}
         self._free_ids = itertools.count(1)
@@ -57,6 +61,7 @@ class Callbacks:
         self._bcast_sync: Optional[BcastSync] = bcast_sync
         self._walker_sync: Optional[WalkerSync] = walker_sync
         self._remote_action: Optional[RemoteAction] = remote_action
+        self._load_tag: Optional[LoadTag] = load_tag
 
         # The CFUNCTYPE objects must live as long as the engine: the C side
         # holds raw pointers to their thunks until tlbpol_engine_free().
@@ -73,7 +78,8 @@ class Callbacks:
                 ("bcast_issue", _ffi.BCAST_ISSUE_FN, self._cb_bcast_issue, bcast_issue),
                 ("bcast_sync", _ffi.BCAST_SYNC_FN, self._cb_bcast_sync, bcast_sync),
                 ("walker_sync", _ffi.WALKER_SYNC_FN, self._cb_walker_sync, walker_sync),
-                ("remote_action", _ffi.REMOTE_ACTION_FN, self._cb_remote_action, remote_action)]
+                ("remote_action", _ffi.REMOTE_ACTION_FN, self._cb_remote_action, remote_action),
+                ("load_tag", _ffi.LOAD_TAG_FN, self._cb_load_tag, load_tag)]
         for field, proto, method, fn in slots:
             if fn is None and field not in ("flush_local", "send_ipi"):
                 continue
@@ -174,6 +180,13 @@ class Callbacks:
         try:
             assert self._remote_action is not None
             self._remote_action(cpu, cpuset(targets), Flush._from_c(f))
+        except BaseException as exc:
+            self._record(exc)
+
+    def _cb_load_tag(self, ctx: Any, cpu: int, tag: int, flush: int) -> None:
+        try:
+            assert self._load_tag is not None
+            self._load_tag(cpu, tag, member_or_int(TagFlush, flush))
         except BaseException as exc:
             self._record(exc)
 

@@ -10,8 +10,8 @@ from ctypes import byref, c_int, c_uint16, c_uint64, c_void_p
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
 
 from . import _ffi
-from ._callbacks import (BcastIssue, BcastSync, Broadcast, Callbacks, FlushLocal, Relax,
-                         RemoteAction, SendIpi, Stuck, VcpuDefer, WalkerSync)
+from ._callbacks import (BcastIssue, BcastSync, Broadcast, Callbacks, FlushLocal, LoadTag,
+                         Relax, RemoteAction, SendIpi, Stuck, VcpuDefer, WalkerSync)
 from ._constants import Arch, ConfigFlag, CpuState, Deadline, Rule
 from ._errors import TlbpolError, check
 from ._enumstr import member_or_int
@@ -195,6 +195,24 @@ class Engine:
       LOCKLESS_WALKERS it counts as interrupting nobody (walker_sync
       follows it where tables were freed).  Runs on @from_cpu, inside the
       engine call, as send_ipi does.
+    - load_tag(cpu, tag, flush: TagFlush): optional (release 0.3), with
+      tags= of per-CPU slots and global tags (Tags(nr_global=)): load
+      @tag for the address space @cpu runs, now, with the same page
+      tables, after the flush @flush asks for (TagFlush.NONE or ALL, as
+      switch_tag() says them): x86 a CR3 write of the same tables with
+      PCID @tag and bit 63 set.  The engine calls it when the address
+      space has been given a global tag since @cpu loaded it under a slot:
+      from handle_ipi() outside @cpu's engine calls, from tick(), and at
+      the end of a submit() that shot down or of a flush() (never from
+      switch_tag() or cpu_state()), so that @cpu moves onto the global tag
+      before its next switch and broadcasts by it reach it from then on
+      instead of interrupts (Linux's flush_tlb_func() does the same).  The
+      entries under the slot become unreachable; those under @tag are
+      current.  The engine counts @cpu on @tag once it returns: it must
+      not return before @cpu runs under @tag, and @cpu touches no user
+      address in between.  Without it a CPU moves at its next switch.
+      Runs on @cpu's thread, inside the engine call named above.  A flush
+      code of a later library that TagFlush lacks is kept as the int.
 
     backends: a sequence of Backend descriptors of the host's flush
     mechanisms (struct tlbpol_backend, release 0.3; copied by the engine),
@@ -246,7 +264,8 @@ class Engine:
                  walker_sync: Optional[WalkerSync] = None,
                  backends: Optional[Sequence[Backend]] = None,
                  remote_action: Optional[RemoteAction] = None,
-                 tags: Optional[Tags] = None) -> None:
+                 tags: Optional[Tags] = None,
+                 load_tag: Optional[LoadTag] = None) -> None:
         self._handle: Optional[c_void_p] = None
         self._spaces: Dict[int, AddressSpace] = {}
         self._tags: Optional[Tags] = None
@@ -257,7 +276,8 @@ class Engine:
         # The engine holds the callbacks (and so their thunks) until
         # close(): C may call them until tlbpol_engine_free() returns.
         self._callbacks = Callbacks(flush_local, send_ipi, broadcast, relax, vcpu_defer, stuck,
-                                    bcast_issue, bcast_sync, walker_sync, remote_action)
+                                    bcast_issue, bcast_sync, walker_sync, remote_action,
+                                    load_tag)
         self._frees = self._callbacks.frees
         ops = self._callbacks.ops
 

@@ -462,6 +462,7 @@ impl Host for NoHost {
     const HAS_SPLIT_BROADCAST: bool = true;
     const HAS_WALKER_SYNC: bool = true;
     const HAS_REMOTE_ACTION: bool = true;
+    const HAS_LOAD_TAG: bool = true;
 }
 
 #[cfg(test)]

@@ -8,6 +8,7 @@ use core::sync::atomic::{AtomicPtr, Ordering};
 use tlbpol_sys as sys;
 use tlbpol_sys::c_void;
 
+use crate::tags::TagFlush;
 use crate::types::{check, size_field, FlushKind, Result};
 
 /// A set of CPUs (`struct tlbpol_cpuset`): one bit per CPU, up to
@@ -278,7 +279,8 @@ impl fmt::Debug for Here<'_> {
 /// inside engine calls made through a [`Cpu`](crate::Cpu) token, on that
 /// token's thread (`send_ipi`, `broadcast`, `bcast_issue`, `bcast_sync`,
 /// `walker_sync` and `remote_action` on the initiator's, `flush_local` on
-/// the CPU being flushed, `relax` and `stuck` on the waiting one).  A
+/// the CPU being flushed, `relax` and `stuck` on the waiting one,
+/// `load_tag` on the CPU that moves onto a global tag).  A
 /// callback must not call the engine for its own CPU except through
 /// [`Here::handle_ipi`] (the token is borrowed by the call in progress,
 /// and the engine would answer `Busy`).
@@ -290,7 +292,8 @@ impl fmt::Debug for Here<'_> {
 ///
 /// The optional hooks are registered only when their `HAS_*` constant is
 /// true, since the engine behaves differently without them (no broadcast
-/// rule without `broadcast`, the split broadcast or `remote_action`).
+/// rule without `broadcast`, the split broadcast or `remote_action`; CPUs
+/// move onto a global tag only at their switches without `load_tag`).
 pub trait Host: Sync {
     /// Flush this CPU's TLB as `flush` says (invlpg, INVPCID, a CR3 write,
     /// TLBI ...).  Runs on `cpu` itself.  Required.
@@ -376,6 +379,41 @@ pub trait Host: Sync {
     /// call, as [`Host::send_ipi`] does.  Only if `HAS_REMOTE_ACTION`.
     fn remote_action(&self, from: &Here<'_>, targets: &CpuSet, flush: &Flush<'_>) {
         let _ = (from, targets, flush);
+    }
+
+    /// Whether [`Host::load_tag`] is implemented (`ops->load_tag` is set;
+    /// release 0.3).
+    const HAS_LOAD_TAG: bool = false;
+    /// With a tag allocator of per-CPU slots and global tags
+    /// ([`TagsConfig::global_tags`](crate::TagsConfig::global_tags), given
+    /// to [`Engine::init_with_tags`](crate::Engine::init_with_tags)): load
+    /// `tag` for the address space `here` runs, now, with the same page
+    /// tables, after the flush `flush` asks for ([`TagFlush::None`] or
+    /// [`TagFlush::All`], as [`Cpu::switch_tag`](crate::Cpu::switch_tag)
+    /// says them): x86 a CR3 write of the same tables with PCID `tag` and
+    /// bit 63 set.  The engine calls it when the address space has been
+    /// given a global tag since this CPU loaded it under a slot: from
+    /// [`Cpu::handle_ipi`](crate::Cpu::handle_ipi) (not from
+    /// [`Here::handle_ipi`], nested in another engine call), from
+    /// [`Cpu::tick`](crate::Cpu::tick), and at the end of a
+    /// [`Cpu::submit`](crate::Cpu::submit) that shot down or of a
+    /// [`Cpu::flush`](crate::Cpu::flush) (never from a switch or
+    /// [`Cpu::set_state`](crate::Cpu::set_state)), so that the CPU moves
+    /// onto the global tag before its next switch and broadcasts by it
+    /// reach the CPU from then on instead of interrupts (Linux's
+    /// `flush_tlb_func()` does the same).
+    ///
+    /// The entries the CPU keeps under its slot become unreachable; those
+    /// under `tag` are current.  The engine counts the CPU on `tag` once
+    /// this returns: it must not return before the CPU runs under `tag`,
+    /// and the CPU touches no user address in between.  Without it a CPU
+    /// moves at its next switch.  Runs on `here`, inside the engine call
+    /// named above, on that [`Cpu`](crate::Cpu) token's thread; interrupts
+    /// off in the first two.  A flush code these bindings do not know (a
+    /// library newer than this crate) reads as `TagFlush::All`: flushing
+    /// more is always safe.  Only if `HAS_LOAD_TAG`.
+    fn load_tag(&self, here: &Here<'_>, tag: u32, flush: TagFlush) {
+        let _ = (here, tag, flush);
     }
 
     /// Called while `cpu` waits for other CPUs: pause, yield, or take this
@@ -582,6 +620,21 @@ unsafe extern "C" fn remote_action<H: Host>(
 /// Called by the engine only, as `struct tlbpol_ops` says: `ctx` is the
 /// engine's `ops_ctx` (see `shim`), and pointer arguments are valid for
 /// the call.
+unsafe extern "C" fn load_tag<H: Host>(ctx: *mut c_void, cpu: u32, tag: u32, flush: u32) {
+    no_unwind(|| {
+        // SAFETY: the engine calls this with its own ctx.
+        let (host, eng) = unsafe { shim::<H>(ctx) };
+        // An unknown code (a newer library) as the largest flush, as
+        // Flush::kind does.
+        let flush = TagFlush::from_raw(flush).unwrap_or(TagFlush::All);
+        host.load_tag(&here(eng, cpu), tag, flush);
+    })
+}
+
+/// # Safety
+/// Called by the engine only, as `struct tlbpol_ops` says: `ctx` is the
+/// engine's `ops_ctx` (see `shim`), and pointer arguments are valid for
+/// the call.
 unsafe extern "C" fn relax<H: Host>(ctx: *mut c_void, cpu: u32) {
     no_unwind(|| {
         // SAFETY: the engine calls this with its own ctx.
@@ -635,6 +688,6 @@ pub(crate) fn ops<H: Host>() -> sys::tlbpol_ops {
         bcast_sync: if H::HAS_SPLIT_BROADCAST { Some(bcast_sync::<H>) } else { None },
         walker_sync: if H::HAS_WALKER_SYNC { Some(walker_sync::<H>) } else { None },
         remote_action: if H::HAS_REMOTE_ACTION { Some(remote_action::<H>) } else { None },
-        load_tag: None,
+        load_tag: if H::HAS_LOAD_TAG { Some(load_tag::<H>) } else { None },
     }
 }

@@ -4,7 +4,8 @@
 //! each CPU's `flush_local` names its own tag of the address space, a
 //! broadcast the address space's one global tag; per-CPU slots leave
 //! interrupts as the only mechanism, unless global tags beside them give
-//! the broadcast a tag to name; the refusals.  Then what the bindings
+//! the broadcast a tag to name; CPUs moved onto a global tag without a
+//! switch (`Host::load_tag`); the refusals.  Then what the bindings
 //! add: the engine borrows (or owns) the allocator for its whole life and
 //! gives it back after.
 
@@ -311,6 +312,160 @@ fn percpu_global_broadcast() {
     assert_eq!(tags.make_global(&x), Ok(15));
     assert_eq!(tags.make_global(&y), Ok(14));
     assert_eq!(tags.make_global(&z), Err(Error::Other(sys::errno::ENOSPC)));
+}
+
+/// A [`Tlb`] whose host also records each `load_tag` (CPU, tag, flush,
+/// whether on the test's own thread), registered only if `ON`
+/// (`HAS_LOAD_TAG`).
+struct Loading<const ON: bool> {
+    tlb: Tlb,
+    main: std::thread::ThreadId,
+    loads: Mutex<Vec<(u32, u32, TagFlush, bool)>>,
+}
+
+impl<const ON: bool> Loading<ON> {
+    fn new() -> Self {
+        Loading { tlb: Tlb::default(), main: std::thread::current().id(), loads: Mutex::new(Vec::new()) }
+    }
+    /// The loads on `cpu` so far: (tag, flush, on the test's thread).
+    fn loads_on(&self, cpu: u32) -> Vec<(u32, TagFlush, bool)> {
+        self.loads.lock().unwrap().iter().filter(|l| l.0 == cpu).map(|l| (l.1, l.2, l.3)).collect()
+    }
+}
+
+impl<const ON: bool> Host for Loading<ON> {
+    fn flush_local(&self, cpu: &Here<'_>, f: &Flush<'_>) {
+        self.tlb.flush_local(cpu, f)
+    }
+    fn send_ipi(&self, from: &Here<'_>, targets: &CpuSet) {
+        self.tlb.send_ipi(from, targets)
+    }
+    const HAS_BROADCAST: bool = true;
+    fn broadcast(&self, from: &Here<'_>, f: &Flush<'_>) {
+        self.tlb.broadcast(from, f)
+    }
+    const HAS_LOAD_TAG: bool = ON;
+    fn load_tag(&self, here: &Here<'_>, tag: u32, flush: TagFlush) {
+        let main = std::thread::current().id() == self.main;
+        self.loads.lock().unwrap().push((here.cpu(), tag, flush, main));
+    }
+}
+
+/// From CPU 0, the other CPUs taking their interrupts on threads of their
+/// own: the CPUs interrupted, each once.
+fn shoot_from_0<const ON: bool>(host: &Loading<ON>, a: &AddressSpace<'_>, cpus: &mut Vec<Cpu<'_>>) -> Vec<u32> {
+    host.tlb.reset();
+    let others = cpus.split_off(1);
+    let c0 = &mut cpus[0];
+    let (d, back) = served(&host.tlb, others, || c0.submit(a, &protect()).unwrap());
+    cpus.extend(back);
+    assert_eq!(d.action, Action::Shootdown);
+    let ipis = host.tlb.ipis.lock().unwrap();
+    let mut targets: Vec<u32> = ipis.iter().flat_map(|i| i.1.iter().copied()).collect();
+    targets.sort_unstable();
+    targets
+}
+
+/// C's test_percpu_global_irq_load up to its first shootdown: 4 CPUs,
+/// 3 per-CPU slots and 2 global tags at 2 CPUs; b on CPU 1, then a on
+/// CPUs 0 to 2, each switch published by a tick (until then a CPU is not
+/// moved: its CR3 write may not have happened), CPU 2 lazy on a; then
+/// the shootdown from CPU 0 that gives a its global tag, by an interrupt
+/// to CPU 1 alone (no CPU is on the tag yet; the lazy CPU is left out).
+fn irq_load_start<'e, const ON: bool>(
+    eng: &'e Engine<'_, Loading<ON>>,
+    host: &Loading<ON>,
+) -> (AddressSpace<'e>, AddressSpace<'e>, Vec<Cpu<'e>>) {
+    assert!(eng.rules().contains(Rules::BROADCAST), "by the global tags");
+    let b = eng.open_as(100).unwrap();
+    let a = eng.open_as(200).unwrap();
+    let mut cpus: Vec<Cpu<'_>> = eng.take_cpus().unwrap().collect();
+    cpus[1].switch_tag(Some(&b)).unwrap();
+    for cpu in &mut cpus[..3] {
+        let u = cpu.switch_tag(Some(&a)).unwrap();
+        assert!((1..=3).contains(&u.tag), "a slot: {:?}", u);
+        cpu.tick().unwrap();
+    }
+    assert_eq!(cpus[2].switch_tag(None).unwrap().flush, TagFlush::None, "lazy on a");
+    assert!(host.loads.lock().unwrap().is_empty(), "no global tag yet");
+    assert_eq!(shoot_from_0(host, &a, &mut cpus), [1]);
+    assert!(host.tlb.broadcasts.lock().unwrap().is_empty());
+    (a, b, cpus)
+}
+
+/// `Host::load_tag` (tests/test_switch_tag.c's test_percpu_global_irq_load):
+/// CPUs move onto the global tag without a switch, the targets in the
+/// interrupt of the shootdown that gave it (on their own threads), the
+/// initiator at the end of its submit, a lazy CPU not at all (it comes
+/// back under its slot and is interrupted, and moves at its tick).  From
+/// then on the broadcast alone serves.
+#[test]
+fn percpu_global_irq_load() {
+    let host = Loading::<true>::new();
+    let mut tags = make(TagsConfig::per_cpu(4, 4, 1, 3).global_tags(2).global_min_cpus(2));
+    let cfg = config(4);
+    let mut mem = vec![0u8; Engine::<Loading<true>>::mem_size(&cfg)];
+    let eng = Engine::init_with_tags(&cfg, &host, &mut mem, &mut tags).unwrap();
+    let (a, b, mut cpus) = irq_load_start(&eng, &host);
+    // CPU 1 in its interrupt, CPU 0 at the end of its submit; not the lazy
+    // CPU 2.  The first global tag a CPU loads: what was under it is
+    // unknown, so everything is flushed first.
+    assert_eq!(host.loads_on(1), [(14, TagFlush::All, false)], "CPU 1, on its own thread");
+    assert_eq!(host.loads_on(0), [(14, TagFlush::All, true)], "CPU 0, on the caller's thread");
+    assert_eq!(host.loads_on(2), []);
+    assert_eq!(host.loads_on(3), []);
+
+    // CPU 2 back from lazy, under its slot: the broadcast, and an
+    // interrupt for CPU 2 only (its switch not yet published: it does not
+    // move in it); its tick moves it.
+    let u = cpus[2].switch_tag(Some(&a)).unwrap();
+    assert!((1..=3).contains(&u.tag), "a slot: {:?}", u);
+    assert_eq!(shoot_from_0(&host, &a, &mut cpus), [2]);
+    assert_eq!(*host.tlb.broadcasts.lock().unwrap(), vec![14]);
+    assert_eq!(host.tlb.last_tag_on(2), Some(u64::from(u.tag)), "CPU 2's slot");
+    assert_eq!(host.loads_on(2), []);
+    cpus[2].tick().unwrap();
+    assert_eq!(host.loads_on(2), [(14, TagFlush::All, true)]);
+
+    // The broadcast alone; nobody moves again; a switch back gives 14.
+    assert_eq!(shoot_from_0(&host, &a, &mut cpus), []);
+    assert_eq!(*host.tlb.broadcasts.lock().unwrap(), vec![14]);
+    assert_eq!(host.loads.lock().unwrap().len(), 3);
+    cpus[1].switch_tag(Some(&b)).unwrap();
+    assert_eq!(cpus[1].switch_tag(Some(&a)).unwrap().tag, 14);
+    let st = eng.stats(None).unwrap();
+    assert_eq!((st.shoot_broadcast, st.shoot_ipi), (2, 2), "the second with CPU 2's interrupt");
+}
+
+/// The same without `HAS_LOAD_TAG` (the host has a `load_tag` it did not
+/// declare): it is never called, and CPUs move only at their switches, as
+/// before the hook: CPUs still under their slots keep taking interrupts
+/// beside the broadcast.
+#[test]
+fn percpu_global_without_load_tag() {
+    let host = Loading::<false>::new();
+    let mut tags = make(TagsConfig::per_cpu(4, 4, 1, 3).global_tags(2).global_min_cpus(2));
+    let cfg = config(4);
+    let mut mem = vec![0u8; Engine::<Loading<false>>::mem_size(&cfg)];
+    let eng = Engine::init_with_tags(&cfg, &host, &mut mem, &mut tags).unwrap();
+    let (a, b, mut cpus) = irq_load_start(&eng, &host);
+    assert!(host.loads.lock().unwrap().is_empty());
+    // Nobody on the tag, a tick or not: an interrupt again, no broadcast.
+    cpus[1].tick().unwrap();
+    assert_eq!(shoot_from_0(&host, &a, &mut cpus), [1]);
+    assert!(host.tlb.broadcasts.lock().unwrap().is_empty());
+    // CPU 1 switches to it: the broadcast names it, CPU 2 (back, under its
+    // slot) is interrupted beside it.
+    cpus[1].switch_tag(Some(&b)).unwrap();
+    assert_eq!(cpus[1].switch_tag(Some(&a)).unwrap().tag, 14);
+    cpus[2].switch_tag(Some(&a)).unwrap();
+    assert_eq!(shoot_from_0(&host, &a, &mut cpus), [2]);
+    assert_eq!(*host.tlb.broadcasts.lock().unwrap(), vec![14]);
+    assert_eq!(host.tlb.last_tag_on(0), Some(1), "the initiator's slot");
+    for cpu in &mut cpus {
+        cpu.tick().unwrap();
+    }
+    assert!(host.loads.lock().unwrap().is_empty(), "never called");
 }
 
 #[test]
