@@ -20,7 +20,8 @@ POLICIES = ('naive', 'before', 'linux', 'default', 'custom')
 SIM_COLS = ('irq_sent', 'irq_recv', 'flushes', 'pages', 'full', 'flush_miss', 'ms',
             'metric', 'viol', 'x_before', 'x_linux')
 NUM = r'-?[\d.]+|inf|nan'
-TAG_COLS = ('tag_loads', 'tag_flushes', 'tag_all', 'rollovers', 'bcast', 'foreign')
+TAG_COLS = ('tag_loads', 'tag_flushes', 'tag_all', 'rollovers', 'bcast', 'moves', 'reopened',
+            'foreign')
 
 
 def table(head: List[str], rows: List[List[str]]) -> str:
@@ -58,8 +59,8 @@ def parse_sim(res: Result, _sim: Values) -> Values:
             continue
         f = ln.split()
         # --tags: loads, tag flushes, flushes of all, rollovers, broadcasts,
-        # foreign hits (after "tags (" only: 7 fields, as no other row).
-        if scen and 'tags' in v and len(f) == 7 and f[0] in POLICIES and \
+        # moves, reopened, foreign hits (after "tags (" only: 9 fields).
+        if scen and 'tags' in v and len(f) == 9 and f[0] in POLICIES and \
                 all(x.isdigit() for x in f[1:]):
             for col, val in zip(TAG_COLS, f[1:]):
                 v['%s.%s.%s' % (scen, f[0], col)] = val
@@ -94,10 +95,11 @@ def parse_sim(res: Result, _sim: Values) -> Values:
     if 'tags' in v:
         v['table.tags'] = table(
             ['scenario', 'policy', 'interrupts', 'broadcasts', 'modelled ms', 'time x linux',
-             'tag loads', 'tag flushes', 'flushes of all', 'rollovers', 'violations'],
+             'tag loads', 'tag flushes', 'flushes of all', 'rollovers', 'moves to global',
+             'reopened', 'violations'],
             [[s if p == v[s + '.policies'].split()[0] else '', p] +
              [v['%s.%s.%s' % (s, p, c)] for c in ('irq_sent', 'bcast', 'ms', 'x_linux') +
-              TAG_COLS[:4] + ('viol',)]
+              TAG_COLS[:4] + ('moves', 'reopened', 'viol')]
              for s in order for p in v[s + '.policies'].split()])
     v['table.all'] = table(['scenario', 'policy', 'interrupts sent', 'received', 'flushes',
                             'modelled ms', 'figure of merit', 'violations', 'time x linux'],
