@@ -248,6 +248,14 @@ def checkers(args: argparse.Namespace) -> list[Checker]:
                                                       "--as", "12", "--tag-global", "4",
                                                       "--tag-global-cpus", "2", "--split",
                                                       "--bcast-cost", "300"], 300),
+        # ... with CPUs moved onto the global tag between switches
+        # (ops->load_tag), in interrupts, ticks and their own shootdowns.
+        ("stress-tags-irq-load", "oracle", st + ["--cpus", "4", "--arch", "x86", "--events",
+                                                 ev, "--rules", "all", "--tags", "percpu",
+                                                 "--as", "12", "--tag-global", "4",
+                                                 "--tag-global-cpus", "2", "--split",
+                                                 "--bcast-cost", "300", "--profile", "compute",
+                                                 "--tag-irq-load"], 300),
         # Two CPUs making the same waiting call with interrupts off under
         # WAIT_IRQS; it aborts on a wait of 4 million turns (a deadlock).
         ("wait-irqs-off", "oracle", ["tests/test_wait_irqs_off"], 120),
@@ -292,6 +300,18 @@ def checkers(args: argparse.Namespace) -> list[Checker]:
                            "lab/sim/tlbpol-sim lazy-unmap munmap --cpus 16 --nodes 2 --probe "
                            "--stamps >/dev/null 2>&1; r=$?; [ $r = 1 ] && echo UNSAFE stamps; "
                            "[ $r = 2 ] && echo STUCK stamps; true"], 300),
+        # Tags in the simulator: a replayed build whose processes come and
+        # go (address spaces closed and opened anew, their tags given back
+        # and reused), per-CPU slots beside global tags with INVLPGB; the
+        # hypervisor's VMIDs rolling over.
+        ("sim-tags", "oracle", ["sh", "-c",
+                                "lab/sim/tlbpol-sim trace ../src/lab/validate/data/ninja-build.trace "
+                                "--cpus 4 --nodes 1 --backend invlpgb --tags percpu:2+2@2 "
+                                "--probe >/dev/null 2>&1; r=$?; [ $r = 1 ] && echo UNSAFE trace; "
+                                "[ $r = 2 ] && echo STUCK trace; "
+                                "lab/sim/tlbpol-sim hypervisor --cpus 2 --nodes 1 --tags global:2 "
+                                "--probe >/dev/null 2>&1; r=$?; [ $r = 1 ] && echo UNSAFE hv; "
+                                "[ $r = 2 ] && echo STUCK hv; true"], 300),
         # The unikernel under QEMU's TCG (real invlpg, real IPIs, a real
         # software TLB): one boot with 2 vCPUs and one with 4, every
         # workload under naive, linux and default (about 6 s a boot).  Its
