@@ -377,7 +377,7 @@ def run_checker(build: str, ck: Checker) -> Result:
             kinds["stall"] = n
         elif p.returncode:
             n = 1
-    elif name == "sim":
+    elif name in ("sim", "sim-tags"):
         n = out.count("UNSAFE") + out.count("STUCK")
         if out.count("STUCK"):
             kinds["stuck"] = out.count("STUCK")
