@@ -206,9 +206,8 @@ static void apply(struct sim *s, uint32_t cpu, uint32_t tas, const struct run *r
  * The last thread of an address space is gone (exit, or exec leaving it):
  * exit_mmap() unmaps everything and frees the page tables, so the flush
  * reaches the CPUs lazy in it too (TABLES_FREED), as Linux's does
- * (mm/mmap.c exit_mmap(), tlb_finish_mmu() with freed_tables).  A trace
- * does not show it; the model does it for it.
- */
+ * (mm/mmap.c exit_mmap(), tlb_finish_mmu() with freed_tables); then (with
+ * --tags) the address space closes.  A trace does not show it. */
 static void teardown(struct sim *s, uint32_t cpu, uint32_t tas)
 {
 	struct tas *a = &((struct trace *)s->trace)->as[tas];
@@ -230,8 +229,7 @@ static void teardown(struct sim *s, uint32_t cpu, uint32_t tas)
 	a->m = NULL;
 	a->n = a->cap = 0;
 	if (nr) {
-		sim_change_range(s, cpu, as, TLBPOL_EV_UNMAP, TLBPOL_EVF_TABLES_FREED, lo, hi - lo,
-				 bits, 0);
+		sim_change_range(s, cpu, as, TLBPOL_EV_UNMAP, TLBPOL_EVF_TABLES_FREED, lo, hi - lo, bits, 0);
 		sim_flush(s, cpu, TLBPOL_BY_FREE);
 		sim_free_frames_later(s, cpu, as, 0, 0);
 	}
