@@ -7,7 +7,8 @@ use core::ptr;
 use tlbpol_sys as sys;
 use tlbpol_sys::c_void;
 
-use crate::host::{ops, Host};
+use crate::host::Host;
+use crate::trampolines::ops;
 use crate::types::{bits, c_enum, check, setters, size_field, Arch, Error, Result, Rules};
 #[cfg(doc)]
 use crate::Engine;

@@ -10,7 +10,7 @@ use core::ptr::{self, NonNull};
 use tlbpol_sys as sys;
 use tlbpol_sys::c_void;
 
-use crate::host::no_unwind;
+use crate::trampolines::no_unwind;
 use crate::engine::Stamp;
 use crate::tags::TagUse;
 use crate::types::{check, CpuState, Deadline, Decision, Error, Event, Result};

@@ -14,7 +14,8 @@ use crate::config::Config;
 use crate::cpu::{AddressSpace, Cpu, Cpus};
 #[cfg(feature = "std")]
 use crate::cpu::SpaceRef;
-use crate::host::{ops, Host, Shim};
+use crate::host::Host;
+use crate::trampolines::{ops, Shim};
 use crate::mem::{ALIGN_SLACK, SHIM_SPACE};
 use crate::tags::Tags;
 use crate::types::{check, Decision, Error, Event, Reason, Result, Rules};

@@ -126,6 +126,7 @@ mod engine;
 mod host;
 mod mem;
 mod tags;
+mod trampolines;
 mod types;
 
 pub use config::{Backend, BackendFlags, Calibration, Config, Mechanism};
