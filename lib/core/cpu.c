@@ -373,7 +373,7 @@ int tlbpol_tick(struct tlbpol_engine *eng, uint32_t cpu)
 	c->ticks++;
 	tlbpol__drain(eng, params_of(eng), cpu, TLBPOL_BY_FREE,
 		      DRAIN_SERVE | DRAIN_AGED | DRAIN_AGE_LAZY | DRAIN_POST_LAZY);
-	if (eng->tags && eng->ops.load_tag)
+	if (tlbpol__tags_movable(eng))
 		tlbpol__tag_to_global(eng, cpu);
 	call_leave(c);
 	if (eng->quiescent)

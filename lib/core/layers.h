@@ -58,8 +58,15 @@ int tlbpol__tag_global(const struct tlbpol_engine *eng, uint32_t as_index,
 		       struct tlbpol_flush *f);
 /* tag_flush.c: move @cpu onto its address space's global tag now
  * (ops->load_tag), if it has one the CPU is not on; the caller holds the
- * CPU's call guard. */
+ * CPU's call guard, and asks only where tlbpol__tags_movable(). */
 void tlbpol__tag_to_global(struct tlbpol_engine *eng, uint32_t cpu);
+/* Can a CPU of @eng move onto a global tag between switches: per-CPU
+ * slots (global tags only exist beside them) and the host's load_tag?
+ * One test for every caller, so that the others pay one branch. */
+static inline int tlbpol__tags_movable(const struct tlbpol_engine *eng)
+{
+	return eng->tags_percpu && eng->ops.load_tag;
+}
 /* ops->flush_local of @f on @cpu, for address space @as_index, naming the
  * hardware tag there with cfg->tags; 0 if there was nothing to flush. */
 static inline int tlbpol__flush_local(struct tlbpol_engine *eng, uint32_t cpu,

@@ -461,7 +461,7 @@ int tlbpol_handle_ipi(struct tlbpol_engine *eng, uint32_t cpu)
 	 * loaded it: its next shootdowns can broadcast to it.  The guard
 	 * keeps a nested call out meanwhile.
 	 */
-	if (eng->tags && eng->ops.load_tag && !call_guard(cpu_of(eng, cpu))) {
+	if (tlbpol__tags_movable(eng) && !call_guard(cpu_of(eng, cpu))) {
 		tlbpol__tag_to_global(eng, cpu);
 		call_leave(cpu_of(eng, cpu));
 	}

@@ -224,7 +224,7 @@ static __attribute__((noinline)) int act(struct tlbpol_engine *eng, const struct
 		tlbpol__run_dfrees(eng, cpu);
 	/* A shootdown may have given the address space a global tag: onto it,
 	 * as Linux's local flush_tlb_func() does (tag_flush.c). */
-	if (action == TLBPOL_ACT_SHOOTDOWN && eng->ops.load_tag)
+	if (action == TLBPOL_ACT_SHOOTDOWN && tlbpol__tags_movable(eng))
 		tlbpol__tag_to_global(eng, cpu);
 	call_leave(c);
 	if (out)
@@ -414,7 +414,7 @@ int tlbpol_flush(struct tlbpol_engine *eng, uint32_t cpu, uint32_t by)
 	/* BY_NOW: no batch entry is due; BY_LAZY: lazy work in flight too. */
 	n = tlbpol__drain(eng, params_of(eng), cpu, by,
 			  DRAIN_SERVE | (by == TLBPOL_BY_LAZY ? DRAIN_FORCE_LAZY : 0));
-	if (eng->ops.load_tag)
+	if (tlbpol__tags_movable(eng))
 		tlbpol__tag_to_global(eng, cpu);
 	call_leave(c);
 	return n;

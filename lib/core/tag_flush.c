@@ -96,18 +96,19 @@ void tlbpol__tag_to_global(struct tlbpol_engine *eng, uint32_t cpu)
 	struct tlbpol_tag_use u;
 	int g;
 
-	if (!eng->tags_percpu || !eng->ops.load_tag || !as || as != c->loaded || c->leaving_as ||
-	    c->catchup_as || prim_load_relaxed(&c->in_serve))
+	if (!as || as != c->loaded || c->leaving_as || c->catchup_as ||
+	    prim_load_relaxed(&c->in_serve))
 		return;
 	g = tlbpol_tag_global_of(eng->tags, &as->tag_id);
 	if (g < 0 || (uint32_t)g == c->loaded_tag)
 		return;
 	if (tlbpol_tag_load(eng->tags, cpu, &as->tag_id, &u) || u.tag != (uint32_t)g)
 		return;
+	/* (Planted TLBPOL_PLANTED_COVER_WITHOUT_LOAD: counted on the tag
+	 * below, never told to load it.) */
 #ifndef TLBPOL_PLANTED_COVER_WITHOUT_LOAD
 	eng->ops.load_tag(eng->ops_ctx, cpu, u.tag, u.flush);
 #endif
-	/* Planted: counted on the tag, never told to load it. */
 	c->loaded_tag = u.tag;
 	prim_fetch_or(&gcover_of(eng, as)[cpu / 64], 1ULL << (cpu % 64));
 }
