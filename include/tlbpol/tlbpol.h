@@ -1319,7 +1319,13 @@ TLBPOL_API int tlbpol_tags_stats_read(const struct tlbpol_tags *tags, int cpu,
  *	shootdown, a broadcast names it, and the CPUs that still run it
  *	under their slots (they have not switched to it since) take
  *	interrupts, the transition tracked per CPU.  Its global tag goes
- *	back to the allocator when it closes.
+ *	back to the allocator when it closes, not when it shrinks, as in
+ *	Linux (destroy_context() frees a global ASID, mm_free_global_asid(),
+ *	when the mm goes): given back while one CPU still runs under it, a
+ *	broadcast decided before the give-back reaches neither that CPU's
+ *	new slot nor a next owner's entries, so a shrink would first have
+ *	to move every CPU back to a slot (with its flush); instead the
+ *	threshold rises as the global tags run out (global_min_cpus).
  *	The allocator is the engine's while the engine lives (no other
  *	tlbpol_tag_load() on it).
  *
@@ -1563,10 +1569,18 @@ TLBPOL_API size_t tlbpol_engine_size(const struct tlbpol_config *cfg);
 	X(leaders, TLBPOL__NUMA_ONLY(nodes, TLBPOL__MASK_WORDS(c)), U64)        \
 	X(flushes, TLBPOL__PARTS(bp, as), REQ_FLUSH)                            \
 	X(ranges, TLBPOL__RANGES(bp, ceil), RANGE)
+/* A lazy request's flushes and then, in the same array, its ranges, in
+ * bytes: one part (80 bytes) and four ranges (96) fill three cache lines
+ * together where each alone took two (448 bytes a CPU, seven requests).
+ * Both are written by the owner before it arms the request and only read
+ * while it is armed, so sharing a line costs nothing; the targets, which
+ * claimers write, keep lines of their own. */
+#define TLBPOL__LAZY_BODY(as, bp, ceil)                                         \
+	(TLBPOL__LAZY_PARTS(bp, as) * TLBPOL__SZ_REQ_FLUSH +                    \
+	 TLBPOL__LAZY_RANGES(bp, ceil) * TLBPOL__SZ_RANGE)
 #define TLBPOL__LAZY_REQ_ARRAYS(X, c, as, bp, ceil)                             \
 	X(targets, TLBPOL__MASK_WORDS(c), U64)                                  \
-	X(flushes, TLBPOL__LAZY_PARTS(bp, as), REQ_FLUSH)                       \
-	X(ranges, TLBPOL__LAZY_RANGES(bp, ceil), RANGE)
+	X(flushes, TLBPOL__LAZY_BODY(as, bp, ceil), U8)
 /* An X() for the lists above: the bytes of one array, added. */
 #define TLBPOL__BYTES(field, n, type) + TLBPOL__LINE_UP((n) * TLBPOL__SZ_##type)
 #define TLBPOL__CPU_BYTES(c, as, bp, ceil, nodes)                               \

@@ -410,16 +410,19 @@ def parse_memory(res: Result, _sim: Values) -> Values:
     v: Values = {}
     rows = []
     # Each size's line, then (tests/test_layout.c) what the last CPU adds:
-    # the per-CPU cost, without the state that does not grow with the CPUs.
+    # the per-CPU cost, without the state that does not grow with the CPUs;
+    # then the bytes per CPU with a tag allocator (6 slots, 64 global tags).
     for m in re.finditer(r'^# (\d+) CPUs: (\d+) bytes, ([\d.]+) KiB per CPU\n'
-                         r'(?:#\s+\d+ bytes per CPU, (\d+) for the last one$)?', res.out, re.M):
+                         r'(?:#\s+\d+ bytes per CPU, (\d+) for the last one\n)?'
+                         r'(?:#\s+with the tag allocator: (\d+) bytes per CPU)?', res.out, re.M):
         v['%s.bytes' % m.group(1)], v['%s.kib_per_cpu' % m.group(1)] = m.group(2, 3)
-        rows.append([m.group(1), m.group(2), m.group(3), m.group(4) or '-'])
+        rows.append([m.group(1), m.group(2), m.group(3), m.group(4) or '-', m.group(5) or '-'])
     need(rows, res, 'no "# N CPUs: B bytes" lines')
-    v['summary'] = '; '.join('%s CPUs: %s bytes (%s KiB per CPU; one CPU more: %s bytes)'
-                             % tuple(r) for r in rows)
+    v['summary'] = '; '.join('%s CPUs: %s bytes (%s KiB per CPU; one CPU more: %s bytes; '
+                             'with tags: %s bytes per CPU)' % tuple(r) for r in rows)
     v['table.size'] = table(['CPUs', 'tlbpol_engine_size() bytes', 'KiB per CPU',
-                             'bytes the last CPU adds'], rows)
+                             'bytes the last CPU adds',
+                             'bytes per CPU with a tag allocator (6 slots, 64 global)'], rows)
     return v
 
 

@@ -89,6 +89,13 @@ _Static_assert(sizeof(struct tlbpol_range) == TLBPOL__SZ_RANGE, "TLBPOL__SZ_RANG
 _Static_assert(sizeof(struct tlbpol_cpuset) == TLBPOL__SZ_CPUSET, "TLBPOL__SZ_CPUSET");
 #endif
 _Static_assert(TLBPOL_REQS == TLBPOL__REQS_PER_CPU, "TLBPOL__REQS_PER_CPU");
+/* TLBPOL__LAZY_BODY() is in LP64 sizes on every target: it must hold a lazy
+ * request's flushes and ranges by sizeof too, the ranges aligned after them. */
+_Static_assert(sizeof(struct req_flush) <= TLBPOL__SZ_REQ_FLUSH &&
+		       sizeof(struct tlbpol_range) <= TLBPOL__SZ_RANGE,
+	       "TLBPOL__LAZY_BODY() holds what layout() places");
+_Static_assert(sizeof(struct req_flush) % _Alignof(struct tlbpol_range) == 0,
+	       "a lazy request's ranges are aligned after its flushes");
 
 /* @cfg: this release's structure (tlbpol__config_read()). */
 static int config_check(const struct tlbpol_config *cfg)
@@ -293,6 +300,11 @@ static size_t layout(const struct tlbpol_config *cfg, struct tlbpol_engine *eng,
 			} else {
 				TLBPOL__LAZY_REQ_ARRAYS(PLACE_REQ, cfg->nr_cpus, cfg->max_as,
 							cfg->batch_pages, cfg->flush_ceiling)
+				/* Its ranges follow its flushes in one array
+				 * (TLBPOL__LAZY_BODY()). */
+				if (c)
+					c->reqs[k].ranges = (struct tlbpol_range *)(void *)(
+						c->reqs[k].flushes + lazy_flush_cap);
 			}
 			/* A lazy request never fans out (arm()), nor any
 			 * without a topology: no leaders, and a stray use
