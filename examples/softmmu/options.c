@@ -47,7 +47,8 @@ static _Noreturn void help(FILE *f, int rc)
 		"  --tags percpu:SLOTS: the engine's tag allocator, SLOTS tags per vCPU\n"
 		"          (x86 PCIDs); global:BITS: one pool of 2^BITS - 1 tags with\n"
 		"          generations (arm64 ASIDs); default: no tags, a switch flushes all\n"
-		"  --bug tag-no-flush: ignore the flush a switch's tag asks for\n"
+		"  --bug tag-no-flush: ignore the flush a switch's tag asks for (without\n"
+		"          tags: the flush of all a switch makes)\n"
 		"  POLICY: a rule mask as tlbpol_rules_parse() reads it: naive, linux,\n"
 		"          default, linux+receiver-merge, 0x1ff (default: naive,linux,default)\n",
 		MAX_AS, SWITCH_BLOCKS);

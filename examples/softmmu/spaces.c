@@ -109,8 +109,8 @@ void vcpu_switch(struct cpu *c, uint32_t next)
 	else
 		chk(tlbpol_switch(w->eng, c->id, w->as[next], NULL), "tlbpol_switch");
 	c->n[C_SWITCH_FLUSHES] += c->space != NO_SPACE && use.flush != TLBPOL_TAG_FLUSH_NONE;
-	if (w->bug == BUG_TAG_NO_FLUSH && w->tags)
-		use.flush = TLBPOL_TAG_FLUSH_NONE; /* planted */
+	if (w->bug == BUG_TAG_NO_FLUSH)
+		use.flush = TLBPOL_TAG_FLUSH_NONE; /* planted (no tags: a CR3 write that keeps all) */
 	if (use.flush == TLBPOL_TAG_FLUSH_ALL)
 		tlb_flush_all(c);
 	else if (use.flush == TLBPOL_TAG_FLUSH_TAG)
