@@ -86,6 +86,21 @@ static void cb_send_ipi(void *ctx, uint32_t from, const struct tlbpol_cpuset *t)
 	src->clock += cost;
 }
 
+/* A flush @c makes of its own, told to by the engine or the allocator:
+ * every entry of every tag (@key < 0: a rollover, a recycled global tag)
+ * or those under one key (a tag, an address space), counted and paid as
+ * one full flush. */
+static void own_full_flush(struct sim *s, struct sim_cpu *c, int64_t key)
+{
+	if (key < 0)
+		tlb_flush_all(&c->tlb, s->nkeys);
+	else
+		tlb_flush_as(&c->tlb, (uint16_t)key);
+	s->cnt.full_flushes++;
+	s->cnt.local_flushes++;
+	c->clock += CYC(s, s->cfg.cost.full_flush_cycles);
+}
+
 /* --tags: @cpu moves onto its address space's global tag from an
  * interrupt or tick (a CR3 write of the same tables, no flush unless
  * @flush says; its slot's entries stay, unreachable).  Every policy gets
@@ -97,12 +112,8 @@ static void cb_load_tag(void *ctx, uint32_t cpu, uint32_t tag, uint32_t flush)
 
 	c->tag = (uint16_t)tag;
 	s->cnt.tag_moves++;
-	if (flush == TLBPOL_TAG_FLUSH_ALL) {
-		tlb_flush_all(&c->tlb, s->nkeys);
-		s->cnt.full_flushes++;
-		s->cnt.local_flushes++;
-		c->clock += CYC(s, s->cfg.cost.full_flush_cycles);
-	}
+	if (flush == TLBPOL_TAG_FLUSH_ALL)
+		own_full_flush(s, c, -1);
 }
 
 /* A turn of the engine's wait: other CPUs run meanwhile (clock.c). */
@@ -344,12 +355,8 @@ static void resume(struct sim *s, uint32_t cpu, int need)
 	struct sim_cpu *c = &s->cpus[cpu];
 	int32_t as = c->as >= 0 ? c->as : c->loaded;
 
-	if (need && as >= 0) {
-		tlb_flush_as(&c->tlb, sim_tag_key(s, cpu, (uint32_t)as));
-		s->cnt.full_flushes++;
-		s->cnt.local_flushes++;
-		c->clock += CYC(s, s->cfg.cost.full_flush_cycles);
-	}
+	if (need && as >= 0)
+		own_full_flush(s, c, sim_tag_key(s, cpu, (uint32_t)as));
 	if (c->as >= 0)
 		oracle_check_resume(s, cpu, (uint32_t)c->as);
 }
@@ -394,15 +401,8 @@ static void switch_tag(struct sim *s, uint32_t cpu, int32_t as)
 		c->tag = (uint16_t)u.tag;
 		/* TLBPOL_SIM_PLANTED=tag-no-flush: the checker's own test,
 		 * a host that loads the tag without the flush it was told. */
-		if (u.flush != TLBPOL_TAG_FLUSH_NONE && !s->planted_tag_no_flush) {
-			if (u.flush == TLBPOL_TAG_FLUSH_ALL)
-				tlb_flush_all(&c->tlb, s->nkeys);
-			else
-				tlb_flush_as(&c->tlb, c->tag);
-			s->cnt.full_flushes++;
-			s->cnt.local_flushes++;
-			c->clock += CYC(s, s->cfg.cost.full_flush_cycles);
-		}
+		if (u.flush != TLBPOL_TAG_FLUSH_NONE && !s->planted_tag_no_flush)
+			own_full_flush(s, c, u.flush == TLBPOL_TAG_FLUSH_ALL ? -1 : (int64_t)c->tag);
 	}
 	c->as = as;
 	if (as >= 0)
