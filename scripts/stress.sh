@@ -4,6 +4,14 @@
 # profile, with and without ASID retention, with a switch-heavy mix, LAZY_OK
 # work in small batches and long compute spells, each over every rule mask of
 # `--rules all`: at least 10 million events in all.
+# Then the hardware tags (the engine's allocators, tlbpol_switch_tag()) with
+# more address spaces than tags, at 2, 4, 8 and 72 CPUs: per-CPU slots
+# (x86 PCIDs); global generations (arm64 ASIDs) of 3 bits, rolling over
+# at 2 and 4 CPUs (at 8 and 72 the pool must hold more tags than CPUs, more
+# than the oracle's 14 address spaces use: transitions, no rollover); slots
+# beside global tags under a split broadcast (INVLPGB), CPUs moved onto
+# them from interrupts (ops->load_tag), walkers beside.
+#
 # Prints every configuration's summary line and a grand total; exits 1 if
 # the oracle found anything.
 #
@@ -39,8 +47,14 @@ variant_list=("--profile normal" "--profile normal --retain" "--profile switch -
 	      "--profile compute --wait-irqs" "--profile states --retain --wait-limit 1024"
 	      "--profile quiet" "--retain --wait-irqs --irqs-off 50" "--irqs-off 50"
 	      "--migrate 50" "--profile preempted")
+tag_cpus_list=(2 4 8 72)
+tag_variant_list=("--arch x86 --tags percpu --as 12 --profile switch"
+		  "--arch arm64 --tags global --as 12 --split --bcast-cost 300"
+		  "--arch x86 --tags percpu --as 12 --tag-global 4 --tag-global-cpus 2 --split
+		   --bcast-cost 300 --profile compute --tag-irq-load --walkers --walker-sync")
 masks=35 # configurations in --rules all
-runs=$(( ${#cpus_list[@]} * ${#arch_list[@]} * ${#variant_list[@]} ))
+runs=$(( ${#cpus_list[@]} * ${#arch_list[@]} * ${#variant_list[@]} +
+	 ${#tag_cpus_list[@]} * ${#tag_variant_list[@]} ))
 per_config=$(( (events + runs * masks - 1) / (runs * masks) ))
 
 echo "stress.sh: $runs runs x $masks rule masks x $per_config events, seed $seed"
@@ -48,23 +62,40 @@ start=$(date +%s)
 sum_events=0
 sum_viol=0
 failed=0
+# One run: --cpus $1, then the options in $2 (several, split on blanks).
+run() {
+	local rc=0 out tot ev vi
+	# shellcheck disable=SC2086 # $2 is several options
+	out=$(TLBPOL_STRESS_SCALE=1 "$exe" --cpus "$1" --events "$per_config" --rules all \
+		--seed "$seed" $2) || rc=$?
+	echo "$out"
+	tot=$(grep '^total:' <<<"$out" || true)
+	ev=$(sed -n 's/.* events=\([0-9]*\).*/\1/p' <<<"$tot")
+	vi=$(sed -n 's/.* violations=\([0-9]*\).*/\1/p' <<<"$tot")
+	sum_events=$(( sum_events + ${ev:-0} ))
+	sum_viol=$(( sum_viol + ${vi:-0} ))
+	if [ "$rc" -ne 0 ]; then
+		echo "stress.sh: exit $rc: --cpus $1" $2
+		failed=$(( failed + 1 ))
+	fi
+}
 for cpus in "${cpus_list[@]}"; do
 	for arch in "${arch_list[@]}"; do
 		for variant in "${variant_list[@]}"; do
-			rc=0
-			# shellcheck disable=SC2086 # $variant is several options
-			out=$(TLBPOL_STRESS_SCALE=1 "$exe" --cpus "$cpus" --arch "$arch" \
-				--events "$per_config" --rules all --seed "$seed" $variant) || rc=$?
-			echo "$out"
-			tot=$(grep '^total:' <<<"$out" || true)
-			ev=$(sed -n 's/.* events=\([0-9]*\).*/\1/p' <<<"$tot")
-			vi=$(sed -n 's/.* violations=\([0-9]*\).*/\1/p' <<<"$tot")
-			sum_events=$(( sum_events + ${ev:-0} ))
-			sum_viol=$(( sum_viol + ${vi:-0} ))
-			if [ "$rc" -ne 0 ]; then
-				failed=$(( failed + 1 ))
-			fi
+			run "$cpus" "--arch $arch $variant"
 		done
+	done
+done
+for cpus in "${tag_cpus_list[@]}"; do
+	for variant in "${tag_variant_list[@]}"; do
+		# A global pool holds more tags than CPUs (the allocator says
+		# so): 3 bits where that is enough, else the fewest that are.
+		bits=3
+		while [ $(( (1 << bits) - 1 )) -le "$cpus" ]; do bits=$((bits + 1)); done
+		case $variant in
+		*"--tags global"*) variant="$variant --tag-bits $bits" ;;
+		esac
+		run "$cpus" "$variant"
 	done
 done
 echo "grand total: runs=$runs events=$sum_events violations=$sum_viol failed_runs=$failed" \
