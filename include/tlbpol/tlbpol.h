@@ -1321,11 +1321,10 @@ TLBPOL_API int tlbpol_tags_stats_read(const struct tlbpol_tags *tags, int cpu,
  *	interrupts, the transition tracked per CPU.  Its global tag goes
  *	back to the allocator when it closes, not when it shrinks, as in
  *	Linux (destroy_context() frees a global ASID, mm_free_global_asid(),
- *	when the mm goes): given back while one CPU still runs under it, a
- *	broadcast decided before the give-back reaches neither that CPU's
- *	new slot nor a next owner's entries, so a shrink would first have
- *	to move every CPU back to a slot (with its flush); instead the
- *	threshold rises as the global tags run out (global_min_cpus).
+ *	when the mm goes): to give it back earlier, every CPU that runs the
+ *	address space under it would first have to move back to a slot,
+ *	each with its slot's flush, and take interrupts meanwhile; instead
+ *	the threshold rises as the global tags run out (global_min_cpus).
  *	The allocator is the engine's while the engine lives (no other
  *	tlbpol_tag_load() on it).
  *
