@@ -157,6 +157,41 @@ int cb_vcpu_defer(void *ctx, uint32_t cpu)
  * CPU must also have polled ORC_STALL_RECENT times in each of the last
  * ORC_STALL_MARKS checkpoints.
  */
+/*
+ * After a stall report: what the waiting CPU @cpu can see of every other
+ * CPU (their published state, mailbox and progress, and whether its own
+ * call interrupted them), for the reader to find the target that was never
+ * told.  Only atomics of the others are read, and the waiter's own fields.
+ */
+static void stall_dump(struct orc_world *w, uint32_t cpu)
+{
+	struct orc_cpu *c = &w->cpus[cpu];
+	static const char *const modes[] = { "run", "lazy", "preempted", "offline" };
+
+	pthread_mutex_lock(&w->log_lock);
+	fprintf(w->cfg.log, "  cpu %u (waiting, call %llu, %llu interrupts sent by it):\n", cpu,
+		(unsigned long long)c->call_id, (unsigned long long)c->kicks);
+	for (uint32_t i = 0; i < w->cfg.nr_cpus; i++) {
+		struct orc_cpu *o = &w->cpus[i];
+		uint64_t pub = atomic_load(&o->pub);
+		uint32_t m = pub_mode(pub);
+
+		if (i == cpu)
+			continue;
+		fprintf(w->cfg.log,
+			"    cpu %u: %s, loaded %d; mailbox %s; polled %llu times since the wait "
+			"began; interrupted by this call: %s; held: %d\n",
+			i, m < 4 ? modes[m] : "?",
+			pub_loaded(pub) == AS_NONE ? -1 : (int)pub_loaded(pub),
+			atomic_load(&o->mb.raised) ? "raised" : "clear",
+			(unsigned long long)(atomic_load_explicit(&o->polls, memory_order_relaxed) -
+					     c->wait_polls[i]),
+			(c->sent[i / 64] >> (i % 64) & 1) ? "yes" : "no", atomic_load(&o->held));
+	}
+	fflush(w->cfg.log);
+	pthread_mutex_unlock(&w->log_lock);
+}
+
 static void stall_check(struct orc_world *w, uint32_t cpu)
 {
 	struct orc_cpu *c = &w->cpus[cpu];
@@ -201,6 +236,7 @@ static void stall_check(struct orc_world *w, uint32_t cpu)
 		  "OFFLINE holding the request",
 		  cpu, (unsigned long long)c->wait_turns, ORC_STALL_POLLS, ORC_STALL_RECENT,
 		  ORC_STALL_MARKS);
+	stall_dump(w, cpu);
 	c->busy_marks = 0;
 	/* Interrupts let in everywhere, so that a CPU waiting with them off
 	 * is served too, and the run ends (orc_stopped()). */
