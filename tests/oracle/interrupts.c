@@ -283,6 +283,7 @@ static void deadlock_check(struct orc_world *w, struct orc_cpu *c, uint32_t cpu)
 		  "let in everywhere from now on, and the run ends",
 		  cpu, t, (unsigned long long)c->clock_turns,
 		  c->irqs_off ? " with interrupts off" : "");
+	stall_dump(w, cpu);
 	c->clock_t0 = 1e300; /* once per call */
 	atomic_store(&w->stopped, 1);
 	for (uint32_t i = 0; i < w->cfg.nr_cpus; i++)
