@@ -277,6 +277,13 @@ def checkers(args: argparse.Namespace) -> list[Checker]:
          300),
         ("softmmu", "oracle", ["examples/softmmu/softmmu", "--seconds", "1", "--vcpus", "4"],
          120),
+        # ... with guest address spaces under the engine's tags: per-CPU
+        # slots (2 for 6 address spaces) and global generations (3 bits
+        # for 8), a soft TLB keyed by tag whose entries know their owner.
+        ("softmmu-tags", "oracle",
+         ["sh", "-c", "examples/softmmu/softmmu --seconds 1 --vcpus 4 --rules linux,default "
+          "--as 6 --tags percpu:2 && examples/softmmu/softmmu --seconds 1 --vcpus 4 "
+          "--rules linux,default --as 8 --tags global:3"], 120),
         # The tag allocators under threads, by a model of each CPU's TLB by
         # tag: a tag reused without its flush, a running address space's
         # tag moved (a broadcast by it would miss the CPU).
@@ -346,7 +353,7 @@ def run_checker(build: str, ck: Checker) -> Result:
                 kinds[k] = kinds.get(k, 0) + int(v)
         if p.returncode not in (0, 1) and not n:
             return Result("crash", 0, out[-300:], time.time() - t0)
-    elif name == "softmmu":
+    elif name in ("softmmu", "softmmu-tags"):
         stale = re.findall(r"(\d+) stale", out)
         n = sum(int(x) for x in stale) if p.returncode else 0
         if p.returncode and not n:
