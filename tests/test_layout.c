@@ -193,10 +193,10 @@ static void test_size_per_cpu(void **state)
 		printf("# %u CPUs: %zu bytes, %.1f KiB per CPU\n", cpus[i], sz,
 		       (double)sz / 1024.0 / cpus[i]);
 		printf("#   %zu bytes per CPU, %zu for the last one\n", sz / cpus[i], more);
-		printf("#   with the tag allocator: %zu bytes per CPU, %zu for the last one\n",
-		       (sz + tags) / cpus[i], more + tags - tags_bytes(cpus[i] - 1));
 		sz += tags;
 		more += tags - tags_bytes(cpus[i] - 1);
+		printf("#   with the tag allocator: %zu bytes per CPU, %zu for the last one\n",
+		       sz / cpus[i], more);
 		if (cpus[i] <= 1024)
 			assert_true(more <= 16 * 1024);
 		if (cpus[i] >= 64 && cpus[i] <= 1024)
