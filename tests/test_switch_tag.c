@@ -14,11 +14,15 @@
 static _Alignas(64) unsigned char tmem[1 << 14];
 static uint64_t bcast_tag;
 static uint32_t bcasts;
+/* Every tag the broadcasts (or remote actions) named, in order. */
+static uint64_t bcast_tags[16];
 
 static void h_bcast(void *ctx, uint32_t from, const struct tlbpol_flush *f)
 {
 	(void)ctx;
 	(void)from;
+	if (bcasts < 16)
+		bcast_tags[bcasts] = f->as_tag;
 	bcasts++;
 	bcast_tag = f->as_tag;
 }
@@ -190,6 +194,78 @@ static void test_global_broadcast(void **state)
 	assert_int_equal(bcasts, 1);
 	assert_int_equal(bcast_tag, 2);
 	tlbpol_engine_free(h.eng);
+}
+
+/*
+ * Global generations: a CPU between its switch away from an address space
+ * and its CR3 write may still walk that address space's tables under the
+ * tag it ran it with; its tag load for the next one no longer holds that
+ * tag for it, so a rollover meanwhile can give the address space another.
+ * A flush of freed tables then names both: the new tag reaches the CPUs
+ * that run it, the old one the CPU still switching (its walk caches would
+ * keep pointers to the freed tables until its CR3 write).  @remote: by a
+ * remote action instead of a broadcast.
+ */
+static void h_remote(void *ctx, uint32_t from, const struct tlbpol_cpuset *t,
+		     const struct tlbpol_flush *f)
+{
+	(void)t;
+	h_bcast(ctx, from, f);
+}
+
+static const struct tlbpol_ops remote_ops = H_OPS_AND(.remote_action = h_remote);
+
+static void global_leaving(int remote)
+{
+	struct harness h;
+	struct tlbpol_as *a, *b, *c, *d;
+	struct tlbpol_tag_use u;
+	struct tlbpol_decision dec;
+	struct tlbpol_event ev = h_event(TLBPOL_EV_UNMAP, TLBPOL_EVF_TABLES_FREED, 0x10000, 1,
+					 P | W | U | A, 0);
+	int old = 0;
+
+	/* Two CPUs, tags 1 to 3: the fourth address space rolls over. */
+	engine(&h, tags_for(TLBPOL_TAGS_GLOBAL, 2, 2, 0), 2, remote ? &remote_ops : &bcast_ops);
+	assert_int_equal(tlbpol_as_open(h.eng, 100, &a), 0);
+	assert_int_equal(tlbpol_as_open(h.eng, 200, &b), 0);
+	assert_int_equal(tlbpol_as_open(h.eng, 300, &c), 0);
+	assert_int_equal(tlbpol_as_open(h.eng, 400, &d), 0);
+	assert_int_equal(sw(&h, 0, a).tag, 1);
+	assert_int_equal(sw(&h, 1, c).tag, 2);
+	/* CPU 0 switches to b, and makes no engine call after (its CR3
+	 * write still to come): it holds a's entries under tag 1. */
+	assert_int_equal(sw(&h, 0, b).tag, 3);
+	/* A rollover keeps 3 (CPU 0's) and 2 (CPU 1's): d takes 1; a
+	 * second one keeps 3 and 1, and a takes 2. */
+	u = sw(&h, 1, d);
+	assert_int_equal(u.tag, 1);
+	assert_int_equal(u.flush, TLBPOL_TAG_FLUSH_ALL);
+	assert_int_equal(sw(&h, 1, a).tag, 2);
+	bcasts = 0;
+	assert_int_equal(tlbpol_submit(h.eng, a, 1, &ev, &dec), 0);
+	assert_int_equal(dec.action, TLBPOL_ACT_SHOOTDOWN);
+	tlbpol_flush(h.eng, 1, TLBPOL_BY_LAZY);
+	assert_int_equal(h.ipi_calls, 0);
+	assert_true(bcasts >= 1 && bcasts <= 16);
+	assert_int_equal(bcast_tags[0], 2);
+	for (uint32_t i = 1; i < bcasts; i++)
+		old += bcast_tags[i] == 1;
+	assert_int_equal(old, 1);
+	assert_int_equal(bcasts, 2);
+	tlbpol_engine_free(h.eng);
+}
+
+static void test_global_leaving_bcast(void **state)
+{
+	(void)state;
+	global_leaving(0);
+}
+
+static void test_global_leaving_remote(void **state)
+{
+	(void)state;
+	global_leaving(1);
 }
 
 /*
@@ -396,6 +472,8 @@ int main(void)
 		cmocka_unit_test(test_refusals),
 		cmocka_unit_test(test_percpu),
 		cmocka_unit_test(test_global_broadcast),
+		cmocka_unit_test(test_global_leaving_bcast),
+		cmocka_unit_test(test_global_leaving_remote),
 		cmocka_unit_test(test_percpu_global_broadcast),
 		cmocka_unit_test(test_percpu_global_irq_load),
 		cmocka_unit_test(test_nested),

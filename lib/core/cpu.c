@@ -89,24 +89,37 @@ static int catch_up(struct tlbpol_engine *eng, uint32_t cpu, struct tlbpol_as *a
 }
 
 /*
- * @cpu stops using @as: out of its footprint, but marked leaving until its
- * next engine call, for its CR3 write follows this call (Linux clears
- * mm_cpumask(prev) before load_new_mm_cr3() too, and relies on RCU-freed
- * page tables for the window).  Leaving is published before the footprint
- * bit goes: an initiator that misses the one sees the other.
+ * @cpu stops using @as: marked leaving until its next engine call, for its
+ * CR3 write follows this call (Linux clears mm_cpumask(prev) before
+ * load_new_mm_cr3() too, and relies on RCU-freed page tables for the
+ * window), with the tag @as's entries stay under meanwhile.  The tag is
+ * stored before the bit, which is an RMW: an initiator that reads the bit
+ * after the address space's tag reads this CPU's tag too
+ * (tlbpol__tag_leaving()).  A switch marks before its tag load; see there.
  */
-static void leave(struct tlbpol_engine *eng, uint32_t cpu, struct tlbpol_as *as)
+static void mark_leaving(struct tlbpol_engine *eng, uint32_t cpu, struct tlbpol_as *as)
 {
 	struct tlbpol_cpu *c = cpu_of(eng, cpu);
-	uint64_t bit = 1ULL << (cpu % 64);
 
 	if (c->leaving_as && c->leaving_as != as->index + 1)
 		tlbpol__settle(eng, cpu, 0); /* cannot happen: one leave per call */
-	prim_fetch_or(&as->leaving[cpu / 64], bit);
 	c->leaving_as = as->index + 1;
-	c->leaving_tag = c->loaded_tag;
-	prim_fetch_and(&as->footprint[cpu / 64], ~bit);
+	prim_store_relaxed(&c->leaving_tag, c->loaded_tag);
+	prim_fetch_or(&as->leaving[cpu / 64], 1ULL << (cpu % 64));
+}
+
+/* Then out of @as's footprint: leaving is published before the footprint
+ * bit goes, so an initiator that misses the one sees the other. */
+static void drop_footprint(uint32_t cpu, struct tlbpol_as *as)
+{
+	prim_fetch_and(&as->footprint[cpu / 64], ~(1ULL << (cpu % 64)));
 	prim_fetch_sub_release(&as->loaded, 1u);
+}
+
+static void leave(struct tlbpol_engine *eng, uint32_t cpu, struct tlbpol_as *as)
+{
+	mark_leaving(eng, cpu, as);
+	drop_footprint(cpu, as);
 }
 
 /*
@@ -179,9 +192,21 @@ static int switch_to(struct tlbpol_engine *eng, uint32_t cpu, struct tlbpol_as *
 	} else {
 		uint64_t bit = 1ULL << (cpu % 64);
 
+		/*
+		 * Leaving the old one, before the tag load: from the load on,
+		 * the allocator no longer keeps the old tag for this CPU
+		 * (TLBPOL_TAGS_GLOBAL: a rollover reserves the tag each CPU
+		 * loaded last), so the old address space may get another tag
+		 * while this CPU still walks it under the old one, until its
+		 * CR3 write.  Broadcasts then name both (tlbpol__tag_leaving()),
+		 * which they can only if this mark comes first.
+		 */
+		if (c->loaded)
+			mark_leaving(eng, cpu, c->loaded);
 		if (use) {
 			/* The engine made the identity: a failure means the
-			 * allocator's memory was overwritten.  Nothing moved. */
+			 * allocator's memory was overwritten.  Nothing moved
+			 * but the mark, which the next call clears. */
 			int err = tlbpol_tag_load(eng->tags, cpu, &next->tag_id, use);
 
 			if (err) {
@@ -205,12 +230,12 @@ static int switch_to(struct tlbpol_engine *eng, uint32_t cpu, struct tlbpol_as *
 		prim_fetch_or(&next->footprint[cpu / 64], bit);
 		prim_store_seqcst(&c->lazy, 0u);
 		/*
-		 * Leave the old one: the switch drops its entries (a CR3 write
+		 * Out of the old one: the switch drops its entries (a CR3 write
 		 * without PCID), or, with retention, keeps them under its tag
 		 * and this CPU catches up when it comes back.
 		 */
 		if (c->loaded)
-			leave(eng, cpu, c->loaded);
+			drop_footprint(cpu, c->loaded);
 		/*
 		 * Without retention this CPU holds no entry of next: the CR3
 		 * write that took it away from next dropped them all (global

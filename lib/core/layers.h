@@ -47,8 +47,9 @@ void tlbpol__costs_apply(const struct tlbpol_config *cfg, struct tlbpol_params *
 /* tags.c: cfg->tags's kind (TLBPOL_TAGS_*), or -errno when it is not an
  * allocator or has fewer CPUs than @nr_cpus; CPUs an address space must be
  * loaded on for a global tag (0: none).  tag_flush.c: the hardware tag a
- * flush names on @cpu, and the one a broadcast names (0: nothing of it to
- * flush). */
+ * flush names on @cpu, the one a broadcast names (0: nothing of it to
+ * flush), and the older ones CPUs switching away may still hold it under
+ * (0: none left). */
 int tlbpol__tags_kind(const struct tlbpol_tags *tags, uint32_t nr_cpus);
 uint32_t tlbpol__tags_global_min(const struct tlbpol_tags *tags);
 int tlbpol__tag_make_global(struct tlbpol_tags *tags, struct tlbpol_tag_id *id, int try);
@@ -56,6 +57,8 @@ int tlbpol__tag_local(const struct tlbpol_engine *eng, uint32_t cpu, uint32_t as
 		      struct tlbpol_flush *f);
 int tlbpol__tag_global(const struct tlbpol_engine *eng, uint32_t as_index,
 		       struct tlbpol_flush *f);
+int tlbpol__tag_leaving(const struct tlbpol_engine *eng, uint32_t as_index, uint64_t named,
+			int *cursor, struct tlbpol_flush *f);
 /* tag_flush.c: move @cpu onto its address space's global tag now
  * (ops->load_tag), if it has one the CPU is not on; the caller holds the
  * CPU's call guard, and asks only where tlbpol__tags_movable(). */

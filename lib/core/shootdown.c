@@ -117,13 +117,21 @@ static void broadcast(struct tlbpol_engine *eng, uint32_t me, struct request *s,
 	struct tlbpol_flush f;
 
 	for (uint32_t k = 0; k < s->nr_flushes; k++) {
+		uint64_t named;
+		int cpu = -1;
+
 		if (!part_flush(eng, &s->flushes[k], &f))
 			continue;
-		if (eng->bcast == BCAST_SPLIT)
-			eng->ops.bcast_issue(eng->ops_ctx, me, &f);
-		else
-			eng->ops.broadcast(eng->ops_ctx, me, &f);
-		prim_count(&c->cnt.task.broadcasts, 1);
+		/* The part under its tag, then under each older one a CPU
+		 * still switching away from it holds it under. */
+		named = f.as_tag;
+		do {
+			if (eng->bcast == BCAST_SPLIT)
+				eng->ops.bcast_issue(eng->ops_ctx, me, &f);
+			else
+				eng->ops.broadcast(eng->ops_ctx, me, &f);
+			prim_count(&c->cnt.task.broadcasts, 1);
+		} while (eng->tags && tlbpol__tag_leaving(eng, s->flushes[k].as_index, named, &cpu, &f));
 	}
 	if (eng->bcast == BCAST_SPLIT) {
 #ifdef TLBPOL_PLANTED_SYNC_OTHER
@@ -260,11 +268,19 @@ static void remote(struct tlbpol_engine *eng, const struct tlbpol_params *prm, u
 		struct tlbpol_flush f;
 
 		for (uint32_t k = 0; k < s->nr_flushes; k++) {
+			uint64_t named;
+			int cpu = -1;
+
 			if (!part_flush(eng, &s->flushes[k], &f))
 				continue;
-			eng->ops.remote_action(eng->ops_ctx, me, t, &f);
-			prim_count(&c->cnt.task.remote_actions, 1);
-			prim_count(&c->cnt.task.remote_targets, n);
+			/* As broadcast() does, older tags too. */
+			named = f.as_tag;
+			do {
+				eng->ops.remote_action(eng->ops_ctx, me, t, &f);
+				prim_count(&c->cnt.task.remote_actions, 1);
+				prim_count(&c->cnt.task.remote_targets, n);
+			} while (eng->tags &&
+				 tlbpol__tag_leaving(eng, s->flushes[k].as_index, named, &cpu, &f));
 		}
 		if (tlbpol__walkers_left(eng, s, eng->remote_flags)) {
 			eng->ops.walker_sync(eng->ops_ctx, me, t);

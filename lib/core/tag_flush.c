@@ -68,6 +68,65 @@ int tlbpol__tag_global(const struct tlbpol_engine *eng, uint32_t as_index, struc
 }
 
 /*
+ * TLBPOL_TAGS_GLOBAL: after a broadcast or remote action named @named for
+ * address space @as_index, the next other tag, from CPU *@cursor + 1 on,
+ * under which a CPU still holds that address space loaded, into f->as_tag;
+ * 0 when none is left (start with *@cursor = -1).  Each such tag once.
+ *
+ * A CPU that runs the address space, or keeps it loaded lazily, runs it
+ * under its one tag (rollover() keeps what each CPU loaded last).  Not one
+ * between a switch away from it and the CR3 write that follows: its tag
+ * load for the next address space gave up the old tag, and a rollover
+ * meanwhile may have given the address space another, while its MMU may
+ * still walk the old tables under the old tag, through walk-cache entries
+ * a flush of the new tag does not reach (Linux arm64 has the same window
+ * and covers it with RCU-freed page tables, which wait for the switch's
+ * interrupts-off section; the engine frees tables when the flushes are
+ * done, so the flushes must reach it).  Such a CPU is marked leaving
+ * before its tag load, with the old tag (cpu.c mark_leaving()).
+ *
+ * Why it is found: the address space gets a tag other than the CPU's only
+ * from a load after a rollover that ran after that tag load, and the word
+ * is stored with release under the allocator's lock; the fence after the
+ * caller's read of it (here, at the first call) orders the reads of the
+ * leaving marks after it, so they see the mark, unless the CPU has made
+ * its next engine call since, after its CR3 write: then the old tag is
+ * out of use, and flushed before any address space is loaded under it
+ * again (the rollover left that CPU a flush of all).  The mark and tag may
+ * then be those of a later switch: at worst a spurious flush.
+ */
+int tlbpol__tag_leaving(const struct tlbpol_engine *eng, uint32_t as_index, uint64_t named,
+			int *cursor, struct tlbpol_flush *f)
+{
+	const uint64_t *lv = eng->as[as_index].leaving;
+
+	if (eng->tags_percpu || f->kind == TLBPOL_FLUSH_ALL)
+		return 0;
+	if (*cursor < 0)
+		prim_fence();
+	for (uint32_t i = (uint32_t)(*cursor + 1); i < eng->nr_cpus; i++) {
+		uint32_t tag;
+		int seen = 0;
+
+		if (!(prim_load_relaxed(&lv[i / 64]) & (1ULL << (i % 64))))
+			continue;
+		tag = prim_load_relaxed(&cpu_of(eng, i)->leaving_tag);
+		if (tag == named)
+			continue;
+		/* Named already for an earlier CPU? */
+		for (uint32_t j = 0; j < i && !seen; j++)
+			seen = (prim_load_relaxed(&lv[j / 64]) & (1ULL << (j % 64))) &&
+			       prim_load_relaxed(&cpu_of(eng, j)->leaving_tag) == tag;
+		if (seen)
+			continue;
+		*cursor = (int)i;
+		f->as_tag = tag;
+		return 1;
+	}
+	return 0;
+}
+
+/*
  * Move @cpu, between engine calls, onto the global tag its address space
  * was given since the CPU loaded it under a slot (ops->load_tag), so that
  * broadcasts by that tag reach it from now on, as Linux's flush_tlb_func()

@@ -386,7 +386,10 @@ static void load_global(struct tlbpol_tags *t, struct tag_cpu *c, struct tlbpol_
 	w = prim_load_relaxed(&id->word);
 	if ((w >> t->bits) != (prim_load_relaxed(&t->gen) >> t->bits)) {
 		w = new_word(t, c, w);
-		prim_store_relaxed(&id->word, w);
+		/* Release: an initiator that reads the new tag also sees the
+		 * CPUs that gave up the old one marked leaving
+		 * (tlbpol__tag_leaving()). */
+		prim_store_release(&id->word, w);
 	}
 	if (c->flush_pending) {
 		c->flush_pending = 0;
