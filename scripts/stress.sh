@@ -10,7 +10,10 @@
 # at 2 and 4 CPUs (at 8 and 72 the pool must hold more tags than CPUs, more
 # than the oracle's 14 address spaces use: transitions, no rollover); slots
 # beside global tags under a split broadcast (INVLPGB), CPUs moved onto
-# them from interrupts (ops->load_tag), walkers beside.
+# them from interrupts (ops->load_tag), walkers beside; global generations
+# again with stretched transition windows (--window: a rollover, a new tag
+# for the address space a CPU is leaving and its tables freed, all before
+# that CPU's CR3 write).
 #
 # Prints every configuration's summary line and a grand total; exits 1 if
 # the oracle found anything.
@@ -51,7 +54,8 @@ tag_cpus_list=(2 4 8 72)
 tag_variant_list=("--arch x86 --tags percpu --as 12 --profile switch"
 		  "--arch arm64 --tags global --as 12 --split --bcast-cost 300"
 		  "--arch x86 --tags percpu --as 12 --tag-global 4 --tag-global-cpus 2 --split
-		   --bcast-cost 300 --profile compute --tag-irq-load --walkers --walker-sync")
+		   --bcast-cost 300 --profile compute --tag-irq-load --walkers --walker-sync"
+		  "--arch arm64 --tags global --as 12 --split --bcast-cost 300 --window 200")
 masks=35 # configurations in --rules all
 runs=$(( ${#cpus_list[@]} * ${#arch_list[@]} * ${#variant_list[@]} +
 	 ${#tag_cpus_list[@]} * ${#tag_variant_list[@]} ))

@@ -844,9 +844,17 @@ struct tlbpol_backend {
  *	at that moment stay reserved to their address spaces, as arm64 ASIDs
  *	(arch/arm64/mm/context.c, new_context(), flush_context()) and KVM's
  *	VMIDs (arch/arm64/kvm/vmid.c).  Since a running address space keeps
- *	its tag number across a rollover, every CPU that may hold its entries
- *	holds them under the one tag, and a broadcast that names it (TLBI
- *	ASIDE1IS, INVEPT) reaches them all.
+ *	its tag number across a rollover, every CPU that runs it or keeps it
+ *	loaded holds its entries under the one tag, and a broadcast that names
+ *	it (TLBI ASIDE1IS, INVEPT) reaches them all -- all but a CPU between
+ *	a tlbpol_tag_load() for another address space and the CR3 (TTBR,
+ *	satp) write that follows: that load gave up the old tag, so a rollover
+ *	meanwhile may give the old address space another one while that CPU
+ *	may still walk its tables under the old.  A host that broadcasts by
+ *	tag must then name the old tag too, or wait for that CPU's write,
+ *	before it frees page tables (Linux arm64 waits: its page tables are
+ *	freed after an RCU grace period, which waits for the switch's
+ *	interrupts-off section).  An engine with this allocator names both.
  */
 #define TLBPOL_TAGS_PERCPU 0U
 #define TLBPOL_TAGS_GLOBAL 1U

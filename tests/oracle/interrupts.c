@@ -381,13 +381,23 @@ int orc_poll(struct orc_world *w, uint32_t cpu)
  * polls), so that what other CPUs may do in it -- skip this one by a
  * generation it has not flushed to, free tables it may still walk --
  * happens often enough to be seen.  What is allowed in the window does not
- * depend on its length.
+ * depend on its length.  With cfg.window_events it lasts until the others
+ * have made that many steps (the trace counts them), so that a sequence of
+ * theirs fits in it (a rollover, a new tag for the address space being
+ * left, its tables freed); bounded, for they may be waiting for this CPU.
  */
 void window(struct orc_world *w, struct orc_cpu *c)
 {
-	(void)w;
+	uint64_t n = w->cfg.window_events, end;
+
 	if (rng_next(&c->rng) % 4)
 		return;
-	for (uint64_t k = 1 + rng_next(&c->rng) % 3; k--;)
+	if (!n) {
+		for (uint64_t k = 1 + rng_next(&c->rng) % 3; k--;)
+			sched_yield();
+		return;
+	}
+	end = atomic_load(&w->trace_seq) + 1 + rng_next(&c->rng) % n;
+	for (uint64_t k = 8 * n; k-- && atomic_load(&w->trace_seq) < end;)
 		sched_yield();
 }

@@ -120,7 +120,7 @@ static _Noreturn void help(FILE *f, int rc)
 		"              [--migrate PCT] [--split] [--bcast-cost NS] [--walkers] [--walker-sync]\n"
 		"              [--walkers-undeclared] [--svvptc] [--remote] [--bcast-tag-match]\n"
 		"              [--tags percpu|global] [--tag-bits N] [--tag-slots N] [--tag-global N]\n"
-		"              [--tag-global-cpus N]\n"
+		"              [--tag-global-cpus N] [--window EVENTS]\n"
 		"  --irqs-off: PCT of ticks (PCT/2 of other waiting calls) run with interrupts off\n"
 		"  --stall-secs: one engine call waiting this long is a deadlock (default 10, 30 under TSan)\n"
 "  --migrate: PCT of stamped unmaps ask their stamp first on another CPU (a migrated task)\n"
@@ -138,6 +138,9 @@ static _Noreturn void help(FILE *f, int rc)
 		"          their width (default 3: tags 1..7), at most 12; --tag-global: global\n"
 		"          tags beside per-CPU slots (broadcast by tag), given at --tag-global-cpus;\n"
 		"          --tag-irq-load: CPUs move onto a global tag in interrupts (ops->load_tag)\n"
+		"  --window: a stretched transition window (interrupts off between an engine\n"
+		"          call and the CR3 write or flush after it) lasts until the other CPUs\n"
+		"          have made about EVENTS steps (default: a few yields)\n"
 		"  SPEC: comma list of all, with-RULE (those of all with RULE), default-RULE, or a mask\n"
 		"        tlbpol_rules_parse() reads\n"
 		"        (none, linux, default, RULE, 0x7fff, linux+RULE ...)\n"
@@ -182,6 +185,7 @@ enum {
 	OPT_TAG_SLOTS,
 	OPT_TAG_GLOBAL,
 	OPT_TAG_GLOBAL_CPUS,
+	OPT_WINDOW,
 };
 
 static uint32_t arch_of(const char *name, const char *v)
@@ -249,6 +253,7 @@ void stress_options(struct opts *o, int argc, char **argv)
 		{ "tag-slots", required_argument, NULL, OPT_TAG_SLOTS },
 		{ "tag-global", required_argument, NULL, OPT_TAG_GLOBAL },
 		{ "tag-global-cpus", required_argument, NULL, OPT_TAG_GLOBAL_CPUS },
+		{ "window", required_argument, NULL, OPT_WINDOW },
 		{ "quiet", no_argument, &o->quiet, 1 },
 		{ "verbose", no_argument, &o->verbose, 1 },
 		{ "help", no_argument, NULL, OPT_HELP },
@@ -274,6 +279,7 @@ void stress_options(struct opts *o, int argc, char **argv)
 		{ OPT_TAG_SLOTS, &o->tag_slots, NULL },
 		{ OPT_TAG_GLOBAL, &o->tag_global, NULL },
 		{ OPT_TAG_GLOBAL_CPUS, &o->tag_global_cpus, NULL },
+		{ OPT_WINDOW, &o->window_events, NULL },
 	};
 	int c, idx = 0;
 

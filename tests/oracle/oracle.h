@@ -337,6 +337,10 @@ struct orc_config {
 	/* Give the engine ops->load_tag: a CPU moves onto a global tag in
 	 * its interrupt or tick, not only at its switch. */
 	int tag_irq_load;
+	/* A stretched transition window (window()) lasts until the other
+	 * CPUs have made about this many steps, or 8 times as many yields
+	 * have passed; 0: one to three yields. */
+	uint32_t window_events;
 	int vcpu_defer;        /* give the engine ops->vcpu_defer (orc_hv_preempt()) */
 	uint32_t batch_pages;  /* 0: the engine's default */
 	uint32_t flush_ceiling; /* 0: the engine's default */

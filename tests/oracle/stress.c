@@ -89,6 +89,7 @@ static int run_one(const struct opts *o, uint64_t mask, const char *mask_name, s
 	cfg.tag_global = o->tag_global;
 	cfg.tag_global_cpus = o->tag_global_cpus;
 	cfg.tag_irq_load = o->tag_irq_load;
+	cfg.window_events = o->window_events;
 	cfg.ipi_delay_spins = o->ipi_delay;
 	cfg.irqs_off_pct = o->irqs_off;
 	cfg.migrate_pct = o->migrate;
@@ -191,6 +192,8 @@ static int run_one(const struct opts *o, uint64_t mask, const char *mask_name, s
 			       o->tags == TLBPOL_TAGS_PERCPU + 1 ? "percpu" : "global", o->tag_bits,
 			       o->tag_slots, o->tag_global, o->tag_global_cpus,
 			       o->tag_irq_load ? " --tag-irq-load" : "");
+		if (o->window_events)
+			printf("  with --window %u\n", o->window_events);
 	}
 	fflush(stdout);
 	orc_transitions(w, res->trans);

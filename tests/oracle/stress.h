@@ -75,6 +75,7 @@ struct opts {
 	uint32_t migrate; /* orc_config's migrate_pct */
 	uint32_t tags, tag_bits, tag_slots, tag_global, tag_global_cpus; /* orc_config's */
 	int tag_irq_load; /* orc_config's */
+	uint32_t window_events; /* orc_config's */
 	double stall_secs;
 	const struct profile *prof;
 	uint64_t masks[64];
