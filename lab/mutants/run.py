@@ -242,6 +242,11 @@ def checkers(args: argparse.Namespace) -> list[Checker]:
         ("stress-tags-global", "oracle", st + ["--cpus", "4", "--arch", "arm64", "--events", ev,
                                                "--rules", "all", "--tags", "global", "--as",
                                                "12", "--split", "--bcast-cost", "300"], 300),
+        # ... with stretched transition windows, in which a rollover can
+        # give the address space a CPU is leaving another tag.
+        ("stress-tags-global-window", "oracle",
+         st + ["--cpus", "4", "--arch", "arm64", "--events", ev, "--rules", "all", "--tags",
+               "global", "--as", "12", "--split", "--bcast-cost", "300", "--window", "200"], 600),
         # Per-CPU slots beside global tags for broadcasts (INVLPGB's).
         ("stress-tags-percpu-global", "oracle", st + ["--cpus", "4", "--arch", "x86", "--events",
                                                       ev, "--rules", "all", "--tags", "percpu",
