@@ -4,8 +4,10 @@
  * reports the tag and one flush, the allocator's and the catch-up folded
  * together; each CPU's flush names its own tag of the address space, a
  * broadcast the address space's one global tag; per-CPU slots leave
- * interrupts as the only mechanism; CPUs moved onto a global tag without
- * a switch (ops->load_tag); the refusals.
+ * interrupts as the only mechanism; a CPU switching away is flushed under
+ * the tag it still walks the old address space under, its slot's or,
+ * with global generations, an older one a broadcast names too; CPUs moved
+ * onto a global tag without a switch (ops->load_tag); the refusals.
  */
 #include <errno.h>
 
@@ -269,6 +271,61 @@ static void test_global_leaving_remote(void **state)
 }
 
 /*
+ * Per-CPU slots, one a CPU: CPU 1 switches from a to b while CPU 0's
+ * shootdown of a's freed tables waits for it (from CPU 0's relax).  b
+ * takes a's slot, but until its CR3 write CPU 1 still walks a under that
+ * tag: the flush it serves inside the switch names the tag, though a no
+ * longer has a slot there.
+ */
+static struct harness *leave_h;
+static struct tlbpol_as *leave_to;
+static struct tlbpol_tag_use leave_use;
+
+static void leave_relax(void *ctx, uint32_t cpu)
+{
+	struct tlbpol_as *to = leave_to;
+
+	(void)ctx;
+	(void)cpu;
+	if (!to)
+		return;
+	leave_to = NULL;
+	assert_int_equal(tlbpol_switch_tag(leave_h->eng, 1, to, &leave_use), 0);
+}
+
+static const struct tlbpol_ops leave_ops = H_OPS_AND(.relax = leave_relax);
+
+static void test_percpu_leaving(void **state)
+{
+	struct harness h;
+	struct tlbpol_as *a, *b;
+	struct tlbpol_decision d;
+	struct tlbpol_event ev = h_event(TLBPOL_EV_UNMAP, TLBPOL_EVF_TABLES_FREED, 0x10000, 1,
+					 P | W | U | A, 0);
+
+	(void)state;
+	engine(&h, tags_for(TLBPOL_TAGS_PERCPU, 2, 12, 1), 2, &leave_ops);
+	assert_int_equal(tlbpol_as_open(h.eng, 100, &a), 0);
+	assert_int_equal(tlbpol_as_open(h.eng, 200, &b), 0);
+	assert_int_equal(sw(&h, 0, a).tag, 1);
+	assert_int_equal(sw(&h, 1, a).tag, 1);
+	/* CPU 1 takes its interrupt only through its switch. */
+	h.deliver = 0;
+	h_reset_log(&h);
+	leave_h = &h;
+	leave_to = b;
+	assert_int_equal(tlbpol_submit(h.eng, a, 0, &ev, &d), 0);
+	assert_int_equal(d.action, TLBPOL_ACT_SHOOTDOWN);
+	tlbpol_flush(h.eng, 0, TLBPOL_BY_LAZY);
+	assert_null(leave_to);
+	assert_int_equal(leave_use.tag, 1);
+	assert_int_equal(leave_use.flush, TLBPOL_TAG_FLUSH_TAG);
+	assert_int_equal(h.flushes_on[1], 1);
+	assert_int_equal(last_tag_on(&h, 1), 1);
+	tlbpol_engine_free(h.eng);
+}
+
+/*
  * Per-CPU slots beside global tags: an address space loaded on 2 CPUs
  * gets a global tag at its next shootdown, which goes by interrupts (no
  * CPU is on the tag yet: a broadcast would not spare one).  Once one has
@@ -471,6 +528,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_refusals),
 		cmocka_unit_test(test_percpu),
+		cmocka_unit_test(test_percpu_leaving),
 		cmocka_unit_test(test_global_broadcast),
 		cmocka_unit_test(test_global_leaving_bcast),
 		cmocka_unit_test(test_global_leaving_remote),
