@@ -71,7 +71,11 @@ int tlbpol__tag_global(const struct tlbpol_engine *eng, uint32_t as_index, struc
  * TLBPOL_TAGS_GLOBAL: after a broadcast or remote action named @named for
  * address space @as_index, the next other tag, from CPU *@cursor + 1 on,
  * under which a CPU still holds that address space loaded, into f->as_tag;
- * 0 when none is left (start with *@cursor = -1).  Each such tag once.
+ * 0 when none is left (start with *@cursor = -1, f->as_tag @named).  A tag
+ * comes again only if another came between (a spurious flush): each CPU's
+ * mark and tag are read once, for reading earlier CPUs again to skip a
+ * repeated tag could see a tag one of them took since, and skip a tag
+ * never named.
  *
  * A CPU that runs the address space, or keeps it loaded lazily, runs it
  * under its one tag (rollover() keeps what each CPU loaded last).  Not one
@@ -106,18 +110,12 @@ int tlbpol__tag_leaving(const struct tlbpol_engine *eng, uint32_t as_index, uint
 		prim_fence();
 	for (uint32_t i = (uint32_t)(*cursor + 1); i < eng->nr_cpus; i++) {
 		uint32_t tag;
-		int seen = 0;
 
 		if (!(prim_load_relaxed(&lv[i / 64]) & (1ULL << (i % 64))))
 			continue;
 		tag = prim_load_relaxed(&cpu_of(eng, i)->leaving_tag);
-		if (tag == named)
-			continue;
-		/* Named already for an earlier CPU? */
-		for (uint32_t j = 0; j < i && !seen; j++)
-			seen = (prim_load_relaxed(&lv[j / 64]) & (1ULL << (j % 64))) &&
-			       prim_load_relaxed(&cpu_of(eng, j)->leaving_tag) == tag;
-		if (seen)
+		/* Named already: first, or just before. */
+		if (tag == named || tag == f->as_tag)
 			continue;
 		*cursor = (int)i;
 		f->as_tag = tag;
