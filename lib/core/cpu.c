@@ -95,7 +95,7 @@ static int catch_up(struct tlbpol_engine *eng, uint32_t cpu, struct tlbpol_as *a
  * window), with the tag @as's entries stay under meanwhile.  The tag is
  * stored before the bit, which is an RMW: an initiator that reads the bit
  * after the address space's tag reads this CPU's tag too
- * (tlbpol__tag_leaving()).  A switch marks before its tag load; see there.
+ * (tag_leaving(), tag_flush.c).  A switch marks before its tag load; see there.
  */
 static void mark_leaving(struct tlbpol_engine *eng, uint32_t cpu, struct tlbpol_as *as)
 {
@@ -198,7 +198,7 @@ static int switch_to(struct tlbpol_engine *eng, uint32_t cpu, struct tlbpol_as *
 		 * (TLBPOL_TAGS_GLOBAL: a rollover reserves the tag each CPU
 		 * loaded last), so the old address space may get another tag
 		 * while this CPU still walks it under the old one, until its
-		 * CR3 write.  Broadcasts then name both (tlbpol__tag_leaving()),
+		 * CR3 write.  Broadcasts then name both (tag_leaving(), tag_flush.c),
 		 * which they can only if this mark comes first.
 		 */
 		if (c->loaded)

@@ -47,18 +47,27 @@ void tlbpol__costs_apply(const struct tlbpol_config *cfg, struct tlbpol_params *
 /* tags.c: cfg->tags's kind (TLBPOL_TAGS_*), or -errno when it is not an
  * allocator or has fewer CPUs than @nr_cpus; CPUs an address space must be
  * loaded on for a global tag (0: none).  tag_flush.c: the hardware tag a
- * flush names on @cpu, the one a broadcast names (0: nothing of it to
- * flush), and the older ones CPUs switching away may still hold it under
- * (0: none left). */
+ * flush names on @cpu (0: nothing of it to flush). */
 int tlbpol__tags_kind(const struct tlbpol_tags *tags, uint32_t nr_cpus);
 uint32_t tlbpol__tags_global_min(const struct tlbpol_tags *tags);
 int tlbpol__tag_make_global(struct tlbpol_tags *tags, struct tlbpol_tag_id *id, int try);
 int tlbpol__tag_local(const struct tlbpol_engine *eng, uint32_t cpu, uint32_t as_index,
 		      struct tlbpol_flush *f);
-int tlbpol__tag_global(const struct tlbpol_engine *eng, uint32_t as_index,
-		       struct tlbpol_flush *f);
-int tlbpol__tag_leaving(const struct tlbpol_engine *eng, uint32_t as_index, uint64_t named,
-			int *cursor, struct tlbpol_flush *f);
+/*
+ * tag_flush.c: part @rf's next flush as a broadcast or a remote action
+ * names it, into @f; 0 when none is left.  Start @it at { -2, 0 }.  First
+ * the part itself, with cfg->tags under the address space's one hardware
+ * tag (none when no CPU holds anything of it); then the part again under
+ * each older tag a CPU switching away from the address space may still
+ * walk it under.  @it: the CPU after which to look for older tags (-2:
+ * before the first flush), and the first flush's tag.
+ */
+struct tlbpol__part_iter {
+	int cpu;
+	uint64_t named;
+};
+int tlbpol__part_flush(const struct tlbpol_engine *eng, const struct req_flush *rf,
+		       struct tlbpol_flush *f, struct tlbpol__part_iter *it);
 /* tag_flush.c: move @cpu onto its address space's global tag now
  * (ops->load_tag), if it has one the CPU is not on; the caller holds the
  * CPU's call guard, and asks only where tlbpol__tags_movable(). */

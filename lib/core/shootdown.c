@@ -88,16 +88,6 @@ static void unqueue(struct tlbpol_engine *eng, uint32_t me, const struct request
 	}
 }
 
-/* Part @rf's flush as a broadcast or a remote action names it, into @f:
- * with cfg->tags, under the address space's one hardware tag; 0 when no
- * CPU holds anything of it. */
-static int part_flush(const struct tlbpol_engine *eng, const struct req_flush *rf,
-		      struct tlbpol_flush *f)
-{
-	*f = rf->f;
-	return !eng->tags || tlbpol__tag_global(eng, rf->as_index, f);
-}
-
 /*
  * Flush every part of @s by the broadcast: issued part by part and synced
  * once (split phase), or each complete on return.  It reaches every CPU,
@@ -117,21 +107,15 @@ static void broadcast(struct tlbpol_engine *eng, uint32_t me, struct request *s,
 	struct tlbpol_flush f;
 
 	for (uint32_t k = 0; k < s->nr_flushes; k++) {
-		uint64_t named;
-		int cpu = -1;
+		struct tlbpol__part_iter it = { -2, 0 };
 
-		if (!part_flush(eng, &s->flushes[k], &f))
-			continue;
-		/* The part under its tag, then under each older one a CPU
-		 * still switching away from it holds it under. */
-		named = f.as_tag;
-		do {
+		while (tlbpol__part_flush(eng, &s->flushes[k], &f, &it)) {
 			if (eng->bcast == BCAST_SPLIT)
 				eng->ops.bcast_issue(eng->ops_ctx, me, &f);
 			else
 				eng->ops.broadcast(eng->ops_ctx, me, &f);
 			prim_count(&c->cnt.task.broadcasts, 1);
-		} while (eng->tags && tlbpol__tag_leaving(eng, s->flushes[k].as_index, named, &cpu, &f));
+		}
 	}
 	if (eng->bcast == BCAST_SPLIT) {
 #ifdef TLBPOL_PLANTED_SYNC_OTHER
@@ -268,19 +252,13 @@ static void remote(struct tlbpol_engine *eng, const struct tlbpol_params *prm, u
 		struct tlbpol_flush f;
 
 		for (uint32_t k = 0; k < s->nr_flushes; k++) {
-			uint64_t named;
-			int cpu = -1;
+			struct tlbpol__part_iter it = { -2, 0 };
 
-			if (!part_flush(eng, &s->flushes[k], &f))
-				continue;
-			/* As broadcast() does, older tags too. */
-			named = f.as_tag;
-			do {
+			while (tlbpol__part_flush(eng, &s->flushes[k], &f, &it)) {
 				eng->ops.remote_action(eng->ops_ctx, me, t, &f);
 				prim_count(&c->cnt.task.remote_actions, 1);
 				prim_count(&c->cnt.task.remote_targets, n);
-			} while (eng->tags &&
-				 tlbpol__tag_leaving(eng, s->flushes[k].as_index, named, &cpu, &f));
+			}
 		}
 		if (tlbpol__walkers_left(eng, s, eng->remote_flags)) {
 			eng->ops.walker_sync(eng->ops_ctx, me, t);

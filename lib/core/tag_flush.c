@@ -2,8 +2,9 @@
 /*
  * tag_flush.c - which hardware tag a flush names, for an engine with a tag
  * allocator (cfg->tags): on the CPU it reaches (ops->flush_local), or on
- * every CPU (a broadcast, a remote action); and a CPU's move onto a global
- * tag from its interrupt (ops->load_tag).  Called by the files that flush
+ * every CPU (a broadcast, a remote action: tlbpol__part_flush() gives a
+ * request's part as those name it, with or without tags); and a CPU's move
+ * onto a global tag from its interrupt (ops->load_tag).  Called by the files that flush
  * (receive.c, submit.c, shootdown.c) and by cpu.c; calls the allocator
  * (tags.c).
  */
@@ -51,7 +52,7 @@ int tlbpol__tag_local(const struct tlbpol_engine *eng, uint32_t cpu, uint32_t as
  * and @f names no global entry; a global one then names tag 0 (a
  * broadcast by address reaches global entries whatever the tag).
  */
-int tlbpol__tag_global(const struct tlbpol_engine *eng, uint32_t as_index, struct tlbpol_flush *f)
+static int tag_global(const struct tlbpol_engine *eng, uint32_t as_index, struct tlbpol_flush *f)
 {
 	int t;
 
@@ -99,8 +100,8 @@ int tlbpol__tag_global(const struct tlbpol_engine *eng, uint32_t as_index, struc
  * again (the rollover left that CPU a flush of all).  The mark and tag may
  * then be those of a later switch: at worst a spurious flush.
  */
-int tlbpol__tag_leaving(const struct tlbpol_engine *eng, uint32_t as_index, uint64_t named,
-			int *cursor, struct tlbpol_flush *f)
+static int tag_leaving(const struct tlbpol_engine *eng, uint32_t as_index, uint64_t named,
+		       int *cursor, struct tlbpol_flush *f)
 {
 	const uint64_t *lv = eng->as[as_index].leaving;
 
@@ -122,6 +123,20 @@ int tlbpol__tag_leaving(const struct tlbpol_engine *eng, uint32_t as_index, uint
 		return 1;
 	}
 	return 0;
+}
+
+int tlbpol__part_flush(const struct tlbpol_engine *eng, const struct req_flush *rf,
+		       struct tlbpol_flush *f, struct tlbpol__part_iter *it)
+{
+	if (it->cpu == -2) {
+		*f = rf->f;
+		it->cpu = -1;
+		if (eng->tags && !tag_global(eng, rf->as_index, f))
+			return 0;
+		it->named = f->as_tag;
+		return 1;
+	}
+	return eng->tags && tag_leaving(eng, rf->as_index, it->named, &it->cpu, f);
 }
 
 /*

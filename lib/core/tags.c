@@ -388,7 +388,7 @@ static void load_global(struct tlbpol_tags *t, struct tag_cpu *c, struct tlbpol_
 		w = new_word(t, c, w);
 		/* Release: an initiator that reads the new tag also sees the
 		 * CPUs that gave up the old one marked leaving
-		 * (tlbpol__tag_leaving()). */
+		 * (tag_leaving(), tag_flush.c). */
 		prim_store_release(&id->word, w);
 	}
 	if (c->flush_pending) {
